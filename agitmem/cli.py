@@ -1,0 +1,5 @@
+from __future__ import annotations
+
+
+def main(argv: list[str] | None = None) -> int:
+    return 0
