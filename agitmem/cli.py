@@ -1,5 +1,200 @@
 from __future__ import annotations
 
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
 
-def main(argv: list[str] | None = None) -> int:
-    return 0
+from agitmem.errors import AgitmemError
+from agitmem.errors import CheckFailed
+
+VERSION = '0.1.0'
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        # one line, not argparse's usage block: agents read stderr too
+        self.exit(2, f'agitmem: {message} (see `{self.prog} --help`)\n')
+
+
+def _add_ref(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        '--ref',
+        help='memory ref to use (default: refs/agitmem/heads/<branch>)',
+    )
+
+
+def _add_json(p: argparse.ArgumentParser) -> None:
+    p.add_argument('--json', action='store_true', help='machine-readable output')
+
+
+def _add_no_save(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        '--no-save', dest='save', action='store_false',
+        help='write the file but do not commit it to the memory ref',
+    )
+
+
+def _parser() -> _Parser:
+    parser = _Parser(
+        prog='agitmem',
+        description="Keep an AI coding agent's memory in git, across "
+                    'context compaction.',
+    )
+    parser.add_argument('--version', action='version', version=f'agitmem {VERSION}')
+    sub = parser.add_subparsers(dest='command', metavar='COMMAND')
+    sub.required = True
+
+    p = sub.add_parser('init', help='create .agent/ and the first memory commit')
+    _add_ref(p)
+
+    p = sub.add_parser('save', help='commit .agent/memory to the memory ref')
+    p.add_argument('-m', '--message', help='what this save records')
+    _add_ref(p)
+
+    p = sub.add_parser('status', help='unsaved memory changes, state age')
+    _add_ref(p)
+    _add_json(p)
+
+    p = sub.add_parser('log', help='memory history')
+    p.add_argument('-n', type=int, metavar='N', help='at most N commits')
+    _add_ref(p)
+    _add_json(p)
+
+    p = sub.add_parser('show', help='a memory file at a memory revision')
+    p.add_argument(
+        'spec', nargs='?', default='@', metavar='[REV][:FILE]',
+        help='e.g. @, @~2:state.json, :tattoo.md, archive:2026-11-30',
+    )
+    _add_ref(p)
+    _add_json(p)
+
+    p = sub.add_parser('diff', help='memory diff (working tree vs saved)')
+    p.add_argument('revs', nargs='*', metavar='REV')
+    _add_ref(p)
+    _add_json(p)
+
+    p = sub.add_parser('rollback', help='restore memory, recorded as a new commit')
+    p.add_argument('rev', nargs='?', metavar='REV', help='default: @~1')
+    p.add_argument('--file', metavar='F', help='restore only this memory file')
+    _add_ref(p)
+
+    p = sub.add_parser('archive', help='archive the finished snapshot and reset it')
+    _add_ref(p)
+
+    p = sub.add_parser('state', help='read or update state.json')
+    state_sub = p.add_subparsers(dest='state_command', metavar='show|set')
+    state_sub.required = True
+    ps = state_sub.add_parser('show', help='print the state block')
+    _add_ref(ps)
+    _add_json(ps)
+    ps = state_sub.add_parser('set', help='set KEY=VALUE (or KEY:=JSON)')
+    ps.add_argument('pairs', nargs='+', metavar='KEY=VALUE')
+    _add_ref(ps)
+    _add_no_save(ps)
+
+    p = sub.add_parser('verify', help='run a command and record the result')
+    p.add_argument('cmd', nargs=argparse.REMAINDER, metavar='-- CMD')
+    _add_ref(p)
+    _add_no_save(p)
+
+    p = sub.add_parser('note', help='append a note')
+    p.add_argument('text', nargs='+')
+    _add_ref(p)
+    _add_no_save(p)
+
+    p = sub.add_parser('fragment', help='memory fragments')
+    frag_sub = p.add_subparsers(dest='fragment_command', metavar='add')
+    frag_sub.required = True
+    pf = frag_sub.add_parser('add', help='append a self-contained fragment')
+    pf.add_argument('--goal', required=True)
+    pf.add_argument('--next', required=True, dest='next_')
+    pf.add_argument('--basis')
+    pf.add_argument('--action')
+    pf.add_argument('--result')
+    pf.add_argument(
+        '--refs', default='', help='comma-separated fragment ids, e.g. A-001,A-004',
+    )
+    _add_ref(pf)
+    _add_no_save(pf)
+
+    p = sub.add_parser('demo', help='walk through agitmem on a scratch repository')
+    p.add_argument('dir', nargs='?', help='where to build it (default: a temp dir)')
+    return parser
+
+
+def _run(args: argparse.Namespace) -> int:
+    # imports per command: the hot hook paths must not pay for pygit2
+    cmd = args.command
+    if cmd == 'init':
+        from agitmem.commands.init import init
+        return init(args.ref)
+    if cmd == 'demo':
+        from agitmem.commands.demo import demo
+        return demo(args.dir)
+
+    from agitmem import context
+    ctx = context.get(args.ref)
+    if cmd == 'save':
+        from agitmem.commands.save import save
+        return save(ctx, args.message)
+    elif cmd == 'status':
+        from agitmem.commands.status import status
+        return status(ctx, args.json)
+    elif cmd == 'log':
+        from agitmem.commands.log import log
+        if args.n is not None and args.n < 1:
+            raise AgitmemError('-n must be at least 1')
+        return log(ctx, args.n, args.json)
+    elif cmd == 'show':
+        from agitmem.commands.show import show
+        return show(ctx, args.spec, args.json)
+    elif cmd == 'diff':
+        from agitmem.commands.diff import diff
+        if len(args.revs) > 2:
+            raise AgitmemError('diff takes at most two revisions')
+        return diff(ctx, args.revs, args.json)
+    elif cmd == 'rollback':
+        from agitmem.commands.rollback import rollback
+        return rollback(ctx, args.rev, args.file)
+    elif cmd == 'archive':
+        from agitmem.commands.archive import archive
+        return archive(ctx)
+    elif cmd == 'state':
+        from agitmem.commands import state
+        if args.state_command == 'show':
+            return state.state_show(ctx, args.json)
+        return state.state_set(ctx, args.pairs, args.save)
+    elif cmd == 'verify':
+        from agitmem.commands.verify import verify
+        command = args.cmd[1:] if args.cmd[:1] == ['--'] else args.cmd
+        return verify(ctx, command, args.save)
+    elif cmd == 'note':
+        from agitmem.commands.note import note
+        return note(ctx, ' '.join(args.text), args.save)
+    else:
+        assert cmd == 'fragment', cmd
+        from agitmem.commands.note import fragment_add
+        refs = [r.strip() for r in args.refs.split(',') if r.strip()]
+        return fragment_add(
+            ctx, goal=args.goal, next_=args.next_, basis=args.basis,
+            action=args.action, result=args.result, refs=refs, save=args.save,
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return _run(args)
+    except AgitmemError as e:
+        print(f'agitmem: {e}', file=sys.stderr)
+        return 2
+    except CheckFailed:
+        return 1
+    except KeyboardInterrupt:
+        print('agitmem: interrupted', file=sys.stderr)
+        return 130
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())

@@ -1,0 +1,27 @@
+"""The audit log: one line per memory read or write."""
+from __future__ import annotations
+
+import datetime
+import os
+from pathlib import Path
+
+
+def log(agent_dir: Path, event: str, detail: str = '') -> None:
+    """Append "[YYYY-MM-DD HH:MM:SS] event: detail".  Only where .agent/
+    exists: a failing command must not create it.  One O_APPEND write, so
+    concurrent writers never interleave inside a line."""
+    if not agent_dir.is_dir():
+        return
+    now = datetime.datetime.now().strftime('%Y-%m-%d %H:%M:%S')
+    detail = ' '.join(detail.split())
+    line = f'[{now}] {event}: {detail}\n'.encode()
+    path = agent_dir / 'log' / 'memory.log'
+    try:
+        path.parent.mkdir(exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass  # the log is an aid; never fail a command over it

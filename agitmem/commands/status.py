@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+import datetime
+import json
+from typing import Any
+
+from agitmem import audit
+from agitmem import memory
+from agitmem import store
+from agitmem.commands.diff import unified
+from agitmem.context import Context
+from agitmem.memory import state as state_mod
+
+
+def age_seconds(stamp: str | None, now: datetime.datetime) -> float | None:
+    if not stamp:
+        return None
+    try:
+        then = datetime.datetime.fromisoformat(stamp.replace('Z', '+00:00'))
+    except ValueError:
+        return None
+    if then.tzinfo is None:
+        then = then.replace(tzinfo=datetime.timezone.utc)
+    return (now - then).total_seconds()
+
+
+def human_age(seconds: float | None) -> str:
+    if seconds is None:
+        return 'never updated'
+    if seconds < 90:
+        return f'{int(seconds)}s ago'
+    if seconds < 5400:
+        return f'{int(seconds // 60)} min ago'
+    if seconds < 172800:
+        return f'{seconds / 3600:.1f} h ago'
+    return f'{int(seconds // 86400)} days ago'
+
+
+def status(ctx: Context, as_json: bool) -> int:
+    pr = store.open_repo(ctx.repo)
+    top = store.tip(pr, ctx.ref)
+    base = store.base(ctx.repo, pr)
+    against = base or top
+    files = store.read_memory(ctx.repo, max_file_kb=ctx.cfg['max_file_kb'])
+    old = store.tree_files(pr, against.tree) if against is not None else {}
+    changes = [(p, s) for p, s, _ in unified(old, files)]
+    now = datetime.datetime.now(datetime.timezone.utc)
+    state: dict[str, Any] = {}
+    if memory.STATE in files:
+        state = state_mod.parse(files[memory.STATE].decode())
+    age = age_seconds(state.get('updated_at'), now)
+    stale = age is None or age > ctx.cfg['stale_minutes'] * 60
+    snap = ctx.repo.memory_dir / memory.SNAPSHOT
+    snap_age = (
+        now.timestamp() - snap.stat().st_mtime if snap.exists() else None
+    )
+    behind = top is not None and against is not None and top.id != against.id
+    audit.log(ctx.repo.agent_dir, 'read status', f'{len(changes)} changed')
+    if as_json:
+        print(json.dumps({
+            'ref': ctx.ref,
+            'branch': ctx.branch,
+            'tip': str(top.id) if top is not None else None,
+            'base': str(base.id) if base is not None else None,
+            'changed': [{'path': p, 'status': s} for p, s in changes],
+            'state': {
+                'step': state.get('step', 0),
+                'updated_at': state.get('updated_at'),
+                'age_seconds': age,
+                'stale': stale,
+            },
+            'snapshot_age_seconds': snap_age,
+            'ref_moved': behind,
+        }, indent=2))
+        return 0
+    where = ctx.branch or 'detached HEAD'
+    print(f'memory ref {ctx.ref} ({where})')
+    if top is None:
+        print('  no memory commits yet: run `agitmem save`')
+    else:
+        print(f'  tip {str(top.id)[:12]} {top.message.splitlines()[0]}')
+    if behind:
+        print(
+            f'  the ref moved since this worktree last wrote its memory '
+            f'(base {str(against.id)[:12]})',  # type: ignore[union-attr]
+        )
+    if changes:
+        print('unsaved changes (run `agitmem save`):')
+        for p, s in changes:
+            print(f'  {s:9} {p}')
+    else:
+        print('no unsaved changes')
+    mark = ' (STALE: update it with `agitmem state set ...`)' if stale else ''
+    print(f'state: step {state.get("step", 0)}, updated {human_age(age)}{mark}')
+    if snap_age is not None:
+        print(f'snapshot: edited {human_age(snap_age)}')
+    return 0

@@ -1,0 +1,90 @@
+""".agent/config.yaml: all settings optional; defaults below."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from agitmem.errors import AgitmemError
+
+DEFAULTS: dict[str, Any] = {
+    'budget_tokens': 800,  # injection budget, estimated tokens
+    'stale_minutes': 10,  # snapshot/state older than this is stale
+    'reload_every': 20,  # re-inject every N prompts
+    'compaction_drop': 0.4,  # a context drop over this fraction = compaction
+    'max_rules': 20,  # tattoo rules before `tattoo-size` warns
+    'max_file_kb': 256,  # a memory file larger than this is refused
+    'require_progress_update': False,
+    'block_stop_without_progress': False,
+    'user_tattoo': True,  # load ~/.agent/memory/tattoo.md first
+    'ref': None,  # override the memory ref
+    'enforce': [],
+}
+_TYPES: dict[str, tuple[type, ...]] = {
+    'budget_tokens': (int,),
+    'stale_minutes': (int, float),
+    'reload_every': (int,),
+    'compaction_drop': (float, int),
+    'max_rules': (int,),
+    'max_file_kb': (int,),
+    'require_progress_update': (bool,),
+    'block_stop_without_progress': (bool,),
+    'user_tattoo': (bool,),
+    'ref': (str, type(None)),
+    'enforce': (list,),
+}
+
+
+def _key_line(text: str, key: str) -> int:
+    for i, line in enumerate(text.splitlines(), 1):
+        if line.startswith(f'{key}:') or line.startswith(f'{key} :'):
+            return i
+    return 1
+
+
+def parse(text: str, path: str = 'config.yaml') -> dict[str, Any]:
+    try:
+        raw = yaml.load(text, Loader=getattr(yaml, 'CSafeLoader', yaml.SafeLoader))
+    except yaml.YAMLError as e:
+        mark = getattr(e, 'problem_mark', None)
+        line = mark.line + 1 if mark is not None else 1
+        problem = getattr(e, 'problem', None) or 'not valid YAML'
+        raise AgitmemError(f'{path}:{line}: not valid YAML: {problem}')
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise AgitmemError(f'{path}:1: must be a mapping of settings')
+    cfg = dict(DEFAULTS)
+    for key, value in raw.items():
+        line = _key_line(text, str(key))
+        if key not in DEFAULTS:
+            known = ', '.join(DEFAULTS)
+            raise AgitmemError(
+                f'{path}:{line}: unknown setting "{key}" (known: {known})',
+            )
+        types = _TYPES[key]
+        if (
+                not isinstance(value, types) or
+                (isinstance(value, bool) and bool not in types)
+        ):
+            want = ' or '.join(
+                'null' if t is type(None) else t.__name__ for t in types
+            )
+            raise AgitmemError(f'{path}:{line}: "{key}" must be {want}')
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if value <= 0 or (key == 'compaction_drop' and value >= 1):
+                raise AgitmemError(
+                    f'{path}:{line}: "{key}" is out of range: {value}',
+                )
+        cfg[key] = value
+    return cfg
+
+
+def load(path: Path) -> dict[str, Any]:
+    from agitmem.memory import decode
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return dict(DEFAULTS)
+    return parse(decode(data, f'.agent/{path.name}'), f'.agent/{path.name}')

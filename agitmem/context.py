@@ -1,0 +1,55 @@
+"""What every command starts from: the repo, its config and memory ref."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from agitmem import config
+from agitmem import repo as repo_mod
+from agitmem.errors import AgitmemError
+from agitmem.repo import Repo
+
+
+@dataclass(frozen=True)
+class Context:
+    repo: Repo
+    cfg: dict[str, Any]
+    branch: str | None
+    head: str | None
+    ref: str
+
+
+def require_memory(repo: Repo) -> None:
+    if repo.agent_dir.is_symlink() or repo.memory_dir.is_symlink():
+        raise AgitmemError(
+            '.agent/memory is a symlink; agitmem keeps memory in a real '
+            'directory inside the repository',
+        )
+    if not repo.agent_dir.is_dir():
+        raise AgitmemError(
+            f'no .agent/ in {repo.root}: run `agitmem init` first',
+        )
+    if not repo.memory_dir.is_dir():
+        raise AgitmemError(
+            '.agent/memory/ is missing (half-initialised .agent/): run '
+            '`agitmem init` to restore it',
+        )
+
+
+def get(
+        ref: str | None = None,
+        *,
+        cwd: str | None = None,
+        need_memory: bool = True,
+) -> Context:
+    repo = repo_mod.find(cwd)
+    if need_memory:
+        require_memory(repo)
+    cfg = config.load(repo.config_path)
+    branch, head = repo_mod.head(repo)
+    override = ref or os.environ.get('AGITMEM_REF') or cfg['ref']
+    return Context(
+        repo, cfg, branch, head,
+        repo_mod.memory_ref(branch, override=override),
+    )

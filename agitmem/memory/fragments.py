@@ -1,0 +1,57 @@
+"""fragments.jsonl: self-contained memory fragments, one JSON object a line."""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from agitmem.errors import AgitmemError
+
+FIELDS = ('id', 'at', 'goal', 'basis', 'action', 'result', 'next', 'refs')
+_ID = re.compile(r'^([A-Za-z0-9_.]+)-(\d+)$')
+
+
+def parse(text: str, path: str = 'fragments.jsonl') -> list[dict[str, Any]]:
+    ret = []
+    seen = set()
+    for i, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise AgitmemError(f'{path}:{i}: not valid JSON: {e.msg}')
+        if not isinstance(obj, dict):
+            raise AgitmemError(f'{path}:{i}: each line must be a JSON object')
+        fid = obj.get('id')
+        if not isinstance(fid, str) or not _ID.match(fid):
+            raise AgitmemError(
+                f'{path}:{i}: "id" must look like <agent>-<number>, e.g. A-042',
+            )
+        if fid in seen:
+            raise AgitmemError(f'{path}:{i}: duplicate id {fid}')
+        seen.add(fid)
+        refs = obj.get('refs', [])
+        if not isinstance(refs, list) or not all(
+                isinstance(r, str) for r in refs
+        ):
+            raise AgitmemError(f'{path}:{i}: "refs" must be a list of ids')
+        ret.append(obj)
+    return ret
+
+
+def render_one(fragment: dict[str, Any]) -> str:
+    return json.dumps(fragment, ensure_ascii=False, separators=(', ', ': '))
+
+
+def render(fragments: list[dict[str, Any]]) -> str:
+    return ''.join(f'{render_one(f)}\n' for f in fragments)
+
+
+def next_id(fragments: list[dict[str, Any]], agent: str) -> str:
+    seq = 0
+    for f in fragments:
+        m = _ID.match(f['id'])
+        if m and m[1] == agent:
+            seq = max(seq, int(m[2]))
+    return f'{agent}-{seq + 1:03d}'

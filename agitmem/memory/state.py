@@ -1,0 +1,80 @@
+"""state.json: the structured state block."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agitmem.errors import AgitmemError
+
+STRING_KEYS = (
+    'current_goal', 'current_file', 'current_symbol', 'last_action',
+    'next_intent', 'updated_at', 'tree',
+)
+# written by agitmem itself on every update
+MANAGED_KEYS = ('step', 'updated_at', 'tree')
+RESULTS = ('passed', 'failed')
+
+
+def parse(text: str, path: str = 'state.json') -> dict[str, Any]:
+    try:
+        state = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise AgitmemError(f'{path}:{e.lineno}: not valid JSON: {e.msg}')
+    if not isinstance(state, dict):
+        raise AgitmemError(f'{path}:1: must be a JSON object')
+    validate(state, path)
+    return state
+
+
+def validate(state: dict[str, Any], path: str = 'state.json') -> None:
+    for key in STRING_KEYS:
+        if state.get(key) is not None and not isinstance(state[key], str):
+            raise AgitmemError(f'{path}: "{key}" must be a string or null')
+    step = state.get('step', 0)
+    if not isinstance(step, int) or isinstance(step, bool) or step < 0:
+        raise AgitmemError(f'{path}: "step" must be a whole number >= 0')
+    lv = state.get('last_verification')
+    if lv is None:
+        return
+    if not isinstance(lv, dict):
+        raise AgitmemError(f'{path}: "last_verification" must be an object')
+    if lv.get('result') not in RESULTS:
+        raise AgitmemError(
+            f'{path}: "last_verification.result" must be "passed" or '
+            f'"failed"',
+        )
+    code = lv.get('exit_code')
+    if code is not None and (not isinstance(code, int) or
+                             isinstance(code, bool)):
+        raise AgitmemError(
+            f'{path}: "last_verification.exit_code" must be a whole number',
+        )
+
+
+def render(state: dict[str, Any]) -> str:
+    return json.dumps(state, indent=2, ensure_ascii=False) + '\n'
+
+
+def update(
+        state: dict[str, Any],
+        changes: dict[str, Any],
+        *,
+        now: str,
+        tree: str | None,
+) -> dict[str, Any]:
+    """A new state with changes applied: step +1, stamped, unknown keys kept."""
+    new = dict(state)
+    for key, value in changes.items():
+        if '.' in key:
+            outer, inner = key.split('.', 1)
+            sub = new.get(outer)
+            sub = dict(sub) if isinstance(sub, dict) else {}
+            sub[inner] = value
+            new[outer] = sub
+        else:
+            new[key] = value
+    new['step'] = int(state.get('step') or 0) + 1
+    new['updated_at'] = now
+    new['tree'] = tree
+    validate(new)
+    return new

@@ -1,0 +1,205 @@
+"""Find the repository and worktree, map the branch to its memory ref, and
+run git with a clean environment.  No pygit2 here: the hot hook paths use it."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from agitmem.errors import AgitmemError
+
+# Variables git sets for hooks (or a user sets by hand) that would point our
+# own git calls at another index or repository.
+_GIT_LOCAL_ENV = frozenset((
+    'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+    'GIT_COMMON_DIR',
+    'GIT_DIR',
+    'GIT_INDEX_FILE',
+    'GIT_NAMESPACE',
+    'GIT_OBJECT_DIRECTORY',
+    'GIT_PREFIX',
+    'GIT_WORK_TREE',
+    'GIT_QUARANTINE_PATH',
+))
+
+MEMORY_NS = 'refs/agitmem/heads/'
+REMOTES_NS = 'refs/agitmem/remotes/'
+DETACHED_REF = 'refs/worktree/agitmem/detached'
+
+
+@dataclass(frozen=True)
+class Repo:
+    root: Path  # top of this worktree
+    git_dir: Path  # this worktree's git dir (per-worktree state lives here)
+    common_dir: Path  # shared objects and refs
+
+    @property
+    def agent_dir(self) -> Path:
+        return self.root / '.agent'
+
+    @property
+    def memory_dir(self) -> Path:
+        return self.agent_dir / 'memory'
+
+    @property
+    def config_path(self) -> Path:
+        return self.agent_dir / 'config.yaml'
+
+
+def clean_env(
+        extra: Mapping[str, str] | None = None,
+        environ: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    env = dict(os.environ if environ is None else environ)
+    for k in _GIT_LOCAL_ENV:
+        env.pop(k, None)
+    env['GIT_TERMINAL_PROMPT'] = '0'
+    if extra:
+        env.update(extra)
+    return env
+
+
+def git(
+        *args: str,
+        cwd: Path | str,
+        env: Mapping[str, str] | None = None,
+        stdin: str | None = None,
+        check: bool = True,
+) -> subprocess.CompletedProcess[str]:
+    cmd = ('git', '--no-optional-locks', *args)
+    try:
+        proc = subprocess.run(
+            cmd, cwd=cwd, env=clean_env(env), input=stdin,
+            capture_output=True, text=True, encoding='utf-8',
+            errors='surrogateescape',
+        )
+    except FileNotFoundError:
+        raise AgitmemError('git is not installed or not on PATH')
+    if check and proc.returncode != 0:
+        msg = proc.stderr.strip().splitlines()
+        detail = msg[-1] if msg else f'exit {proc.returncode}'
+        raise AgitmemError(f'git {args[0]} failed: {detail}')
+    return proc
+
+
+def find(cwd: Path | str | None = None) -> Repo:
+    cwd = Path.cwd() if cwd is None else Path(cwd)
+    proc = git(
+        'rev-parse', '--path-format=absolute',
+        '--git-dir', '--git-common-dir', '--show-toplevel',
+        cwd=cwd, check=False,
+    )
+    if proc.returncode != 0:
+        err = proc.stderr.lower()
+        if 'must be run in a work tree' in err:
+            raise AgitmemError(
+                'this is a bare repository (or a git dir): agitmem needs a '
+                'working tree; run it inside a checkout',
+            )
+        raise AgitmemError(
+            f'not a git repository: {cwd} (run `git init` first)',
+        )
+    git_dir, common_dir, root = proc.stdout.splitlines()[:3]
+    return Repo(Path(root), Path(git_dir), Path(common_dir))
+
+
+def head(repo: Repo) -> tuple[str | None, str | None]:
+    """(branch name or None when detached, HEAD's sha or None when unborn)"""
+    sym = git('symbolic-ref', '-q', 'HEAD', cwd=repo.root, check=False)
+    branch = None
+    if sym.returncode == 0:
+        branch = sym.stdout.strip().removeprefix('refs/heads/')
+    sha_proc = git(
+        'rev-parse', '-q', '--verify', 'HEAD^{commit}',
+        cwd=repo.root, check=False,
+    )
+    sha = sha_proc.stdout.strip() if sha_proc.returncode == 0 else None
+    return branch, sha
+
+
+def memory_ref(
+        branch: str | None,
+        *,
+        override: str | None = None,
+) -> str:
+    if override:
+        return override if override.startswith('refs/') else (
+            MEMORY_NS + override
+        )
+    if branch is None:
+        # git keeps refs/worktree/* per worktree, like HEAD itself
+        return DETACHED_REF
+    return MEMORY_NS + branch
+
+
+def worktree_tree(repo: Repo) -> str:
+    """The tree id of the working tree now (.agent/ excluded), computed on a
+    copy of the index so the user's index is never touched."""
+    fd, tmp = tempfile.mkstemp(prefix='agitmem-index-', dir=repo.git_dir)
+    os.close(fd)
+    try:
+        index = repo.git_dir / 'index'
+        if index.exists():
+            shutil.copyfile(index, tmp)
+        else:
+            os.unlink(tmp)
+        env = {'GIT_INDEX_FILE': tmp}
+        git(
+            'add', '-A', '--ignore-errors', '--', '.', ':(exclude).agent',
+            cwd=repo.root, env=env, check=False,
+        )
+        return git('write-tree', cwd=repo.root, env=env).stdout.strip()
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def changed_paths(repo: Repo, old_tree: str, new_tree: str) -> list[str]:
+    proc = git(
+        'diff-tree', '-r', '--name-only', '--no-renames', old_tree, new_tree,
+        cwd=repo.root, check=False,
+    )
+    if proc.returncode != 0:
+        return []
+    return [p for p in proc.stdout.splitlines() if p]
+
+
+def exclude_agent_dir(repo: Repo) -> bool:
+    """Add /.agent/ to info/exclude; True when it was added."""
+    exclude = repo.common_dir / 'info' / 'exclude'
+    line = '/.agent/'
+    text = exclude.read_text() if exclude.exists() else ''
+    if line in text.splitlines():
+        return False
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    if text and not text.endswith('\n'):
+        text += '\n'
+    atomic_write(exclude, (text + line + '\n').encode())
+    return True
+
+
+def atomic_write(path: Path, data: bytes, *, mode: int | None = None) -> None:
+    """temp file in the same directory + rename: readers see old or new,
+    never half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f'.{path.name}.', dir=path.parent)
+    try:
+        with os.fdopen(fd, 'wb') as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        elif path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        else:
+            os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

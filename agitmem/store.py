@@ -1,0 +1,440 @@
+"""The memory ref: the only module that writes git objects.
+
+Plumbing under the commands: read the memory from the working tree, build
+trees, commit under a lock with compare-and-swap on the ref, walk history,
+check memory out into .agent/memory/."""
+from __future__ import annotations
+
+import contextlib
+import datetime
+import os
+import re
+import stat
+from collections.abc import Generator
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import filelock
+import pygit2
+
+from agitmem import memory
+from agitmem import repo as repo_mod
+from agitmem.errors import AgitmemError
+from agitmem.memory import fragments as fragments_mod
+from agitmem.memory import state as state_mod
+from agitmem.repo import Repo
+
+ZERO = '0' * 40
+_FALLBACK_NAME = 'agitmem'
+_FALLBACK_EMAIL = 'agitmem@localhost'
+_TRAILER = re.compile(r'^([A-Za-z-]+): (.*)$', re.MULTILINE)
+_REV = re.compile(r'^@(?:~(\d+))?$')
+_HEX = re.compile(r'^[0-9a-fA-F]{4,40}$')
+
+Files = dict[str, bytes]  # path inside a memory commit -> content
+
+
+class Race(Exception):
+    """The ref moved between reading its tip and updating it."""
+
+
+def open_repo(repo: Repo) -> pygit2.Repository:
+    return pygit2.Repository(str(repo.root))
+
+
+# -- the working tree's memory ---------------------------------------------
+
+def read_memory(repo: Repo, *, max_file_kb: int) -> Files:
+    """Every file under .agent/memory/ (and .agent/config.yaml), checked:
+    regular files only, UTF-8/LF text, within the size limit, and the
+    structured layers well formed.  Anything wrong raises before a write."""
+    files: Files = {}
+    root = repo.memory_dir
+    limit = max_file_kb * 1024
+    for path in _walk(root):
+        rel = path.relative_to(root).as_posix()
+        files[rel] = _read_checked(path, f'.agent/memory/{rel}', limit)
+    if repo.config_path.is_symlink():
+        raise AgitmemError(
+            '.agent/config.yaml: is a symlink; memory files must be '
+            'regular files inside the repository',
+        )
+    if repo.config_path.is_file():
+        files[memory.CONFIG] = _read_checked(
+            repo.config_path, '.agent/config.yaml', limit,
+        )
+    check_layers(files)
+    return files
+
+
+def _walk(root: Path) -> Iterator[Path]:
+    if root.is_symlink():
+        raise AgitmemError(
+            '.agent/memory: is a symlink; it must be a directory inside the '
+            'repository',
+        )
+    for dirpath, dirnames, filenames in os.walk(root):
+        # dot-names are our atomic-write temp files and editor droppings
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith('.'))
+        for d in dirnames:
+            if os.path.islink(os.path.join(dirpath, d)):
+                rel = Path(dirpath, d).relative_to(root).as_posix()
+                raise AgitmemError(
+                    f'.agent/memory/{rel}: is a symlink; memory must be '
+                    f'regular files',
+                )
+        for name in sorted(filenames):
+            if not name.startswith('.'):
+                yield Path(dirpath, name)
+
+
+def _read_checked(path: Path, shown: str, limit: int) -> bytes:
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        raise AgitmemError(
+            f'{shown}: is a symlink; memory files must be regular files',
+        )
+    if not stat.S_ISREG(st.st_mode):
+        raise AgitmemError(f'{shown}: not a regular file')
+    if st.st_size > limit:
+        raise AgitmemError(
+            f'{shown}: {st.st_size / 1024:.0f} KB is over max_file_kb '
+            f'({limit // 1024} KB); trim it (or `agitmem archive`) or raise '
+            f'max_file_kb in .agent/config.yaml',
+        )
+    data = path.read_bytes()
+    memory.decode(data, shown)
+    return data
+
+
+def check_layers(files: Files) -> None:
+    """The structured layers must parse: state.json, fragments.jsonl."""
+    if memory.STATE in files:
+        state_mod.parse(
+            files[memory.STATE].decode(), f'.agent/memory/{memory.STATE}',
+        )
+    if memory.FRAGMENTS in files:
+        fragments_mod.parse(
+            files[memory.FRAGMENTS].decode(),
+            f'.agent/memory/{memory.FRAGMENTS}',
+        )
+
+
+# -- trees -------------------------------------------------------------------
+
+def build_tree(pr: pygit2.Repository, files: Files) -> pygit2.Oid:
+    """A tree from files; unchanged blobs and subtrees are not written again,
+    so a one-file change writes one blob and the root tree."""
+    nested: dict[str, Any] = {}
+    for path, data in files.items():
+        node = nested
+        *dirs, name = path.split('/')
+        for d in dirs:
+            node = node.setdefault(d, {})
+        node[name] = data
+    return _write_tree(pr, nested)
+
+
+def _write_tree(pr: pygit2.Repository, node: dict[str, Any]) -> pygit2.Oid:
+    tb = pr.TreeBuilder()
+    for name, value in node.items():
+        if isinstance(value, dict):
+            tb.insert(name, _write_tree(pr, value), pygit2.GIT_FILEMODE_TREE)
+        else:
+            tb.insert(name, pr.create_blob(value), pygit2.GIT_FILEMODE_BLOB)
+    return tb.write()
+
+
+def tree_files(pr: pygit2.Repository, tree: pygit2.Tree, prefix: str = '') -> Files:
+    ret: Files = {}
+    for entry in tree:
+        obj = pr[entry.id]
+        if isinstance(obj, pygit2.Tree):
+            ret.update(tree_files(pr, obj, f'{prefix}{entry.name}/'))
+        elif isinstance(obj, pygit2.Blob):
+            ret[f'{prefix}{entry.name}'] = obj.data
+    return ret
+
+
+# -- refs, commits ------------------------------------------------------------
+
+def tip(pr: pygit2.Repository, ref: str) -> pygit2.Commit | None:
+    try:
+        reference = pr.references.get(ref)
+    except pygit2.GitError:
+        return None
+    if reference is None:
+        return None
+    obj = pr.get(reference.resolve().target)
+    return obj if isinstance(obj, pygit2.Commit) else None
+
+
+def signature(pr: pygit2.Repository, who: str) -> pygit2.Signature:
+    """git's identity (env, then config); a fixed one when none is set, so
+    a save never fails for want of user.name."""
+    name = os.environ.get(f'GIT_{who}_NAME')
+    email = os.environ.get(f'GIT_{who}_EMAIL')
+    cfg = pr.config
+    if not name:
+        name = cfg['user.name'] if 'user.name' in cfg else _FALLBACK_NAME
+    if not email:
+        email = cfg['user.email'] if 'user.email' in cfg else _FALLBACK_EMAIL
+    if not name.strip():
+        name = _FALLBACK_NAME
+    return pygit2.Signature(name, email)
+
+
+def message(
+        subject: str,
+        *,
+        event: str,
+        branch: str | None,
+        head: str | None,
+        body: str = '',
+) -> str:
+    subject = ' '.join(subject.split())[:200]
+    trailers = (
+        f'Agitmem-Event: {event}\n'
+        f'Code-Branch: {branch or "(detached)"}\n'
+        f'Code-Head: {head or "(unborn)"}\n'
+    )
+    body = f'{body.strip()}\n\n' if body.strip() else ''
+    return f'{subject}\n\n{body}{trailers}'
+
+
+def trailers(commit: pygit2.Commit) -> dict[str, str]:
+    ret = {}
+    for m in _TRAILER.finditer(commit.message):
+        if m[1] in ('Agitmem-Event', 'Code-Branch', 'Code-Head'):
+            ret[m[1]] = m[2].strip()
+    return ret
+
+
+def update_ref(repo: Repo, ref: str, new: str, old: str | None, reason: str) -> None:
+    """Compare-and-swap: git moves the ref only if it still points at old."""
+    proc = repo_mod.git(
+        'update-ref', '--create-reflog', '-m', reason, ref, new,
+        old or ZERO, cwd=repo.root, check=False,
+    )
+    if proc.returncode != 0:
+        if 'but expected' in proc.stderr or 'already exists' in proc.stderr:
+            raise Race(ref)
+        raise AgitmemError(
+            f'could not update {ref}: {proc.stderr.strip().splitlines()[-1]}',
+        )
+
+
+_LOCKS: dict[Path, filelock.FileLock] = {}
+
+
+@contextlib.contextmanager
+def locked(repo: Repo) -> Generator[None]:
+    """Serialize writers of memory refs across processes and worktrees.
+    One lock object per path, so a command may nest it (rollback saves
+    first) without deadlocking on its own flock."""
+    path = repo.common_dir / 'agitmem' / 'lock'
+    if path not in _LOCKS:
+        path.parent.mkdir(exist_ok=True)
+        _LOCKS[path] = filelock.FileLock(str(path), timeout=120)
+    with _LOCKS[path]:
+        yield
+
+
+def commit(
+        repo: Repo,
+        pr: pygit2.Repository,
+        ref: str,
+        tree: pygit2.Oid,
+        *,
+        msg: str,
+        extra_parents: tuple[pygit2.Oid, ...] = (),
+        force: bool = False,
+) -> pygit2.Oid | None:
+    """Commit tree on top of ref's tip (or, for a new ref, the worktree's
+    memory base: memory forks with the branch).  Caller holds the lock.
+    Returns None when the tree is unchanged and there is nothing to add."""
+    for _ in range(5):
+        current = tip(pr, ref)
+        parent = current or base(repo, pr)
+        if (
+                not force and not extra_parents and parent is not None and
+                parent.tree_id == tree
+        ):
+            if current is None:
+                update_ref(
+                    repo, ref, str(parent.id), None,
+                    f'agitmem: fork from {str(parent.id)[:12]}',
+                )
+            set_base(repo, parent.id)
+            return None
+        parents = [parent.id] if parent is not None else []
+        parents.extend(extra_parents)
+        author = signature(pr, 'AUTHOR')
+        committer = signature(pr, 'COMMITTER')
+        oid = pr.create_commit(None, author, committer, msg, tree, parents)
+        subject = msg.split('\n', 1)[0]
+        try:
+            update_ref(
+                repo, ref, str(oid),
+                str(current.id) if current is not None else None,
+                f'agitmem {subject}',
+            )
+        except Race:
+            continue
+        set_base(repo, oid)
+        return oid
+    raise AgitmemError(f'{ref} kept moving; try again')
+
+
+# -- the memory base: which memory commit this worktree's files came from ----
+
+def _base_path(repo: Repo) -> Path:
+    return repo.git_dir / 'agitmem' / 'base'
+
+
+def base(repo: Repo, pr: pygit2.Repository) -> pygit2.Commit | None:
+    try:
+        sha = _base_path(repo).read_text().strip()
+        obj = pr.get(sha)
+    except (OSError, ValueError, pygit2.GitError):
+        return None
+    return obj if isinstance(obj, pygit2.Commit) else None
+
+
+def set_base(repo: Repo, oid: pygit2.Oid) -> None:
+    repo_mod.atomic_write(_base_path(repo), f'{oid}\n'.encode())
+
+
+# -- revisions and history ----------------------------------------------------
+
+def resolve(pr: pygit2.Repository, ref: str, rev: str) -> pygit2.Commit:
+    """@ (the tip), @~N, or a full or short memory commit id."""
+    top = tip(pr, ref)
+    m = _REV.match(rev or '@')
+    if m:
+        if top is None:
+            raise AgitmemError(f'no memory yet on {ref}: run `agitmem save`')
+        commit_ = top
+        for _ in range(int(m[1] or 0)):
+            if not commit_.parents:
+                raise AgitmemError(
+                    f'{rev}: memory history is only '
+                    f'{len(history(pr, ref))} commit(s) deep',
+                )
+            commit_ = commit_.parents[0]
+        return commit_
+    if _HEX.match(rev):
+        try:
+            obj = pr.revparse_single(rev)
+        except (KeyError, ValueError, pygit2.GitError):
+            obj = None
+        if isinstance(obj, pygit2.Commit) and 'Agitmem-Event:' in obj.message:
+            return obj
+    raise AgitmemError(
+        f'unknown memory revision "{rev}" (use @, @~N, or an id from '
+        f'`agitmem log`)',
+    )
+
+
+def history(
+        pr: pygit2.Repository,
+        ref: str,
+        n: int | None = None,
+) -> list[pygit2.Commit]:
+    top = tip(pr, ref)
+    if top is None:
+        return []
+    ret = []
+    for c in pr.walk(top.id, pygit2.enums.SortMode.TOPOLOGICAL |
+                     pygit2.enums.SortMode.TIME):
+        if n is not None and len(ret) >= n:
+            break
+        ret.append(c)
+    return ret
+
+
+def commit_time(c: pygit2.Commit) -> datetime.datetime:
+    tz = datetime.timezone(datetime.timedelta(minutes=c.commit_time_offset))
+    return datetime.datetime.fromtimestamp(c.commit_time, tz)
+
+
+# -- checkout ----------------------------------------------------------------
+
+def checkout(repo: Repo, files: Files, *, only: set[str] | None = None) -> list[str]:
+    """Write files into .agent/memory/ (each atomically) and remove memory
+    files that are not in files.  config.yaml is the user's setting and is
+    only restored when named in only.  Returns the paths changed."""
+    changed = []
+    root = repo.memory_dir
+    current = {
+        p.relative_to(root).as_posix() for p in _walk(root)
+    } if root.is_dir() else set()
+    for path, data in sorted(files.items()):
+        if only is not None and path not in only:
+            continue
+        if path == memory.CONFIG:
+            if only is None:
+                continue
+            target = repo.config_path
+        else:
+            target = _safe(root, path)
+        if target.is_file() and target.read_bytes() == data:
+            continue
+        repo_mod.atomic_write(target, data)
+        changed.append(path)
+    for path in sorted(current - set(files)):
+        if only is not None and path not in only:
+            continue
+        (root / path).unlink()
+        changed.append(path)
+    _prune_empty_dirs(root)
+    return changed
+
+
+def _safe(root: Path, path: str) -> Path:
+    target = (root / path).resolve()
+    if not target.is_relative_to(root.resolve()):
+        raise AgitmemError(f'{path}: outside .agent/memory')
+    return target
+
+
+def _prune_empty_dirs(root: Path) -> None:
+    for dirpath, _, _ in sorted(os.walk(root), reverse=True):
+        if dirpath != str(root) and not os.listdir(dirpath):
+            os.rmdir(dirpath)
+
+
+def memory_path(path: str) -> str:
+    """A path inside a memory commit, normalized; anything that could reach
+    outside .agent/memory is refused."""
+    p = path.strip().replace('\\', '/')
+    for prefix in ('.agent/memory/', './'):
+        p = p.removeprefix(prefix)
+    parts = [x for x in p.split('/') if x not in ('', '.')]
+    if not parts or p.startswith('/') or '..' in parts or '\0' in p:
+        raise AgitmemError(
+            f'"{path}": not a path inside .agent/memory (e.g. state.json)',
+        )
+    return '/'.join(parts)
+
+
+def find_archive(pr: pygit2.Repository, commit_: pygit2.Commit, key: str) -> str:
+    """archive:<date-or-slug>: the one archived snapshot whose path matches
+    (2026-11-30, 2026/11/30, or part of the goal slug)."""
+    names = sorted(
+        p for p in tree_files(pr, commit_.tree) if p.startswith('archive/')
+    )
+    k = key.strip().replace('-', '/', 2) if re.match(r'^\d{4}-\d\d', key) else key
+    hits = [p for p in names if k and k in p]
+    if len(hits) == 1:
+        return hits[0]
+    if not hits:
+        raise AgitmemError(
+            f'no archived snapshot matches "{key}" ({len(names)} archived; '
+            f'see `agitmem show @`)',
+        )
+    raise AgitmemError(
+        f'"{key}" matches {len(hits)} archived snapshots: '
+        f'{", ".join(hits[:5])}; be more specific',
+    )
