@@ -31,6 +31,7 @@ _FALLBACK_EMAIL = 'agitmem@localhost'
 _TRAILER = re.compile(r'^([A-Za-z-]+): (.*)$', re.MULTILINE)
 _REV = re.compile(r'^@(?:~(\d+))?$')
 _HEX = re.compile(r'^[0-9a-fA-F]{4,40}$')
+_IDENT = re.compile(r'^(.*) <(.*)> (\d+) ([+-])(\d{4})$')
 
 Files = dict[str, bytes]  # path inside a memory commit -> content
 
@@ -170,19 +171,16 @@ def tip(pr: pygit2.Repository, ref: str) -> pygit2.Commit | None:
     return obj if isinstance(obj, pygit2.Commit) else None
 
 
-def signature(pr: pygit2.Repository, who: str) -> pygit2.Signature:
-    """git's identity (env, then config); a fixed one when none is set, so
-    a save never fails for want of user.name."""
-    name = os.environ.get(f'GIT_{who}_NAME')
-    email = os.environ.get(f'GIT_{who}_EMAIL')
-    cfg = pr.config
-    if not name:
-        name = cfg['user.name'] if 'user.name' in cfg else _FALLBACK_NAME
-    if not email:
-        email = cfg['user.email'] if 'user.email' in cfg else _FALLBACK_EMAIL
-    if not name.strip():
-        name = _FALLBACK_NAME
-    return pygit2.Signature(name, email)
+def signature(repo: Repo, who: str) -> pygit2.Signature:
+    """git's own identity (`git var`: env, config, its defaults); a fixed one
+    when git has none, so a save never fails for want of user.name."""
+    proc = repo_mod.git('var', f'GIT_{who}_IDENT', cwd=repo.root, check=False)
+    m = _IDENT.match(proc.stdout.strip()) if proc.returncode == 0 else None
+    if m is None or not m[1].strip():
+        return pygit2.Signature(_FALLBACK_NAME, _FALLBACK_EMAIL)
+    sign = -1 if m[4] == '-' else 1
+    offset = sign * (int(m[5][:2]) * 60 + int(m[5][2:]))
+    return pygit2.Signature(m[1].strip(), m[2], int(m[3]), offset)
 
 
 def message(
@@ -270,8 +268,8 @@ def commit(
             return None
         parents = [parent.id] if parent is not None else []
         parents.extend(extra_parents)
-        author = signature(pr, 'AUTHOR')
-        committer = signature(pr, 'COMMITTER')
+        author = signature(repo, 'AUTHOR')
+        committer = signature(repo, 'COMMITTER')
         oid = pr.create_commit(None, author, committer, msg, tree, parents)
         subject = msg.split('\n', 1)[0]
         try:

@@ -1,0 +1,546 @@
+"""A loopback stand-in for the Anthropic Messages API, for end-to-end tests.
+
+Standard library only. Start it, point a real client at it with
+``ANTHROPIC_BASE_URL=server.url``, script the model's turns, then assert on
+``server.requests`` (every request the client made, with its JSON body)::
+
+    with FakeAnthropic() as server:
+        server.queue_tool_use("Write", {"file_path": "/x/a.txt", "content": "hi\\n"})
+        server.queue_text("Done.")
+        ...run the client...
+        assert "MARKER" in server.model_requests[0].text
+
+How a request to ``POST /v1/messages`` is answered:
+
+1. A compaction request (``is_summary_request``: the client asks the model to
+   summarize the conversation, as Claude Code's ``/compact`` does) gets
+   ``summary_text``; it never consumes the script.
+2. A main-loop request (one that offers tools) takes the next scripted reply
+   from the queue; when the queue is empty it gets ``default_text``.
+3. Any other request (a side query without tools: titles, topic checks, quota
+   probes) gets ``side_text``; it never consumes the script.
+
+Replies stream as server-sent events when the body says ``"stream": true`` and
+come back as one JSON message otherwise. ``count_tokens`` is answered with an
+estimate; any other path is logged in ``unknown_paths`` and answered with an
+empty JSON object (``{}``), so the client carries on.
+
+Usage figures: ``server.usage`` (a dict) is reported for every reply; a scripted
+reply may carry its own ``usage`` to override single figures, e.g. to make the
+client believe its context is large.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+__all__ = [
+    "FakeAnthropic",
+    "RecordedRequest",
+    "Reply",
+    "is_summary_request",
+    "request_text",
+]
+
+DEFAULT_USAGE: dict[str, int] = {
+    "input_tokens": 1200,
+    "output_tokens": 40,
+    "cache_creation_input_tokens": 0,
+    "cache_read_input_tokens": 0,
+}
+
+# Phrases that only a compaction (summarization) request carries. Claude Code's
+# compact prompt asks for "a detailed summary of the conversation"; the other
+# phrases cover older and newer wordings. Matched case-insensitively against the
+# text of the last user message.
+SUMMARY_MARKERS: tuple[str, ...] = (
+    "create a detailed summary of the conversation",
+    "summary of the conversation so far",
+    "your task is to create a detailed summary",
+    "summarize the conversation",
+)
+
+
+@dataclass
+class Reply:
+    """One scripted assistant turn: content blocks plus optional usage override."""
+
+    content: list[dict[str, Any]]
+    stop_reason: str = "end_turn"
+    usage: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def text(cls, text: str, **usage: int) -> "Reply":
+        return cls([{"type": "text", "text": text}], "end_turn", dict(usage))
+
+    @classmethod
+    def tool_use(
+        cls,
+        name: str,
+        tool_input: dict[str, Any],
+        text: str | None = None,
+        tool_id: str | None = None,
+        **usage: int,
+    ) -> "Reply":
+        blocks: list[dict[str, Any]] = []
+        if text:
+            blocks.append({"type": "text", "text": text})
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": tool_id or "toolu_" + uuid.uuid4().hex[:24],
+                "name": name,
+                "input": tool_input,
+            }
+        )
+        return cls(blocks, "tool_use", dict(usage))
+
+
+@dataclass
+class RecordedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any  # parsed JSON, or the raw text when it was not JSON, or None
+    kind: str = ""  # "main", "summary", "side", "count_tokens", "other"
+    at: float = 0.0
+
+    @property
+    def text(self) -> str:
+        """All the text the model was sent: system prompt and every message."""
+        return request_text(self.body) if isinstance(self.body, dict) else ""
+
+    @property
+    def tool_names(self) -> list[str]:
+        if not isinstance(self.body, dict):
+            return []
+        return [t.get("name", "") for t in self.body.get("tools") or [] if isinstance(t, dict)]
+
+
+def _block_text(block: Any) -> str:
+    if isinstance(block, str):
+        return block
+    if not isinstance(block, dict):
+        return ""
+    kind = block.get("type")
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind == "tool_result":
+        inner = block.get("content")
+        if isinstance(inner, list):
+            return "\n".join(_block_text(b) for b in inner)
+        return str(inner or "")
+    if kind == "tool_use":
+        return json.dumps(block.get("input", {}), ensure_ascii=False)
+    return ""
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, list):
+        return "\n".join(_block_text(b) for b in content)
+    return _block_text(content)
+
+
+def request_text(body: dict[str, Any]) -> str:
+    """The system prompt and all message text of a Messages API request body."""
+    parts = [_content_text(body.get("system"))]
+    for message in body.get("messages") or []:
+        if isinstance(message, dict):
+            parts.append(_content_text(message.get("content")))
+    return "\n".join(p for p in parts if p)
+
+
+def last_user_text(body: dict[str, Any]) -> str:
+    for message in reversed(body.get("messages") or []):
+        if isinstance(message, dict) and message.get("role") == "user":
+            return _content_text(message.get("content"))
+    return ""
+
+
+def is_summary_request(body: Any) -> bool:
+    """True when the request asks the model to summarize the conversation."""
+    if not isinstance(body, dict):
+        return False
+    text = last_user_text(body).lower()
+    return any(marker in text for marker in SUMMARY_MARKERS)
+
+
+def estimate_tokens(body: Any) -> int:
+    if not isinstance(body, dict):
+        return 1
+    size = len(request_text(body)) + len(json.dumps(body.get("tools") or []))
+    return max(1, size // 4)
+
+
+class FakeAnthropic:
+    """A threaded Messages API stand-in on 127.0.0.1 with a random port."""
+
+    def __init__(
+        self,
+        *,
+        summary_text: str = (
+            "<summary>\n1. Primary Request and Intent: the user asked for a file to be "
+            "written; it was written.\n2. Pending Tasks: none.\n</summary>"
+        ),
+        default_text: str = "OK.",
+        side_text: str = "OK",
+        usage: dict[str, int] | None = None,
+        model: str = "claude-sonnet-4-5",
+        chunk_size: int = 40,
+    ) -> None:
+        self.summary_text = summary_text
+        self.default_text = default_text
+        self.side_text = side_text
+        self.usage: dict[str, int] = dict(DEFAULT_USAGE)
+        if usage:
+            self.usage.update(usage)
+        self.model = model
+        self.chunk_size = chunk_size
+        self.requests: list[RecordedRequest] = []
+        self.unknown_paths: list[str] = []
+        self.script: list[Reply] = []
+        # Optional hook: a function(body) -> Reply | None tried before the rules.
+        self.responder: Callable[[dict[str, Any]], Reply | None] | None = None
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- scripting ---------------------------------------------------------
+    def queue(self, reply: Reply) -> None:
+        with self._lock:
+            self.script.append(reply)
+
+    def queue_text(self, text: str, **usage: int) -> None:
+        self.queue(Reply.text(text, **usage))
+
+    def queue_tool_use(
+        self, name: str, tool_input: dict[str, Any], text: str | None = None, **usage: int
+    ) -> None:
+        reply = Reply.tool_use(name, tool_input, text)
+        reply.usage.update(usage)
+        self.queue(reply)
+
+    # -- views on what was recorded ----------------------------------------
+    def _of_kind(self, *kinds: str) -> list[RecordedRequest]:
+        with self._lock:
+            return [r for r in self.requests if r.kind in kinds]
+
+    @property
+    def model_requests(self) -> list[RecordedRequest]:
+        """Main-loop requests (with tools), in order: what the agent saw."""
+        return self._of_kind("main")
+
+    @property
+    def summary_requests(self) -> list[RecordedRequest]:
+        return self._of_kind("summary")
+
+    @property
+    def message_requests(self) -> list[RecordedRequest]:
+        """Every POST /v1/messages request, whatever its kind."""
+        return self._of_kind("main", "summary", "side")
+
+    def endpoints(self) -> list[str]:
+        with self._lock:
+            return [f"{r.method} {r.path} [{r.kind}]" for r in self.requests]
+
+    def clear(self) -> None:
+        with self._lock:
+            self.requests.clear()
+            self.unknown_paths.clear()
+
+    # -- lifecycle ---------------------------------------------------------
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "server not started"
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> "FakeAnthropic":
+        handler = type("_BoundHandler", (_Handler,), {"fake": self})
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True  # open keep-alive connections never block stop()
+        self._server.block_on_close = False
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="fake-anthropic",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> "FakeAnthropic":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- answering ---------------------------------------------------------
+    def _record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self.requests.append(request)
+
+    def _classify_and_pick(self, body: Any) -> tuple[str, Reply]:
+        """Decide the request kind and the reply, consuming the script if main."""
+        if isinstance(body, dict) and self.responder is not None:
+            custom = self.responder(body)
+            if custom is not None:
+                kind = "summary" if is_summary_request(body) else (
+                    "main" if body.get("tools") else "side"
+                )
+                return kind, custom
+        if is_summary_request(body):
+            return "summary", Reply.text(self.summary_text)
+        if isinstance(body, dict) and body.get("tools"):
+            with self._lock:
+                reply = self.script.pop(0) if self.script else None
+            return "main", reply or Reply.text(self.default_text)
+        return "side", Reply.text(self.side_text)
+
+    def _usage_for(self, reply: Reply) -> dict[str, int]:
+        usage = dict(self.usage)
+        usage.update(reply.usage)
+        return usage
+
+    def message_json(self, reply: Reply, model: str) -> dict[str, Any]:
+        return {
+            "id": "msg_" + uuid.uuid4().hex[:24],
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": copy.deepcopy(reply.content),
+            "stop_reason": reply.stop_reason,
+            "stop_sequence": None,
+            "usage": self._usage_for(reply),
+        }
+
+    def sse_events(self, reply: Reply, model: str) -> list[tuple[str, dict[str, Any]]]:
+        """The stream of (event name, data) pairs that delivers ``reply``."""
+        usage = self._usage_for(reply)
+        start_usage = dict(usage)
+        start_usage["output_tokens"] = 1
+        events: list[tuple[str, dict[str, Any]]] = [
+            (
+                "message_start",
+                {
+                    "type": "message_start",
+                    "message": {
+                        "id": "msg_" + uuid.uuid4().hex[:24],
+                        "type": "message",
+                        "role": "assistant",
+                        "model": model,
+                        "content": [],
+                        "stop_reason": None,
+                        "stop_sequence": None,
+                        "usage": start_usage,
+                    },
+                },
+            )
+        ]
+        n = self.chunk_size
+        for index, block in enumerate(reply.content):
+            if block["type"] == "text":
+                events.append(
+                    (
+                        "content_block_start",
+                        {
+                            "type": "content_block_start",
+                            "index": index,
+                            "content_block": {"type": "text", "text": ""},
+                        },
+                    )
+                )
+                text = block["text"]
+                for i in range(0, max(len(text), 1), n):
+                    events.append(
+                        (
+                            "content_block_delta",
+                            {
+                                "type": "content_block_delta",
+                                "index": index,
+                                "delta": {"type": "text_delta", "text": text[i : i + n]},
+                            },
+                        )
+                    )
+            elif block["type"] == "tool_use":
+                events.append(
+                    (
+                        "content_block_start",
+                        {
+                            "type": "content_block_start",
+                            "index": index,
+                            "content_block": {
+                                "type": "tool_use",
+                                "id": block["id"],
+                                "name": block["name"],
+                                "input": {},
+                            },
+                        },
+                    )
+                )
+                raw = json.dumps(block["input"], ensure_ascii=False)
+                for i in range(0, len(raw), n):
+                    events.append(
+                        (
+                            "content_block_delta",
+                            {
+                                "type": "content_block_delta",
+                                "index": index,
+                                "delta": {"type": "input_json_delta", "partial_json": raw[i : i + n]},
+                            },
+                        )
+                    )
+            else:  # pragma: no cover - only text and tool_use are scripted
+                raise ValueError(f"unsupported block type {block['type']!r}")
+            events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+        events.append(
+            (
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": reply.stop_reason, "stop_sequence": None},
+                    "usage": {"output_tokens": usage["output_tokens"]},
+                },
+            )
+        )
+        events.append(("message_stop", {"type": "message_stop"}))
+        return events
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: FakeAnthropic  # set on the bound subclass
+    protocol_version = "HTTP/1.1"
+    server_version = "fake-anthropic/1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        pass  # quiet: everything is in fake.requests
+
+    def _read_body(self) -> Any:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        if not raw:
+            return None
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw.decode("utf-8", "replace")
+
+    def _send_json(self, status: int, payload: Any) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("request-id", "req_" + uuid.uuid4().hex[:24])
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _path(self) -> str:
+        return self.path.split("?", 1)[0]
+
+    def _handle(self, method: str) -> None:
+        fake = self.fake
+        path = self._path()
+        body = self._read_body() if method in ("POST", "PUT", "PATCH") else None
+        record = RecordedRequest(
+            method=method,
+            path=self.path,
+            headers={k.lower(): v for k, v in self.headers.items()},
+            body=body,
+            at=time.time(),
+        )
+        if method == "POST" and path.endswith("/v1/messages/count_tokens"):
+            record.kind = "count_tokens"
+            fake._record(record)
+            self._send_json(200, {"input_tokens": estimate_tokens(body)})
+            return
+        if method == "POST" and path.endswith("/v1/messages"):
+            kind, reply = fake._classify_and_pick(body)
+            record.kind = kind
+            fake._record(record)
+            model = body.get("model", fake.model) if isinstance(body, dict) else fake.model
+            if isinstance(body, dict) and body.get("stream"):
+                self._stream(reply, model)
+            else:
+                self._send_json(200, fake.message_json(reply, model))
+            return
+        record.kind = "other"
+        fake._record(record)
+        with fake._lock:
+            fake.unknown_paths.append(f"{method} {self.path}")
+        if method == "HEAD":
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        self._send_json(200, {})
+
+    def _stream(self, reply: Reply, model: str) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.send_header("request-id", "req_" + uuid.uuid4().hex[:24])
+        self.end_headers()
+        self.close_connection = True
+        for name, data in self.fake.sse_events(reply, model):
+            chunk = f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+            self.wfile.write(chunk.encode())
+            self.wfile.flush()
+
+    def do_POST(self) -> None:  # noqa: N802
+        self._handle("POST")
+
+    def do_GET(self) -> None:  # noqa: N802
+        self._handle("GET")
+
+    def do_PUT(self) -> None:  # noqa: N802
+        self._handle("PUT")
+
+    def do_PATCH(self) -> None:  # noqa: N802
+        self._handle("PATCH")
+
+    def do_DELETE(self) -> None:  # noqa: N802
+        self._handle("DELETE")
+
+    def do_HEAD(self) -> None:  # noqa: N802
+        self._handle("HEAD")
+
+
+def _main() -> None:  # pragma: no cover - manual use
+    """Run standalone: prints the URL, logs each request's kind and path."""
+    import sys
+
+    server = FakeAnthropic().start()
+    print(server.url, flush=True)
+    seen = 0
+    try:
+        while True:
+            time.sleep(0.5)
+            for r in server.requests[seen:]:
+                print(f"{r.method} {r.path} [{r.kind}]", file=sys.stderr, flush=True)
+            seen = len(server.requests)
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    _main()

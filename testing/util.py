@@ -1,0 +1,81 @@
+"""Shared test helpers: real git repositories, the real CLI."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+_AGITMEM = shutil.which('agitmem', path=os.path.dirname(sys.executable)) or shutil.which('agitmem')
+
+
+def run(*cmd: str, cwd: Path | str, input: str | None = None,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full_env = None if env is None else {**os.environ, **env}
+    return subprocess.run(
+        cmd, cwd=cwd, input=input, capture_output=True, text=True,
+        env=full_env,
+    )
+
+
+def git(*args: str, cwd: Path | str, env: dict[str, str] | None = None) -> str:
+    proc = run('git', *args, cwd=cwd, env=env)
+    assert proc.returncode == 0, (args, proc.stderr)
+    return proc.stdout
+
+
+def agitmem(*args: str, cwd: Path | str, input: str | None = None,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The installed console script, exactly as a user runs it."""
+    exe = [_AGITMEM] if _AGITMEM else [sys.executable, '-m', 'agitmem']
+    return run(*exe, *args, cwd=cwd, input=input, env=env)
+
+
+def ok(*args: str, cwd: Path | str, input: str | None = None,
+       env: dict[str, str] | None = None) -> str:
+    proc = agitmem(*args, cwd=cwd, input=input, env=env)
+    assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
+    return proc.stdout
+
+
+def bad(*args: str, cwd: Path | str, code: int = 2, input: str | None = None,
+        env: dict[str, str] | None = None) -> str:
+    """Run a command expected to refuse: the exit code, one line on stderr,
+    no traceback.  Returns that line."""
+    proc = agitmem(*args, cwd=cwd, input=input, env=env)
+    assert proc.returncode == code, (args, proc.returncode, proc.stdout, proc.stderr)
+    assert 'Traceback' not in proc.stderr, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    return lines[0]
+
+
+def tip(repo: Path, ref: str = 'refs/agitmem/heads/main') -> str | None:
+    proc = run('git', 'rev-parse', '-q', '--verify', ref, cwd=repo)
+    return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+def message(repo: Path, rev: str = 'refs/agitmem/heads/main') -> str:
+    return git('log', '-1', '--format=%B', rev, cwd=repo)
+
+
+def count(repo: Path, ref: str = 'refs/agitmem/heads/main') -> int:
+    return int(git('rev-list', '--count', ref, cwd=repo))
+
+
+def git_state(repo: Path) -> tuple[str, bytes, str, str]:
+    """What a user sees of their repo: status, the index bytes, HEAD and
+    the code branches.  Must be byte-identical around every agitmem call."""
+    gd = Path(git('rev-parse', '--absolute-git-dir', cwd=repo).strip())
+    index = gd / 'index'
+    return (
+        git('status', '--porcelain=v2', '--branch', '--untracked-files=all', cwd=repo),
+        index.read_bytes() if index.exists() else b'',
+        (gd / 'HEAD').read_text(),
+        git('for-each-ref', 'refs/heads', 'refs/tags', cwd=repo),
+    )
+
+
+def mem(repo: Path, name: str) -> Path:
+    return repo / '.agent' / 'memory' / name

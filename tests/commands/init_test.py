@@ -1,0 +1,133 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from testing.util import bad
+from testing.util import count
+from testing.util import git
+from testing.util import git_state
+from testing.util import mem
+from testing.util import message
+from testing.util import ok
+from testing.util import tip
+
+
+def test_init_creates_memory_and_first_commit(repo: Path) -> None:
+    before = git_state(repo)
+    out = ok('init', cwd=repo)
+    assert 'created .agent/memory/tattoo.md' in out
+    for name in ('tattoo.md', 'snapshot.md', 'state.json', 'notes.md', 'fragments.jsonl'):
+        assert mem(repo, name).is_file()
+    assert (repo / '.agent' / 'config.yaml').is_file()
+    assert '/.agent/' in (repo / '.git' / 'info' / 'exclude').read_text().splitlines()
+    assert count(repo) == 1
+    msg = message(repo)
+    assert msg.startswith('init: agitmem memory\n')
+    assert 'Agitmem-Event: init' in msg
+    assert 'Code-Branch: main' in msg
+    head = git('rev-parse', 'HEAD', cwd=repo).strip()
+    assert f'Code-Head: {head}' in msg
+    assert git_state(repo) == before
+
+
+def test_init_tree_is_flat_memory_plus_config(memrepo: Path) -> None:
+    names = git('ls-tree', '--name-only', 'refs/agitmem/heads/main', cwd=memrepo).split()
+    assert names == sorted([
+        'config.yaml', 'fragments.jsonl', 'notes.md', 'snapshot.md', 'state.json', 'tattoo.md',
+    ])
+
+
+def test_init_is_idempotent_and_never_overwrites(memrepo: Path) -> None:
+    mem(memrepo, 'tattoo.md').write_text('- mine\n')
+    ok('save', cwd=memrepo)
+    first = tip(memrepo)
+    out = ok('init', cwd=memrepo)
+    assert 'already initialised' in out
+    assert mem(memrepo, 'tattoo.md').read_text() == '- mine\n'
+    assert tip(memrepo) == first
+    exclude = (memrepo / '.git' / 'info' / 'exclude').read_text()
+    assert exclude.count('/.agent/') == 1
+
+
+def test_init_restores_a_half_present_agent_dir(memrepo: Path) -> None:
+    mem(memrepo, 'notes.md').write_text('- keep me\n')
+    ok('save', cwd=memrepo)
+    mem(memrepo, 'tattoo.md').unlink()
+    ok('init', cwd=memrepo)
+    assert mem(memrepo, 'tattoo.md').read_text().startswith('# Tattoo')
+    assert mem(memrepo, 'notes.md').read_text() == '- keep me\n'
+
+
+def test_init_checks_out_existing_memory_ref(memrepo: Path) -> None:
+    mem(memrepo, 'tattoo.md').write_text('- from the ref\n')
+    ok('save', cwd=memrepo)
+    import shutil
+    shutil.rmtree(memrepo / '.agent')
+    ok('init', cwd=memrepo)
+    assert mem(memrepo, 'tattoo.md').read_text() == '- from the ref\n'
+
+
+def test_commands_without_agent_dir(repo: Path) -> None:
+    line = bad('save', cwd=repo)
+    assert 'agitmem init' in line
+    assert not (repo / '.agent').exists()
+
+
+def test_half_present_agent_dir(repo: Path) -> None:
+    (repo / '.agent').mkdir()
+    line = bad('status', cwd=repo)
+    assert '.agent/memory/ is missing' in line
+
+
+def test_not_a_git_repo(tmp_path: Path) -> None:
+    line = bad('init', cwd=tmp_path)
+    assert line.startswith('agitmem: not a git repository')
+    assert not (tmp_path / '.agent').exists()
+
+
+def test_bare_repo(tmp_path: Path) -> None:
+    git('init', '-q', '--bare', 'b.git', cwd=tmp_path)
+    line = bad('init', cwd=tmp_path / 'b.git')
+    assert 'bare repository' in line
+
+
+def test_unborn_head(tmp_path: Path) -> None:
+    git('init', '-q', cwd=tmp_path)
+    ok('init', cwd=tmp_path)
+    msg = message(tmp_path)
+    assert 'Code-Head: (unborn)' in msg
+    assert 'Code-Branch: main' in msg
+    assert git('status', '--porcelain', cwd=tmp_path) == ''
+
+
+def test_detached_head_uses_per_worktree_ref(repo: Path) -> None:
+    git('checkout', '-q', '--detach', cwd=repo)
+    ok('init', cwd=repo)
+    assert tip(repo, 'refs/worktree/agitmem/detached') is not None
+    assert tip(repo) is None
+    assert 'Code-Branch: (detached)' in message(repo, 'refs/worktree/agitmem/detached')
+
+
+def test_no_identity_falls_back(repo: Path) -> None:
+    # useConfigOnly: git itself refuses to guess an identity
+    git('config', 'user.useConfigOnly', 'true', cwd=repo)
+    env = {'GIT_CONFIG_GLOBAL': '/dev/null'}
+    for var in ('AUTHOR', 'COMMITTER'):
+        env[f'GIT_{var}_NAME'] = ''
+        env[f'GIT_{var}_EMAIL'] = ''
+    ok('init', cwd=repo, env=env)
+    author = git('log', '-1', '--format=%an <%ae>', 'refs/agitmem/heads/main', cwd=repo).strip()
+    assert author == 'agitmem <agitmem@localhost>'
+
+
+def test_identity_from_git(memrepo: Path) -> None:
+    ok('note', 'x', cwd=memrepo, env={'GIT_AUTHOR_NAME': 'Ada', 'GIT_AUTHOR_EMAIL': 'ada@example.com'})
+    author = git('log', '-1', '--format=%an <%ae>', 'refs/agitmem/heads/main', cwd=memrepo).strip()
+    assert author == 'Ada <ada@example.com>'
+
+
+def test_ref_override(repo: Path) -> None:
+    ok('init', '--ref', 'experiment', cwd=repo)
+    assert tip(repo, 'refs/agitmem/heads/experiment') is not None
+    ok('note', 'x', cwd=repo, env={'AGITMEM_REF': 'refs/agitmem/heads/other'})
+    assert tip(repo, 'refs/agitmem/heads/other') is not None

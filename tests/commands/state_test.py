@@ -1,0 +1,148 @@
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from testing.util import bad
+from testing.util import git
+from testing.util import mem
+from testing.util import message
+from testing.util import ok
+from testing.util import tip
+
+
+def _state(repo: Path) -> dict[str, object]:
+    return json.loads(mem(repo, 'state.json').read_text())  # type: ignore[no-any-return]
+
+
+def test_state_set_bumps_step_and_stamps(memrepo: Path) -> None:
+    ok('state', 'set', 'current_goal=move loadConfig', 'current_file=src/app.py', cwd=memrepo)
+    state = _state(memrepo)
+    assert state['current_goal'] == 'move loadConfig'
+    assert state['current_file'] == 'src/app.py'
+    assert state['step'] == 1
+    assert isinstance(state['updated_at'], str) and state['updated_at'].endswith('Z')
+    # the tree of the working tree, .agent/ excluded: here, HEAD's tree
+    assert state['tree'] == git('rev-parse', 'HEAD^{tree}', cwd=memrepo).strip()
+    ok('state', 'set', 'next_intent=delete the original', cwd=memrepo)
+    assert _state(memrepo)['step'] == 2
+    assert message(memrepo).startswith('state: next_intent\n')
+
+
+def test_state_tree_follows_worktree_edits(memrepo: Path) -> None:
+    (memrepo / 'src' / 'app.py').write_text('edited\n')
+    ok('state', 'set', 'last_action=edited app', cwd=memrepo)
+    assert _state(memrepo)['tree'] != git('rev-parse', 'HEAD^{tree}', cwd=memrepo).strip()
+
+
+def test_state_set_json_and_nested(memrepo: Path) -> None:
+    ok('state', 'set', 'custom:={"a": [1, 2]}', 'last_verification.result=passed', cwd=memrepo)
+    state = _state(memrepo)
+    assert state['custom'] == {'a': [1, 2]}
+    assert state['last_verification'] == {'result': 'passed'}
+
+
+def test_state_keeps_unknown_keys(memrepo: Path) -> None:
+    data = _state(memrepo)
+    data['my_key'] = {'kept': True}
+    mem(memrepo, 'state.json').write_text(json.dumps(data))
+    ok('state', 'set', 'current_goal=x', cwd=memrepo)
+    assert _state(memrepo)['my_key'] == {'kept': True}
+
+
+def test_state_show(memrepo: Path) -> None:
+    ok('state', 'set', 'current_goal=ship', cwd=memrepo)
+    assert 'current_goal: ship' in ok('state', 'show', cwd=memrepo)
+    assert json.loads(ok('state', 'show', '--json', cwd=memrepo))['current_goal'] == 'ship'
+
+
+def test_state_set_bad_input(memrepo: Path) -> None:
+    before = tip(memrepo)
+    content = mem(memrepo, 'state.json').read_bytes()
+    assert 'expected KEY=VALUE' in bad('state', 'set', 'nothing', cwd=memrepo)
+    assert 'managed by agitmem' in bad('state', 'set', 'step=9', cwd=memrepo)
+    assert 'not valid JSON' in bad('state', 'set', 'x:={', cwd=memrepo)
+    assert '"last_verification.result" must be' in bad(
+        'state', 'set', 'last_verification.result=maybe', cwd=memrepo,
+    )
+    assert mem(memrepo, 'state.json').read_bytes() == content
+    mem(memrepo, 'state.json').write_text('{not json')
+    assert 'state.json:1: not valid JSON' in bad('state', 'set', 'a=b', cwd=memrepo)
+    assert 'state.json:1: not valid JSON' in bad('state', 'show', cwd=memrepo)
+    assert mem(memrepo, 'state.json').read_text() == '{not json'
+    assert tip(memrepo) == before
+
+
+def test_verify_records_specific_failure(memrepo: Path) -> None:
+    script = (
+        "import sys\n"
+        "print('tests/config_test.py::test_load PASSED')\n"
+        "print('E       ImportError: cannot import name ConfigError')\n"
+        "print('FAILED tests/config_test.py::test_index - ImportError: cannot import name ConfigError')\n"
+        "print('1 failed, 1 passed in 0.02s')\n"
+        "sys.exit(1)\n"
+    )
+    (memrepo / 'fake_tests.py').write_text(script)
+    proc_out = bad_out = None
+    from testing.util import agitmem
+    proc = agitmem('verify', '--', sys.executable, 'fake_tests.py', cwd=memrepo)
+    proc_out, bad_out = proc.stdout, proc.stderr
+    assert proc.returncode == 1, bad_out
+    assert '1 failed, 1 passed' in proc_out  # the command's output is shown
+    lv = _state(memrepo)['last_verification']
+    assert isinstance(lv, dict)
+    assert lv['result'] == 'failed'
+    assert lv['exit_code'] == 1
+    assert lv['reason'] == 'tests/config_test.py::test_index - ImportError: cannot import name ConfigError'
+    assert lv['tree'] == _state(memrepo)['tree']
+    assert lv['command'].endswith('fake_tests.py')
+    assert message(memrepo).startswith('verify: last_verification\n')
+
+
+def test_verify_passed(memrepo: Path) -> None:
+    ok('verify', '--', sys.executable, '-c', 'print("5 passed in 0.1s")', cwd=memrepo)
+    lv = _state(memrepo)['last_verification']
+    assert isinstance(lv, dict)
+    assert lv['result'] == 'passed'
+    assert lv['reason'] == '5 passed in 0.1s'
+
+
+def test_verify_bad_input(memrepo: Path) -> None:
+    before = tip(memrepo)
+    assert 'verify needs a command' in bad('verify', cwd=memrepo)
+    assert 'cannot run no-such-command-xyz' in bad('verify', '--', 'no-such-command-xyz', cwd=memrepo)
+    assert tip(memrepo) == before
+
+
+def test_note_and_fragment(memrepo: Path) -> None:
+    ok('note', 'the', 'config', 'loader', 'is', 'cached', cwd=memrepo)
+    notes = mem(memrepo, 'notes.md').read_text().splitlines()
+    assert notes[-1].endswith(' the config loader is cached')
+    assert notes[-1].startswith('- 20')
+    ok('fragment', 'add', '--goal', 'split loader', '--next', 'update imports', cwd=memrepo)
+    ok('fragment', 'add', '--goal', 'g2', '--next', 'n2', '--refs', 'A-001', cwd=memrepo,
+       env={'AGITMEM_AGENT': 'A'})
+    ok('fragment', 'add', '--goal', 'g3', '--next', 'n3', cwd=memrepo, env={'AGITMEM_AGENT': 'B'})
+    lines = [json.loads(ln) for ln in mem(memrepo, 'fragments.jsonl').read_text().splitlines()]
+    assert [f['id'] for f in lines] == ['A-001', 'A-002', 'B-001']
+    assert lines[1]['refs'] == ['A-001']
+    assert lines[0]['goal'] == 'split loader' and lines[0]['next'] == 'update imports'
+    assert message(memrepo).startswith('fragment: B-001 g3\n')
+
+
+def test_note_fragment_bad_input(memrepo: Path) -> None:
+    before = tip(memrepo)
+    assert 'no fragment A-404' in bad('fragment', 'add', '--goal', 'g', '--next', 'n', '--refs', 'A-404', cwd=memrepo)
+    assert 'the following arguments are required: --next' in bad('fragment', 'add', '--goal', 'g', cwd=memrepo)
+    assert 'note needs some text' in bad('note', ' ', cwd=memrepo)
+    assert 'AGITMEM_AGENT' in bad('fragment', 'add', '--goal', 'g', '--next', 'n', cwd=memrepo,
+                                  env={'AGITMEM_AGENT': 'a b'})
+    assert tip(memrepo) == before
+
+
+def test_no_save_writes_file_only(memrepo: Path) -> None:
+    before = tip(memrepo)
+    ok('note', 'draft', '--no-save', cwd=memrepo)
+    assert 'draft' in mem(memrepo, 'notes.md').read_text()
+    assert tip(memrepo) == before

@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from testing.util import git
+from testing.util import ok
+
+
+@pytest.fixture(autouse=True)
+def git_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pinned identity and a private HOME / global config for every test,
+    so nothing depends on (or touches) the machine's own git setup."""
+    home = tmp_path_factory.mktemp('home')
+    gitconfig = home / '.gitconfig'
+    gitconfig.write_text(
+        '[init]\n\tdefaultBranch = main\n'
+        '[user]\n\tname = Test User\n\temail = test@example.com\n'
+        '[protocol "file"]\n\tallow = always\n',
+    )
+    monkeypatch.setenv('HOME', str(home))
+    monkeypatch.setenv('GIT_CONFIG_GLOBAL', str(gitconfig))
+    monkeypatch.setenv('GIT_CONFIG_NOSYSTEM', '1')
+    monkeypatch.setenv('AGITMEM_HOME', str(home / '.agent'))
+    for var in ('AUTHOR', 'COMMITTER'):
+        monkeypatch.setenv(f'GIT_{var}_NAME', 'Test User')
+        monkeypatch.setenv(f'GIT_{var}_EMAIL', 'test@example.com')
+    for var in ('AGITMEM_REF', 'AGITMEM_AGENT', 'AGITMEM_SKIP', 'GIT_DIR',
+                'GIT_INDEX_FILE', 'GIT_WORK_TREE', 'AGENT_CONTEXT_LEN'):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git repository with one code commit on main."""
+    path = tmp_path / 'repo'
+    path.mkdir()
+    git('init', '-q', cwd=path)
+    (path / 'src').mkdir()
+    (path / 'src' / 'app.py').write_text('def main():\n    return 1\n')
+    (path / 'README').write_text('hello\n')
+    git('add', '.', cwd=path)
+    git('commit', '-q', '-m', 'initial', cwd=path)
+    return path
+
+
+@pytest.fixture
+def memrepo(repo: Path) -> Path:
+    """repo after `agitmem init`."""
+    ok('init', cwd=repo)
+    return repo
