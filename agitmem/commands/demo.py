@@ -1,0 +1,156 @@
+"""`agitmem demo`: a scratch repository walked through agitmem's main job,
+printing every command and what it answered."""
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from agitmem.errors import AgitmemError
+
+_LOADER = '''export function loadConfig(path: string) {
+  return JSON.parse(readFileSync(path, "utf8"));
+}
+'''
+_SNAPSHOT = '''# Snapshot
+
+## Goal
+Move loader.ts's read logic into index.ts; loader.ts goes away.
+
+## Done
+- read loader.ts and its callers
+
+## In progress
+- copying `loadConfig` into `src/config/index.ts`
+
+## Todo
+- delete the original in loader.ts
+- update the imports
+
+## Decisions
+- error type: ConfigError from src/errors.ts
+'''
+_TATTOO_RULES = '''- indent: 2 spaces
+- Never use `any` in TypeScript.
+- Keep the public signature `loadConfig(path: string)`.
+'''
+_BAD_SNAPSHOT = '''## Goal
+Rewrite the whole config system in Rust.
+'''
+
+
+class _Demo:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.env = dict(os.environ)
+        for key in ('GIT_DIR', 'GIT_INDEX_FILE', 'GIT_WORK_TREE', 'AGITMEM_REF'):
+            self.env.pop(key, None)
+        # a scratch repo must work on a machine with no git identity
+        self.env.setdefault('GIT_AUTHOR_NAME', 'agitmem demo')
+        self.env.setdefault('GIT_AUTHOR_EMAIL', 'demo@example.com')
+        self.env.setdefault('GIT_COMMITTER_NAME', 'agitmem demo')
+        self.env.setdefault('GIT_COMMITTER_EMAIL', 'demo@example.com')
+        self.n = 0
+
+    def step(self, title: str) -> None:
+        self.n += 1
+        print(f'\n== {self.n}. {title}', flush=True)
+
+    def say(self, text: str) -> None:
+        print(f'   # {text}', flush=True)
+
+    def run(self, *cmd: str, ok_codes: tuple[int, ...] = (0,), stdin: str | None = None) -> str:
+        shown = shlex.join(cmd)
+        print(f'$ {shown}', flush=True)
+        exe = [sys.executable, '-m', 'agitmem', *cmd[1:]] if cmd[0] == 'agitmem' else list(cmd)
+        proc = subprocess.run(
+            exe, cwd=self.root, env=self.env, capture_output=True, text=True,
+            input=stdin,
+        )
+        out = (proc.stdout + proc.stderr).rstrip()
+        if out:
+            print('\n'.join(f'  {line}' for line in out.splitlines()), flush=True)
+        if proc.returncode not in ok_codes:
+            raise AgitmemError(
+                f'demo step failed: `{shown}` exited {proc.returncode}',
+            )
+        return proc.stdout
+
+    def write(self, rel: str, text: str, *, append: bool = False) -> None:
+        verb = 'appends to' if append else 'writes'
+        self.say(f'the agent {verb} {rel}')
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, 'a' if append else 'w') as f:
+            f.write(text)
+
+
+def demo(directory: str | None) -> int:
+    if directory is None:
+        root = Path(tempfile.mkdtemp(prefix='agitmem-demo-'))
+    else:
+        root = Path(directory).resolve()
+        if root.exists() and any(root.iterdir()):
+            raise AgitmemError(f'{directory}: exists and is not empty; give a new or empty directory')
+        root.mkdir(parents=True, exist_ok=True)
+    print(f'agitmem demo in {root}')
+    d = _Demo(root)
+
+    d.step('a project with some code')
+    d.run('git', 'init', '-q', '-b', 'main')
+    d.write('src/config/loader.ts', _LOADER)
+    d.run('git', 'add', '.')
+    d.run('git', 'commit', '-q', '-m', 'initial code')
+
+    d.step('agitmem init: memory files under .agent/, versioned on a git ref')
+    d.run('agitmem', 'init')
+    d.run('git', 'status', '--short')
+    d.say('nothing to commit: .agent/ is excluded from the code branch')
+
+    d.step('the agent records its rules, task and plan as it works')
+    d.write('.agent/memory/tattoo.md', _TATTOO_RULES, append=True)
+    d.write('.agent/memory/snapshot.md', _SNAPSHOT)
+    d.run('agitmem', 'save', '-m', 'plan the loader move')
+    d.run(
+        'agitmem', 'state', 'set',
+        "current_goal=move loader.ts's read logic into index.ts",
+        'current_file=src/config/loader.ts',
+        'current_symbol=loadConfig',
+        "last_action=copied loadConfig's body into index.ts",
+        'next_intent=delete the original in loader.ts and update the imports',
+    )
+    d.run(
+        'agitmem', 'verify', '--', sys.executable, '-c',
+        'import sys; print("FAILED tests/config_test.py::test_index - '
+        'ConfigError is not imported"); sys.exit(1)',
+        ok_codes=(1,),
+    )
+    d.run('agitmem', 'note', 'loader.ts is also imported by scripts/migrate.ts')
+    d.run('agitmem', 'fragment', 'add', '--goal', 'move loadConfig',
+          '--action', 'copied the body into index.ts',
+          '--result', 'test_index fails: ConfigError not imported',
+          '--next', 'import ConfigError in index.ts')
+    d.run('agitmem', 'status')
+
+    d.step('a bad snapshot is saved ...')
+    d.write('.agent/memory/snapshot.md', _BAD_SNAPSHOT)
+    d.run('agitmem', 'save', '-m', 'oops')
+    d.run('agitmem', 'diff', '@~1', '@')
+
+    d.step('... and undone with one command')
+    d.run('agitmem', 'rollback')
+    d.run('agitmem', 'show', ':snapshot.md')
+
+    d.step('the task is finished: archive the snapshot')
+    d.run('agitmem', 'state', 'set', 'last_action=imports updated, loader.ts deleted',
+          'next_intent=none: task done')
+    d.run('agitmem', 'archive')
+
+    d.step('the memory history')
+    d.run('agitmem', 'log')
+    d.run('git', 'log', '--oneline', '--decorate', 'refs/agitmem/heads/main', '-n', '3')
+    print(f'\ndone: the scratch repository is {root}')
+    return 0

@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from testing.util import bad
+from testing.util import git
+from testing.util import ok
+
+
+def test_demo_walks_through_and_ends_with_history(tmp_path: Path) -> None:
+    out = ok('demo', str(tmp_path / 'scratch'), cwd=tmp_path)
+    assert 'agitmem init' in out
+    assert '$ agitmem rollback' in out
+    history = out[out.index('the memory history'):]
+    assert 'archive: ' in history
+    assert 'rollback: to ' in history
+    log = git('log', '--format=%s', 'refs/agitmem/heads/main', cwd=tmp_path / 'scratch')
+    assert log.splitlines()[0].startswith('archive: ')
+    assert any(s.startswith('rollback: ') for s in log.splitlines())
+
+
+def test_demo_refuses_non_empty_dir(tmp_path: Path) -> None:
+    (tmp_path / 'x').mkdir()
+    (tmp_path / 'x' / 'f').write_text('keep')
+    assert 'exists and is not empty' in bad('demo', str(tmp_path / 'x'), cwd=tmp_path)
+    assert (tmp_path / 'x' / 'f').read_text() == 'keep'
