@@ -1,0 +1,107 @@
+"""Codex CLI: `.codex/hooks.json`, payloads and output envelopes.
+
+Formats from https://developers.openai.com/codex/hooks and the JSON schemas
+Codex generates in codex-rs/hooks/schema/generated/ (see docs/agents.md).
+Codex validates hook output strictly (`additionalProperties: false`), so each
+event only gets the keys its schema lists.
+"""
+from __future__ import annotations
+
+SETTINGS = ('.codex', 'hooks.json')
+
+EVENT_NAMES = {
+    'session-start': 'SessionStart',
+    'pre-compact': 'PreCompact',
+    'post-edit': 'PostToolUse',
+    'prompt': 'UserPromptSubmit',
+    'stop': 'Stop',
+}
+# apply_patch is Codex's edit tool; it also answers to the matcher aliases
+# Write and Edit.  UserPromptSubmit and Stop ignore matchers.
+MATCHERS: dict[str, str | None] = {
+    'session-start': 'startup|resume|clear|compact',
+    'pre-compact': None,
+    'post-edit': 'apply_patch|Edit|Write',
+    'prompt': None,
+    'stop': None,
+}
+# seconds (Codex default: 600)
+TIMEOUTS = {
+    'session-start': 30,
+    'pre-compact': 60,
+    'post-edit': 15,
+    'prompt': 15,
+    'stop': 30,
+}
+CONTEXT_EVENTS = frozenset(('session-start', 'post-edit', 'prompt'))
+NATIVE_EVENTS = frozenset((
+    'SessionStart', 'SessionEnd', 'PreToolUse', 'PermissionRequest',
+    'PostToolUse', 'PreCompact', 'PostCompact', 'UserPromptSubmit',
+    'SubagentStart', 'SubagentStop', 'Stop', 'StopFailure', 'Interrupt',
+))
+
+TRUST_NOTE = (
+    'codex: Codex runs new or changed hooks only after you trust them: '
+    'start Codex in this project and run /hooks to review and trust the '
+    'agitmem hooks (the project must be trusted too)'
+)
+
+_PATCH_HEADERS = (
+    '*** Add File: ',
+    '*** Update File: ',
+    '*** Delete File: ',
+    '*** Move to: ',
+)
+
+
+def hook_entry(event: str, command: str) -> dict[str, object]:
+    return {
+        'type': 'command',
+        'command': command,
+        'timeout': TIMEOUTS[event],
+    }
+
+
+def patch_paths(patch: str) -> list[str]:
+    """Files named by an apply_patch envelope, in order, once each."""
+    ret: list[str] = []
+    for line in patch.splitlines():
+        for header in _PATCH_HEADERS:
+            if line.startswith(header):
+                path = line[len(header):].strip()
+                if path and path not in ret:
+                    ret.append(path)
+    return ret
+
+
+def edited_paths(tool_input: dict[str, object]) -> list[str]:
+    """apply_patch sends the patch text as `tool_input.command`."""
+    ret = []
+    command = tool_input.get('command')
+    if isinstance(command, str):
+        ret.extend(patch_paths(command))
+    for key in ('file_path', 'path'):
+        value = tool_input.get(key)
+        if isinstance(value, str) and value and value not in ret:
+            ret.append(value)
+    return ret
+
+
+def envelope(
+        event: str,
+        context: str | None,
+        message: str | None,
+        block_reason: str | None,
+) -> dict[str, object]:
+    out: dict[str, object] = {}
+    if block_reason is not None:
+        out['decision'] = 'block'
+        out['reason'] = block_reason
+    if context is not None:
+        out['hookSpecificOutput'] = {
+            'hookEventName': EVENT_NAMES[event],
+            'additionalContext': context,
+        }
+    if message is not None:
+        out['systemMessage'] = message
+    return out

@@ -1,0 +1,88 @@
+"""Gemini CLI: `.gemini/settings.json` hooks, payloads and output envelopes.
+
+Formats from https://geminicli.com/docs/hooks/reference and the CLI's source
+(packages/core/src/hooks/, see docs/agents.md).  Stdout must be pure JSON.
+Matchers of lifecycle events (SessionStart, PreCompress) are compared as
+exact strings, not regexes, so those groups carry no matcher at all.
+"""
+from __future__ import annotations
+
+SETTINGS = ('.gemini', 'settings.json')
+
+EVENT_NAMES = {
+    'session-start': 'SessionStart',
+    'pre-compact': 'PreCompress',
+    'post-edit': 'AfterTool',
+    'prompt': 'BeforeAgent',
+    'stop': 'AfterAgent',
+}
+MATCHERS: dict[str, str | None] = {
+    'session-start': None,
+    'pre-compact': None,
+    'post-edit': 'write_file|replace',
+    'prompt': None,
+    'stop': None,
+}
+# milliseconds (Gemini default: 60000)
+TIMEOUTS = {
+    'session-start': 30000,
+    'pre-compact': 60000,
+    'post-edit': 15000,
+    'prompt': 15000,
+    'stop': 30000,
+}
+CONTEXT_EVENTS = frozenset(('session-start', 'post-edit', 'prompt'))
+NATIVE_EVENTS = frozenset((
+    'SessionStart', 'SessionEnd', 'BeforeAgent', 'AfterAgent', 'BeforeModel',
+    'AfterModel', 'BeforeToolSelection', 'BeforeTool', 'AfterTool',
+    'PreCompress', 'Notification',
+))
+# events only Gemini CLI has: a payload naming one is Gemini's
+OWN_EVENTS = NATIVE_EVENTS - {'SessionStart', 'SessionEnd', 'Notification'}
+
+HOOKS_NOTE = (
+    'gemini: Gemini CLI runs project hooks only in a trusted folder and with '
+    'the hooks system enabled (/settings, Advanced, "Enable Hooks System"); '
+    'check with /hooks panel'
+)
+
+
+def hook_entry(event: str, command: str) -> dict[str, object]:
+    return {
+        'name': f'agitmem-{event}',
+        'type': 'command',
+        'command': command,
+        'timeout': TIMEOUTS[event],
+    }
+
+
+def edited_paths(tool_input: dict[str, object]) -> list[str]:
+    """write_file and replace both name the file `file_path`."""
+    ret = []
+    for key in ('file_path', 'absolute_path'):
+        value = tool_input.get(key)
+        if isinstance(value, str) and value and value not in ret:
+            ret.append(value)
+    return ret
+
+
+def envelope(
+        event: str,
+        context: str | None,
+        message: str | None,
+        block_reason: str | None,
+) -> dict[str, object]:
+    out: dict[str, object] = {}
+    if block_reason is not None:
+        # AfterAgent: "deny" rejects the response; `reason` becomes the
+        # next prompt, so the agent keeps working
+        out['decision'] = 'deny'
+        out['reason'] = block_reason
+    if context is not None:
+        out['hookSpecificOutput'] = {
+            'hookEventName': EVENT_NAMES[event],
+            'additionalContext': context,
+        }
+    if message is not None:
+        out['systemMessage'] = message
+    return out

@@ -1,0 +1,427 @@
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agitmem.agents import install
+from agitmem.agents import settings_path
+from agitmem.agents import uninstall
+from agitmem.errors import AgitmemError
+
+# settings that already hold other keys and other hooks, per agent
+EXISTING: dict[str, dict[str, Any]] = {
+    'claude': {
+        'permissions': {'allow': ['Bash(npm test:*)']},
+        'env': {'KEEP': '1'},
+        'hooks': {
+            'PostToolUse': [
+                {
+                    'matcher': 'Write|Edit',
+                    'hooks': [{'type': 'command', 'command': 'prettier -w'}],
+                },
+            ],
+            'Notification': [
+                {'hooks': [{'type': 'command', 'command': 'notify-send hi'}]},
+            ],
+        },
+    },
+    'codex': {
+        'hooks': {
+            'PreToolUse': [
+                {
+                    'matcher': 'Bash',
+                    'hooks': [
+                        {
+                            'type': 'command',
+                            'command': 'python3 guard.py',
+                            'statusMessage': 'checking',
+                        },
+                    ],
+                },
+            ],
+            'Stop': [
+                {'hooks': [{'type': 'command', 'command': 'say done'}]},
+            ],
+        },
+    },
+    'gemini': {
+        'general': {'vimMode': True},
+        'tools': {'enableHooks': True},
+        'hooks': {
+            'enabled': True,
+            'disabled': ['slow-linter'],
+            'BeforeTool': [
+                {
+                    'matcher': 'run_shell_command',
+                    'hooks': [
+                        {
+                            'name': 'guard',
+                            'type': 'command',
+                            'command': './guard.sh',
+                            'timeout': 5000,
+                        },
+                    ],
+                },
+            ],
+        },
+    },
+}
+NATIVE = {
+    'claude': {
+        'SessionStart': 'session-start',
+        'PreCompact': 'pre-compact',
+        'PostToolUse': 'post-edit',
+        'UserPromptSubmit': 'prompt',
+        'Stop': 'stop',
+    },
+    'codex': {
+        'SessionStart': 'session-start',
+        'PreCompact': 'pre-compact',
+        'PostToolUse': 'post-edit',
+        'UserPromptSubmit': 'prompt',
+        'Stop': 'stop',
+    },
+    'gemini': {
+        'SessionStart': 'session-start',
+        'PreCompress': 'pre-compact',
+        'AfterTool': 'post-edit',
+        'BeforeAgent': 'prompt',
+        'AfterAgent': 'stop',
+    },
+}
+
+
+def _write(path: Path, obj: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(obj, indent=4) + '\n')
+
+
+def _load(path: Path) -> Any:
+    ret = json.loads(path.read_text())
+    assert isinstance(ret, dict)
+    return ret
+
+
+def _ours(settings: Any, name: str) -> list[Any]:
+    hooks = settings['hooks']
+    assert isinstance(hooks, dict)
+    return [
+        group for group in hooks[name]
+        if any('agitmem hook' in h['command'] for h in group['hooks'])
+    ]
+
+
+@pytest.mark.parametrize('agent', ('claude', 'codex', 'gemini'))
+def test_round_trip_keeps_everything_else(tmp_path: Path, agent: str) -> None:
+    path = settings_path(agent, tmp_path)
+    _write(path, EXISTING[agent])
+
+    changes = install(agent, tmp_path)
+    assert changes
+    settings = _load(path)
+    for key, value in EXISTING[agent].items():
+        if key != 'hooks':
+            assert settings[key] == value
+    hooks = settings['hooks']
+    assert isinstance(hooks, dict)
+    for name, groups in EXISTING[agent]['hooks'].items():
+        if isinstance(groups, list):
+            for group in groups:
+                assert group in hooks[name]
+        else:
+            assert hooks[name] == groups
+    for name, event in NATIVE[agent].items():
+        (group,) = _ours(settings, name)
+        (hook,) = group['hooks']
+        assert hook['command'] == f'agitmem hook {event} --agent {agent}'
+        assert hook['type'] == 'command'
+
+    before = path.read_bytes()
+    assert install(agent, tmp_path) == []
+    assert path.read_bytes() == before
+
+    assert uninstall(agent, tmp_path)
+    assert _load(path) == EXISTING[agent]
+    assert uninstall(agent, tmp_path) == []
+
+
+def test_claude_layout(tmp_path: Path) -> None:
+    install('claude', tmp_path)
+    text = (tmp_path / '.claude' / 'settings.json').read_text()
+    assert text.endswith('}\n')
+    assert text.startswith('{\n  "hooks": {\n    "SessionStart": [\n')
+    settings = _load(tmp_path / '.claude' / 'settings.json')
+    assert settings == {
+        'hooks': {
+            'SessionStart': [
+                {
+                    'matcher': 'startup|resume|clear|compact',
+                    'hooks': [{
+                        'type': 'command',
+                        'command': 'agitmem hook session-start --agent claude',
+                        'timeout': 30,
+                    }],
+                },
+            ],
+            'PreCompact': [
+                {'hooks': [{
+                    'type': 'command',
+                    'command': 'agitmem hook pre-compact --agent claude',
+                    'timeout': 60,
+                }]},
+            ],
+            'PostToolUse': [
+                {
+                    'matcher': 'Write|Edit|MultiEdit|NotebookEdit',
+                    'hooks': [{
+                        'type': 'command',
+                        'command': 'agitmem hook post-edit --agent claude',
+                        'timeout': 15,
+                    }],
+                },
+            ],
+            'UserPromptSubmit': [
+                {'hooks': [{
+                    'type': 'command',
+                    'command': 'agitmem hook prompt --agent claude',
+                    'timeout': 15,
+                }]},
+            ],
+            'Stop': [
+                {'hooks': [{
+                    'type': 'command',
+                    'command': 'agitmem hook stop --agent claude',
+                    'timeout': 30,
+                }]},
+            ],
+        },
+    }
+
+
+def test_codex_matchers_and_trust_line(tmp_path: Path) -> None:
+    changes = install('codex', tmp_path)
+    assert any('/hooks' in line and 'trust' in line for line in changes)
+    settings = _load(tmp_path / '.codex' / 'hooks.json')
+    (start,) = _ours(settings, 'SessionStart')
+    assert start['matcher'] == 'startup|resume|clear|compact'
+    (post,) = _ours(settings, 'PostToolUse')
+    assert post['matcher'] == 'apply_patch|Edit|Write'
+    assert post['hooks'][0]['timeout'] == 15
+    (stop,) = _ours(settings, 'Stop')
+    assert 'matcher' not in stop
+    assert install('codex', tmp_path) == []
+
+
+def test_gemini_layout(tmp_path: Path) -> None:
+    changes = install('gemini', tmp_path)
+    assert any('trusted folder' in line for line in changes)
+    settings = _load(tmp_path / '.gemini' / 'settings.json')
+    # lifecycle matchers are exact strings in Gemini CLI: none at all
+    (start,) = _ours(settings, 'SessionStart')
+    assert 'matcher' not in start
+    (compress,) = _ours(settings, 'PreCompress')
+    assert 'matcher' not in compress
+    (after,) = _ours(settings, 'AfterTool')
+    assert after['matcher'] == 'write_file|replace'
+    assert after['hooks'] == [{
+        'name': 'agitmem-post-edit',
+        'type': 'command',
+        'command': 'agitmem hook post-edit --agent gemini',
+        'timeout': 15000,
+    }]
+
+
+def test_custom_command(tmp_path: Path) -> None:
+    install('claude', tmp_path, command='/opt/venv/bin/agitmem')
+    settings = _load(tmp_path / '.claude' / 'settings.json')
+    (group,) = _ours(settings, 'Stop')
+    assert group['hooks'][0]['command'] == (
+        '/opt/venv/bin/agitmem hook stop --agent claude'
+    )
+    # switching back replaces ours, it does not add a second one
+    changes = install('claude', tmp_path)
+    assert any('updated Stop' in line for line in changes)
+    settings = _load(tmp_path / '.claude' / 'settings.json')
+    (group,) = _ours(settings, 'Stop')
+    assert group['hooks'][0]['command'] == 'agitmem hook stop --agent claude'
+
+
+def test_update_keeps_the_position(tmp_path: Path) -> None:
+    path = tmp_path / '.claude' / 'settings.json'
+    old = {'hooks': [{
+        'type': 'command',
+        'command': 'agitmem hook post-edit --agent claude',
+        'timeout': 5,
+    }], 'matcher': 'Write|Edit'}
+    mine = {'hooks': [{'type': 'command', 'command': 'make lint'}]}
+    _write(path, {'hooks': {'PostToolUse': [old, mine]}})
+    changes = install('claude', tmp_path)
+    assert any('updated PostToolUse' in line for line in changes)
+    hooks = _load(path)['hooks']
+    assert isinstance(hooks, dict)
+    first, second = hooks['PostToolUse']
+    assert first['matcher'] == 'Write|Edit|MultiEdit|NotebookEdit'
+    assert first['hooks'][0]['timeout'] == 15
+    assert second == mine
+
+
+def test_duplicates_of_ours_are_removed(tmp_path: Path) -> None:
+    install('claude', tmp_path)
+    path = tmp_path / '.claude' / 'settings.json'
+    settings = _load(path)
+    hooks = settings['hooks']
+    assert isinstance(hooks, dict)
+    hooks['Stop'].append(hooks['Stop'][0])
+    # and one of ours sharing a group with a user's hook
+    hooks['UserPromptSubmit'][0]['hooks'].append(
+        {'type': 'command', 'command': 'log-prompt'},
+    )
+    _write(path, settings)
+    changes = install('claude', tmp_path)
+    assert any('duplicate of Stop' in line for line in changes)
+    hooks = _load(path)['hooks']
+    assert isinstance(hooks, dict)
+    assert len(hooks['Stop']) == 1
+    assert len(_ours(_load(path), 'UserPromptSubmit')) == 1
+    commands = [
+        h['command'] for g in hooks['UserPromptSubmit'] for h in g['hooks']
+    ]
+    # the user's hook stays where it was, ours moves to a group of its own
+    assert commands == ['log-prompt', 'agitmem hook prompt --agent claude']
+
+
+def test_stale_event_of_ours_is_removed(tmp_path: Path) -> None:
+    path = tmp_path / '.claude' / 'settings.json'
+    _write(path, {'hooks': {'SessionEnd': [{'hooks': [
+        {'type': 'command', 'command': 'agitmem hook session-end'},
+    ]}]}})
+    changes = install('claude', tmp_path)
+    assert any('stale' in line and 'SessionEnd' in line for line in changes)
+    hooks = _load(path)['hooks']
+    assert isinstance(hooks, dict)
+    assert 'SessionEnd' not in hooks
+
+
+@pytest.mark.parametrize('agent', ('claude', 'codex', 'gemini'))
+def test_uninstall_drops_what_it_emptied(tmp_path: Path, agent: str) -> None:
+    install(agent, tmp_path)
+    path = settings_path(agent, tmp_path)
+    changes = uninstall(agent, tmp_path)
+    assert any('removed the file' in line for line in changes)
+    assert not path.exists()
+    assert not path.parent.exists()
+
+
+def test_uninstall_keeps_a_directory_with_other_files(tmp_path: Path) -> None:
+    install('claude', tmp_path)
+    other = tmp_path / '.claude' / 'settings.local.json'
+    other.write_text('{}\n')
+    uninstall('claude', tmp_path)
+    assert not (tmp_path / '.claude' / 'settings.json').exists()
+    assert other.read_text() == '{}\n'
+
+
+def test_uninstall_keeps_groups_it_did_not_empty(tmp_path: Path) -> None:
+    path = tmp_path / '.claude' / 'settings.json'
+    _write(path, {'hooks': {'Stop': [{'hooks': [
+        {'type': 'command', 'command': 'agitmem hook stop --agent claude'},
+        {'type': 'command', 'command': 'say done'},
+    ]}], 'SubagentStop': []}})
+    uninstall('claude', tmp_path)
+    assert _load(path) == {'hooks': {
+        'Stop': [{'hooks': [{'type': 'command', 'command': 'say done'}]}],
+        'SubagentStop': [],
+    }}
+
+
+def test_uninstall_without_a_file(tmp_path: Path) -> None:
+    assert uninstall('gemini', tmp_path) == []
+    assert not (tmp_path / '.gemini').exists()
+
+
+@pytest.mark.parametrize('agent', ('claude', 'codex', 'gemini'))
+@pytest.mark.parametrize(
+    ('contents', 'words'),
+    (
+        ('{\n  "hooks": {\n    "Stop": [,]\n  }\n}\n', 'line 3'),
+        ('{"a": 1,}', 'line 1'),
+        ('// comment\n{}', 'line 1'),
+        ('[]\n', 'JSON array'),
+        ('"hooks"', 'JSON string'),
+        ('{"hooks": []}', '"hooks" is a JSON array'),
+        ('{"hooks": {"Stop": {}}}', 'expected an array'),
+    ),
+)
+def test_bad_settings_are_refused_unchanged(
+        tmp_path: Path,
+        agent: str,
+        contents: str,
+        words: str,
+) -> None:
+    path = settings_path(agent, tmp_path)
+    path.parent.mkdir()
+    path.write_text(contents)
+    # a native-named event is needed for the last case
+    if '"Stop"' in contents and agent == 'gemini':
+        contents = contents.replace('"Stop"', '"AfterAgent"')
+        path.write_text(contents)
+    with pytest.raises(AgitmemError) as excinfo:
+        install(agent, tmp_path)
+    msg = str(excinfo.value)
+    assert str(path) in msg
+    assert words in msg
+    assert '\n' not in msg
+    assert path.read_text() == contents
+    assert os.listdir(path.parent) == [path.name]
+
+
+def test_bad_settings_error_quotes_the_line(tmp_path: Path) -> None:
+    path = tmp_path / '.claude' / 'settings.json'
+    path.parent.mkdir()
+    path.write_text('{\n  "env": {"A": 1}\n  "hooks": {}\n}\n')
+    with pytest.raises(AgitmemError) as excinfo:
+        install('claude', tmp_path)
+    assert str(excinfo.value) == (
+        f"{path}: not valid JSON: Expecting ',' delimiter at line 3 "
+        f"column 3: '\"hooks\": {{}}'; nothing was changed"
+    )
+
+
+def test_uninstall_refuses_bad_settings_too(tmp_path: Path) -> None:
+    path = tmp_path / '.codex' / 'hooks.json'
+    path.parent.mkdir()
+    path.write_bytes(b'{oops')
+    with pytest.raises(AgitmemError, match='not valid JSON'):
+        uninstall('codex', tmp_path)
+    assert path.read_bytes() == b'{oops'
+
+
+def test_blank_settings_file_reads_as_empty(tmp_path: Path) -> None:
+    path = tmp_path / '.claude' / 'settings.json'
+    path.parent.mkdir()
+    path.write_text('\n')
+    assert install('claude', tmp_path)
+    hooks = _load(path)['hooks']
+    assert isinstance(hooks, dict)
+    assert 'Stop' in hooks
+
+
+def test_install_keeps_the_file_mode(tmp_path: Path) -> None:
+    path = tmp_path / '.claude' / 'settings.json'
+    _write(path, {'env': {}})
+    path.chmod(0o600)
+    install('claude', tmp_path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert os.listdir(path.parent) == ['settings.json']
+
+
+def test_shell_has_nothing_to_install(tmp_path: Path) -> None:
+    with pytest.raises(AgitmemError, match='no native hooks'):
+        install('shell', tmp_path)
+    with pytest.raises(AgitmemError, match="unknown agent 'git'"):
+        install('git', tmp_path)
