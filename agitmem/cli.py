@@ -118,6 +118,50 @@ def _parser() -> _Parser:
     _add_ref(pf)
     _add_no_save(pf)
 
+    p = sub.add_parser('load', help='print the injection block and write injected_context.txt')
+    p.add_argument(
+        '--after-compact', action='store_true',
+        help='the form given after a compaction (restate goal and next intent)',
+    )
+    _add_ref(p)
+    _add_json(p)
+
+    p = sub.add_parser('check', help='consistency checks of memory and code')
+    p.add_argument('--staged', action='store_true', help='check what is staged for commit')
+    p.add_argument('--commit-msg', metavar='FILE', help='check a commit message file')
+    _add_ref(p)
+    _add_json(p)
+
+    p = sub.add_parser('hook', help='agent and git hook entry points')
+    p.add_argument('event', metavar='EVENT')
+    p.add_argument('--agent', help='claude, codex, gemini or shell (default: detect)')
+    p.add_argument('hook_args', nargs='*', metavar='ARG')
+
+    for name in ('install', 'uninstall'):
+        p = sub.add_parser(name, help=f'{name} hooks for an agent or git')
+        p.add_argument('target', metavar='AGENT', help='claude, codex, gemini or git')
+        p.add_argument(
+            '--command', dest='hook_command',
+            help='how hooks call agitmem (default: agitmem, or this python -m agitmem)',
+        )
+
+    for name, what in (('push', 'send memory refs to a remote'),
+                       ('fetch', 'fetch memory refs from a remote'),
+                       ('pull', 'fetch and merge the remote memory')):
+        p = sub.add_parser(name, help=what)
+        p.add_argument('remote', nargs='?', metavar='REMOTE')
+        _add_ref(p)
+
+    p = sub.add_parser('merge', help="merge another branch's memory into this one")
+    p.add_argument('branch', metavar='BRANCH')
+    _add_ref(p)
+
+    p = sub.add_parser('review', help='what changed in memory over a code range')
+    p.add_argument('range', nargs='?', metavar='BASE..HEAD')
+    p.add_argument('--markdown', action='store_true', help='ready to post on a pull request')
+    _add_ref(p)
+    _add_json(p)
+
     p = sub.add_parser('demo', help='walk through agitmem on a scratch repository')
     p.add_argument('dir', nargs='?', help='where to build it (default: a temp dir)')
     return parser
@@ -132,6 +176,9 @@ def _run(args: argparse.Namespace) -> int:
     if cmd == 'demo':
         from agitmem.commands.demo import demo
         return demo(args.dir)
+    if cmd in ('install', 'uninstall'):
+        from agitmem.commands.install import install
+        return install(args.target, remove=cmd == 'uninstall', command=args.hook_command)
 
     from agitmem import context
     ctx = context.get(args.ref)
@@ -169,6 +216,21 @@ def _run(args: argparse.Namespace) -> int:
         from agitmem.commands.verify import verify
         command = args.cmd[1:] if args.cmd[:1] == ['--'] else args.cmd
         return verify(ctx, command, args.save)
+    elif cmd == 'load':
+        from agitmem.commands.load import load
+        return load(ctx, after_compact=args.after_compact, as_json=args.json)
+    elif cmd == 'check':
+        from agitmem.commands.check import check
+        return check(ctx, staged=args.staged, commit_msg_file=args.commit_msg, as_json=args.json)
+    elif cmd in ('push', 'fetch', 'pull'):
+        from agitmem.commands import remote
+        return getattr(remote, cmd)(ctx, args.remote)  # type: ignore[no-any-return]
+    elif cmd == 'merge':
+        from agitmem.commands.branch import merge
+        return merge(ctx, args.branch)
+    elif cmd == 'review':
+        from agitmem.commands.review import review
+        return review(ctx, args.range, args.markdown, args.json)
     elif cmd == 'note':
         from agitmem.commands.note import note
         return note(ctx, ' '.join(args.text), args.save)
@@ -182,8 +244,25 @@ def _run(args: argparse.Namespace) -> int:
         )
 
 
+GIT_EVENTS = (
+    'pre-commit', 'commit-msg', 'post-commit', 'pre-push', 'post-checkout',
+    'post-merge',
+)
+
+
+def _hook(args: argparse.Namespace) -> int:
+    stdin = '' if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+    if args.event in GIT_EVENTS:
+        from agitmem.commands.githook import githook
+        return githook(args.event, args.hook_args, stdin)
+    from agitmem.commands.hook import hook
+    return hook(args.event, args.agent, stdin)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == 'hook':
+        return _hook(args)
     try:
         return _run(args)
     except AgitmemError as e:

@@ -39,9 +39,22 @@ _STAND_IN_RE = re.compile(
     r'[<>]|\$\{|\$\(|\{\{|%\(|'
     r'(?i:example|changeme|placeholder|dummy|redacted|replace|your[_-])',
 )
-# references, not values: `settings.SECRET_KEY`, `get_token()`, `MY_TOKEN`
-_REFERENCE_RE = re.compile(r'[A-Za-z]+(?:[._-][A-Za-z]+)*(?:\(\))?')
+# references, not values: `settings.OAUTH2_SECRET`, `GITHUB_TOKEN_2`
+_REFERENCE_RE = re.compile(
+    r'[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+|'
+    r'[A-Z0-9]+(?:_[A-Z0-9]+)+',
+)
 _PATH_RE = re.compile(r'(?:~|\.\.?)?/')
+# a CamelCase name such as `PKCS7PrivateKeyTypes`: mostly capitalized words
+# (fewer than 2 in 100 random strings of 12 letters and digits are so wordy)
+_ALNUM_RE = re.compile(r'[A-Za-z0-9_]+')
+_WORD_RE = re.compile(r'[A-Z][a-z]{2,}')
+# ids and digests, not credentials: a uuid, a short hex (a git sha is
+# 40, an md5 32: long hex in a `token=` is taken for a token)
+_ID_RE = re.compile(
+    r'[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-'
+    r'[0-9a-fA-F]{12}|[0-9a-fA-F]{1,31}',
+)
 
 
 def _real(value: str) -> bool:
@@ -61,15 +74,22 @@ def _random_looking(value: str) -> bool:
     )
 
 
+def _camel_case_name(value: str) -> bool:
+    words = sum(len(w) for w in _WORD_RE.findall(value))
+    return _ALNUM_RE.fullmatch(value) is not None and words >= .7 * len(value)
+
+
 def _high_entropy(value: str) -> bool:
     """Whether the value of a `password=` style assignment looks real."""
     return (
         len(value) >= 12 and
-        not any(c.isspace() or c == '(' for c in value) and
+        not any(c.isspace() or c in '([' for c in value) and  # prose, code
         _FILLER_RE.search(value) is None and
         _STAND_IN_RE.search(value) is None and
         _REFERENCE_RE.fullmatch(value) is None and
         _PATH_RE.match(value) is None and
+        _ID_RE.fullmatch(value) is None and
+        not _camel_case_name(value) and
         any(c.isdigit() for c in value) and
         any(c.isalpha() for c in value) and
         entropy(value) >= 3.0
@@ -81,7 +101,8 @@ def _any(value: str) -> bool:
 
 
 _END = r'(?![A-Za-z0-9_])'
-_ASSIGN = r'''["']?[ \t]*(?:=>|:=|=|:)[ \t]*'''
+# `:` only as YAML and JSON write it, not as in `arn:aws:...:secret:name`
+_ASSIGN = r'''["']?[ \t]*(?:=>|:=|=|:(?=[ \t"']))[ \t]*'''
 _VALUE = r'''(?:"([^"\n]*)"|'([^'\n]*)'|([^\s"'`,;]+))'''
 _PRIVATE_KEY = r'-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----'
 
@@ -91,6 +112,8 @@ class _Rule:
     kind: str
     regex: re.Pattern[str]
     check: Callable[[str], bool]  # gets the value: the last group that matched
+    # gets the text and the value's span: for what the value alone can't tell
+    context: Callable[[str, int, int], bool] | None = None
     lower: bool = False  # the regex runs on the lowercased text
     bounded: bool = True  # the match must not continue a word to its left
     generic: bool = False  # loses to a specific kind on the same value
@@ -100,19 +123,44 @@ def _rule(
         kind: str,
         pattern: str,
         check: Callable[[str], bool],
-        **kwargs: bool,
+        *,
+        context: Callable[[str, int, int], bool] | None = None,
+        lower: bool = False,
+        bounded: bool = True,
+        generic: bool = False,
 ) -> _Rule:
-    return _Rule(kind, re.compile(pattern), check, **kwargs)
+    return _Rule(
+        kind, re.compile(pattern), check,
+        context=context, lower=lower, bounded=bounded, generic=generic,
+    )
+
+
+_LINE_PREFIX_RE = re.compile(r'[ \t"\'|>]*')
+_KEY_BODY_RE = re.compile(r'(?:\\[rn]|\s)+[A-Za-z0-9+/]{32}')
+
+
+def _key_block(text: str, start: int, end: int) -> bool:
+    """A key header at the start of a line (a .pem, a YAML block scalar) or
+    followed by a body (a JSON string with `\\n`), not one quoted in prose."""
+    line_start = text.rfind('\n', 0, start) + 1
+    return (
+        _LINE_PREFIX_RE.fullmatch(text, line_start, start) is not None or
+        _KEY_BODY_RE.match(text, end) is not None
+    )
 
 
 _RULES = (
     _rule('AWS access key', rf'A[KS]IA[A-Z0-9]{{16}}{_END}', _real),
-    _rule(
-        'AWS secret key',
-        rf'(?:aws[ _.-]?secret[ _.-]?(?:access[ _.-]?)?key|'
-        rf'secret[ _.-]?access[ _.-]?key){_ASSIGN}["\']?'
-        r'([a-z0-9/+]{40})(?![a-z0-9/+=])',
-        _with_digit, lower=True, bounded=False,
+    *(
+        _rule(
+            'AWS secret key',
+            rf'{keyword}{_ASSIGN}["\']?([a-z0-9/+]{{40}})(?![a-z0-9/+=])',
+            _with_digit, lower=True, bounded=False,
+        )
+        for keyword in (
+            r'aws[ _.-]?secret[ _.-]?(?:access[ _.-]?)?key',
+            r'secret[ _.-]?access[ _.-]?key',
+        )
     ),
     _rule(
         'GitHub token',
@@ -125,21 +173,30 @@ _RULES = (
         r'sk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}',
         _random_looking,
     ),
-    _rule('Slack token', r'xox[abeoprs]-[0-9A-Za-z]+-[0-9A-Za-z-]{8,}', _with_digit),  # noqa: E501
+    _rule(
+        'Slack token', r'xox[abeoprs]-[0-9A-Za-z]+-[0-9A-Za-z-]{8,}',
+        _with_digit,
+    ),
     _rule(
         'Slack webhook',
-        r'hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,}',  # noqa: E501
+        r'hooks\.slack\.com/(?:services|workflows|triggers)/'
+        r'[A-Za-z0-9_/-]{20,}',
         _real, bounded=False,
     ),
-    # the header alone, as prose quotes it, is not a key: see _key_block
-    _rule('private key block', _PRIVATE_KEY, _any, bounded=False),
+    _rule(
+        'private key block', _PRIVATE_KEY, _any,
+        context=_key_block, bounded=False,
+    ),
     _rule('Google API key', r'AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])', _real),
     _rule('GitLab token', r'glpat-[A-Za-z0-9_-]{20,}', _real),
     _rule('npm token', rf'npm_[A-Za-z0-9]{{36}}{_END}', _random_looking),
     _rule('PyPI token', r'pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}', _any),
-    _rule(
-        'Stripe key', rf'[sr]k_(?:live|test)_[A-Za-z0-9]{{20,}}{_END}',
-        _with_digit,
+    *(
+        _rule(
+            'Stripe key', rf'{prefix}_(?:live|test)_[A-Za-z0-9]{{20,}}{_END}',
+            _with_digit,
+        )
+        for prefix in ('sk', 'rk')
     ),
     _rule(
         'JSON web token',
@@ -173,18 +230,6 @@ _RULES = (
         )
     ),
 )
-_LINE_PREFIX_RE = re.compile(r'[ \t"\'|>]*')
-_KEY_BODY_RE = re.compile(r'(?:\\[rn]|\s)+[A-Za-z0-9+/]{32}')
-
-
-def _key_block(text: str, start: int, end: int) -> bool:
-    """A key header at the start of a line (a .pem, a YAML block scalar) or
-    followed by a body (a JSON string with `\\n`), not one quoted in prose."""
-    line_start = text.rfind('\n', 0, start) + 1
-    return (
-        _LINE_PREFIX_RE.fullmatch(text, line_start, start) is not None or
-        _KEY_BODY_RE.match(text, end) is not None
-    )
 
 
 def _word_char(c: str) -> bool:
@@ -196,15 +241,11 @@ def _hits(text: str, lower: str, rule: _Rule) -> list[tuple[int, int]]:
     for m in rule.regex.finditer(lower if rule.lower else text):
         if rule.bounded and m.start() and _word_char(text[m.start() - 1]):
             continue
-        group = next(
-            (i for i in range(rule.regex.groups, 0, -1) if m.group(i) is not None),  # noqa: E501
-            0,
-        )
-        start, end = m.span(group)
-        if rule.kind == 'private key block':
-            if _key_block(text, start, end):
-                ret.append((start, end))
-        elif rule.check(text[start:end]):
+        groups = range(rule.regex.groups, 0, -1)
+        start, end = m.span(next((i for i in groups if m[i] is not None), 0))
+        if rule.check(text[start:end]) and (
+                rule.context is None or rule.context(text, start, end)
+        ):
             ret.append((start, end))
     return ret
 
