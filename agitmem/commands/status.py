@@ -10,30 +10,8 @@ from agitmem import store
 from agitmem.commands.diff import unified
 from agitmem.context import Context
 from agitmem.memory import state as state_mod
-
-
-def age_seconds(stamp: str | None, now: datetime.datetime) -> float | None:
-    if not stamp:
-        return None
-    try:
-        then = datetime.datetime.fromisoformat(stamp.replace('Z', '+00:00'))
-    except ValueError:
-        return None
-    if then.tzinfo is None:
-        then = then.replace(tzinfo=datetime.timezone.utc)
-    return (now - then).total_seconds()
-
-
-def human_age(seconds: float | None) -> str:
-    if seconds is None:
-        return 'never updated'
-    if seconds < 90:
-        return f'{int(seconds)}s ago'
-    if seconds < 5400:
-        return f'{int(seconds // 60)} min ago'
-    if seconds < 172800:
-        return f'{seconds / 3600:.1f} h ago'
-    return f'{int(seconds // 86400)} days ago'
+from agitmem.memory.state import age_seconds
+from agitmem.memory.state import human_age
 
 
 def status(ctx: Context, as_json: bool) -> int:

@@ -1,6 +1,7 @@
 """state.json: the structured state block."""
 from __future__ import annotations
 
+import datetime
 import json
 from typing import Any
 
@@ -78,3 +79,27 @@ def update(
     new['tree'] = tree
     validate(new)
     return new
+
+
+def age_seconds(stamp: str | None, now: datetime.datetime) -> float | None:
+    if not stamp:
+        return None
+    try:
+        then = datetime.datetime.fromisoformat(stamp.replace('Z', '+00:00'))
+    except ValueError:
+        return None
+    if then.tzinfo is None:
+        then = then.replace(tzinfo=datetime.timezone.utc)
+    return (now - then).total_seconds()
+
+
+def human_age(seconds: float | None) -> str:
+    if seconds is None:
+        return 'never updated'
+    if seconds < 60:
+        return 'less than a minute ago'
+    if seconds < 5400:
+        return f'{int(seconds // 60)} min ago'
+    if seconds < 172800:
+        return f'{seconds / 3600:.1f} h ago'
+    return f'{int(seconds // 86400)} days ago'

@@ -1,0 +1,249 @@
+"""`agitmem hook EVENT`: the agents' entry points.
+
+Runs inside the agent's loop, so it never crashes the agent: any error is
+one line on stderr and exit 0.  post-edit and prompt run after every edit
+and prompt: they import pygit2 only when they have memory to save."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from agitmem import agents
+from agitmem import audit
+from agitmem import config
+from agitmem import context
+from agitmem import memory
+from agitmem import repo as repo_mod
+from agitmem.agents import transcript
+from agitmem.errors import AgitmemError
+from agitmem.repo import Repo
+
+_STATE_FILE = 'hooks.json'  # per worktree, in its git dir
+
+
+def _hook_state_path(repo: Repo) -> Path:
+    return repo.git_dir / 'agitmem' / _STATE_FILE
+
+
+def read_hook_state(repo: Repo) -> dict[str, Any]:
+    try:
+        data = json.loads(_hook_state_path(repo).read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_hook_state(repo: Repo, data: dict[str, Any]) -> None:
+    repo_mod.atomic_write(
+        _hook_state_path(repo), (json.dumps(data, sort_keys=True) + '\n').encode(),
+    )
+
+
+def _where(payload: agents.Payload) -> tuple[Repo, dict[str, Any]]:
+    cwd = payload.cwd if payload.cwd and os.path.isdir(payload.cwd) else None
+    repo = repo_mod.find(cwd)
+    context.require_memory(repo)
+    return repo, config.load(repo.config_path)
+
+
+def _save(repo: Repo, subject: str, event: str) -> str | None:
+    from agitmem.commands.save import save_memory  # pygit2: only when saving
+    ctx = context.get(cwd=str(repo.root))
+    oid = save_memory(ctx, subject, event=event)
+    return str(oid)[:12] if oid is not None else None
+
+
+def _inject(repo: Repo, cfg: dict[str, Any], agent: str, event: str,
+            *, after_compact: bool) -> str:
+    from agitmem.commands.load import make_block
+    block = make_block(repo, cfg, after_compact=after_compact)
+    message = '; '.join(f'agitmem: {w}' for w in block.warnings) or None
+    return agents.envelope(agent, event, context=block.text, message=message)
+
+
+def session_start(payload: agents.Payload) -> str:
+    repo, cfg = _where(payload)
+    hs = read_hook_state(repo)
+    # Gemini has no compact source: pre-compact leaves a flag instead
+    after = payload.source == 'compact' or bool(hs.get('compact_pending'))
+    write_hook_state(repo, {
+        'prompts': 0, 'context': None, 'compact_pending': False,
+        'session': payload.session_id,
+    })
+    return _inject(repo, cfg, payload.agent, 'session-start', after_compact=after)
+
+
+def _state_age(repo: Repo) -> float | None:
+    """Seconds since snapshot or state was last written (the newer)."""
+    mtimes = []
+    for name in (memory.STATE, memory.SNAPSHOT):
+        try:
+            mtimes.append((repo.memory_dir / name).stat().st_mtime)
+        except OSError:
+            pass
+    return time.time() - max(mtimes) if mtimes else None
+
+
+def pre_compact(payload: agents.Payload) -> str:
+    repo, cfg = _where(payload)
+    trigger = payload.trigger or 'compact'
+    saved = _save(repo, f'hook pre-compact: checkpoint ({trigger})', 'pre-compact')
+    hs = read_hook_state(repo)
+    hs['compact_pending'] = True
+    write_hook_state(repo, hs)
+    parts = [
+        f'agitmem: memory checkpoint {saved}' if saved
+        else 'agitmem: memory already saved',
+    ]
+    age = _state_age(repo)
+    if age is not None and age > cfg['stale_minutes'] * 60:
+        parts.append(
+            f'state.json/snapshot.md are {int(age // 60)} min old: what '
+            f'changed since will only survive in the summary; update them '
+            f'right after the compaction',
+        )
+    return agents.envelope(payload.agent, 'pre-compact', message='; '.join(parts))
+
+
+def _in_memory(repo: Repo, path: str, cwd: str | None) -> bool:
+    p = Path(path)
+    if not p.is_absolute():
+        p = Path(cwd or repo.root) / p
+    try:
+        p.resolve().relative_to(repo.memory_dir.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def post_edit(payload: agents.Payload) -> str:
+    repo, cfg = _where(payload)
+    touched = [p for p in payload.edited_paths if _in_memory(repo, p, payload.cwd)]
+    if touched:
+        names = ', '.join(sorted({Path(p).name for p in touched}))
+        saved = _save(repo, f'hook post-edit: {names}', 'post-edit')
+        if saved:
+            return agents.envelope(
+                payload.agent, 'post-edit', message=f'agitmem: memory saved ({saved})',
+            )
+        return agents.envelope(payload.agent, 'post-edit')
+    age = _state_age(repo)
+    if age is None or age <= cfg['stale_minutes'] * 60:
+        return agents.envelope(payload.agent, 'post-edit')
+    reminder = (
+        f'agitmem: snapshot.md and state.json were last updated '
+        f'{int(age // 60)} min ago. If this edit changed the task\'s '
+        f'progress, update them now (`agitmem state set last_action=... '
+        f'next_intent=...`, and the In progress section of '
+        f'.agent/memory/snapshot.md).'
+    )
+    audit.log(repo.agent_dir, 'hook post-edit', f'reminder: state {int(age // 60)} min old')
+    if agents.supports_context(payload.agent, 'post-edit'):
+        return agents.envelope(payload.agent, 'post-edit', context=reminder)
+    return agents.envelope(payload.agent, 'post-edit', message=reminder)
+
+
+def _context_size(payload: agents.Payload) -> int | None:
+    if payload.context_len is not None:
+        return payload.context_len
+    if payload.transcript_path:
+        sizes = transcript.context_sizes(payload.transcript_path)
+        if sizes:
+            return sizes[-1]
+    return None
+
+
+def prompt(payload: agents.Payload) -> str:
+    repo, cfg = _where(payload)
+    hs = read_hook_state(repo)
+    prompts = int(hs.get('prompts') or 0) + 1
+    size = _context_size(payload)
+    last = hs.get('context')
+    dropped = (
+        size is not None and isinstance(last, int) and
+        transcript.dropped([size], cfg['compaction_drop'], baseline=last)
+    )
+    pending = bool(hs.get('compact_pending'))
+    due = prompts % cfg['reload_every'] == 0
+    hs.update({
+        'prompts': prompts,
+        'context': size if size is not None else last,
+        'compact_pending': False,
+    })
+    write_hook_state(repo, hs)
+    if not (dropped or pending or due):
+        return agents.envelope(payload.agent, 'prompt')
+    why = (
+        f'context dropped {last} -> {size}' if dropped
+        else 'after compaction' if pending else f'prompt {prompts}'
+    )
+    audit.log(repo.agent_dir, 'hook prompt', f're-inject: {why}')
+    return _inject(
+        repo, cfg, payload.agent, 'prompt', after_compact=dropped or pending,
+    )
+
+
+def stop(payload: agents.Payload) -> str:
+    repo, cfg = _where(payload)
+    if not cfg['block_stop_without_progress'] or payload.stop_hook_active:
+        return agents.envelope(payload.agent, 'stop')
+    from agitmem.commands.state import read
+    from agitmem.context import Context
+    state = read(Context(repo, cfg, None, None, ''))
+    tree = repo_mod.worktree_tree(repo)
+    if state.get('tree') in (None, tree):
+        return agents.envelope(payload.agent, 'stop')
+    changed = repo_mod.changed_paths(repo, state['tree'], tree)
+    shown = ', '.join(changed[:5]) + (' ...' if len(changed) > 5 else '')
+    audit.log(repo.agent_dir, 'hook stop', f'blocked: code changed ({shown})')
+    return agents.envelope(
+        payload.agent, 'stop',
+        block_reason=(
+            f'Code changed since state.json was last updated ({shown}). '
+            f'Record your progress before stopping: `agitmem state set '
+            f'last_action=... next_intent=...` and the snapshot\'s In '
+            f'progress / Done sections.'
+        ),
+    )
+
+
+_HANDLERS = {
+    'session-start': session_start,
+    'pre-compact': pre_compact,
+    'post-edit': post_edit,
+    'prompt': prompt,
+    'stop': stop,
+}
+
+
+def hook(
+        event: str,
+        agent: str | None,
+        stdin: str,
+        environ: Mapping[str, str] | None = None,
+) -> int:
+    environ = os.environ if environ is None else environ
+    try:
+        if event not in _HANDLERS:
+            raise AgitmemError(
+                f'unknown hook event "{event}" (agent events: '
+                f'{", ".join(_HANDLERS)})',
+            )
+        payload = agents.parse(stdin, agent=agent, environ=environ)
+        out = _HANDLERS[event](payload)
+    except Exception as e:  # never crash the agent
+        detail = ' '.join(str(e).split()) or type(e).__name__
+        if not isinstance(e, AgitmemError):
+            detail = f'{type(e).__name__}: {detail}'
+        print(f'agitmem hook {event}: {detail}', file=sys.stderr)
+        if agent == 'gemini':
+            print('{}')  # Gemini CLI wants JSON on stdout, always
+        return 0
+    if out:
+        sys.stdout.write(out if out.endswith('\n') else out + '\n')
+    return 0

@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from agitmem import audit
+from agitmem import inject
+from agitmem import memory
+from agitmem import repo as repo_mod
+from agitmem.context import Context
+from agitmem.memory import fragments as fragments_mod
+from agitmem.memory import notes as notes_mod
+from agitmem.memory import state as state_mod
+from agitmem.repo import Repo
+
+INJECTED = 'injected_context.txt'
+
+
+def user_home() -> Path:
+    home = os.environ.get('AGITMEM_HOME')
+    return Path(home) if home else Path.home() / '.agent'
+
+
+def _text(path: Path, shown: str) -> str:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return ''
+    return memory.decode(data, shown)
+
+
+def read_memory(repo: Repo, cfg: dict[str, Any]) -> inject.Memory:
+    def layer(name: str) -> str:
+        return _text(repo.memory_dir / name, f'.agent/memory/{name}')
+
+    user = ''
+    if cfg['user_tattoo']:
+        user = _text(user_home() / 'memory' / memory.TATTOO, f'~/.agent/memory/{memory.TATTOO}')
+    state_text = layer(memory.STATE)
+    return inject.Memory(
+        user_tattoo=user,
+        project_tattoo=layer(memory.TATTOO),
+        state=state_mod.parse(state_text, '.agent/memory/state.json') if state_text.strip() else {},
+        snapshot=layer(memory.SNAPSHOT),
+        fragments=fragments_mod.parse(layer(memory.FRAGMENTS), '.agent/memory/fragments.jsonl'),
+        notes=notes_mod.parse(layer(memory.NOTES)),
+    )
+
+
+def freshness(repo: Repo, state: dict[str, Any]) -> inject.Freshness:
+    """Compare the trees the state and the last verification were written
+    against with the working tree now."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    age = state_mod.age_seconds(state.get('updated_at'), now)
+    state_tree = state.get('tree')
+    lv = state.get('last_verification')
+    lv_tree = lv.get('tree') if isinstance(lv, dict) else None
+    if not state_tree and not lv_tree:
+        return inject.Freshness(state_mod.human_age(age) if age is not None else None)
+    tree = repo_mod.worktree_tree(repo)
+
+    def changed(old: object) -> tuple[str, ...] | None:
+        if not isinstance(old, str) or not old or old == tree:
+            return None
+        return tuple(repo_mod.changed_paths(repo, old, tree))
+
+    return inject.Freshness(
+        state_age=state_mod.human_age(age) if age is not None else None,
+        state_changed=changed(state_tree),
+        verification_changed=changed(lv_tree),
+    )
+
+
+def make_block(repo: Repo, cfg: dict[str, Any], *, after_compact: bool) -> inject.Block:
+    mem = read_memory(repo, cfg)
+    block = inject.build(
+        mem,
+        budget_tokens=cfg['budget_tokens'],
+        after_compact=after_compact,
+        fresh=freshness(repo, mem.state),
+    )
+    # exactly what the agent was given, for the user to look at
+    target = repo.agent_dir / INJECTED
+    if not (target.is_file() and target.read_text(errors='replace') == block.text):
+        repo_mod.atomic_write(target, block.text.encode())
+    audit.log(
+        repo.agent_dir, 'read load',
+        f'{block.tokens} tokens, {len(block.text)} chars'
+        f'{", after compact" if after_compact else ""}',
+    )
+    return block
+
+
+def load(ctx: Context, *, after_compact: bool, as_json: bool) -> int:
+    block = make_block(ctx.repo, ctx.cfg, after_compact=after_compact)
+    for w in block.warnings:
+        print(f'agitmem: warning: {w}', file=sys.stderr)
+    if as_json:
+        print(json.dumps({
+            'text': block.text,
+            'tokens': block.tokens,
+            'chars': len(block.text),
+            'budget_tokens': ctx.cfg['budget_tokens'],
+            'warnings': list(block.warnings),
+            'cut': block.cut,
+        }, indent=2, ensure_ascii=False))
+    else:
+        sys.stdout.write(block.text)
+    return 0

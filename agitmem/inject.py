@@ -1,0 +1,229 @@
+"""Build the injection block (DESIGN.md section 4) within its budget.
+
+Order is fixed, init.d-style: user tattoo, project tattoo, state, snapshot
+(Goal, In progress, Decisions), newest fragments, newest notes.  When over
+budget, notes go first, then fragments, then snapshot sections; tattoo and
+state are never cut (a warning says so when they alone overflow)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+
+from agitmem import tokens
+from agitmem.memory import snapshot as snapshot_mod
+from agitmem.memory import tattoo as tattoo_mod
+
+BEGIN = '===== AGENT MEMORY BEGIN ====='
+END = '===== AGENT MEMORY END ====='
+# Claude Code moves hook output over 10,000 characters to a file the model
+# never reads in full: stay under it, whatever the budget says.
+MAX_CHARS = 9500
+RESTATE = (
+    'Your context was just compacted. Before doing anything else, restate '
+    'current_goal and next_intent below verbatim, then continue from '
+    'next_intent. The rules under TATTOO still hold.'
+)
+SNAPSHOT_SECTIONS = (
+    snapshot_mod.GOAL, snapshot_mod.IN_PROGRESS, snapshot_mod.DECISIONS,
+)
+# cut order when over budget: the goal is repeated by state.current_goal,
+# decisions (agreed interfaces) are kept longest
+SNAPSHOT_CUT_ORDER = (
+    snapshot_mod.GOAL, snapshot_mod.IN_PROGRESS, snapshot_mod.DECISIONS,
+)
+STATE_FIELDS = (
+    'current_goal', 'current_file', 'current_symbol', 'last_action',
+    'next_intent',
+)
+NEWEST = 5
+
+
+@dataclass(frozen=True)
+class Freshness:
+    """How state and verification relate to the working tree now."""
+    state_age: str | None = None  # "3 min ago"
+    state_changed: tuple[str, ...] | None = None  # None: fresh / unknown
+    verification_changed: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Memory:
+    user_tattoo: str = ''
+    project_tattoo: str = ''
+    state: dict[str, Any] = field(default_factory=dict)
+    snapshot: str = ''
+    fragments: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Block:
+    text: str
+    tokens: int
+    warnings: tuple[str, ...]
+    cut: dict[str, int]  # what was left out: notes, fragments, sections
+
+
+def _changed(paths: tuple[str, ...]) -> str:
+    shown = ', '.join(paths[:10])
+    more = f' and {len(paths) - 10} more' if len(paths) > 10 else ''
+    return f'{shown}{more}' if paths else 'files changed'
+
+
+def tattoo_part(mem: Memory) -> list[str]:
+    rules = tattoo_mod.combine(
+        tattoo_mod.parse(mem.user_tattoo), tattoo_mod.parse(mem.project_tattoo),
+    )
+    if not rules:
+        return []
+    return [
+        '## TATTOO: hard rules (violate one and the change is rolled back)',
+        *(f'- {r.text}' for r in rules),
+    ]
+
+
+def state_part(mem: Memory, fresh: Freshness) -> list[str]:
+    st = mem.state
+    head = f'## STATE (step {st.get("step", 0)}'
+    if fresh.state_age:
+        head += f', updated {fresh.state_age}'
+    head += ')'
+    lines = [head]
+    if fresh.state_changed is not None:
+        lines.append(
+            f'STALE: the working tree changed since this state was written: '
+            f'{_changed(fresh.state_changed)}. Check those files before '
+            f'trusting it.',
+        )
+    for key in STATE_FIELDS:
+        value = st.get(key)
+        if value not in (None, ''):
+            lines.append(f'{key}: {value}')
+    lv = st.get('last_verification')
+    if isinstance(lv, dict) and lv.get('result'):
+        line = (
+            f'last_verification: {lv.get("result")} '
+            f'(exit {lv.get("exit_code")}) `{lv.get("command", "")}`'
+        )
+        if lv.get('reason'):
+            line += f': {lv["reason"]}'
+        if lv.get('at'):
+            line += f' [at {lv["at"]}]'
+        lines.append(line)
+        if fresh.verification_changed is not None:
+            lines.append(
+                f'STALE verification: files changed since it ran: '
+                f'{_changed(fresh.verification_changed)}. Run it again '
+                f'before relying on the result.',
+            )
+    return lines
+
+
+def snapshot_parts(mem: Memory) -> dict[str, list[str]]:
+    snap = snapshot_mod.parse(mem.snapshot)
+    ret = {}
+    for name in SNAPSHOT_SECTIONS:
+        lines = [t for _, t in snapshot_mod.content_lines(snap.get(name))]
+        if lines:
+            ret[name] = [f'### {name}', *lines]
+    return ret
+
+
+def fragment_line(f: dict[str, Any]) -> str:
+    parts = [f'{f.get("id")}: {f.get("goal", "")}']
+    for key in ('action', 'result'):
+        if f.get(key):
+            parts.append(f'{key}: {f[key]}')
+    if f.get('next'):
+        parts.append(f'next: {f["next"]}')
+    return '- ' + '; '.join(parts)
+
+
+def _render(
+        head: list[str],
+        tattoo: list[str],
+        state: list[str],
+        sections: dict[str, list[str]],
+        fragments: list[str],
+        notes: list[str],
+        omitted: list[str],
+) -> str:
+    out = [BEGIN, *head, *tattoo, *state]
+    if sections:
+        out.append('## SNAPSHOT')
+        for name in SNAPSHOT_SECTIONS:
+            out.extend(sections.get(name, ()))
+    if fragments:
+        out.append(f'## FRAGMENTS (newest {len(fragments)})')
+        out.extend(fragments)
+    if notes:
+        out.append(f'## NOTES (newest {len(notes)}, may be stale)')
+        out.extend(notes)
+    out.extend(omitted)
+    out.append(END)
+    return '\n'.join(out) + '\n'
+
+
+def build(
+        mem: Memory,
+        *,
+        budget_tokens: int,
+        after_compact: bool = False,
+        fresh: Freshness = Freshness(),
+) -> Block:
+    head = [RESTATE] if after_compact else []
+    tattoo = tattoo_part(mem)
+    state = state_part(mem, fresh)
+    sections = snapshot_parts(mem)
+    fragments = [fragment_line(f) for f in mem.fragments[-NEWEST:]]
+    notes = [f'- {n}' for n in mem.notes[-NEWEST:]]
+    cut = {'notes': 0, 'fragments': 0, 'snapshot_sections': 0}
+
+    def render() -> str:
+        omitted = []
+        if any(cut.values()):
+            what = ', '.join(f'{n} {k.replace("_", " ")}' for k, n in cut.items() if n)
+            omitted.append(
+                f'(left out for size: {what}; read them in .agent/memory/)',
+            )
+        return _render(head, tattoo, state, sections, fragments, notes, omitted)
+
+    def fits(text: str) -> bool:
+        return tokens.estimate(text) <= budget_tokens and len(text) <= MAX_CHARS
+
+    text = render()
+    # oldest first within each layer, layers in the fixed cut order
+    while not fits(text) and notes:
+        notes.pop(0)
+        cut['notes'] += 1
+        text = render()
+    while not fits(text) and fragments:
+        fragments.pop(0)
+        cut['fragments'] += 1
+        text = render()
+    for name in SNAPSHOT_CUT_ORDER:
+        if fits(text):
+            break
+        if sections.pop(name, None) is not None:
+            cut['snapshot_sections'] += 1
+            text = render()
+    warnings = []
+    if not fits(text):
+        warnings.append(
+            f'tattoo and state alone are {tokens.estimate(text)} tokens / '
+            f'{len(text)} characters, over the budget of {budget_tokens} '
+            f'tokens: they are never cut; shorten tattoo.md or state.json',
+        )
+    if len(text) > MAX_CHARS:
+        # the one cut of tattoo/state: past this the client hides the text
+        marker = (
+            f'\n[cut at {MAX_CHARS} characters: read .agent/memory/tattoo.md '
+            f'and state.json in full]\n{END}\n'
+        )
+        text = text[:MAX_CHARS - len(marker)] + marker
+        warnings.append(
+            f'the block was cut at {MAX_CHARS} characters (the size at which '
+            f'Claude Code moves hook output to a file)',
+        )
+    return Block(text, tokens.estimate(text), tuple(warnings), cut)
