@@ -152,7 +152,12 @@ def _context_size(payload: agents.Payload) -> int | None:
     if payload.context_len is not None:
         return payload.context_len
     if payload.transcript_path:
-        sizes = transcript.context_sizes(payload.transcript_path)
+        try:
+            sizes = transcript.context_sizes(payload.transcript_path)
+        except AgitmemError as e:
+            # the 40% rule is lost for this prompt, the rest still runs
+            print(f'agitmem hook prompt: {e}', file=sys.stderr)
+            return None
         if sizes:
             return sizes[-1]
     return None

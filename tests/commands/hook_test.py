@@ -1,0 +1,262 @@
+"""`agitmem hook EVENT` fed recorded-shape payloads through the real CLI."""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from testing.util import agitmem
+from testing.util import git
+from testing.util import mem
+from testing.util import message
+from testing.util import ok
+from testing.util import run
+from testing.util import tip
+
+PAYLOADS = Path(__file__).parent.parent / 'agents' / 'payloads'
+HOOKS = Path(__file__).parent.parent.parent / 'hooks'
+GOAL = 'move loadConfig into index.ts'
+NEXT = 'delete the original and update imports'
+
+
+def payload(name: str, repo: Path, **changes: Any) -> str:
+    data = json.loads((PAYLOADS / f'{name}.json').read_text())
+    data['cwd'] = str(repo)
+    data.update(changes)
+    return json.dumps(data)
+
+
+def hook(repo: Path, event: str, stdin: str, *args: str, env: dict[str, str] | None = None) -> tuple[str, str]:
+    proc = agitmem('hook', event, *args, cwd=repo, input=stdin, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert 'Traceback' not in proc.stderr
+    return proc.stdout, proc.stderr
+
+
+@pytest.fixture
+def agentrepo(memrepo: Path) -> Path:
+    ok('state', 'set', f'current_goal={GOAL}', f'next_intent={NEXT}', 'current_file=src/app.py', cwd=memrepo)
+    return memrepo
+
+
+def _context(out: str) -> str:
+    data = json.loads(out)
+    return data['hookSpecificOutput']['additionalContext']  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize('agent', ('claude', 'codex'))
+def test_session_start_compact_injects_restate(agentrepo: Path, agent: str) -> None:
+    out, _ = hook(agentrepo, 'session-start', payload(f'{agent}_session_start_compact', agentrepo), '--agent', agent)
+    text = _context(out)
+    assert json.loads(out)['hookSpecificOutput']['hookEventName'] == 'SessionStart'
+    assert 'restate current_goal and next_intent' in text
+    assert f'current_goal: {GOAL}' in text and f'next_intent: {NEXT}' in text
+    assert (agentrepo / '.agent' / 'injected_context.txt').read_text() == text
+
+
+@pytest.mark.parametrize('name', ('claude_session_start_startup', 'claude_session_start_resume', 'claude_session_start_clear'))
+def test_session_start_other_sources_no_restate(agentrepo: Path, name: str) -> None:
+    out, _ = hook(agentrepo, 'session-start', payload(name, agentrepo))  # agent detected
+    text = _context(out)
+    assert GOAL in text and 'restate' not in text
+
+
+def test_session_start_real_claude_payload(agentrepo: Path) -> None:
+    out, _ = hook(agentrepo, 'session-start', payload('claude_real_session_start_compact', agentrepo), '--agent', 'claude')
+    assert 'restate' in _context(out)
+
+
+def test_gemini_compress_then_prompt_injects_after_compaction(agentrepo: Path) -> None:
+    out, _ = hook(agentrepo, 'pre-compact', payload('gemini_pre_compact_auto', agentrepo), '--agent', 'gemini')
+    json.loads(out)  # pure JSON
+    out, _ = hook(agentrepo, 'prompt', payload('gemini_prompt', agentrepo), '--agent', 'gemini')
+    text = _context(out)
+    assert 'restate' in text and NEXT in text
+    # only once
+    out, _ = hook(agentrepo, 'prompt', payload('gemini_prompt', agentrepo), '--agent', 'gemini')
+    assert json.loads(out) == {}
+
+
+def test_gemini_session_start_is_pure_json(agentrepo: Path) -> None:
+    out, _ = hook(agentrepo, 'session-start', payload('gemini_session_start_startup', agentrepo), '--agent', 'gemini')
+    assert GOAL in _context(out)
+
+
+def test_pre_compact_saves_checkpoint(agentrepo: Path) -> None:
+    mem(agentrepo, 'notes.md').write_text('- unsaved before compaction\n')
+    out, _ = hook(agentrepo, 'pre-compact', payload('claude_pre_compact_auto', agentrepo), '--agent', 'claude')
+    msg = message(agentrepo)
+    assert msg.startswith('hook pre-compact: checkpoint (auto)\n')
+    assert 'Agitmem-Event: pre-compact' in msg
+    assert 'memory checkpoint' in json.loads(out)['systemMessage']
+    assert git('show', 'refs/agitmem/heads/main:notes.md', cwd=agentrepo) == '- unsaved before compaction\n'
+
+
+def test_pre_compact_warns_when_state_stale(agentrepo: Path) -> None:
+    old = time.time() - 3600
+    for name in ('state.json', 'snapshot.md'):
+        os.utime(mem(agentrepo, name), (old, old))
+    out, _ = hook(agentrepo, 'pre-compact', payload('claude_pre_compact_manual', agentrepo), '--agent', 'claude')
+    assert '60 min old' in json.loads(out)['systemMessage']
+
+
+def test_post_edit_of_memory_saves(agentrepo: Path) -> None:
+    notes = mem(agentrepo, 'notes.md')
+    notes.write_text('- edited by the agent\n')
+    before = tip(agentrepo)
+    stdin = payload('claude_post_edit_write', agentrepo, tool_input={'file_path': str(notes), 'content': 'x'})
+    out, _ = hook(agentrepo, 'post-edit', stdin, '--agent', 'claude')
+    assert tip(agentrepo) != before
+    assert message(agentrepo).startswith('hook post-edit: notes.md\n')
+    assert 'memory saved' in json.loads(out)['systemMessage']
+
+
+def test_post_edit_reminds_when_stale(agentrepo: Path) -> None:
+    stdin = payload('claude_post_edit_edit', agentrepo, tool_input={'file_path': str(agentrepo / 'src' / 'app.py')})
+    out, _ = hook(agentrepo, 'post-edit', stdin, '--agent', 'claude')
+    assert out == ''  # state fresh: nothing to say
+    old = time.time() - 30 * 60
+    for name in ('state.json', 'snapshot.md'):
+        os.utime(mem(agentrepo, name), (old, old))
+    out, _ = hook(agentrepo, 'post-edit', stdin, '--agent', 'claude')
+    assert 'last updated 30 min ago' in _context(out)
+
+
+def test_post_edit_gemini_and_codex(agentrepo: Path) -> None:
+    old = time.time() - 30 * 60
+    for name in ('state.json', 'snapshot.md'):
+        os.utime(mem(agentrepo, name), (old, old))
+    out, _ = hook(agentrepo, 'post-edit', payload('gemini_post_edit_write_file', agentrepo), '--agent', 'gemini')
+    assert '30 min ago' in _context(out)
+    out, _ = hook(agentrepo, 'post-edit', payload('codex_post_edit_apply_patch', agentrepo), '--agent', 'codex')
+    assert '30 min ago' in _context(out)
+
+
+def test_prompt_reinjects_every_reload_every(agentrepo: Path) -> None:
+    (agentrepo / '.agent' / 'config.yaml').write_text('reload_every: 3\n')
+    stdin = payload('claude_prompt', agentrepo, transcript_path=None)
+    outs = [hook(agentrepo, 'prompt', stdin, '--agent', 'claude')[0] for _ in range(6)]
+    assert [bool(o) for o in outs] == [False, False, True, False, False, True]
+    assert 'restate' not in _context(outs[2])
+    assert GOAL in _context(outs[2])
+
+
+def _transcript(path: Path, sizes: list[int]) -> None:
+    lines = []
+    for i, size in enumerate(sizes):
+        lines.append({'type': 'user', 'uuid': f'u{i}', 'message': {'role': 'user', 'content': 'hi'}})
+        lines.append({
+            'type': 'assistant', 'uuid': f'a{i}', 'requestId': f'r{i}',
+            'message': {'id': f'm{i}', 'role': 'assistant', 'content': [{'type': 'text', 'text': 'ok'}],
+                        'usage': {'input_tokens': size, 'cache_creation_input_tokens': 0,
+                                  'cache_read_input_tokens': 0, 'output_tokens': 10}},
+        })
+    path.write_text(''.join(json.dumps(ln) + '\n' for ln in lines))
+
+
+def test_prompt_40_percent_drop_from_transcript(agentrepo: Path, tmp_path: Path) -> None:
+    t = tmp_path / 'session.jsonl'
+    _transcript(t, [50_000, 120_000, 185_000])
+    stdin = payload('claude_prompt', agentrepo, transcript_path=str(t))
+    assert hook(agentrepo, 'prompt', stdin, '--agent', 'claude')[0] == ''
+    _transcript(t, [50_000, 120_000, 185_000, 120_000])  # -35%: not a compaction
+    assert hook(agentrepo, 'prompt', stdin, '--agent', 'claude')[0] == ''
+    _transcript(t, [50_000, 120_000, 185_000, 120_000, 42_000])  # -65%
+    out, _ = hook(agentrepo, 'prompt', stdin, '--agent', 'claude')
+    assert 'restate' in _context(out)
+    log = (agentrepo / '.agent' / 'log' / 'memory.log').read_text()
+    assert 're-inject: context dropped 120000 -> 42000' in log
+
+
+def test_shell_shims(agentrepo: Path) -> None:
+    shim = str(HOOKS / 'on_compact.sh')
+    env = {'AGENT_CONTEXT_LEN': '185000'}
+    first = run('sh', shim, cwd=agentrepo, env=env)
+    assert first.returncode == 0 and first.stdout == ''
+    second = run('sh', shim, cwd=agentrepo, env={'AGENT_CONTEXT_LEN': '42000'})
+    assert second.stdout.startswith('===== AGENT MEMORY BEGIN =====\nYour context was just compacted.')
+    pre = run('sh', str(HOOKS / 'pre_task.sh'), cwd=agentrepo)
+    assert GOAL in pre.stdout and 'restate' not in pre.stdout
+    notes = mem(agentrepo, 'notes.md')
+    notes.write_text('- shim edit\n')
+    run('sh', str(HOOKS / 'post_edit.sh'), str(notes), cwd=agentrepo)
+    assert message(agentrepo).startswith('hook post-edit: notes.md')
+
+
+def test_init_copies_shims(memrepo: Path) -> None:
+    for name in ('pre_task.sh', 'post_edit.sh', 'on_compact.sh'):
+        shim = memrepo / '.agent' / 'hooks' / name
+        assert os.access(shim, os.X_OK)
+        assert 'agitmem hook' in shim.read_text()
+
+
+def test_stop_blocks_without_progress(agentrepo: Path) -> None:
+    stdin = payload('claude_stop', agentrepo)
+    assert hook(agentrepo, 'stop', stdin, '--agent', 'claude')[0] == ''  # off by default
+    (agentrepo / '.agent' / 'config.yaml').write_text('block_stop_without_progress: true\n')
+    assert hook(agentrepo, 'stop', stdin, '--agent', 'claude')[0] == ''  # nothing changed
+    (agentrepo / 'src' / 'app.py').write_text('changed\n')
+    out, _ = hook(agentrepo, 'stop', stdin, '--agent', 'claude')
+    data = json.loads(out)
+    assert data['decision'] == 'block'
+    assert 'src/app.py' in data['reason']
+    active = payload('claude_stop_active', agentrepo)
+    assert hook(agentrepo, 'stop', active, '--agent', 'claude')[0] == ''  # no loop
+    ok('state', 'set', 'last_action=changed app.py', cwd=agentrepo)
+    assert hook(agentrepo, 'stop', stdin, '--agent', 'claude')[0] == ''
+
+
+@pytest.mark.parametrize(
+    ('stdin', 'args', 'expected'),
+    (
+        ('', (), 'hook input is empty'),
+        ('not json', (), 'not JSON'),
+        ('[1, 2]', (), 'agitmem hook prompt:'),
+        ('{"hook_event_name": "Mystery", "foo": 1}', (), 'agitmem hook prompt:'),
+        ('{}', ('--agent', 'nobody'), "unknown agent 'nobody'"),
+    ),
+)
+def test_hook_bad_input_exits_0_with_one_line(agentrepo: Path, stdin: str, args: tuple[str, ...], expected: str) -> None:
+    before = tip(agentrepo)
+    out, err = hook(agentrepo, 'prompt', stdin, *args)
+    assert out == ''
+    assert len(err.strip().splitlines()) == 1
+    assert expected in err
+    assert tip(agentrepo) == before
+
+
+def test_hook_bad_transcript(agentrepo: Path, tmp_path: Path) -> None:
+    missing = payload('claude_prompt', agentrepo, transcript_path=str(tmp_path / 'nope.jsonl'))
+    out, err = hook(agentrepo, 'prompt', missing, '--agent', 'claude')
+    assert out == '' and len(err.splitlines()) == 1 and 'nope.jsonl' in err
+    bad_t = tmp_path / 'bad.jsonl'
+    bad_t.write_text('{"a": 1}\nnot json\n{"b": 2}\n')
+    out, err = hook(agentrepo, 'prompt', payload('claude_prompt', agentrepo, transcript_path=str(bad_t)), '--agent', 'claude')
+    assert out == '' and len(err.splitlines()) == 1 and 'bad.jsonl:2' in err
+
+
+def test_hook_without_agent_dir(repo: Path) -> None:
+    out, err = hook(repo, 'session-start', payload('claude_session_start_startup', repo), '--agent', 'claude')
+    assert out == '' and 'agitmem init' in err
+    out, err = hook(repo, 'session-start', payload('gemini_session_start_startup', repo), '--agent', 'gemini')
+    assert json.loads(out) == {}
+    assert not (repo / '.agent').exists()
+
+
+def test_hook_unknown_event(agentrepo: Path) -> None:
+    out, err = hook(agentrepo, 'lunch', '{}')
+    assert 'unknown hook event "lunch"' in err
+
+
+def test_hook_leaves_user_repo_untouched(agentrepo: Path) -> None:
+    from testing.util import git_state
+    (agentrepo / 'src' / 'app.py').write_text('edit\n')
+    before = git_state(agentrepo)
+    for event, name in (('session-start', 'claude_session_start_compact'), ('pre-compact', 'claude_pre_compact_auto'),
+                        ('post-edit', 'claude_post_edit_write'), ('prompt', 'claude_prompt'), ('stop', 'claude_stop')):
+        hook(agentrepo, event, payload(name, agentrepo, transcript_path=None), '--agent', 'claude')
+        assert git_state(agentrepo) == before, event

@@ -1,0 +1,150 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from testing.util import agitmem
+from testing.util import bad
+from testing.util import mem
+from testing.util import ok
+
+BEGIN = '===== AGENT MEMORY BEGIN ====='
+END = '===== AGENT MEMORY END ====='
+
+
+def _big_memory(repo: Path) -> None:
+    """The realistic memory of bench/hooks.py: 20 rules, a 300-line
+    snapshot, 1,000 notes, 500 fragments."""
+    mem(repo, 'tattoo.md').write_text(''.join(f'- rule {i}: keep {i}\n' for i in range(20)))
+    lines = ['## Goal', 'ship the loader move', '## In progress']
+    lines += [f'- step {i} of the work in `src/m{i}.py`' for i in range(100)]
+    lines += ['## Decisions'] + [f'- decision {i}: value {i}' for i in range(100)]
+    lines += ['## Todo'] + [f'- todo {i}' for i in range(95)]
+    mem(repo, 'snapshot.md').write_text('\n'.join(lines) + '\n')
+    mem(repo, 'notes.md').write_text(''.join(f'- 2026-11-30 10:00 note {i} ' + 'x' * 60 + '\n' for i in range(1000)))
+    frags = [
+        {'id': f'A-{i:03d}', 'at': '2026-11-30T10:00:00Z', 'goal': f'goal {i}', 'basis': 'b',
+         'action': 'a' * 40, 'result': 'r', 'next': f'next {i}', 'refs': []}
+        for i in range(1, 501)
+    ]
+    mem(repo, 'fragments.jsonl').write_text(''.join(json.dumps(f) + '\n' for f in frags))
+
+
+def test_load_order_and_markers(memrepo: Path) -> None:
+    mem(memrepo, 'snapshot.md').write_text(
+        '## Goal\nmove the loader\n## Done\n- hidden done item\n## In progress\n'
+        '- copying loadConfig\n## Todo\n- hidden todo\n## Decisions\n- error type: ConfigError\n',
+    )
+    ok('state', 'set', 'current_goal=move loader', 'next_intent=delete original', cwd=memrepo)
+    ok('note', 'a note', cwd=memrepo)
+    ok('fragment', 'add', '--goal', 'frag goal', '--next', 'frag next', cwd=memrepo)
+    home_tattoo = Path(__import__('os').environ['AGITMEM_HOME']) / 'memory' / 'tattoo.md'
+    home_tattoo.parent.mkdir(parents=True)
+    home_tattoo.write_text('- user rule: mine\n- indent: tabs\n')
+    mem(memrepo, 'tattoo.md').write_text('- indent: 4 spaces\n- project rule\n')
+    out = ok('load', cwd=memrepo)
+    assert out.startswith(BEGIN + '\n') and out.endswith(END + '\n')
+    order = [out.index(s) for s in (
+        '- user rule: mine', '- project rule', '## STATE', '### Goal', '### In progress',
+        '### Decisions', '## FRAGMENTS', '## NOTES',
+    )]
+    assert order == sorted(order)
+    # project's value wins for a key: value rule
+    assert '- indent: 4 spaces' in out and 'indent: tabs' not in out
+    assert 'hidden done item' not in out and 'hidden todo' not in out
+    assert 'current_goal: move loader' in out and 'next_intent: delete original' in out
+    assert 'restate' not in out
+    assert (memrepo / '.agent' / 'injected_context.txt').read_text() == out
+
+
+def test_load_is_idempotent(memrepo: Path) -> None:
+    ok('state', 'set', 'current_goal=g', cwd=memrepo)
+    outs = {ok('load', cwd=memrepo) for _ in range(10)}
+    assert len(outs) == 1
+    log = (memrepo / '.agent' / 'log' / 'memory.log').read_text()
+    assert log.count('read load:') == 10
+
+
+def test_load_after_compact_and_stale(memrepo: Path) -> None:
+    ok('state', 'set', 'current_goal=g1', 'next_intent=n1', cwd=memrepo)
+    ok('verify', '--', 'true', cwd=memrepo)
+    fresh = ok('load', '--after-compact', cwd=memrepo)
+    assert fresh.splitlines()[1].startswith('Your context was just compacted. Before doing anything else, restate')
+    assert 'STALE' not in fresh
+    (memrepo / 'src' / 'app.py').write_text('changed\n')
+    (memrepo / 'src' / 'new.py').write_text('new\n')
+    stale = ok('load', '--after-compact', cwd=memrepo)
+    assert 'STALE: the working tree changed since this state was written: src/app.py, src/new.py.' in stale
+    assert 'STALE verification: files changed since it ran: src/app.py, src/new.py.' in stale
+
+
+def test_load_stale_names_at_most_ten_paths(memrepo: Path) -> None:
+    ok('state', 'set', 'current_goal=g', cwd=memrepo)
+    for i in range(15):
+        (memrepo / f'f{i:02d}.txt').write_text('x\n')
+    out = ok('load', cwd=memrepo)
+    assert 'f09.txt and 5 more.' in out
+
+
+def test_load_budget_on_large_memory(memrepo: Path) -> None:
+    _big_memory(memrepo)
+    data = json.loads(ok('load', '--json', cwd=memrepo))
+    assert data['tokens'] <= 800
+    assert data['chars'] <= 9500
+    assert data['cut']['notes'] == 5  # notes go first
+    text = data['text']
+    assert '- rule 19: keep 19' in text  # tattoo never cut
+    assert 'left out for size' in text
+
+
+def test_load_budget_cut_order(memrepo: Path) -> None:
+    _big_memory(memrepo)
+    (memrepo / '.agent' / 'config.yaml').write_text('budget_tokens: 2000\n')
+    data = json.loads(ok('load', '--json', cwd=memrepo))
+    assert data['tokens'] <= 2000
+    assert data['cut']['notes'] == 0
+    assert '## NOTES (newest 5' in data['text']
+
+
+def test_load_tattoo_over_budget_warns_never_cuts(memrepo: Path) -> None:
+    mem(memrepo, 'tattoo.md').write_text(''.join(f'- rule number {i} is long enough\n' for i in range(100)))
+    proc = agitmem('load', cwd=memrepo)
+    assert proc.returncode == 0
+    assert 'rule number 99' in proc.stdout
+    assert 'warning: tattoo and state alone are' in proc.stderr
+
+
+def test_load_hard_cap_9500_chars(memrepo: Path) -> None:
+    mem(memrepo, 'tattoo.md').write_text(''.join(f'- {"r" * 90} {i}\n' for i in range(200)))
+    (memrepo / '.agent' / 'config.yaml').write_text('budget_tokens: 100000\n')
+    proc = agitmem('load', cwd=memrepo)
+    assert proc.returncode == 0
+    assert len(proc.stdout) <= 9500
+    assert proc.stdout.endswith(END + '\n')
+    assert 'cut at 9500 characters' in proc.stderr
+
+
+def test_load_cjk_budget(memrepo: Path) -> None:
+    # 5 notes of 200 CJK characters: ~1,000 tokens, though only 1,000
+    # characters; the same length in ASCII is ~250 tokens and fits
+    mem(memrepo, 'notes.md').write_text(''.join(f'- 笔记{i}' + '中文内容' * 50 + '\n' for i in range(5)))
+    data = json.loads(ok('load', '--json', cwd=memrepo))
+    assert data['tokens'] <= 800
+    assert data['cut']['notes'] >= 1
+    mem(memrepo, 'notes.md').write_text(''.join(f'- note{i}' + 'abcd' * 50 + '\n' for i in range(5)))
+    data = json.loads(ok('load', '--json', cwd=memrepo))
+    assert data['cut']['notes'] == 0
+
+
+def test_load_chinese_snapshot_headings(memrepo: Path) -> None:
+    mem(memrepo, 'snapshot.md').write_text('## 目标\n迁移配置加载\n## 已完成\n- 读完\n## 进行中\n- 复制函数\n## 关键决策\n- 错误类型: ConfigError\n')
+    out = ok('load', cwd=memrepo)
+    assert '### Goal\n迁移配置加载' in out
+    assert '### In progress\n- 复制函数' in out
+    assert '### Decisions\n- 错误类型: ConfigError' in out
+    assert '读完' not in out
+
+
+def test_load_bad_input(repo: Path, memrepo: Path) -> None:
+    mem(memrepo, 'state.json').write_text('{')
+    assert 'state.json:1: not valid JSON' in bad('load', cwd=memrepo)
