@@ -260,3 +260,14 @@ def test_hook_leaves_user_repo_untouched(agentrepo: Path) -> None:
                         ('post-edit', 'claude_post_edit_write'), ('prompt', 'claude_prompt'), ('stop', 'claude_stop')):
         hook(agentrepo, event, payload(name, agentrepo, transcript_path=None), '--agent', 'claude')
         assert git_state(agentrepo) == before, event
+
+
+def test_hot_hooks_do_not_import_pygit2(agentrepo: Path) -> None:
+    import sys
+    stdin = payload('claude_post_edit_edit', agentrepo, tool_input={'file_path': str(agentrepo / 'src' / 'app.py')})
+    for event, data in (('post-edit', stdin), ('prompt', payload('claude_prompt', agentrepo, transcript_path=None))):
+        proc = run(sys.executable, '-X', 'importtime', '-m', 'agitmem', 'hook', event, '--agent', 'claude',
+                   cwd=agentrepo, input=data)
+        assert proc.returncode == 0
+        assert 'agitmem.commands.hook' in proc.stderr
+        assert 'pygit2' not in proc.stderr, event

@@ -1,0 +1,73 @@
+"""Shared by the benchmarks: time commands as whole processes, repeated and
+interleaved so that a noisy neighbour hits every figure alike."""
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+PY = sys.executable
+AGITMEM = [shutil.which('agitmem') or PY, *([] if shutil.which('agitmem') else ['-m', 'agitmem'])]
+FLOOR_PASS = [PY, '-c', 'pass']
+FLOOR_PYGIT2 = [PY, '-c', 'import pygit2']
+
+
+def env() -> dict[str, str]:
+    e = dict(os.environ)
+    e.update({
+        'GIT_AUTHOR_NAME': 'bench', 'GIT_AUTHOR_EMAIL': 'bench@example.com',
+        'GIT_COMMITTER_NAME': 'bench', 'GIT_COMMITTER_EMAIL': 'bench@example.com',
+    })
+    for k in ('GIT_DIR', 'GIT_INDEX_FILE', 'GIT_WORK_TREE', 'AGITMEM_REF'):
+        e.pop(k, None)
+    return e
+
+
+def sh(*cmd: str, cwd: Path, stdin: str | None = None) -> str:
+    proc = subprocess.run(cmd, cwd=cwd, env=env(), input=stdin, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f'bench: {" ".join(cmd)} failed: {proc.stderr.strip()}')
+    return proc.stdout
+
+
+def once(cmd: Sequence[str], cwd: Path, stdin: str | None = None) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(
+        cmd, cwd=cwd, env=env(), input=stdin, capture_output=True, text=True,
+    )
+    took = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f'bench: {" ".join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}')
+    return took
+
+
+def medians(
+        cases: dict[str, tuple[Sequence[str], Path, str | None]],
+        runs: int,
+) -> dict[str, float]:
+    """Median seconds of each case; runs are interleaved round-robin."""
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    for name, (cmd, cwd, stdin) in cases.items():
+        once(cmd, cwd, stdin)  # warm caches
+    for _ in range(runs):
+        for name, (cmd, cwd, stdin) in cases.items():
+            times[name].append(once(cmd, cwd, stdin))
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def table(rows: list[tuple[str, float, str, float]]) -> str:
+    """rows: (figure, median s, floor name, floor s)"""
+    out = [f'{"figure":44} {"median":>10} {"ratio":>7}  floor']
+    for name, value, floor_name, floor in rows:
+        out.append(f'{name:44} {value * 1000:8.1f}ms {value / floor:6.2f}x  {floor_name}')
+    return '\n'.join(out)
+
+
+def tmpdir(prefix: str) -> Path:
+    return Path(tempfile.mkdtemp(prefix=prefix))
