@@ -343,7 +343,7 @@ def history(
     top = tip(pr, ref)
     if top is None:
         return []
-    ret = []
+    ret: list[pygit2.Commit] = []
     for c in pr.walk(top.id, pygit2.enums.SortMode.TOPOLOGICAL |
                      pygit2.enums.SortMode.TIME):
         if n is not None and len(ret) >= n:

@@ -2,6 +2,7 @@
 printing every command and what it answered."""
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -62,7 +63,10 @@ class _Demo:
     def say(self, text: str) -> None:
         print(f'   # {text}', flush=True)
 
-    def run(self, *cmd: str, ok_codes: tuple[int, ...] = (0,), stdin: str | None = None) -> str:
+    def run(
+            self, *cmd: str, ok_codes: tuple[int, ...] = (0,),
+            stdin: str | None = None, quiet: bool = False,
+    ) -> str:
         shown = shlex.join(cmd)
         print(f'$ {shown}', flush=True)
         exe = [sys.executable, '-m', 'agitmem', *cmd[1:]] if cmd[0] == 'agitmem' else list(cmd)
@@ -70,7 +74,7 @@ class _Demo:
             exe, cwd=self.root, env=self.env, capture_output=True, text=True,
             input=stdin,
         )
-        out = (proc.stdout + proc.stderr).rstrip()
+        out = (proc.stderr if quiet else proc.stdout + proc.stderr).rstrip()
         if out:
             print('\n'.join(f'  {line}' for line in out.splitlines()), flush=True)
         if proc.returncode not in ok_codes:
@@ -134,6 +138,27 @@ def demo(directory: str | None) -> int:
           '--result', 'test_index fails: ConfigError not imported',
           '--next', 'import ConfigError in index.ts')
     d.run('agitmem', 'status')
+
+    d.step('the context fills up and Claude Code compacts it')
+    d.run('agitmem', 'install', 'claude')
+    d.write('src/config/index.ts', 'export { loadConfig } from "./loader";\n')
+    d.say('the code changed after the last verification ran: it is now STALE')
+    d.write('.agent/memory/notes.md', '- index.ts re-exports loadConfig for now\n', append=True)
+    payload = {
+        'session_id': 'demo', 'transcript_path': None, 'cwd': str(root),
+        'hook_event_name': 'PreCompact', 'trigger': 'auto', 'custom_instructions': None,
+    }
+    d.say('Claude Code runs the PreCompact hook: memory is checkpointed')
+    d.run('agitmem', 'hook', 'pre-compact', '--agent', 'claude', stdin=json.dumps(payload))
+    payload.update({'hook_event_name': 'SessionStart', 'source': 'compact'})
+    del payload['trigger'], payload['custom_instructions']
+    d.say('then SessionStart with source "compact": this envelope is what the agent is given')
+    out = d.run('agitmem', 'hook', 'session-start', '--agent', 'claude', stdin=json.dumps(payload), quiet=True)
+    envelope = json.loads(out)
+    context = envelope['hookSpecificOutput'].pop('additionalContext')
+    envelope['hookSpecificOutput']['additionalContext'] = '<the block below>'
+    print('  ' + json.dumps(envelope))
+    print('\n'.join(f'  | {line}' for line in context.splitlines()), flush=True)
 
     d.step('a bad snapshot is saved ...')
     d.write('.agent/memory/snapshot.md', _BAD_SNAPSHOT)

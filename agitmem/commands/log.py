@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from agitmem import audit
 from agitmem import store
@@ -11,7 +12,7 @@ def log(ctx: Context, n: int | None, as_json: bool) -> int:
     pr = store.open_repo(ctx.repo)
     commits = store.history(pr, ctx.ref, n)
     audit.log(ctx.repo.agent_dir, 'read log', f'{ctx.ref} {len(commits)} commits')
-    rows = []
+    rows: list[dict[str, Any]] = []
     for c in commits:
         t = store.trailers(c)
         rows.append({
@@ -29,6 +30,6 @@ def log(ctx: Context, n: int | None, as_json: bool) -> int:
     if not rows:
         print(f'no memory history on {ctx.ref} yet')
     for r in rows:
-        date = r['date'][:19].replace('T', ' ')
+        date = str(r['date'])[:19].replace('T', ' ')
         print(f'{r["id"][:12]} {date} {r["subject"]}')
     return 0

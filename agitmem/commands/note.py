@@ -60,7 +60,7 @@ def fragment_add(
         raise AgitmemError(
             f'AGITMEM_AGENT="{agent}": use letters, digits, "_" or "."',
         )
-    fragment = {
+    fragment: dict[str, str | list[str]] = {
         'id': fragments_mod.next_id(existing, agent),
         'at': datetime.datetime.now(datetime.timezone.utc).strftime(
             '%Y-%m-%dT%H:%M:%SZ',
@@ -76,8 +76,9 @@ def fragment_add(
         current += '\n'
     new = current + fragments_mod.render([fragment])
     repo_mod.atomic_write(ctx.repo.memory_dir / memory.FRAGMENTS, new.encode())
-    audit.log(ctx.repo.agent_dir, 'write fragment', fragment['id'])
+    fid = str(fragment['id'])
+    audit.log(ctx.repo.agent_dir, 'write fragment', fid)
     if save:
-        save_memory(ctx, f'fragment: {fragment["id"]} {goal[:50]}', event='fragment')
-    print(f'added fragment {fragment["id"]}')
+        save_memory(ctx, f'fragment: {fid} {goal[:50]}', event='fragment')
+    print(f'added fragment {fid}')
     return 0

@@ -10,8 +10,10 @@ from agitmem.context import Context
 def changed(pr: pygit2.Repository, old: pygit2.Commit | None, tree: pygit2.Oid) -> list[str]:
     if old is None:
         return sorted(store.tree_files(pr, pr[tree]))  # type: ignore[arg-type]
-    diff = pr.diff(old.tree, pr[tree])
-    return sorted({d.delta.new_file.path for d in diff})
+    new = pr.get(tree)
+    assert isinstance(new, pygit2.Tree)
+    diff = old.tree.diff_to_tree(new)
+    return sorted({d.delta.new_file.path for d in diff if d is not None})
 
 
 def save_memory(

@@ -11,6 +11,12 @@ def test_demo_walks_through_and_ends_with_history(tmp_path: Path) -> None:
     out = ok('demo', str(tmp_path / 'scratch'), cwd=tmp_path)
     assert 'agitmem init' in out
     assert '$ agitmem rollback' in out
+    # the compaction step: checkpoint, then exactly what the agent is given
+    assert 'memory checkpoint' in out
+    assert '"hookEventName": "SessionStart"' in out
+    assert '| Your context was just compacted. Before doing anything else, restate' in out
+    assert '| STALE verification: files changed since it ran:' in out
+    assert "| next_intent: delete the original in loader.ts and update the imports" in out
     history = out[out.index('the memory history'):]
     assert 'archive: ' in history
     assert 'rollback: to ' in history
