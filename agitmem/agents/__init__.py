@@ -16,6 +16,7 @@ from agitmem.agents import codex
 from agitmem.agents import gemini
 from agitmem.agents import shell
 from agitmem.errors import AgitmemError
+from agitmem.repo import atomic_write
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -35,14 +36,7 @@ if TYPE_CHECKING:
         def edited_paths(self, tool_input: dict[str, object]) -> list[str]:
             ...
 
-        def envelope(
-                self,
-                event: str,
-                context: str | None,
-                message: str | None,
-                block_reason: str | None,
-        ) -> dict[str, object]:
-            ...
+        BLOCK_DECISION: str
 
 EVENTS = ('session-start', 'pre-compact', 'post-edit', 'prompt', 'stop')
 AGENTS = ('claude', 'codex', 'gemini', 'shell')
@@ -282,6 +276,28 @@ def parse(
 
 # --- envelope ----------------------------------------------------------------
 
+def _envelope(
+        mod: _Native,
+        event: str,
+        context: str | None,
+        message: str | None,
+        block_reason: str | None,
+) -> dict[str, object]:
+    out: dict[str, object] = {}
+    if block_reason is not None:
+        # Gemini's AfterAgent says "deny": `reason` becomes the next prompt
+        out['decision'] = mod.BLOCK_DECISION
+        out['reason'] = block_reason
+    if context is not None:
+        out['hookSpecificOutput'] = {
+            'hookEventName': mod.EVENT_NAMES[event],
+            'additionalContext': context,
+        }
+    if message is not None:
+        out['systemMessage'] = message
+    return out
+
+
 def envelope(
         agent: str,
         event: str,
@@ -307,7 +323,7 @@ def envelope(
             f'{agent} {mod.EVENT_NAMES[event]} hooks cannot add context '
             f'for the model',
         )
-    out = mod.envelope(event, context, message, block_reason)
+    out = _envelope(mod, event, context, message, block_reason)
     if not out:
         # Gemini wants JSON on stdout, always
         return '{}' if agent == 'gemini' else ''
@@ -414,35 +430,6 @@ def _dump(settings: dict[str, object]) -> bytes:
     return text.encode()
 
 
-def _write_atomic(path: Path, contents: bytes) -> None:
-    import tempfile
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode: int | None = os.stat(path).st_mode & 0o7777
-    except FileNotFoundError:
-        mode = None
-    fd, tmp = tempfile.mkstemp(
-        dir=path.parent, prefix=f'.{path.name}.', suffix='.tmp',
-    )
-    try:
-        with os.fdopen(fd, 'wb') as f:
-            f.write(contents)
-            f.flush()
-            os.fsync(f.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        else:
-            os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
-
 def _command(command: str, event: str, agent: str) -> str:
     return f'{command} hook {event} --agent {agent}'
 
@@ -525,7 +512,7 @@ def install(agent: str, root: Path, *, command: str = 'agitmem') -> list[str]:
     if not changes:
         return []
     settings['hooks'] = hooks
-    _write_atomic(path, _dump(settings))
+    atomic_write(path, _dump(settings))
     if agent == 'codex':
         changes.append(codex.TRUST_NOTE)
     elif agent == 'gemini':
@@ -580,7 +567,7 @@ def uninstall(agent: str, root: Path) -> list[str]:
     if not hooks:
         del settings['hooks']
     if settings:
-        _write_atomic(path, _dump(settings))
+        atomic_write(path, _dump(settings))
     else:
         os.remove(path)
         changes.append(f'{rel}: removed the file, nothing else was in it')

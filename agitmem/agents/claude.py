@@ -30,6 +30,8 @@ TIMEOUTS = {
     'prompt': 15,
     'stop': 30,
 }
+# what a stop hook that refuses to stop answers in `decision`
+BLOCK_DECISION = 'block'
 # events whose output may carry hookSpecificOutput.additionalContext
 CONTEXT_EVENTS = frozenset(('session-start', 'post-edit', 'prompt'))
 # every hook event Claude Code documents (used to recognize its payloads)
@@ -56,23 +58,3 @@ def edited_paths(tool_input: dict[str, object]) -> list[str]:
         if isinstance(value, str) and value:
             ret.append(value)
     return ret
-
-
-def envelope(
-        event: str,
-        context: str | None,
-        message: str | None,
-        block_reason: str | None,
-) -> dict[str, object]:
-    out: dict[str, object] = {}
-    if block_reason is not None:
-        out['decision'] = 'block'
-        out['reason'] = block_reason
-    if context is not None:
-        out['hookSpecificOutput'] = {
-            'hookEventName': EVENT_NAMES[event],
-            'additionalContext': context,
-        }
-    if message is not None:
-        out['systemMessage'] = message
-    return out

@@ -33,6 +33,8 @@ TIMEOUTS = {
     'prompt': 15,
     'stop': 30,
 }
+# what a stop hook that refuses to stop answers in `decision`
+BLOCK_DECISION = 'block'
 CONTEXT_EVENTS = frozenset(('session-start', 'post-edit', 'prompt'))
 NATIVE_EVENTS = frozenset((
     'SessionStart', 'SessionEnd', 'PreToolUse', 'PermissionRequest',
@@ -85,23 +87,3 @@ def edited_paths(tool_input: dict[str, object]) -> list[str]:
         if isinstance(value, str) and value and value not in ret:
             ret.append(value)
     return ret
-
-
-def envelope(
-        event: str,
-        context: str | None,
-        message: str | None,
-        block_reason: str | None,
-) -> dict[str, object]:
-    out: dict[str, object] = {}
-    if block_reason is not None:
-        out['decision'] = 'block'
-        out['reason'] = block_reason
-    if context is not None:
-        out['hookSpecificOutput'] = {
-            'hookEventName': EVENT_NAMES[event],
-            'additionalContext': context,
-        }
-    if message is not None:
-        out['systemMessage'] = message
-    return out

@@ -31,6 +31,8 @@ TIMEOUTS = {
     'prompt': 15000,
     'stop': 30000,
 }
+# what a stop hook that refuses to stop answers in `decision`
+BLOCK_DECISION = 'deny'
 CONTEXT_EVENTS = frozenset(('session-start', 'post-edit', 'prompt'))
 NATIVE_EVENTS = frozenset((
     'SessionStart', 'SessionEnd', 'BeforeAgent', 'AfterAgent', 'BeforeModel',
@@ -64,25 +66,3 @@ def edited_paths(tool_input: dict[str, object]) -> list[str]:
         if isinstance(value, str) and value and value not in ret:
             ret.append(value)
     return ret
-
-
-def envelope(
-        event: str,
-        context: str | None,
-        message: str | None,
-        block_reason: str | None,
-) -> dict[str, object]:
-    out: dict[str, object] = {}
-    if block_reason is not None:
-        # AfterAgent: "deny" rejects the response; `reason` becomes the
-        # next prompt, so the agent keeps working
-        out['decision'] = 'deny'
-        out['reason'] = block_reason
-    if context is not None:
-        out['hookSpecificOutput'] = {
-            'hookEventName': EVENT_NAMES[event],
-            'additionalContext': context,
-        }
-    if message is not None:
-        out['systemMessage'] = message
-    return out
