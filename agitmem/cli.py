@@ -251,10 +251,14 @@ GIT_EVENTS = (
 
 
 def _hook(args: argparse.Namespace) -> int:
-    stdin = '' if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
     if args.event in GIT_EVENTS:
+        # of git's hooks only pre-push gets stdin: never wait on another's
+        stdin = ''
+        if args.event == 'pre-push' and sys.stdin is not None and not sys.stdin.isatty():
+            stdin = sys.stdin.read()
         from agitmem.commands.githook import githook
         return githook(args.event, args.hook_args, stdin)
+    stdin = '' if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
     from agitmem.commands.hook import hook
     return hook(args.event, args.agent, stdin)
 

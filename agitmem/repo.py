@@ -144,7 +144,8 @@ def worktree_tree(repo: Repo) -> str:
     try:
         index = repo.git_dir / 'index'
         if index.exists():
-            shutil.copyfile(index, tmp)
+            # keep the mtime: git's racy-clean check depends on it
+            shutil.copy2(index, tmp)
         else:
             os.unlink(tmp)
         env = {'GIT_INDEX_FILE': tmp}

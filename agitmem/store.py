@@ -436,3 +436,45 @@ def find_archive(pr: pygit2.Repository, commit_: pygit2.Commit, key: str) -> str
         f'"{key}" matches {len(hits)} archived snapshots: '
         f'{", ".join(hits[:5])}; be more specific',
     )
+
+
+# -- merge: two memory histories meeting (issue 5) -----------------------------
+# agitmem.merge computes the merged files; these write the result.
+
+def merge_base(
+        pr: pygit2.Repository, a: pygit2.Oid, b: pygit2.Oid,
+) -> pygit2.Commit | None:
+    oid = pr.merge_base(a, b)
+    if oid is None:
+        return None
+    obj = pr.get(oid)
+    return obj if isinstance(obj, pygit2.Commit) else None
+
+
+def contains(pr: pygit2.Repository, tip_: pygit2.Oid, other: pygit2.Oid) -> bool:
+    """Is other in tip_'s history (or tip_ itself)?"""
+    return tip_ == other or bool(pr.descendant_of(tip_, other))
+
+
+def commit_merge(
+        repo: Repo,
+        pr: pygit2.Repository,
+        ref: str,
+        tree: pygit2.Oid,
+        *,
+        msg: str,
+        parents: list[pygit2.Oid],
+        old: pygit2.Oid | None,
+) -> pygit2.Oid:
+    """Commit tree with exactly these parents and move ref to it from old
+    (compare-and-swap, one attempt: a merge computed against an old tip
+    must be computed again, so Race is the caller's to handle).  Caller
+    holds the lock."""
+    author = signature(repo, 'AUTHOR')
+    committer = signature(repo, 'COMMITTER')
+    oid = pr.create_commit(None, author, committer, msg, tree, parents)
+    update_ref(
+        repo, ref, str(oid), str(old) if old is not None else None,
+        f'agitmem {msg.split(chr(10), 1)[0]}',
+    )
+    return oid

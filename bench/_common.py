@@ -10,10 +10,13 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 PY = sys.executable
-AGITMEM = [shutil.which('agitmem') or PY, *([] if shutil.which('agitmem') else ['-m', 'agitmem'])]
+# this interpreter's console script first: not another agitmem found on PATH
+_SCRIPT = shutil.which('agitmem', path=os.path.dirname(PY)) or shutil.which('agitmem')
+AGITMEM = [_SCRIPT] if _SCRIPT else [PY, '-m', 'agitmem']
 FLOOR_PASS = [PY, '-c', 'pass']
 FLOOR_PYGIT2 = [PY, '-c', 'import pygit2']
 
@@ -62,7 +65,8 @@ def medians(
 
 
 def table(rows: list[tuple[str, float, str, float]]) -> str:
-    """rows: (figure, median s, floor name, floor s)"""
+    """rows: (figure, median s, floor name, floor s).  See Row/render for
+    the table of bench/run.py."""
     out = [f'{"figure":44} {"median":>10} {"ratio":>7}  floor']
     for name, value, floor_name, floor in rows:
         out.append(f'{name:44} {value * 1000:8.1f}ms {value / floor:6.2f}x  {floor_name}')
@@ -71,3 +75,34 @@ def table(rows: list[tuple[str, float, str, float]]) -> str:
 
 def tmpdir(prefix: str) -> Path:
     return Path(tempfile.mkdtemp(prefix=prefix))
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the table: a figure, the floor it is divided by (both
+    keys of the medians), and the target ratio where there is one."""
+    label: str
+    key: str
+    floor: str
+    floor_label: str
+    target: float | None = None
+
+
+def render(rows: Sequence[Row], m: dict[str, float]) -> str:
+    width = max([len(r.label) for r in rows] + [len('figure')])
+    fwidth = max([len(r.floor_label) for r in rows] + [len('floor')])
+    out = [
+        f'{"figure":{width}}  {"median":>9}  {"floor":{fwidth}}  {"floor med":>9}  '
+        f'{"ratio":>6}  target',
+    ]
+    for r in rows:
+        value, floor = m[r.key], m[r.floor]
+        ratio = value / floor
+        target = ''
+        if r.target is not None:
+            target = f'<= {r.target:g}x ' + ('ok' if ratio <= r.target else 'OVER')
+        out.append(
+            f'{r.label:{width}}  {value * 1000:7.1f}ms  {r.floor_label:{fwidth}}  '
+            f'{floor * 1000:7.1f}ms  {ratio:5.2f}x  {target}'.rstrip(),
+        )
+    return '\n'.join(out)

@@ -341,8 +341,10 @@ def _new_deps(
     """The dependencies the change adds to the manifest `path`, with their
     lines, or a warning when the staged manifest does not parse."""
     parse = manifest_parser(path)
+    if parse is None:  # not a manifest: do not read it
+        return [], None
     new_text = new_files(path)
-    if parse is None or new_text is None:
+    if new_text is None:
         return [], None
     try:
         new = parse(new_text)

@@ -35,6 +35,12 @@ def archive(ctx: Context) -> int:
     templates = resource_dir('templates')
     with store.locked(ctx.repo):
         files = store.read_memory(ctx.repo, max_file_kb=ctx.cfg['max_file_kb'])
+        if memory.ARCHIVE in files:
+            raise AgitmemError(
+                f'.agent/memory/{memory.ARCHIVE}: is a file; the archive is a '
+                f'directory of archived snapshots: move the file away',
+            )
+        before = dict(files)
         snap = files.get(memory.SNAPSHOT, b'').decode()
         state_text = files.get(memory.STATE, b'{}').decode()
         state = state_mod.parse(state_text)
@@ -52,8 +58,18 @@ def archive(ctx: Context) -> int:
         files[path] = f'---\n{front}---\n\n{snap}'.encode()
         files[memory.SNAPSHOT] = fresh_snap
         files[memory.STATE] = fresh_state
-        store.checkout(ctx.repo, files)
-        oid = save_memory(ctx, f'archive: {goal}', event='archive', files=files)
+        try:
+            store.checkout(ctx.repo, files)
+            oid = save_memory(ctx, f'archive: {goal}', event='archive', files=files)
+        except BaseException as e:
+            # memory goes back to what it was: no archive file, the snapshot
+            try:
+                store.checkout(ctx.repo, before)
+            except (OSError, AgitmemError):
+                pass  # the error that brought us here is the one to report
+            if isinstance(e, OSError):
+                raise AgitmemError(f'could not write .agent/memory: {e}')
+            raise
     audit.log(ctx.repo.agent_dir, 'write archive', path)
     print(f'archived the snapshot to {path}; snapshot and state reset')
     print(f'recorded as {str(oid)[:12]} (read it with `agitmem show archive:{slug(goal)}`)')

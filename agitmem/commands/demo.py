@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -37,6 +38,13 @@ Move loader.ts's read logic into index.ts; loader.ts goes away.
 _TATTOO_RULES = '''- indent: 2 spaces
 - Never use `any` in TypeScript.
 - Keep the public signature `loadConfig(path: string)`.
+'''
+_TESTS = '''import sys
+print("tests/config_test.py::test_load PASSED")
+print("E   ReferenceError: ConfigError is not defined")
+print("FAILED tests/config_test.py::test_index - ReferenceError: ConfigError is not defined")
+print("1 failed, 1 passed")
+sys.exit(1)
 '''
 _BAD_SNAPSHOT = '''## Goal
 Rewrite the whole config system in Rust.
@@ -97,6 +105,8 @@ def demo(directory: str | None) -> int:
         root = Path(tempfile.mkdtemp(prefix='agitmem-demo-'))
     else:
         root = Path(directory).resolve()
+        if root.exists() and not root.is_dir():
+            raise AgitmemError(f'{directory}: exists and is not a directory; give a new or empty directory')
         if root.exists() and any(root.iterdir()):
             raise AgitmemError(f'{directory}: exists and is not empty; give a new or empty directory')
         root.mkdir(parents=True, exist_ok=True)
@@ -126,12 +136,9 @@ def demo(directory: str | None) -> int:
         "last_action=copied loadConfig's body into index.ts",
         'next_intent=delete the original in loader.ts and update the imports',
     )
-    d.run(
-        'agitmem', 'verify', '--', sys.executable, '-c',
-        'import sys; print("FAILED tests/config_test.py::test_index - '
-        'ConfigError is not imported"); sys.exit(1)',
-        ok_codes=(1,),
-    )
+    d.write('run_tests.py', _TESTS)
+    d.run('agitmem', 'verify', '--', 'python3' if shutil.which('python3') else sys.executable,
+          'run_tests.py', ok_codes=(1,))
     d.run('agitmem', 'note', 'loader.ts is also imported by scripts/migrate.ts')
     d.run('agitmem', 'fragment', 'add', '--goal', 'move loadConfig',
           '--action', 'copied the body into index.ts',
@@ -168,6 +175,18 @@ def demo(directory: str | None) -> int:
     d.step('... and undone with one command')
     d.run('agitmem', 'rollback')
     d.run('agitmem', 'show', ':snapshot.md')
+
+    d.step('git refuses a commit where memory contradicts itself')
+    d.run('agitmem', 'install', 'git')
+    d.write('.agent/memory/snapshot.md', '- indent: tabs\n', append=True)
+    d.run('git', 'add', 'src/config/index.ts')
+    d.run('git', 'commit', '-q', '-m', 'index.ts re-exports loadConfig', ok_codes=(1,))
+    d.say('the snapshot says tabs, the tattoo says 2 spaces: fix the memory, then commit')
+    snap = root / '.agent' / 'memory' / 'snapshot.md'
+    snap.write_text(snap.read_text().replace('- indent: tabs', '- indent: 2 spaces'))
+    d.run('git', 'commit', '-q', '-m', 'index.ts re-exports loadConfig')
+    d.say('the post-commit hook recorded the memory with the new code commit')
+    d.run('git', 'log', '-1', '--format=%B', 'refs/agitmem/heads/main')
 
     d.step('the task is finished: archive the snapshot')
     d.run('agitmem', 'state', 'set', 'last_action=imports updated, loader.ts deleted',

@@ -166,7 +166,9 @@ def _context_size(payload: agents.Payload) -> int | None:
 def prompt(payload: agents.Payload) -> str:
     repo, cfg = _where(payload)
     hs = read_hook_state(repo)
-    prompts = int(hs.get('prompts') or 0) + 1
+    seen = hs.get('prompts')
+    # our own file, but a damaged counter must not break every prompt
+    prompts = (seen if isinstance(seen, int) and not isinstance(seen, bool) else 0) + 1
     size = _context_size(payload)
     last = hs.get('context')
     dropped = (

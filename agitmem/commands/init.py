@@ -8,6 +8,7 @@ from agitmem import config
 from agitmem import memory
 from agitmem import repo as repo_mod
 from agitmem import store
+from agitmem.commands.remote import fetch_on_init
 from agitmem.commands.save import save_memory
 from agitmem.context import Context
 from agitmem.errors import AgitmemError
@@ -20,6 +21,12 @@ def init(ref: str | None) -> int:
         raise AgitmemError(
             '.agent/memory is a symlink; agitmem keeps memory in a real '
             'directory inside the repository',
+        )
+    if repo.memory_dir.is_dir():
+        # memory already there is checked before anything is created: a
+        # broken file is reported, not half an init written around it
+        store.read_memory(
+            repo, max_file_kb=config.load(repo.config_path)['max_file_kb'],
         )
     templates = resource_dir('templates')
     created = []
@@ -34,6 +41,7 @@ def init(ref: str | None) -> int:
 
     # memory that already exists on the ref (a clone, a re-init) wins over
     # the templates; existing files are never overwritten
+    fetch_on_init(repo)  # a fresh clone: the memory refs its remote has
     pr = store.open_repo(repo)
     top = store.tip(pr, ctx.ref)
     source = store.tree_files(pr, top.tree) if top is not None else {}

@@ -3,6 +3,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from agitmem import inject
 from agitmem import memory
 from agitmem import repo as repo_mod
 from agitmem.context import Context
+from agitmem.errors import AgitmemError
 from agitmem.memory import fragments as fragments_mod
 from agitmem.memory import notes as notes_mod
 from agitmem.memory import state as state_mod
@@ -25,21 +27,33 @@ def user_home() -> Path:
     return Path(home) if home else Path.home() / '.agent'
 
 
-def _text(path: Path, shown: str) -> str:
+def read_text(path: Path, shown: str, *, follow_symlink: bool = False) -> str | None:
+    """A memory file's text, None when it does not exist.  Like a save, it
+    takes only a regular file: a symlink (which could point anywhere), a
+    FIFO (which would block the read forever) or a directory is refused in
+    one line, as is anything but UTF-8/LF text."""
     try:
-        data = path.read_bytes()
+        st = os.stat(path) if follow_symlink else os.lstat(path)
     except FileNotFoundError:
-        return ''
-    return memory.decode(data, shown)
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        raise AgitmemError(f'{shown}: is a symlink; memory files must be regular files')
+    if not stat.S_ISREG(st.st_mode):
+        raise AgitmemError(f'{shown}: not a regular file')
+    return memory.decode(path.read_bytes(), shown)
 
 
 def read_memory(repo: Repo, cfg: dict[str, Any]) -> inject.Memory:
     def layer(name: str) -> str:
-        return _text(repo.memory_dir / name, f'.agent/memory/{name}')
+        return read_text(repo.memory_dir / name, f'.agent/memory/{name}') or ''
 
     user = ''
     if cfg['user_tattoo']:
-        user = _text(user_home() / 'memory' / memory.TATTOO, f'~/.agent/memory/{memory.TATTOO}')
+        # the user's own file may be a symlink (dotfile managers make them)
+        user = read_text(
+            user_home() / 'memory' / memory.TATTOO,
+            f'~/.agent/memory/{memory.TATTOO}', follow_symlink=True,
+        ) or ''
     state_text = layer(memory.STATE)
     return inject.Memory(
         user_tattoo=user,

@@ -3,8 +3,11 @@ from __future__ import annotations
 import pygit2
 
 from agitmem import audit
+from agitmem import repo as repo_mod
 from agitmem import store
+from agitmem.checks.secrets import blocking
 from agitmem.context import Context
+from agitmem.errors import AgitmemError
 
 
 def changed(pr: pygit2.Repository, old: pygit2.Commit | None, tree: pygit2.Oid) -> list[str]:
@@ -32,18 +35,56 @@ def save_memory(
             files = store.read_memory(
                 ctx.repo, max_file_kb=ctx.cfg['max_file_kb'],
             )
-        tree = store.build_tree(pr, files)
-        parent = store.tip(pr, ctx.ref) or store.base(ctx.repo, pr)
-        if subject is None:
-            names = changed(pr, parent, tree)
-            subject = f'{event}: {", ".join(names) or "no change"}'
-        msg = store.message(
-            subject, event=event, branch=ctx.branch, head=ctx.head, body=body,
-        )
-        oid = store.commit(ctx.repo, pr, ctx.ref, tree, msg=msg)
+        # credentials never reach the ref (from where they would be pushed)
+        found = blocking(files)
+        if found:
+            more = f' (and {len(found) - 1} more)' if len(found) > 1 else ''
+            raise AgitmemError(found[0].message + more)
+        try:
+            tree = store.build_tree(pr, files)
+            parent = store.tip(pr, ctx.ref) or store.base(ctx.repo, pr)
+            if subject is None:
+                names = changed(pr, parent, tree)
+                subject = f'{event}: {", ".join(names) or "no change"}'
+            msg = store.message(
+                subject, event=event, branch=ctx.branch, head=ctx.head, body=body,
+            )
+            oid = store.commit(ctx.repo, pr, ctx.ref, tree, msg=msg)
+        except (OSError, pygit2.GitError) as e:
+            # a read-only or full .git: one line, not a traceback
+            detail = ' '.join(str(e).split()) or type(e).__name__
+            raise AgitmemError(f'could not write the memory commit to {ctx.ref}: {detail}')
     if oid is not None:
         audit.log(ctx.repo.agent_dir, f'write {event}', f'{str(oid)[:12]} {subject}')
     return oid
+
+
+def write_and_save(
+        ctx: Context,
+        name: str,
+        data: bytes,
+        *,
+        save: bool,
+        subject: str,
+        event: str,
+) -> None:
+    """Write one memory file, then (with save) commit the memory.  When the
+    save refuses (another layer broken, a file over max_file_kb, a read-only
+    .git), the file is put back as it was: a command that fails writes
+    nothing.  The caller holds the lock, so nobody wrote it in between."""
+    path = ctx.repo.memory_dir / name
+    old = path.read_bytes() if path.is_file() and not path.is_symlink() else None
+    repo_mod.atomic_write(path, data)
+    if not save:
+        return
+    try:
+        save_memory(ctx, subject, event=event)
+    except BaseException:
+        if old is None:
+            path.unlink(missing_ok=True)
+        else:
+            repo_mod.atomic_write(path, old)
+        raise
 
 
 def save(ctx: Context, message: str | None) -> int:

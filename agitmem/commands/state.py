@@ -7,7 +7,9 @@ from typing import Any
 from agitmem import audit
 from agitmem import memory
 from agitmem import repo as repo_mod
-from agitmem.commands.save import save_memory
+from agitmem import store
+from agitmem.commands.load import read_text
+from agitmem.commands.save import write_and_save
 from agitmem.context import Context
 from agitmem.errors import AgitmemError
 from agitmem.memory import state as state_mod
@@ -20,29 +22,33 @@ def now_iso() -> str:
 
 
 def read(ctx: Context) -> dict[str, Any]:
-    path = ctx.repo.memory_dir / memory.STATE
-    if not path.exists():
+    shown = f'.agent/memory/{memory.STATE}'
+    text = read_text(ctx.repo.memory_dir / memory.STATE, shown)
+    if text is None:
         return {}
-    text = memory.decode(path.read_bytes(), f'.agent/memory/{memory.STATE}')
-    return state_mod.parse(text, f'.agent/memory/{memory.STATE}')
+    return state_mod.parse(text, shown)
 
 
 def write(ctx: Context, changes: dict[str, Any], *, event: str, save: bool) -> dict[str, Any]:
     """Apply changes to state.json (step +1, stamped with time and the
     working tree's tree id), atomically, then save it to the memory ref."""
-    state = read(ctx)
-    new = state_mod.update(
-        state, changes, now=now_iso(), tree=repo_mod.worktree_tree(ctx.repo),
-    )
-    repo_mod.atomic_write(
-        ctx.repo.memory_dir / memory.STATE, state_mod.render(new).encode(),
-    )
-    audit.log(ctx.repo.agent_dir, f'write {event}', ', '.join(changes))
-    if save:
-        save_memory(
-            ctx, f'{event}: {", ".join(sorted(changes))}', event=event,
+    tree = repo_mod.worktree_tree(ctx.repo)
+    # read, update, write back under the writers' lock: two updates at once
+    # must not lose one (or count one step for both)
+    with store.locked(ctx.repo):
+        state = read(ctx)
+        new = state_mod.update(state, changes, now=now_iso(), tree=tree)
+        write_and_save(
+            ctx, memory.STATE, state_mod.render(new).encode(), save=save,
+            subject=f'{event}: {", ".join(sorted(changes))}', event=event,
         )
+        audit.log(ctx.repo.agent_dir, f'write {event}', ', '.join(changes))
     return new
+
+
+def _not_json(name: str) -> Any:
+    # Python reads NaN and Infinity; state.json is strict JSON
+    raise json.JSONDecodeError(f'{name} is not JSON', name, 0)
 
 
 def parse_assignments(pairs: list[str]) -> dict[str, Any]:
@@ -62,9 +68,11 @@ def parse_assignments(pairs: list[str]) -> dict[str, Any]:
             )
         if raw:
             try:
-                changes[key] = json.loads(value)
+                changes[key] = json.loads(value, parse_constant=_not_json)
             except json.JSONDecodeError as e:
                 raise AgitmemError(f'"{key}": not valid JSON: {e.msg}')
+            except RecursionError:
+                raise AgitmemError(f'"{key}": not valid JSON: nested too deeply')
         else:
             changes[key] = value
     return changes

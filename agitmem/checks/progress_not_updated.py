@@ -1,0 +1,97 @@
+"""`progress-not-updated`: the change touches code, but neither snapshot.md
+nor state.json changed since the memory recorded at HEAD.
+
+"The memory recorded at HEAD" is the memory commit the post-commit hook
+saved for HEAD; without one, the newest memory commit made before HEAD was
+(its `Code-Head` is another commit).  Saves made since HEAD are progress."""
+from __future__ import annotations
+
+from agitmem import memory
+from agitmem import repo as repo_mod
+from agitmem.checks import Finding
+from agitmem.repo import Repo
+
+ID = 'progress-not-updated'
+PROGRESS = (memory.SNAPSHOT, memory.STATE)
+# how far back to look for HEAD's memory: saves since the last code commit
+_DEPTH = 500
+_FORMAT = (
+    '%H%x00%(trailers:key=Code-Head,valueonly,separator=%x2C)'
+    '%x00%(trailers:key=Agitmem-Event,valueonly,separator=%x2C)%x1e'
+)
+
+
+def recorded_at(repo: Repo, ref: str, head: str) -> str | None:
+    """The memory commit on ref recorded at code commit head (see above)."""
+    proc = repo_mod.git(
+        'log', f'-n{_DEPTH}', '--first-parent', f'--format={_FORMAT}', ref,
+        '--', cwd=repo.root, check=False,
+    )
+    if proc.returncode != 0:  # no memory ref yet
+        return None
+    chosen = None
+    for record in proc.stdout.split('\x1e'):
+        fields = record.strip('\n').split('\0')
+        if len(fields) != 3:
+            continue
+        sha, code_head, event = (f.strip() for f in fields)
+        chosen = sha
+        if code_head != head or event == 'post-commit':
+            break
+    return chosen
+
+
+def blob_ids(repo: Repo, commit: str) -> dict[str, str]:
+    """snapshot.md's and state.json's blob ids in a memory commit."""
+    out = repo_mod.git(
+        'ls-tree', '-z', commit, '--', *PROGRESS, cwd=repo.root,
+    ).stdout
+    ret = {}
+    for entry in out.split('\0'):
+        info, _, path = entry.partition('\t')
+        if path:
+            ret[path] = info.split()[2]
+    return ret
+
+
+def blob_id(data: bytes, like: str) -> str:
+    """git's id of a blob with data, in the object format of id `like`."""
+    import hashlib  # only once there is code and a baseline to compare
+    algo = hashlib.sha256 if len(like) == 64 else hashlib.sha1
+    return algo(b'blob %d\0' % len(data) + data).hexdigest()
+
+
+def changed(files: dict[str, bytes | None], recorded: dict[str, str], commit: str) -> bool:
+    """Whether snapshot.md or state.json (name -> content now, None when
+    absent) differ from the blob ids recorded in memory commit `commit`."""
+    for name in PROGRESS:
+        data = files.get(name)
+        now = None if data is None else blob_id(data, commit)
+        if now != recorded.get(name):
+            return True
+    return False
+
+
+def check(
+        *,
+        code_paths: list[str],
+        progress_changed: bool,
+        recorded: str | None,
+        required: bool,
+) -> list[Finding]:
+    """code_paths: what the change touches outside .agent/;
+    recorded: the memory commit recorded at HEAD (None: nothing to compare)."""
+    if not code_paths or progress_changed or recorded is None:
+        return []
+    n = len(code_paths)
+    files = code_paths[0] if n == 1 else f'{n} files ({code_paths[0]}, ...)'
+    return [
+        Finding(
+            ID, 'error' if required else 'warning',
+            f'the change touches {files} but snapshot.md and state.json '
+            f'are unchanged since the memory recorded at HEAD '
+            f'({recorded[:12]}); record the progress first (`agitmem state '
+            f'set last_action=... next_intent=...` or edit snapshot.md)',
+            path='.agent/memory/snapshot.md',
+        ),
+    ]

@@ -1,0 +1,360 @@
+"""Run the checks of DESIGN.md section 6: read the memory (the working
+tree's `.agent/memory/`) and the change being committed, hand each check
+the small part it needs, and collect the findings.
+
+The change is either what is staged (`--staged`: the index git gave the
+hook against HEAD; nothing walks the working tree) or the working tree
+against HEAD.  git is asked only for what a check needs, and only once."""
+from __future__ import annotations
+
+import functools
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agitmem import diffs
+from agitmem import memory
+from agitmem import repo as repo_mod
+from agitmem.checks import enforce
+from agitmem.checks import Finding
+from agitmem.checks import merge_conflict
+from agitmem.checks import progress_not_updated
+from agitmem.checks import schema
+from agitmem.checks import secrets
+from agitmem.checks import size
+from agitmem.checks import state_vs_worktree
+from agitmem.checks import tattoo_size
+from agitmem.checks import tattoo_vs_snapshot
+from agitmem.checks import verification_stale
+from agitmem.context import Context
+from agitmem.errors import AgitmemError
+from agitmem.memory import state as state_mod
+from agitmem.memory import tattoo as tattoo_mod
+from agitmem.repo import Repo
+
+IDS = (
+    tattoo_size.ID, tattoo_vs_snapshot.ID, state_vs_worktree.ID,
+    verification_stale.ID, progress_not_updated.ID, enforce.ID, secrets.ID,
+    size.ID, schema.ID, merge_conflict.ID,
+)
+MEMORY = '.agent/memory/'
+TATTOO = f'{MEMORY}{memory.TATTOO}'
+SNAPSHOT = f'{MEMORY}{memory.SNAPSHOT}'
+STATE = f'{MEMORY}{memory.STATE}'
+CONFIG = f'.agent/{memory.CONFIG}'
+USER_TATTOO = f'~/.agent/memory/{memory.TATTOO}'
+
+
+def parse_skip(value: str) -> tuple[frozenset[str], list[str]]:
+    """AGITMEM_SKIP=id1,id2: the ids to skip, and names that are no id."""
+    names = [s.strip() for s in value.split(',') if s.strip()]
+    return (
+        frozenset(n for n in names if n in IDS),
+        [n for n in names if n not in IDS],
+    )
+
+
+# -- the memory ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Memory:
+    files: dict[str, bytes]  # shown path -> content (within max_file_kb)
+    sizes: dict[str, int]  # shown path -> size, every regular file
+    unreadable: tuple[Finding, ...]  # symlinks and other non-files
+
+    def text(self, path: str) -> str:
+        """A file's text; '' when absent or not UTF-8/LF (schema says so)."""
+        data = self.files.get(path)
+        if data is None:
+            return ''
+        try:
+            return memory.decode(data, path)
+        except AgitmemError:
+            return ''
+
+    def texts(self) -> dict[str, str]:
+        return {p: self.text(p) for p in self.files}
+
+
+def read_memory(repo: Repo, *, max_file_kb: int) -> Memory:
+    """Every file of .agent/memory/ and .agent/config.yaml, as they are:
+    unlike `store.read_memory` this refuses nothing, so that each problem
+    becomes a finding."""
+    files: dict[str, bytes] = {}
+    sizes: dict[str, int] = {}
+    unreadable: list[Finding] = []
+    limit = max_file_kb * 1024
+
+    def add(path: Path, shown: str) -> None:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return
+        if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode):
+            what = 'a symlink' if stat.S_ISLNK(st.st_mode) else 'not a file'
+            unreadable.append(
+                Finding(
+                    schema.ID, 'error',
+                    f'is {what}; memory files must be regular files inside '
+                    f'the repository (agitmem save refuses it)',
+                    path=shown,
+                ),
+            )
+            return
+        sizes[shown] = st.st_size
+        if st.st_size <= limit:
+            files[shown] = path.read_bytes()
+
+    root = repo.memory_dir
+    if root.is_symlink():
+        add(root, MEMORY.rstrip('/'))
+    else:
+        for dirpath, dirnames, filenames in os.walk(root):
+            # dot-names are atomic-write temp files and editor droppings
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith('.'))
+            for name in sorted(
+                    [*filenames, *(d for d in dirnames if os.path.islink(
+                        os.path.join(dirpath, d),
+                    ))],
+            ):
+                if not name.startswith('.'):
+                    path = Path(dirpath, name)
+                    add(path, MEMORY + path.relative_to(root).as_posix())
+    add(repo.config_path, CONFIG)
+    return Memory(files, sizes, tuple(unreadable))
+
+
+def user_tattoo_path() -> Path:
+    home = os.environ.get('AGITMEM_HOME')
+    return (Path(home) if home else Path.home() / '.agent') / 'memory' / memory.TATTOO
+
+
+def _user_rules(cfg: dict[str, Any]) -> list[tattoo_mod.Rule]:
+    if not cfg['user_tattoo']:
+        return []
+    try:
+        data = user_tattoo_path().read_bytes()
+        return tattoo_mod.parse(memory.decode(data, USER_TATTOO))
+    except (OSError, AgitmemError):
+        return []
+
+
+def _state(text: str) -> dict[str, Any]:
+    try:
+        return state_mod.parse(text) if text.strip() else {}
+    except AgitmemError:
+        return {}
+
+
+# -- the change ---------------------------------------------------------------
+
+class Change:
+    """What is being committed, compared with HEAD: the index (`staged`;
+    `index` is the index file git gave the hook, None for the repository's
+    own) or the working tree."""
+
+    def __init__(
+            self,
+            repo: Repo,
+            head: str | None,
+            *,
+            staged: bool,
+            index: str | None = None,
+    ) -> None:
+        self.repo = repo
+        self.head = head
+        self.staged = staged
+        self.index = index
+
+    def _git(self, *args: str, check: bool = True) -> str:
+        env = {'GIT_INDEX_FILE': self.index} if self.index else None
+        return repo_mod.git(
+            *args, cwd=self.repo.root, env=env, check=check,
+        ).stdout
+
+    @functools.cached_property
+    def tree(self) -> str:
+        """The working tree's tree id (.agent/ excluded); unstaged only."""
+        return repo_mod.worktree_tree(self.repo)
+
+    def same_tree(self, tree: str) -> bool | None:
+        """Whether the tree being committed is `tree`.  Staged, the index
+        is compared with it (no tree is written); a tree git no longer has
+        is other code."""
+        if not self.staged:
+            return self.tree == tree
+        proc = repo_mod.git(
+            'diff-index', '--cached', '--quiet', tree, '--',
+            cwd=self.repo.root, check=False,
+            env={'GIT_INDEX_FILE': self.index} if self.index else None,
+        )
+        return proc.returncode == 0
+
+    @functools.cached_property
+    def diff(self) -> str:
+        if self.staged:
+            return self._git(*diffs.DIFF_ARGS)
+        base = self.head or repo_mod.git(
+            'hash-object', '-t', 'tree', '--stdin', cwd=self.repo.root, stdin='',
+        ).stdout.strip()
+        return self._git('diff', *diffs.DIFF_ARGS[2:], base, self.tree)
+
+    @functools.cached_property
+    def added(self) -> list[diffs.Added]:
+        return [a for a in diffs.added_lines(self.diff) if not _ours(a.path)]
+
+    @functools.cached_property
+    def code_paths(self) -> list[str]:
+        return [p for p in diffs.changed_paths(self.diff) if not _ours(p)]
+
+    def old_file(self, path: str) -> str | None:
+        if self.head is None:
+            return None
+        return self._blob(f'{self.head}:{path}')
+
+    def new_file(self, path: str) -> str | None:
+        if self.staged:
+            return self._blob(f':{path}')
+        try:
+            return (self.repo.root / path).read_text(errors='replace')
+        except OSError:
+            return None
+
+    def _blob(self, spec: str) -> str | None:
+        proc = repo_mod.git(
+            'cat-file', 'blob', spec, cwd=self.repo.root, check=False,
+            env={'GIT_INDEX_FILE': self.index} if self.index else None,
+        )
+        return proc.stdout if proc.returncode == 0 else None
+
+
+def _ours(path: str) -> bool:
+    return path == '.agent' or path.startswith('.agent/')
+
+
+# -- running ------------------------------------------------------------------
+
+def enforce_rules(cfg: dict[str, Any]) -> tuple[list[dict[str, object]], list[Finding]]:
+    try:
+        return enforce.validate(cfg['enforce'], source=CONFIG), []
+    except AgitmemError as e:
+        return [], [schema.finding(CONFIG, str(e), schema.BAD_RULE)]
+
+
+def commit_msg(ctx: Context, message: str, *, skip: frozenset[str]) -> list[Finding]:
+    """The commit-msg stage: only the `commit_msg` enforce rules."""
+    if enforce.ID in skip:
+        return []
+    rules, problems = enforce_rules(ctx.cfg)
+    rules = [r for r in rules if 'commit_msg' in r]
+    if not rules:
+        return problems
+    tattoo = _text_of(ctx.repo.memory_dir / memory.TATTOO, TATTOO)
+    return problems + enforce.check(
+        rules, tattoo_lines=memory.bullets(tattoo), added=[],
+        commit_msg=message, old_files=_none, new_files=_none,
+    )
+
+
+def _none(path: str) -> None:
+    return None
+
+
+def _text_of(path: Path, shown: str) -> str:
+    try:
+        return memory.decode(path.read_bytes(), shown)
+    except (OSError, AgitmemError):
+        return ''
+
+
+def run(ctx: Context, change: Change, *, skip: frozenset[str]) -> list[Finding]:
+    """Every check but the skipped ones, in the order of IDS."""
+    cfg = ctx.cfg
+    mem = read_memory(ctx.repo, max_file_kb=cfg['max_file_kb'])
+    tattoo = mem.text(TATTOO)
+    snapshot = mem.text(SNAPSHOT)
+    state_text = mem.text(STATE)
+    state = _state(state_text)
+
+    def tattoo_size_() -> list[Finding]:
+        return tattoo_size.check(tattoo, max_rules=cfg['max_rules'], path=TATTOO)
+
+    def tattoo_vs_snapshot_() -> list[Finding]:
+        rules = [(USER_TATTOO, r) for r in _user_rules(cfg)]
+        rules.extend((TATTOO, r) for r in tattoo_mod.parse(tattoo))
+        return tattoo_vs_snapshot.check(
+            rules, snapshot, state, snapshot_path=SNAPSHOT,
+            state_path=STATE, state_text=state_text,
+        )
+
+    def state_vs_worktree_() -> list[Finding]:
+        return state_vs_worktree.check(
+            state, snapshot, root=ctx.repo.root, state_path=STATE,
+            snapshot_path=SNAPSHOT, state_text=state_text,
+        )
+
+    def verification_stale_() -> list[Finding]:
+        return verification_stale.check(
+            state, change.same_tree, state_path=STATE,
+            state_text=state_text,
+        )
+
+    def progress_not_updated_() -> list[Finding]:
+        if ctx.head is None or not change.code_paths:
+            return []
+        recorded = progress_not_updated.recorded_at(ctx.repo, ctx.ref, ctx.head)
+        progress_changed = recorded is not None and progress_not_updated.changed(
+            {
+                name: mem.files.get(f'{MEMORY}{name}')
+                for name in progress_not_updated.PROGRESS
+            },
+            progress_not_updated.blob_ids(ctx.repo, recorded),
+            recorded,
+        )
+        return progress_not_updated.check(
+            code_paths=change.code_paths, progress_changed=progress_changed,
+            recorded=recorded, required=cfg['require_progress_update'],
+        )
+
+    def enforce_() -> list[Finding]:
+        rules, _ = enforce_rules(cfg)  # a bad rule is a schema finding
+        if not rules:
+            return []
+        return enforce.check(
+            rules, tattoo_lines=memory.bullets(tattoo), added=change.added,
+            commit_msg=None, old_files=change.old_file,
+            new_files=change.new_file,
+        )
+
+    def secrets_() -> list[Finding]:
+        return secrets.check(mem.texts())
+
+    def size_() -> list[Finding]:
+        return size.check(mem.sizes, max_file_kb=cfg['max_file_kb'])
+
+    def schema_() -> list[Finding]:
+        return [*mem.unreadable, *schema.check(mem.files)]
+
+    def merge_conflict_() -> list[Finding]:
+        return merge_conflict.check(mem.texts(), state=state, state_path=STATE)
+
+    checks: dict[str, Callable[[], list[Finding]]] = {
+        tattoo_size.ID: tattoo_size_,
+        tattoo_vs_snapshot.ID: tattoo_vs_snapshot_,
+        state_vs_worktree.ID: state_vs_worktree_,
+        verification_stale.ID: verification_stale_,
+        progress_not_updated.ID: progress_not_updated_,
+        enforce.ID: enforce_,
+        secrets.ID: secrets_,
+        size.ID: size_,
+        schema.ID: schema_,
+        merge_conflict.ID: merge_conflict_,
+    }
+    findings: list[Finding] = []
+    for check_id in IDS:
+        if check_id not in skip:
+            findings.extend(checks[check_id]())
+    return findings

@@ -1,0 +1,66 @@
+"""`schema`: memory files that agitmem cannot read: not UTF-8/LF text, or
+state.json, fragments.jsonl or config.yaml (and its `enforce:` rules)
+malformed.  `agitmem save` refuses each of these."""
+from __future__ import annotations
+
+import re
+
+from agitmem import config
+from agitmem import memory
+from agitmem.checks import enforce
+from agitmem.checks import Finding
+from agitmem.errors import AgitmemError
+from agitmem.memory import fragments as fragments_mod
+from agitmem.memory import state as state_mod
+
+ID = 'schema'
+STATE = f'.agent/memory/{memory.STATE}'
+FRAGMENTS = f'.agent/memory/{memory.FRAGMENTS}'
+CONFIG = f'.agent/{memory.CONFIG}'
+
+_LINE = re.compile(r'(?::(\d+))?: ')  # matched at the end of the path
+
+
+SAVE_REFUSES = 'fix the file (agitmem save refuses it as it is)'
+BAD_RULE = 'fix the rule (agitmem check cannot apply it as it is)'
+
+
+def finding(path: str, problem: str, todo: str = SAVE_REFUSES) -> Finding:
+    """A schema error from a parser's message (`<path>[:<line>]: ...`)."""
+    line = None
+    rest = problem
+    if problem.startswith(path):
+        m = _LINE.match(problem, len(path))
+        if m is not None:
+            line = int(m[1]) if m[1] else None
+            rest = problem[m.end():]
+    return Finding(
+        ID, 'error',
+        f'{rest}; {todo}',
+        path=path, line=line,
+    )
+
+
+def _parse(path: str, text: str) -> list[Finding]:
+    if path == STATE:
+        state_mod.parse(text, path)
+    elif path == FRAGMENTS:
+        fragments_mod.parse(text, path)
+    elif path == CONFIG:
+        cfg = config.parse(text, path)
+        try:
+            enforce.validate(cfg['enforce'], source=path)
+        except AgitmemError as e:
+            return [finding(path, str(e), BAD_RULE)]
+    return []
+
+
+def check(files: dict[str, bytes]) -> list[Finding]:
+    """files: shown path (`.agent/memory/state.json`) -> content."""
+    ret = []
+    for path, data in files.items():
+        try:
+            ret.extend(_parse(path, memory.decode(data, path)))
+        except AgitmemError as e:
+            ret.append(finding(path, str(e)))
+    return ret

@@ -1,0 +1,76 @@
+"""`secrets`: likely credentials in memory files.  Memory is pushed and
+shared: a key in it is never saved, committed or pushed.  The scanner
+itself is agitmem/secrets.py; this adapts it to memory files."""
+from __future__ import annotations
+
+from agitmem import memory
+from agitmem import repo as repo_mod
+from agitmem import secrets
+from agitmem.checks import Finding
+from agitmem.repo import Repo
+
+ID = 'secrets'
+
+
+def check(texts: dict[str, str]) -> list[Finding]:
+    """texts: shown path -> content of each memory file."""
+    found = []
+    for path, text in texts.items():
+        found.extend(secrets.scan(text, path))
+    return secrets.findings(found)
+
+
+def shown(path: str) -> str:
+    """Where a memory commit's file lives in the working tree."""
+    if path == memory.CONFIG:
+        return f'.agent/{path}'
+    return f'.agent/memory/{path}'
+
+
+def blocking(files: dict[str, bytes]) -> list[Finding]:
+    """For `save`: the secrets in files (memory commit path -> content),
+    which must not be committed to the memory ref."""
+    return check({
+        shown(path): data.decode('utf-8', 'replace')
+        for path, data in files.items()
+    })
+
+
+def in_refs(repo: Repo, prefix: str = repo_mod.MEMORY_NS) -> list[Finding]:
+    """Secrets in the saved memory a push would send: the files at the tip
+    of each memory ref (each distinct tree read once, as one diff against
+    the empty tree, so a file's lines keep their numbers)."""
+    from agitmem import diffs  # pre-push only
+    refs = repo_mod.git(
+        'for-each-ref', '--format=%(tree) %(refname)', prefix, cwd=repo.root,
+    ).stdout.splitlines()
+    if not refs:
+        return []
+    empty = repo_mod.git(
+        'hash-object', '-t', 'tree', '--stdin', cwd=repo.root, stdin='',
+    ).stdout.strip()
+    ret = []
+    seen: set[str] = set()
+    for line in refs:
+        tree, _, ref = line.partition(' ')
+        if not tree or tree in seen:  # not a commit; a tree seen already
+            continue
+        seen.add(tree)
+        diff = repo_mod.git(
+            'diff', *diffs.DIFF_ARGS[2:], empty, tree, cwd=repo.root,
+        ).stdout
+        lines: dict[str, list[str]] = {}
+        for a in diffs.added_lines(diff):
+            lines.setdefault(a.path, []).append(a.text)
+        for path, texts in lines.items():
+            for s in secrets.scan('\n'.join(texts), path):
+                ret.append(
+                    Finding(
+                        ID, 'error',
+                        f'possible {s.kind} in saved memory; remove it from '
+                        f'{shown(path)}, `agitmem save`, and revoke it if it '
+                        f'is real (older memory commits still hold it)',
+                        path=f'{ref}:{path}', line=s.line,
+                    ),
+                )
+    return ret

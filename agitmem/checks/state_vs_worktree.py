@@ -1,0 +1,110 @@
+"""`state-vs-worktree`: the state and the snapshot name files that are not
+there.  `current_file` missing is an error (the agent would resume work in
+a file that does not exist); `current_symbol` not in it, and backticked
+paths in the snapshot's In progress that do not exist, are warnings."""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from agitmem.checks import Finding
+from agitmem.memory import snapshot as snapshot_mod
+
+ID = 'state-vs-worktree'
+_TERM = re.compile(r'`([^`\n]+)`')
+# `src/a.py`, `src/a.py:12`, `tests/a_test.py::test_x`, `docs/`: a relative
+# path with at least one directory; not a URL, an option or a ref range
+_PATH = re.compile(r'^(?:\./)?[\w.@+][\w.@+-]*(?:/[\w.@+-]+)*/?$')
+_SUFFIX = re.compile(r'(?:::\S+|:\d+(?::\d+)?)$')
+
+
+def _json_line(text: str, key: str) -> int | None:
+    needle = f'"{key}"'
+    for n, line in enumerate(text.splitlines(), 1):
+        if needle in line:
+            return n
+    return None
+
+
+def _resolve(root: Path, name: str) -> Path | None:
+    """The file `name` (relative to the repository, or absolute), also
+    with a `:line` / `::test` suffix taken off; None when neither exists."""
+    for candidate in (name, _SUFFIX.sub('', name)):
+        path = Path(candidate)
+        path = path if path.is_absolute() else root / path
+        if candidate and os.path.lexists(path):
+            return path
+    return None
+
+
+def _mentions(path: Path, symbol: str) -> bool:
+    regex = re.compile(
+        rf'(?<![\w$]){re.escape(symbol.split(".")[-1])}(?![\w$])',
+    )
+    try:
+        with open(path, encoding='utf-8', errors='replace') as f:
+            return any(regex.search(line) for line in f)
+    except OSError:  # a directory, unreadable: nothing to say
+        return True
+
+
+def check(
+        state: dict[str, Any],
+        snapshot_text: str,
+        *,
+        root: Path,
+        state_path: str,
+        snapshot_path: str,
+        state_text: str = '',
+) -> list[Finding]:
+    ret = []
+    current = state.get('current_file')
+    if isinstance(current, str) and current.strip():
+        found = _resolve(root, current.strip())
+        if found is None:
+            ret.append(
+                Finding(
+                    ID, 'error',
+                    f'current_file "{current}" does not exist; point it at '
+                    f'the file being worked on (`agitmem state set '
+                    f'current_file=PATH`) or clear it (`agitmem state set '
+                    f'current_file:=null`)',
+                    path=state_path, line=_json_line(state_text, 'current_file'),
+                ),
+            )
+        else:
+            symbol = state.get('current_symbol')
+            if (
+                    isinstance(symbol, str) and symbol.strip() and
+                    found.is_file() and not _mentions(found, symbol.strip())
+            ):
+                ret.append(
+                    Finding(
+                        ID, 'warning',
+                        f'current_symbol "{symbol}" is not in {current}; '
+                        f'update it (`agitmem state set current_symbol=NAME`)',
+                        path=state_path,
+                        line=_json_line(state_text, 'current_symbol'),
+                    ),
+                )
+
+    section = snapshot_mod.parse(snapshot_text).get(snapshot_mod.IN_PROGRESS)
+    for n, text in snapshot_mod.content_lines(section):
+        for term in _TERM.findall(text):
+            term = term.strip()
+            if (
+                    '/' in term and _PATH.match(_SUFFIX.sub('', term)) and
+                    '://' not in term and _resolve(root, term) is None
+            ):
+                ret.append(
+                    Finding(
+                        ID, 'warning',
+                        f'In progress names `{term}`, which does not exist; '
+                        f'fix the path, or move the item to Done if the file '
+                        f'is gone for good',
+                        path=snapshot_path, line=n,
+                    ),
+                )
+    return ret

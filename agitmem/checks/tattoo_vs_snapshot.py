@@ -1,0 +1,156 @@
+"""`tattoo-vs-snapshot`: memory that contradicts its own hard rules.
+
+A `key: value` tattoo rule whose key the snapshot's Decisions or the state
+give another value is an error; a backticked term that a negative tattoo
+rule forbids (`never use `var``), used in the snapshot's Decisions or In
+progress or in the state, is a warning."""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from agitmem.checks import Finding
+from agitmem.memory import snapshot as snapshot_mod
+from agitmem.memory import tattoo as tattoo_mod
+from agitmem.memory.tattoo import Rule
+
+ID = 'tattoo-vs-snapshot'
+_BULLET = re.compile(r'^(?:[-*+]|\d+[.)])\s+')
+_STATE_TEXT_KEYS = ('current_goal', 'last_action', 'next_intent')
+
+
+def _norm_key(key: str) -> str:
+    return re.sub(r'[\s_-]+', ' ', key.strip().strip('`*_')).casefold()
+
+
+def _norm_value(value: str) -> str:
+    value = value.strip().rstrip('.;,。；').strip().strip('`*"\'')
+    return ' '.join(value.split()).casefold()
+
+
+def _key_value(text: str) -> tuple[str, str] | None:
+    rule = tattoo_mod.parse_rule(_BULLET.sub('', text).replace('**', ''))
+    if rule.key is None or rule.value is None:
+        return None
+    return _norm_key(rule.key), rule.value.strip()
+
+
+def _quote(path: str, rule: Rule) -> str:
+    return f'tattoo rule "{rule.text}" ({path}:{rule.line})'
+
+
+def _json_line(text: str, key: str) -> int | None:
+    needle = f'"{key}"'
+    for n, line in enumerate(text.splitlines(), 1):
+        if needle in line:
+            return n
+    return None
+
+
+def _term_regex(term: str) -> re.Pattern[str]:
+    left = r'(?<![\w])' if re.match(r'\w', term) else ''
+    right = r'(?![\w])' if re.search(r'\w$', term) else ''
+    return re.compile(f'{left}{re.escape(term)}{right}')
+
+
+def _state_texts(state: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    for key, value in state.items():
+        if isinstance(value, str) and key not in ('tree', 'updated_at'):
+            yield key, value
+
+
+def check(
+        rules: list[tuple[str, Rule]],
+        snapshot_text: str,
+        state: dict[str, Any],
+        *,
+        snapshot_path: str,
+        state_path: str,
+        state_text: str = '',
+) -> list[Finding]:
+    """rules: (shown path of its tattoo, rule), user tattoo first; state:
+    the parsed state.json ({} when unreadable), state_text its text (for
+    line numbers)."""
+    ret: list[Finding] = []
+    snap = snapshot_mod.parse(snapshot_text)
+    decisions = snapshot_mod.content_lines(snap.get(snapshot_mod.DECISIONS))
+    in_progress = snapshot_mod.content_lines(snap.get(snapshot_mod.IN_PROGRESS))
+
+    by_key: dict[str, tuple[str, Rule]] = {}
+    for path, rule in rules:
+        if rule.key is not None and rule.value is not None:
+            by_key[_norm_key(rule.key)] = (path, rule)  # the project's wins
+
+    # `key: value` against the Decisions
+    for n, text in decisions:
+        kv = _key_value(text)
+        if kv is None or kv[0] not in by_key:
+            continue
+        path, rule = by_key[kv[0]]
+        assert rule.value is not None
+        if _norm_value(kv[1]) != _norm_value(rule.value):
+            ret.append(
+                Finding(
+                    ID, 'error',
+                    f'decision "{_BULLET.sub("", text)}" contradicts '
+                    f'{_quote(path, rule)}; change the decision to '
+                    f'"{rule.key}: {rule.value}", or change the tattoo rule '
+                    f'if the decision is right',
+                    path=snapshot_path, line=n,
+                ),
+            )
+
+    # ... and against the state: a key of its own, or "key: value" text
+    for key, value in _state_texts(state):
+        hit = None
+        if _norm_key(key) in by_key:
+            hit = _norm_key(key), value
+        else:
+            kv = _key_value(value)
+            if kv is not None and kv[0] in by_key:
+                hit = kv
+        if hit is None:
+            continue
+        path, rule = by_key[hit[0]]
+        assert rule.value is not None
+        if _norm_value(hit[1]) != _norm_value(rule.value):
+            ret.append(
+                Finding(
+                    ID, 'error',
+                    f'state "{key}" says "{value}", which contradicts '
+                    f'{_quote(path, rule)}; update the state (`agitmem state '
+                    f'set {key}=...`), or the tattoo rule if the state is '
+                    f'right',
+                    path=state_path, line=_json_line(state_text, key),
+                ),
+            )
+
+    # terms a negative rule forbids
+    forbidden = [
+        (term, _term_regex(term), path, rule)
+        for path, rule in rules if rule.negative
+        for term in rule.terms
+    ]
+    if not forbidden:
+        return ret
+    places: list[tuple[str, int | None, str]] = [
+        (snapshot_path, n, text) for n, text in (*decisions, *in_progress)
+    ]
+    places.sort(key=lambda p: p[1] or 0)
+    places.extend(
+        (state_path, _json_line(state_text, key), value)
+        for key, value in _state_texts(state)
+    )
+    for where, line, text in places:
+        for term, regex, path, rule in forbidden:
+            if regex.search(text):
+                ret.append(
+                    Finding(
+                        ID, 'warning',
+                        f'uses `{term}`, which {_quote(path, rule)} forbids; '
+                        f'drop it from the plan, or change the rule',
+                        path=where, line=line,
+                    ),
+                )
+    return ret

@@ -1,0 +1,189 @@
+"""`agitmem hook <git event>`: the git hooks.
+
+Called two ways: by the shims of `agitmem install git`, with the arguments
+git gives the hook; or by the pre-commit framework (.pre-commit-hooks.yaml),
+which passes the commit message file as an argument and the rest in
+PRE_COMMIT_* variables (PRE_COMMIT_REMOTE_NAME, PRE_COMMIT_FROM_REF,
+PRE_COMMIT_TO_REF, PRE_COMMIT_CHECKOUT_TYPE, PRE_COMMIT_IS_SQUASH_MERGE).
+
+pre-commit, commit-msg and pre-push may refuse (exit 1, or 2 on bad input);
+post-* hooks never fail the git command: an error is one line, exit 0.  In
+a repository without `.agent/` there is nothing to check: exit 0, quietly.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from collections.abc import Callable
+
+from agitmem import context
+from agitmem import repo as repo_mod
+from agitmem.context import Context
+from agitmem.errors import AgitmemError
+
+EVENTS = (
+    'pre-commit', 'commit-msg', 'post-commit', 'pre-push', 'post-checkout',
+    'post-merge',
+)
+# set while pre-push pushes the memory refs: that push runs pre-push again
+IN_PUSH = 'AGITMEM_IN_PRE_PUSH'
+
+
+def _context(*, memory_refs_will_do: bool = False) -> Context | None:
+    """This repository's context; None where agitmem is not in use."""
+    repo = repo_mod.find()
+    if repo.agent_dir.is_dir():
+        return context.get(cwd=str(repo.root))
+    if memory_refs_will_do and repo_mod.git(
+            'for-each-ref', '--count=1', '--format=x', 'refs/agitmem/',
+            cwd=repo.root,
+    ).stdout.strip():
+        return context.get(cwd=str(repo.root), need_memory=False)
+    return None
+
+
+def _arg(args: list[str], i: int, env: str) -> str | None:
+    if len(args) > i:
+        return args[i]
+    return os.environ.get(env) or None
+
+
+def _optional(module: str) -> object | None:
+    """Another issue's module, when it is there (a bug inside it is not
+    taken for its absence)."""
+    if importlib.util.find_spec(module) is None:
+        return None
+    return importlib.import_module(module)
+
+
+def pre_commit(args: list[str], stdin: str) -> int:
+    ctx = _context()
+    if ctx is None:
+        return 0
+    from agitmem.commands import check
+    found = check.findings(ctx, staged=True, commit_msg_file=None)
+    return check.report(found, as_json=False, quiet=True)
+
+
+def commit_msg(args: list[str], stdin: str) -> int:
+    if not args:
+        raise AgitmemError(
+            'hook commit-msg needs the commit message file (git passes it)',
+        )
+    ctx = _context()
+    if ctx is None:
+        return 0
+    from agitmem.commands import check
+    found = check.findings(ctx, staged=True, commit_msg_file=args[0])
+    return check.report(found, as_json=False, quiet=True)
+
+
+def post_commit(args: list[str], stdin: str) -> int:
+    ctx = _context()
+    if ctx is None:
+        return 0
+    subject = repo_mod.git(
+        'log', '-1', '--format=%s', 'HEAD', cwd=ctx.repo.root,
+    ).stdout.strip()
+    from agitmem.commands.save import save_memory
+    oid = save_memory(ctx, f'hook post-commit: {subject}', event='post-commit')
+    if oid is not None:
+        print(f'agitmem: memory saved to {ctx.ref} ({str(oid)[:12]})')
+    return 0
+
+
+def pre_push(args: list[str], stdin: str) -> int:
+    if os.environ.get(IN_PUSH):
+        return 0  # the push of the memory refs below
+    ctx = _context()
+    if ctx is None:
+        return 0
+    from agitmem.checks import run
+    from agitmem.checks import secrets
+    from agitmem.commands import check
+    if secrets.ID not in check.skipped():
+        mem = run.read_memory(ctx.repo, max_file_kb=ctx.cfg['max_file_kb'])
+        found = secrets.check(mem.texts()) + secrets.in_refs(ctx.repo)
+        if found:
+            check.report(found, as_json=False)
+            print('agitmem: push refused: memory holds likely credentials')
+            return 1
+
+    remote = _arg(args, 0, 'PRE_COMMIT_REMOTE_NAME')
+    remote_mod = _optional('agitmem.commands.remote')
+    if remote is None or remote_mod is None:
+        return 0
+    push_memory: Callable[[Context, str], None] = getattr(remote_mod, 'push_memory')
+    os.environ[IN_PUSH] = '1'
+    try:
+        push_memory(ctx, remote)
+    except AgitmemError as e:  # the code push goes on without the memory
+        print(f'agitmem: memory refs not pushed: {e}', file=sys.stderr)
+    finally:
+        del os.environ[IN_PUSH]
+    return 0
+
+
+def post_checkout(args: list[str], stdin: str) -> int:
+    old = _arg(args, 0, 'PRE_COMMIT_FROM_REF')
+    new = _arg(args, 1, 'PRE_COMMIT_TO_REF')
+    flag = _arg(args, 2, 'PRE_COMMIT_CHECKOUT_TYPE')
+    branch = _optional('agitmem.commands.branch')
+    if branch is None or old is None or new is None:
+        return 0
+    ctx = _context(memory_refs_will_do=True)
+    if ctx is None:
+        return 0
+    getattr(branch, 'on_checkout')(ctx, old, new, flag == '1')
+    return 0
+
+
+def post_merge(args: list[str], stdin: str) -> int:
+    squash = _arg(args, 0, 'PRE_COMMIT_IS_SQUASH_MERGE')
+    branch = _optional('agitmem.commands.branch')
+    if branch is None:
+        return 0
+    ctx = _context()
+    if ctx is None:
+        return 0
+    getattr(branch, 'on_merge')(ctx, squash == '1')
+    return 0
+
+
+_HANDLERS: dict[str, Callable[[list[str], str], int]] = {
+    'pre-commit': pre_commit,
+    'commit-msg': commit_msg,
+    'post-commit': post_commit,
+    'pre-push': pre_push,
+    'post-checkout': post_checkout,
+    'post-merge': post_merge,
+}
+
+
+def githook(event: str, args: list[str], stdin: str) -> int:
+    if event not in _HANDLERS:
+        print(
+            f'agitmem: unknown git hook "{event}" (known: {", ".join(EVENTS)})',
+            file=sys.stderr,
+        )
+        return 2
+    blocking = not event.startswith('post-')
+    try:
+        return _HANDLERS[event](args, stdin)
+    except AgitmemError as e:
+        if blocking:
+            print(f'agitmem: {e}', file=sys.stderr)
+            return 2
+        print(f'agitmem: hook {event}: {e}', file=sys.stderr)
+        return 0
+    except Exception as e:
+        if blocking:
+            raise
+        # a post-* hook never fails the git command that ran it
+        print(
+            f'agitmem: hook {event} failed: {type(e).__name__}: {e}',
+            file=sys.stderr,
+        )
+        return 0

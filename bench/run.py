@@ -1,0 +1,280 @@
+"""Every benchmark in bench/, one table, against floors measured in the same
+run.
+
+    python bench/run.py [--runs N] [--quick | --full] [--keep]
+
+Each figure is the median wall time of a whole process (as a hook or a user
+pays it), runs interleaved round-robin across all figures so a noisy
+neighbour hits every one alike, and is divided by a floor measured in the
+same run:
+
+  python -c pass              the interpreter
+  python -c "import pygit2"   the interpreter and libgit2 (what any pygit2
+                              command pays before doing anything)
+  git status --porcelain      on the same repository
+  plumbing save               a one-file memory save done by hand with git:
+                              rev-parse, hash-object -w, ls-tree, mktree,
+                              commit-tree, update-ref (compare-and-swap), as
+                              one `sh -c` pipeline
+
+The figures come from bench/hooks.py (hot hook paths on a realistic memory:
+20 rules, a 300-line snapshot, 1,000 notes, 500 fragments), bench/check.py
+(`check --staged` on a 20,000-file repository, 10 files staged) and
+bench/history.py (save, log and rollback on a 10,000-commit memory history
+against a 1-commit one), plus save, log -n 20 and rollback on the realistic
+memory.  A benchmark module that is missing, or whose setup fails, is named
+under the table instead.
+
+--quick: 3 runs, a 2,000-file repository, a 1,000-commit history (a smoke
+test).  Default: 10 runs, full sizes.  --full: 30 runs, full sizes, and
+1,000 saves in a fresh repository to count the loose objects they leave.
+The long reliability tests are separate: `AGITMEM_FULL=1 python -m pytest
+tests/reliability` (or `-m slow`)."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import platform
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _common as c  # noqa: E402
+from _common import Row  # noqa: E402
+
+Case = tuple[list[str], Path, str | None]
+
+_TOUCH_NOTES = 'printf -- "- bench %s\\n" "$$" >> .agent/memory/notes.md'
+PLUMBING_SAVE = r'''set -e
+printf -- '- plumbing %s\n' "$$" >> .agent/plumb.md
+old=$(git rev-parse refs/bench/plumbing)
+blob=$(git hash-object -w .agent/plumb.md)
+tree=$({ git ls-tree "$old" | grep -v "	plumb.md\$" || true; printf '100644 blob %s\tplumb.md\n' "$blob"; } | git mktree)
+new=$(git commit-tree "$tree" -p "$old" -m 'save: plumb.md')
+git update-ref refs/bench/plumbing "$new" "$old"
+'''
+
+
+class Plan:
+    """The cases to time and the rows to print."""
+
+    def __init__(self) -> None:
+        self.cases: dict[str, Case] = {}
+        self.rows: list[Row] = []
+        self.notes: list[str] = []
+
+    def case(self, key: str, cmd: list[str], cwd: Path, stdin: str | None = None) -> str:
+        self.cases[key] = (cmd, cwd, stdin)
+        return key
+
+    def row(self, label: str, key: str, floor: str, floor_label: str,
+            target: float | None = None) -> None:
+        self.rows.append(Row(label, key, floor, floor_label, target))
+
+
+def _module(name: str) -> ModuleType | None:
+    if not (Path(__file__).parent / f'{name}.py').exists():
+        return None
+    return importlib.import_module(name)
+
+
+def _sh(script: str) -> list[str]:
+    return ['sh', '-c', script]
+
+
+def floors(plan: Plan, root: Path) -> None:
+    plan.case('pass', c.FLOOR_PASS, root)
+    plan.case('pygit2', c.FLOOR_PYGIT2, root)
+    plan.row('python -c "import pygit2"', 'pygit2', 'pass', 'python -c pass')
+
+
+def hooks(plan: Plan, mod: ModuleType, work: Path) -> Path:
+    """bench/hooks.py's realistic memory: the hot hooks and load."""
+    root: Path = mod.realistic_repo()
+    shutil.move(str(root), str(work / 'realistic'))
+    root = work / 'realistic'
+    edit = json.dumps({
+        'session_id': 's', 'transcript_path': None, 'cwd': str(root),
+        'hook_event_name': 'PostToolUse', 'tool_name': 'Edit',
+        'tool_input': {'file_path': str(root / 'src' / 'pkg0' / 'm0.py')},
+    })
+    prompt = json.dumps({
+        'session_id': 's', 'transcript_path': None, 'cwd': str(root),
+        'hook_event_name': 'UserPromptSubmit', 'prompt': 'go on',
+    })
+    plan.case('post-edit', [*c.AGITMEM, 'hook', 'post-edit', '--agent', 'claude'], root, edit)
+    plan.case('prompt', [*c.AGITMEM, 'hook', 'prompt', '--agent', 'claude'], root, prompt)
+    plan.case('load', [*c.AGITMEM, 'load'], root)
+    plan.row('agitmem hook post-edit', 'post-edit', 'pass', 'python -c pass', 3)
+    plan.row('agitmem hook prompt', 'prompt', 'pass', 'python -c pass')
+    plan.row('agitmem load', 'load', 'pygit2', 'import pygit2', 1.5)
+    return root
+
+
+def writes(plan: Plan, realistic: Path, work: Path) -> None:
+    """save, log, rollback on the realistic memory (a copy of it), against
+    the plumbing save in the same repository."""
+    root = work / 'writes'
+    shutil.copytree(realistic, root, symlinks=True)
+    tip = c.sh('git', 'rev-parse', 'refs/agitmem/heads/main', cwd=root).strip()
+    c.sh('git', 'update-ref', 'refs/bench/plumbing', tip, cwd=root)
+    c.sh(*c.AGITMEM, 'note', 'one more, so rollback has a step to undo', cwd=root)
+    plan.case('status-200', ['git', 'status', '--porcelain'], root)
+    plan.case('plumbing', _sh(PLUMBING_SAVE), root)
+    plan.case('save', _sh(f'{_TOUCH_NOTES} && exec {shlex.join(c.AGITMEM)} save'), root)
+    plan.case('log', [*c.AGITMEM, 'log', '-n', '20'], root)
+    plan.case('rollback', [*c.AGITMEM, 'rollback'], root)
+    plan.case('status', [*c.AGITMEM, 'status'], root)
+    plan.row('git status --porcelain (200 files)', 'status-200', 'pass', 'python -c pass')
+    plan.row('plumbing save (6 git calls)', 'plumbing', 'pass', 'python -c pass')
+    plan.row('agitmem save (one-file change)', 'save', 'plumbing', 'plumbing save')
+    plan.row('agitmem log -n 20', 'log', 'pygit2', 'import pygit2')
+    plan.row('agitmem rollback', 'rollback', 'plumbing', 'plumbing save')
+    plan.row('agitmem status', 'status', 'status-200', 'git status --porcelain')
+
+
+def check(plan: Plan, mod: ModuleType, files: int) -> None:
+    """bench/check.py: check --staged on a big repository, 10 files staged
+    (built once in the temp dir, shared with bench/check.py)."""
+    root = Path(tempfile.gettempdir()) / f'agitmem-bench-check-{files}'
+    if not (root / '.built').exists():
+        shutil.rmtree(root, ignore_errors=True)
+        root.mkdir()
+        print(f'bench: building {files:,} files in {root} (kept for next time) ...', flush=True)
+        mod.build(root, files)
+    mod.stage_change(root)
+    plan.case('status-big', ['git', 'status', '--porcelain'], root)
+    plan.case('check', [*c.AGITMEM, 'check', '--staged'], root)
+    plan.row(f'git status --porcelain ({files:,} files)', 'status-big', 'pass', 'python -c pass')
+    plan.row(f'agitmem check --staged ({files:,} files)', 'check', 'status-big', 'git status --porcelain', 2)
+
+
+def history(plan: Plan, mod: ModuleType, commits: int, work: Path) -> None:
+    """bench/history.py: save, log, rollback on a long memory history
+    against the same on a 1-commit one."""
+    small = mod.new_repo(work / 'history-1')
+    big = mod.new_repo(work / f'history-{commits}')
+    mod.grow(big, commits)
+    for root, n in ((small, '1'), (big, f'{commits:,}')):
+        c.sh(*c.AGITMEM, 'note', 'a step for rollback to undo', cwd=root)
+        plan.case(f'save-{n}', _sh(f'{_TOUCH_NOTES} && exec {shlex.join(c.AGITMEM)} save'), root)
+        plan.case(f'log-{n}', [*c.AGITMEM, 'log', '-n', '20'], root)
+        plan.case(f'rollback-{n}', [*c.AGITMEM, 'rollback'], root)
+    n = f'{commits:,}'
+    for op, label in (('save', 'save'), ('log', 'log -n 20'), ('rollback', 'rollback')):
+        plan.row(
+            f'agitmem {label} ({n}-commit history)', f'{op}-{n}', f'{op}-1',
+            f'{label}, 1 commit', 1.2,
+        )
+
+
+def loose_objects(mod: ModuleType, saves: int, work: Path) -> str:
+    """--full: what `saves` saves leave behind (bench/history.py's count)."""
+    fresh = mod.new_repo(work / 'fresh')
+    before = mod.loose_objects(fresh)[0]
+    bench = mod.Bench(fresh)
+    start = time.perf_counter()
+    for _ in range(saves):
+        bench.save()
+    took = time.perf_counter() - start
+    loose, estimate = mod.loose_objects(fresh)
+    return (
+        f'{saves:,} saves in-process in {took:.1f}s left {loose - before:,} loose '
+        f'objects; git\'s gc.auto estimate {estimate:,} (threshold {mod.GC_AUTO:,})'
+    )
+
+
+def _try(plan: Plan, what: str, fn: Callable[[], object]) -> object:
+    try:
+        return fn()
+    except (Exception, SystemExit) as e:
+        detail = ' '.join(str(e).split()) or type(e).__name__
+        plan.notes.append(f'{what}: not measured ({type(e).__name__}: {detail[:200]})')
+        if os.environ.get('AGITMEM_BENCH_DEBUG'):
+            traceback.print_exc()
+        return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n', 1)[0])
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument('--quick', action='store_true', help='3 runs, small repositories')
+    size.add_argument('--full', action='store_true', help='30 runs, full sizes, loose-object count')
+    parser.add_argument('--runs', type=int, help='runs per figure (default 10; 3 quick, 30 full)')
+    parser.add_argument('--keep', action='store_true', help='keep the scratch repositories')
+    args = parser.parse_args(argv)
+    runs = args.runs or (3 if args.quick else 30 if args.full else 10)
+    files = 2_000 if args.quick else 20_000
+    commits = 1_000 if args.quick else 10_000
+
+    work = Path(tempfile.mkdtemp(prefix='agitmem-bench-run-'))
+    # no user tattoo, no global git config: the same memory everywhere
+    os.environ.update({
+        'HOME': str(work), 'AGITMEM_HOME': str(work / '.agent'),
+        'GIT_CONFIG_NOSYSTEM': '1',
+    })
+    os.environ.pop('PYTHONDONTWRITEBYTECODE', None)  # as users run it
+    plan = Plan()
+    try:
+        floors(plan, work)
+        realistic = None
+        hooks_mod = _try(plan, 'bench/hooks.py', lambda: _module('hooks'))
+        if isinstance(hooks_mod, ModuleType):
+            realistic = _try(plan, 'bench/hooks.py', lambda: hooks(plan, hooks_mod, work))
+        else:
+            plan.notes.append('bench/hooks.py: not present')
+        if isinstance(realistic, Path):
+            _try(plan, 'save/log/rollback', lambda: writes(plan, realistic, work))
+        for name, setup in (
+                ('check', lambda mod: check(plan, mod, files)),
+                ('history', lambda mod: history(plan, mod, commits, work)),
+        ):
+            mod = _try(plan, f'bench/{name}.py', lambda: _module(name))
+            if isinstance(mod, ModuleType):
+                _try(plan, f'bench/{name}.py', lambda: setup(mod))
+            elif mod is None and not any(n.startswith(f'bench/{name}.py') for n in plan.notes):
+                plan.notes.append(f'bench/{name}.py: not present')
+        extra = None
+        if args.full:
+            hist = _try(plan, 'loose objects', lambda: _module('history'))
+            if isinstance(hist, ModuleType):
+                extra = _try(plan, 'loose objects', lambda: loose_objects(hist, 1000, work))
+
+        print(f'bench: {len(plan.cases)} commands, {runs} interleaved runs each ...', flush=True)
+        start = time.perf_counter()
+        m = c.medians(plan.cases, runs)
+        took = time.perf_counter() - start
+        git_version = c.sh('git', '--version', cwd=work).strip()
+        print()
+        print(
+            f'agitmem bench ({"quick" if args.quick else "full" if args.full else "default"}: '
+            f'median of {runs} runs; {platform.python_implementation()} '
+            f'{platform.python_version()}, {git_version}, {os.cpu_count()} CPUs; '
+            f'timed in {took:.0f}s)',
+        )
+        print(c.render(plan.rows, m))
+        if extra:
+            print(extra)
+        for note in plan.notes:
+            print(f'note: {note}')
+    finally:
+        if args.keep:
+            print(f'scratch repositories kept in {work}')
+        else:
+            subprocess.run(['chmod', '-R', 'u+w', str(work)], check=False)
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())

@@ -1,0 +1,102 @@
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from agitmem import secrets as scanner
+from agitmem.checks import secrets
+from agitmem.repo import find
+from agitmem.repo import Repo
+from testing.util import agitmem
+from testing.util import git
+from testing.util import mem
+from testing.util import ok
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTES = '.agent/memory/notes.md'
+# built at run time: no key-shaped literal in the repository
+AWS_KEY = 'AKIA' + 'QYLPMN4RZT7W2XHB'
+GITHUB_TOKEN = 'ghp' + '_' + 'aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A'
+
+
+def test_clean_memory_passes() -> None:
+    assert secrets.check({NOTES: '- the loader reads config.yaml\n'}) == []
+
+
+def test_key_in_notes_is_an_error_without_the_key() -> None:
+    found, = secrets.check({NOTES: f'- a\n- use {AWS_KEY} for s3\n'})
+    assert (found.id, found.severity, found.path, found.line) == ('secrets', 'error', NOTES, 2)
+    assert 'AWS access key' in found.message
+    assert AWS_KEY not in found.message
+
+
+def test_blocking_takes_memory_commit_paths() -> None:
+    found = secrets.blocking({
+        'notes.md': f'- {AWS_KEY}\n'.encode(),
+        'config.yaml': f'# {GITHUB_TOKEN}\n'.encode(),
+        'archive/2026/11/30-x.md': b'- nothing\n',
+    })
+    assert sorted((f.path, f.line) for f in found) == [
+        ('.agent/config.yaml', 1), (NOTES, 1),
+    ]
+
+
+def test_in_refs_reads_every_memory_tip(memrepo: Path) -> None:
+    assert secrets.in_refs(_repo(memrepo)) == []
+    _commit_to_ref(memrepo, 'refs/agitmem/heads/feature', 'notes.md', f'- x\n- {AWS_KEY}\n')
+    found, = secrets.in_refs(_repo(memrepo))
+    assert (found.path, found.line) == ('refs/agitmem/heads/feature:notes.md', 2)
+    assert found.message.startswith('possible AWS access key in saved memory; remove it from .agent/memory/notes.md')
+
+
+def test_through_the_cli(memrepo: Path) -> None:
+    with open(mem(memrepo, 'notes.md'), 'a') as f:
+        f.write(f'- deploy with {AWS_KEY}\n')
+    proc = agitmem('check', '--staged', cwd=memrepo)
+    assert proc.returncode == 1
+    line = len(mem(memrepo, 'notes.md').read_text().splitlines())
+    assert f'error secrets {NOTES}:{line}: possible AWS access key; remove it' in proc.stdout
+    assert AWS_KEY not in proc.stdout + proc.stderr
+
+
+def test_no_false_positives_on_fresh_memory(memrepo: Path) -> None:
+    assert 'secrets' not in ok('check', cwd=memrepo)
+
+
+def test_no_false_positives_on_the_projects_own_files() -> None:
+    """templates/, hooks/, test fixtures (tests/agents/payloads), docs."""
+    proc = subprocess.run(
+        ('git', 'ls-files', '-co', '--exclude-standard', '-z'),
+        cwd=ROOT, capture_output=True, text=True,
+    )
+    names = [n for n in proc.stdout.split('\0') if n] if proc.returncode == 0 else [
+        str(p.relative_to(ROOT)) for d in ('templates', 'hooks', 'tests')
+        for p in (ROOT / d).rglob('*') if p.is_file()
+    ]
+    assert any(n.startswith('templates/') for n in names)
+    assert any(n.startswith('tests/agents/payloads/') for n in names)
+    hits = []
+    for name in names:
+        try:
+            text = (ROOT / name).read_text(encoding='utf-8')
+        except (OSError, UnicodeDecodeError):
+            continue
+        hits.extend(scanner.scan(text, name))
+    assert hits == []
+
+
+def _repo(path: Path) -> Repo:
+    return find(path)
+
+
+def _commit_to_ref(repo: Path, ref: str, name: str, text: str) -> None:
+    blob = subprocess.run(
+        ('git', 'hash-object', '-w', '--stdin'), cwd=repo, input=text,
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()
+    tree = subprocess.run(
+        ('git', 'mktree'), cwd=repo, input=f'100644 blob {blob}\t{name}\n',
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()
+    commit = git('commit-tree', tree, '-m', 'x', cwd=repo).strip()
+    git('update-ref', ref, commit, cwd=repo)

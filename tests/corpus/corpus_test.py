@@ -1,0 +1,430 @@
+"""The hostile-input corpus: every case in cases.yaml, run through the real
+CLI on a fresh copy of a real repository.
+
+Each case states its setup, the command, stdin/env and the expected outcome.
+For every case the runner asserts: no traceback; the exit code; for an
+error, exactly one line on stderr holding the expected message; and that
+the memory (`.agent/memory/` and `.agent/config.yaml`, byte for byte), the
+refs (`git for-each-ref`, the worktree's memory base) and what the user sees
+of their repository (HEAD, index, status, code refs) are unchanged unless
+the case says which of them may change.
+
+A case with `xfail: <what is wrong>` documents a known bug: its expectation
+is the right behaviour, and it fails strictly once the bug is fixed, so the
+marker is removed then.  See cases.yaml for the format."""
+from __future__ import annotations
+
+import base64
+import importlib.util
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from testing import util
+from testing.util import git
+from testing.util import ok
+from testing.util import run
+
+HERE = Path(__file__).resolve().parent
+CASES: list[dict[str, Any]] = yaml.safe_load((HERE / 'cases.yaml').read_text())
+KEYS = {
+    'id', 'about', 'scenario', 'setup', 'run', 'stdin', 'stdin_json', 'env',
+    'cwd', 'expect', 'xfail', 'requires',
+}
+EXPECT_KEYS = {
+    'code', 'stderr', 'stderr_lines', 'stdout', 'stdout_exact', 'stdout_max',
+    'changes', 'files', 'absent',
+}
+TIMEOUT = 120  # seconds: a command that blocks (a FIFO read) fails, not hangs
+CHANGES = {'memory', 'refs', 'worktree'}
+SCENARIOS = {
+    'memrepo', 'no_init', 'not_a_repo', 'bare', 'merge_in_progress',
+    'rebase_in_progress', 'shallow_clone', 'readonly_git', 'readonly_refs',
+    'detached', 'half_init',
+}
+
+_bases: dict[str, Path] = {}
+
+
+# -- the repositories cases start from ----------------------------------------
+
+def _code_repo(path: Path) -> Path:
+    path.mkdir(parents=True)
+    git('init', '-q', '-b', 'main', cwd=path)
+    (path / 'src').mkdir()
+    (path / 'src' / 'app.py').write_text('def main():\n    return 1\n')
+    (path / 'README').write_text('hello\n')
+    git('add', '.', cwd=path)
+    git('commit', '-q', '-m', 'initial', cwd=path)
+    (path / 'README').write_text('hello\nagain\n')
+    git('commit', '-q', '-am', 'second', cwd=path)
+    return path
+
+
+def _base(kind: str, factory: pytest.TempPathFactory) -> Path:
+    """Built once per session, copied for each case."""
+    if kind not in _bases:
+        root = factory.mktemp(f'corpus-base-{kind}') / 'repo'
+        _code_repo(root)
+        if kind == 'memrepo':
+            ok('init', cwd=root)
+            ok('note', 'first note', cwd=root)
+            ok('state', 'set', 'current_goal=ship the loader', 'next_intent=write tests', cwd=root)
+            ok('archive', cwd=root)
+            ok('note', 'second note', cwd=root)
+            ok('state', 'set', 'current_goal=port the config', cwd=root)
+        _bases[kind] = root
+    return _bases[kind]
+
+
+def _copy(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst, symlinks=True)
+    return dst
+
+
+def _conflict(root: Path) -> None:
+    git('checkout', '-q', '-b', 'other', cwd=root)
+    (root / 'README').write_text('theirs\n')
+    git('commit', '-q', '-am', 'theirs', cwd=root)
+    git('checkout', '-q', 'main', cwd=root)
+    (root / 'README').write_text('ours\n')
+    git('commit', '-q', '-am', 'ours', cwd=root)
+
+
+def _chattr(path: Path, flag: str) -> bool:
+    return run('chattr', '-R', flag, str(path), cwd=path.parent).returncode == 0
+
+
+@pytest.fixture
+def case_repo(request: pytest.FixtureRequest, tmp_path: Path,
+              tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
+    """(the repository, a directory outside it) for the case's scenario."""
+    case: dict[str, Any] = request.param
+    scenario = case.get('scenario', 'memrepo')
+    outside = tmp_path / 'outside'
+    outside.mkdir()
+    (outside / 'secret.txt').write_text('outside the repository\n')
+    root = tmp_path / 'repo'
+    frozen: list[Path] = []
+    if scenario in ('memrepo', 'merge_in_progress', 'rebase_in_progress',
+                    'readonly_git', 'readonly_refs', 'detached', 'half_init'):
+        _copy(_base('memrepo', tmp_path_factory), root)
+    elif scenario == 'no_init':
+        _copy(_base('code', tmp_path_factory), root)
+    elif scenario == 'not_a_repo':
+        root.mkdir()
+    elif scenario == 'bare':
+        git('init', '-q', '--bare', str(root), cwd=tmp_path)
+    elif scenario == 'shallow_clone':
+        src = _base('code', tmp_path_factory)
+        git('clone', '-q', '--depth', '1', f'file://{src}', str(root), cwd=tmp_path)
+        ok('init', cwd=root)
+    if scenario == 'merge_in_progress':
+        _conflict(root)
+        assert run('git', 'merge', 'other', cwd=root).returncode != 0
+        assert (root / '.git' / 'MERGE_HEAD').exists()
+    elif scenario == 'rebase_in_progress':
+        _conflict(root)
+        assert run('git', 'rebase', 'other', cwd=root).returncode != 0
+        assert (root / '.git' / 'rebase-merge').is_dir()
+    elif scenario == 'detached':
+        git('checkout', '-q', '--detach', cwd=root)
+    elif scenario == 'half_init':
+        shutil.rmtree(root / '.agent' / 'memory')
+    _setup(case, root, outside)
+    if scenario in ('readonly_git', 'readonly_refs'):
+        targets = [root / '.git' / 'refs']
+        if scenario == 'readonly_git':
+            targets.insert(0, root / '.git' / 'objects')
+        if os.geteuid() != 0:
+            for t in targets:
+                for p in [t, *t.rglob('*')]:
+                    if p.is_dir():
+                        p.chmod(p.stat().st_mode & ~0o222)
+        elif shutil.which('chattr') is None:
+            pytest.skip('running as root (chmod does not stop root) and no chattr here')
+        else:
+            for t in targets:
+                if not _chattr(t, '+i'):
+                    pytest.skip(f'chattr +i failed on {t} (filesystem without attributes)')
+                frozen.append(t)
+            # root with the immutable flag really cannot write
+            probe = targets[0] / 'probe'
+            try:
+                probe.write_text('x')
+            except OSError:
+                pass
+            else:
+                pytest.skip(f'chattr +i did not make {targets[0]} read-only')
+    try:
+        yield root, outside
+    finally:
+        for t in frozen:
+            _chattr(t, '-i')
+        if scenario in ('readonly_git', 'readonly_refs') and os.geteuid() != 0:
+            for p in [root / '.git', *(root / '.git').rglob('*')]:
+                if p.is_dir():
+                    p.chmod(p.stat().st_mode | 0o200)
+
+
+# -- setup steps ---------------------------------------------------------------
+
+def _fmt(value: str, root: Path, outside: Path) -> str:
+    if '{code_head}' in value:
+        value = value.replace('{code_head}', git('rev-parse', 'HEAD', cwd=root).strip())
+    return (
+        value.replace('{root}', str(root)).replace('{outside}', str(outside))
+        .replace('{agitmem_home}', os.environ['AGITMEM_HOME'])
+    )
+
+
+def _content(spec: dict[str, Any]) -> bytes:
+    """text (UTF-8), latin1 (each char one raw byte), b64, or parts of
+    those; `repeat: N` repeats it."""
+    if 'parts' in spec:
+        data = b''.join(_content(p) for p in spec['parts'])
+    elif 'text' in spec:
+        data = str(spec['text']).encode('utf-8')
+    elif 'latin1' in spec:
+        data = str(spec['latin1']).encode('latin-1')
+    elif 'b64' in spec:
+        data = base64.b64decode(spec['b64'])
+    else:
+        raise AssertionError(f'no content in {spec}')
+    return data * int(spec.get('repeat', 1))
+
+
+def _path(p: str, root: Path, outside: Path) -> Path:
+    path = Path(_fmt(p, root, outside))
+    return path if path.is_absolute() else root / path
+
+
+def _setup(case: dict[str, Any], root: Path, outside: Path) -> None:
+    for step in case.get('setup', []):
+        (kind, arg), = step.items()
+        if kind in ('write', 'append'):
+            path = _path(arg['path'], root, outside)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            data = _content(arg)
+            if 'text' in arg and '{' in arg['text']:
+                data = _fmt(arg['text'], root, outside).encode() * int(arg.get('repeat', 1))
+            with open(path, 'ab' if kind == 'append' else 'wb') as f:
+                f.write(data)
+        elif kind == 'symlink':
+            path = _path(arg['path'], root, outside)
+            if path.is_symlink() or path.is_file():
+                path.unlink()
+            elif path.is_dir():
+                shutil.rmtree(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.symlink_to(_fmt(arg['to'], root, outside))
+        elif kind == 'mkdir':
+            _path(arg, root, outside).mkdir(parents=True, exist_ok=True)
+        elif kind == 'remove':
+            path = _path(arg, root, outside)
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        elif kind == 'fifo':
+            os.mkfifo(_path(arg, root, outside))
+        elif kind == 'git':
+            git(*[_fmt(a, root, outside) for a in arg], cwd=root)
+        elif kind == 'agitmem':
+            ok(*[_fmt(a, root, outside) for a in arg], cwd=root)
+        else:
+            raise AssertionError(f'unknown setup step {kind}')
+
+
+# -- what must not change ------------------------------------------------------
+
+def _memory(root: Path) -> dict[str, object]:
+    """.agent/memory/ and .agent/config.yaml: bytes, links, kinds."""
+    ret: dict[str, object] = {}
+    agent = root / '.agent'
+    if agent.is_symlink():
+        return {'.agent': ('link', os.readlink(agent))}
+    for top in (agent / 'memory', agent / 'config.yaml'):
+        if top.is_symlink():
+            ret[str(top.relative_to(root))] = ('link', os.readlink(top))
+            continue
+        if not top.exists():
+            continue
+        paths = [top] if top.is_file() else sorted(top.rglob('*'))
+        for p in paths:
+            rel = str(p.relative_to(root))
+            mode = p.lstat().st_mode
+            if stat.S_ISLNK(mode):
+                ret[rel] = ('link', os.readlink(p))
+            elif stat.S_ISREG(mode):
+                ret[rel] = ('file', p.read_bytes())
+            else:
+                ret[rel] = ('dir' if stat.S_ISDIR(mode) else 'other', None)
+    return ret
+
+
+def _git_dir(root: Path) -> Path | None:
+    proc = run('git', 'rev-parse', '--absolute-git-dir', cwd=root)
+    return Path(proc.stdout.strip()) if proc.returncode == 0 else None
+
+
+def _refs(root: Path) -> tuple[str, str, str]:
+    gd = _git_dir(root)
+    if gd is None:
+        return '', '', ''
+    refs = run('git', 'for-each-ref', '--format=%(refname) %(objectname)', cwd=root).stdout
+    detached = run('git', 'rev-parse', '-q', '--verify', 'refs/worktree/agitmem/detached', cwd=root).stdout
+    base = gd / 'agitmem' / 'base'
+    return refs, detached, base.read_text() if base.exists() else ''
+
+
+def _user_repo(root: Path) -> tuple[str, bytes, str, str]:
+    gd = _git_dir(root)
+    if gd is None:
+        return '', b'', '', ''
+    index = gd / 'index'
+    status = run(
+        'git', '--no-optional-locks', 'status', '--porcelain=v2', '--branch',
+        '--untracked-files=all', cwd=root,
+    ).stdout
+    head = (gd / 'HEAD').read_text() if (gd / 'HEAD').exists() else ''
+    return status, index.read_bytes() if index.exists() else b'', head, run(
+        'git', 'for-each-ref', 'refs/heads', 'refs/tags', cwd=root,
+    ).stdout
+
+
+def _invoke(args: list[str], cwd: Path, stdin: bytes,
+            env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The installed CLI, as a user runs it; stdin as raw bytes."""
+    exe = [util._AGITMEM] if util._AGITMEM else [sys.executable, '-m', 'agitmem']
+    try:
+        proc = subprocess.run(
+            [*exe, *args], cwd=cwd, input=stdin, capture_output=True,
+            env={**os.environ, **env}, timeout=TIMEOUT,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f'agitmem {" ".join(args)[:200]} hung for {TIMEOUT}s')
+    return subprocess.CompletedProcess(
+        proc.args, proc.returncode,
+        proc.stdout.decode('utf-8', 'replace'),
+        proc.stderr.decode('utf-8', 'replace'),
+    )
+
+
+# -- the cases ----------------------------------------------------------------
+
+def _check_format(case: dict[str, Any]) -> None:
+    assert set(case) <= KEYS, (case['id'], set(case) - KEYS)
+    assert case.get('scenario', 'memrepo') in SCENARIOS, case['id']
+    expect = case['expect']
+    assert set(expect) <= EXPECT_KEYS, (case['id'], set(expect) - EXPECT_KEYS)
+    assert set(expect.get('changes', [])) <= CHANGES, case['id']
+    assert case.get('about'), f'{case["id"]}: say what is hostile about it'
+    if expect['code'] == 2:
+        assert expect.get('stderr'), f'{case["id"]}: an error names its message'
+
+
+def _params() -> list[Any]:
+    ids = [c['id'] for c in CASES]
+    assert len(ids) == len(set(ids)), 'duplicate case ids'
+    ret = []
+    for case in CASES:
+        marks = []
+        if case.get('xfail'):
+            marks.append(pytest.mark.xfail(reason=case['xfail'], strict=True))
+        ret.append(pytest.param(case, id=case['id'], marks=marks))
+    return ret
+
+
+def test_corpus_is_big_and_broad() -> None:
+    assert len(CASES) >= 40
+    for case in CASES:
+        _check_format(case)
+    commands = {c['run'][0] for c in CASES if c['run']}
+    for command in (
+        'init', 'save', 'status', 'log', 'show', 'diff', 'rollback', 'archive',
+        'state', 'verify', 'note', 'fragment', 'load', 'check', 'hook',
+        'install', 'uninstall', 'push', 'fetch', 'pull', 'merge', 'review',
+        'demo',
+    ):
+        assert command in commands, f'no case runs `agitmem {command}`'
+    events = {c['run'][1] for c in CASES if c['run'][:1] == ['hook']}
+    for event in (
+        'session-start', 'pre-compact', 'post-edit', 'prompt', 'stop',
+        'pre-commit', 'commit-msg', 'post-commit', 'pre-push',
+        'post-checkout', 'post-merge',
+    ):
+        assert event in events, f'no case runs `agitmem hook {event}`'
+
+
+@pytest.mark.parametrize('case_repo', _params(), indirect=True)
+def test_case(case_repo: tuple[Path, Path], request: pytest.FixtureRequest) -> None:
+    case: dict[str, Any] = request.node.callspec.params['case_repo']
+    _check_format(case)
+    if case.get('requires') and importlib.util.find_spec(case['requires']) is None:
+        pytest.skip(f'{case["requires"]} does not exist yet')
+    root, outside = case_repo
+    expect = case['expect']
+    changes = set(expect.get('changes', []))
+    cwd = {'root': root, 'outside': outside}.get(case.get('cwd', 'root'))
+    if cwd is None:
+        cwd = root / case['cwd']
+
+    stdin = b''
+    if 'stdin_json' in case:
+        stdin = _fmt(json.dumps(case['stdin_json']), root, outside).encode()
+    elif isinstance(case.get('stdin'), dict):
+        stdin = _content(case['stdin'])
+    elif case.get('stdin') is not None:
+        stdin = _fmt(case['stdin'], root, outside).encode()
+    env = {k: _fmt(str(v), root, outside) for k, v in case.get('env', {}).items()}
+    args = [
+        _content(a).decode() if isinstance(a, dict) else _fmt(a, root, outside)
+        for a in case['run']
+    ]
+
+    memory_before = _memory(root)
+    refs_before = _refs(root)
+    user_before = _user_repo(root)
+    proc = _invoke(args, cwd, stdin, env)
+    where = f'{case["id"]}: agitmem {" ".join(args)[:300]}\nstdout: {proc.stdout[-2000:]}\nstderr: {proc.stderr[-2000:]}'
+
+    if os.environ.get('AGITMEM_CORPUS_SHOW'):  # pytest -s: what each case answered
+        first = (proc.stdout.strip().splitlines() or [''])[0][:100]
+        print(f'\n[{case["id"]}] exit {proc.returncode} | {proc.stderr.strip()[:160]!r} | {first!r}')
+    assert 'Traceback' not in proc.stderr and 'Traceback' not in proc.stdout, where
+    assert proc.returncode == expect['code'], where
+    err_lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    if expect.get('stderr'):
+        assert len(err_lines) == 1, where
+        assert expect['stderr'] in err_lines[0], where
+        assert err_lines[0].startswith('agitmem'), where
+    if 'stderr_lines' in expect:
+        assert len(err_lines) == expect['stderr_lines'], where
+    if 'stdout' in expect:
+        assert expect['stdout'] in proc.stdout, where
+    if 'stdout_max' in expect:
+        assert len(proc.stdout) <= expect['stdout_max'], where
+    if 'stdout_exact' in expect:
+        assert proc.stdout == expect['stdout_exact'], where
+    for name, text in expect.get('files', {}).items():
+        path = _path(name, root, outside)
+        assert path.read_text() == text, (where, name)
+    for name in expect.get('absent', []):
+        assert not os.path.lexists(_path(name, root, outside)), (where, name)
+
+    if 'memory' not in changes:
+        assert _memory(root) == memory_before, f'{where}\nmemory changed'
+    if 'refs' not in changes:
+        assert _refs(root) == refs_before, f'{where}\nrefs changed'
+    if 'worktree' not in changes:
+        assert _user_repo(root) == user_before, f'{where}\nthe user\'s repository changed'

@@ -1,0 +1,323 @@
+"""`agitmem install git` / `uninstall git` and `agitmem hook <git event>`.
+The issue's scenarios through these shims are in precommit_test.py, next
+to the same scenarios through the pre-commit framework."""
+from __future__ import annotations
+
+import os
+import subprocess
+import re
+import stat
+from pathlib import Path
+
+import pytest
+
+from agitmem import githooks
+from agitmem.commands.githook import githook
+from testing.util import agitmem
+from testing.util import bad
+from testing.util import git
+from testing.util import mem
+from testing.util import ok
+from testing.util import run
+
+HOOKS = ('pre-commit', 'commit-msg', 'post-commit', 'pre-push', 'post-checkout', 'post-merge')
+# a hook of the user's own: records how it was called
+RECORDER = '#!/bin/sh\necho "$(basename "$0") $* [$(cat)]" >> "$(git rev-parse --show-toplevel)/ran.log"\n'
+
+
+def _hooks(repo: Path) -> Path:
+    return repo / '.git' / 'hooks'
+
+
+def _write_hook(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    path.chmod(0o755)
+
+
+def _commit(repo: Path, msg: str = 'change', **kw: str) -> subprocess.CompletedProcess[str]:
+    with open(repo / 'src' / 'app.py', 'a') as f:
+        f.write('# more\n')
+    git('add', 'src/app.py', cwd=repo)
+    return run('git', 'commit', '-q', '-m', msg, cwd=repo, **kw)  # type: ignore[arg-type]
+
+
+def test_install_writes_marked_executable_shims(memrepo: Path) -> None:
+    out = ok('install', 'git', cwd=memrepo)
+    assert out.splitlines() == [f'installed .git/hooks/{h}' for h in HOOKS]
+    for h in HOOKS:
+        path = _hooks(memrepo) / h
+        text = path.read_text()
+        assert text.startswith('#!/bin/sh\n# agitmem-shim v1\n')
+        assert f'agitmem hook {h} "$@"' in text
+        python, = re.findall(r'(\S+) -m agitmem hook ' + h, text)
+        assert os.access(python, os.X_OK)
+        assert path.stat().st_mode & stat.S_IXUSR
+
+
+def test_install_is_idempotent(memrepo: Path) -> None:
+    ok('install', 'git', cwd=memrepo)
+    before = {h: (_hooks(memrepo) / h).read_text() for h in HOOKS}
+    assert ok('install', 'git', cwd=memrepo) == 'agitmem hooks for git already installed: nothing changed\n'
+    assert {h: (_hooks(memrepo) / h).read_text() for h in HOOKS} == before
+    assert not list(_hooks(memrepo).glob('*.agitmem-chained'))
+
+
+def test_install_updates_an_older_shim(memrepo: Path) -> None:
+    _write_hook(_hooks(memrepo) / 'pre-commit', '#!/bin/sh\n# agitmem-shim v0\nexit 0\n')
+    out = ok('install', 'git', cwd=memrepo)
+    assert 'updated .git/hooks/pre-commit' in out.splitlines()
+    assert '# agitmem-shim v1' in (_hooks(memrepo) / 'pre-commit').read_text()
+    assert not (_hooks(memrepo) / 'pre-commit.agitmem-chained').exists()
+
+
+def test_install_works_before_agitmem_init(repo: Path) -> None:
+    ok('install', 'git', cwd=repo)
+    assert _commit(repo).returncode == 0  # no .agent/: nothing to check
+    assert not (repo / '.agent').exists()
+
+
+@pytest.mark.parametrize('hooks_path', ('.githooks', 'ABSOLUTE', '~/hooks'))
+def test_install_honours_core_hooks_path(memrepo: Path, tmp_path: Path, hooks_path: str) -> None:
+    value = str(tmp_path / 'shared-hooks') if hooks_path == 'ABSOLUTE' else hooks_path
+    git('config', 'core.hooksPath', value, cwd=memrepo)
+    expected = {
+        '.githooks': memrepo / '.githooks',
+        'ABSOLUTE': tmp_path / 'shared-hooks',
+        '~/hooks': Path(os.environ['HOME']) / 'hooks',
+    }[hooks_path]
+    ok('install', 'git', cwd=memrepo)
+    assert sorted(p.name for p in expected.iterdir()) == sorted(HOOKS)
+    assert not (_hooks(memrepo) / 'pre-commit').exists()
+    ok('uninstall', 'git', cwd=memrepo)
+    assert list(expected.iterdir()) == []
+
+
+def test_existing_hook_is_chained_and_runs_first_with_args(memrepo: Path) -> None:
+    for h in ('pre-commit', 'commit-msg', 'post-commit'):
+        _write_hook(_hooks(memrepo) / h, RECORDER)
+    out = ok('install', 'git', cwd=memrepo)
+    assert (
+        'installed .git/hooks/pre-commit (the hook that was there is now '
+        'pre-commit.agitmem-chained; it runs first)'
+    ) in out.splitlines()
+    assert (_hooks(memrepo) / 'pre-commit.agitmem-chained').read_text() == RECORDER
+    assert _commit(memrepo).returncode == 0
+    assert (memrepo / 'ran.log').read_text().splitlines() == [
+        'pre-commit.agitmem-chained  []',
+        'commit-msg.agitmem-chained .git/COMMIT_EDITMSG []',
+        'post-commit.agitmem-chained  []',
+    ]
+
+
+def test_failing_chained_pre_commit_blocks_the_commit(memrepo: Path) -> None:
+    _write_hook(_hooks(memrepo) / 'pre-commit', '#!/bin/sh\necho "lint failed" >&2\nexit 3\n')
+    ok('install', 'git', cwd=memrepo)
+    head = git('rev-parse', 'HEAD', cwd=memrepo)
+    proc = _commit(memrepo)
+    assert proc.returncode != 0
+    assert 'lint failed' in proc.stderr
+    assert git('rev-parse', 'HEAD', cwd=memrepo) == head
+
+
+def test_failing_chained_post_commit_still_records_memory(memrepo: Path) -> None:
+    _write_hook(_hooks(memrepo) / 'post-commit', '#!/bin/sh\nexit 1\n')
+    ok('install', 'git', cwd=memrepo)
+    with open(mem(memrepo, 'notes.md'), 'a') as f:
+        f.write('- progress\n')
+    assert _commit(memrepo).returncode == 0
+    head = git('rev-parse', 'HEAD', cwd=memrepo).strip()
+    assert f'Code-Head: {head}' in git('log', '-1', '--format=%B', 'refs/agitmem/heads/main', cwd=memrepo)
+
+
+def test_chained_pre_push_gets_args_and_stdin(memrepo: Path, tmp_path: Path) -> None:
+    remote = tmp_path / 'remote.git'
+    git('init', '-q', '--bare', str(remote), cwd=tmp_path)
+    git('remote', 'add', 'origin', str(remote), cwd=memrepo)
+    _write_hook(_hooks(memrepo) / 'pre-push', RECORDER)
+    ok('install', 'git', cwd=memrepo)
+    git('push', '-q', 'origin', 'main', cwd=memrepo)
+    head = git('rev-parse', 'HEAD', cwd=memrepo).strip()
+    logged = (memrepo / 'ran.log').read_text().splitlines()
+    assert logged[0] == (
+        f'pre-push.agitmem-chained origin {remote} '
+        f'[refs/heads/main {head} refs/heads/main {"0" * 40}]'
+    )
+    assert git('rev-parse', 'main', cwd=remote).strip() == head
+
+
+def test_refuses_pre_commits_hooks(memrepo: Path) -> None:
+    theirs = '#!/usr/bin/env bash\n# File generated by pre-commit: https://pre-commit.com\n# ID: 1\n'
+    _write_hook(_hooks(memrepo) / 'commit-msg', theirs)
+    line = bad('install', 'git', cwd=memrepo)
+    assert line.startswith(
+        'agitmem: .git/hooks/commit-msg was installed by pre-commit: add the '
+        'agitmem hooks (agitmem-check,',
+    )
+    assert '.pre-commit-config.yaml' in line
+    # nothing written, not even the hooks before it
+    assert not (_hooks(memrepo) / 'pre-commit').exists()
+    assert (_hooks(memrepo) / 'commit-msg').read_text() == theirs
+
+
+def test_refuses_a_tracked_hook_in_core_hooks_path(memrepo: Path) -> None:
+    _write_hook(memrepo / '.githooks' / 'pre-commit', RECORDER)
+    git('add', '.githooks/pre-commit', cwd=memrepo)
+    git('commit', '-q', '-m', 'hooks', cwd=memrepo)
+    git('config', 'core.hooksPath', '.githooks', cwd=memrepo)
+    line = bad('install', 'git', cwd=memrepo)
+    assert line == (
+        'agitmem: .githooks/pre-commit is tracked in this repository; agitmem '
+        'will not move it: add the line `agitmem hook pre-commit "$@"` to it '
+        'yourself'
+    )
+    assert git('status', '--porcelain', cwd=memrepo) == ''
+
+
+def test_refuses_when_a_chained_hook_is_in_the_way(memrepo: Path) -> None:
+    _write_hook(_hooks(memrepo) / 'pre-commit', RECORDER)
+    _write_hook(_hooks(memrepo) / 'pre-commit.agitmem-chained', RECORDER)
+    assert 'already exists' in bad('install', 'git', cwd=memrepo)
+
+
+def test_uninstall_restores_chained_hooks_and_removes_only_ours(memrepo: Path) -> None:
+    _write_hook(_hooks(memrepo) / 'pre-commit', RECORDER)
+    _write_hook(_hooks(memrepo) / 'pre-rebase', RECORDER)  # not one of ours
+    ok('install', 'git', cwd=memrepo)
+    out = ok('uninstall', 'git', cwd=memrepo)
+    assert out.splitlines() == [
+        'removed .git/hooks/pre-commit (the hook it chained is back)',
+        *(f'removed .git/hooks/{h}' for h in HOOKS[1:]),
+    ]
+    names = sorted(p.name for p in _hooks(memrepo).iterdir() if not p.name.endswith('.sample'))
+    assert names == ['pre-commit', 'pre-rebase']
+    assert (_hooks(memrepo) / 'pre-commit').read_text() == RECORDER
+    assert (_hooks(memrepo) / 'pre-commit').stat().st_mode & stat.S_IXUSR
+    assert ok('uninstall', 'git', cwd=memrepo) == 'agitmem hooks for git already uninstalled: nothing changed\n'
+
+
+def test_uninstall_leaves_a_hook_that_replaced_ours(memrepo: Path) -> None:
+    ok('install', 'git', cwd=memrepo)
+    _write_hook(_hooks(memrepo) / 'pre-commit', RECORDER)
+    ok('uninstall', 'git', cwd=memrepo)
+    assert (_hooks(memrepo) / 'pre-commit').read_text() == RECORDER
+
+
+def test_uninstall_finds_our_shim_where_pre_commit_moved_it(memrepo: Path) -> None:
+    """`pre-commit install` after `agitmem install git` keeps ours as
+    pre-commit.legacy and runs it."""
+    _write_hook(_hooks(memrepo) / 'pre-commit', RECORDER)
+    ok('install', 'git', cwd=memrepo)
+    os.rename(_hooks(memrepo) / 'pre-commit', _hooks(memrepo) / 'pre-commit.legacy')
+    _write_hook(_hooks(memrepo) / 'pre-commit', '#!/bin/sh\n# File generated by pre-commit\n')
+    assert 'removed .git/hooks/pre-commit.legacy (the hook it chained is back)' in ok('uninstall', 'git', cwd=memrepo)
+    assert (_hooks(memrepo) / 'pre-commit.legacy').read_text() == RECORDER
+
+
+def test_shim_falls_back_to_the_python_that_installed_it(memrepo: Path) -> None:
+    ok('install', 'git', cwd=memrepo)
+    with open(mem(memrepo, 'tattoo.md'), 'a') as f:
+        f.write('- indent: 4 spaces\n')
+    with open(mem(memrepo, 'snapshot.md'), 'a') as f:
+        f.write('- indent: tabs\n')
+    path = os.pathsep.join(
+        d for d in os.environ['PATH'].split(os.pathsep)
+        if d and not os.path.exists(os.path.join(d, 'agitmem'))
+    )
+    proc = _commit(memrepo, env={'PATH': path})
+    assert proc.returncode == 1
+    assert 'error tattoo-vs-snapshot' in proc.stdout + proc.stderr
+
+
+def test_shim_text_per_hook() -> None:
+    blocking = githooks.shim('commit-msg', '/opt/py/bin/python')
+    assert '"$chained" "$@" || exit $?' in blocking
+    assert 'exec /opt/py/bin/python -m agitmem hook commit-msg "$@"' in blocking
+    post = githooks.shim('post-merge', '/opt/py/bin/python')
+    assert '    "$chained" "$@"\n' in post
+    assert "exec '/opt/my py/python' -m agitmem" in githooks.shim('pre-commit', '/opt/my py/python')
+
+
+# agitmem hook <git event>, called directly
+
+
+def test_hook_unknown_event(capsys: pytest.CaptureFixture[str]) -> None:
+    assert githook('pre-rebase', [], '') == 2
+    assert capsys.readouterr().err.startswith('agitmem: unknown git hook "pre-rebase"')
+
+
+def test_hook_without_agent_dir_is_quiet(repo: Path) -> None:
+    for event, args in (('pre-commit', ()), ('commit-msg', ('msg',)), ('post-commit', ()),
+                        ('pre-push', ('origin', 'url')), ('post-merge', ('0',))):
+        proc = agitmem('hook', event, *args, cwd=repo)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, '', ''), event
+
+
+def test_hook_commit_msg_needs_the_file(memrepo: Path) -> None:
+    assert bad('hook', 'commit-msg', cwd=memrepo) == (
+        'agitmem: hook commit-msg needs the commit message file (git passes it)'
+    )
+
+
+def test_post_hook_never_fails(memrepo: Path) -> None:
+    mem(memrepo, 'state.json').write_text('{broken')
+    proc = agitmem('hook', 'post-commit', cwd=memrepo)
+    assert proc.returncode == 0
+    assert proc.stderr.startswith('agitmem: hook post-commit: .agent/memory/state.json:1: not valid JSON')
+    assert len(proc.stderr.splitlines()) == 1
+
+
+def test_post_commit_outside_a_repository(tmp_path: Path) -> None:
+    proc = agitmem('hook', 'post-commit', cwd=tmp_path)
+    assert proc.returncode == 0
+    assert proc.stderr.startswith('agitmem: hook post-commit: not a git repository')
+
+
+def test_post_commit_subject_and_code_head(memrepo: Path) -> None:
+    ok('install', 'git', cwd=memrepo)
+    with open(mem(memrepo, 'notes.md'), 'a') as f:
+        f.write('- progress\n')
+    assert _commit(memrepo, 'make main better').returncode == 0
+    head = git('rev-parse', 'HEAD', cwd=memrepo).strip()
+    assert git('log', '-1', '--format=%B', 'refs/agitmem/heads/main', cwd=memrepo) == (
+        'hook post-commit: make main better\n\n'
+        'Agitmem-Event: post-commit\nCode-Branch: main\n'
+        f'Code-Head: {head}\n\n'
+    )
+
+
+def test_pre_push_refuses_memory_with_a_key(memrepo: Path, tmp_path: Path) -> None:
+    remote = tmp_path / 'remote.git'
+    git('init', '-q', '--bare', str(remote), cwd=tmp_path)
+    git('remote', 'add', 'origin', str(remote), cwd=memrepo)
+    ok('install', 'git', cwd=memrepo)
+    with open(mem(memrepo, 'notes.md'), 'a') as f:
+        f.write('- key ' + 'AKIA' + 'QYLPMN4RZT7W2XHB' + '\n')
+    proc = run('git', 'push', '-q', 'origin', 'main', cwd=memrepo)
+    assert proc.returncode != 0
+    assert 'error secrets .agent/memory/notes.md:' in proc.stdout + proc.stderr
+    assert 'agitmem: push refused: memory holds likely credentials' in proc.stdout + proc.stderr
+    assert run('git', 'rev-parse', '-q', '--verify', 'main', cwd=remote).returncode != 0
+    # pre-commit's SKIP, agitmem's way
+    proc = run('git', 'push', '-q', 'origin', 'main', cwd=memrepo, env={'AGITMEM_SKIP': 'secrets'})
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_pre_push_reads_pre_commits_variables(memrepo: Path) -> None:
+    """pre-commit passes the remote in PRE_COMMIT_REMOTE_NAME, not as an
+    argument; with nothing to push memory into, the hook passes."""
+    proc = agitmem('hook', 'pre-push', cwd=memrepo, env={
+        'PRE_COMMIT_REMOTE_NAME': 'nowhere', 'PRE_COMMIT_REMOTE_URL': '/nowhere',
+    })
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize(('event', 'args', 'env'), (
+    ('post-checkout', ('a' * 40, 'b' * 40, '1'), {}),
+    ('post-checkout', (), {'PRE_COMMIT_FROM_REF': 'a' * 40, 'PRE_COMMIT_TO_REF': 'b' * 40, 'PRE_COMMIT_CHECKOUT_TYPE': '1'}),
+    ('post-merge', ('0',), {}),
+    ('post-merge', (), {'PRE_COMMIT_IS_SQUASH_MERGE': '0'}),
+))
+def test_branch_hooks_never_fail(memrepo: Path, event: str, args: tuple[str, ...], env: dict[str, str]) -> None:
+    proc = agitmem('hook', event, *args, cwd=memrepo, env=env)
+    assert proc.returncode == 0
