@@ -181,7 +181,8 @@ def _run(args: argparse.Namespace) -> int:
         return install(args.target, remove=cmd == 'uninstall', command=args.hook_command)
 
     from agitmem import context
-    ctx = context.get(args.ref)
+    # review reads the memory refs only: it runs in CI, where no .agent/ is
+    ctx = context.get(args.ref, need_memory=cmd != 'review')
     if cmd == 'save':
         from agitmem.commands.save import save
         return save(ctx, args.message)

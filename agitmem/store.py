@@ -344,8 +344,13 @@ def history(
     if top is None:
         return []
     ret: list[pygit2.Commit] = []
-    for c in pr.walk(top.id, pygit2.enums.SortMode.TOPOLOGICAL |
-                     pygit2.enums.SortMode.TIME):
+    # a sorted walk reads the whole history first: with a limit, walk in
+    # git's own order (newest first) and stop early
+    order = (
+        pygit2.enums.SortMode.NONE if n is not None else
+        pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME
+    )
+    for c in pr.walk(top.id, order):
         if n is not None and len(ret) >= n:
             break
         ret.append(c)

@@ -12,8 +12,6 @@ a repository without `.agent/` there is nothing to check: exit 0, quietly.
 """
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import os
 import sys
 from collections.abc import Callable
@@ -50,14 +48,6 @@ def _arg(args: list[str], i: int, env: str) -> str | None:
     return os.environ.get(env) or None
 
 
-def _optional(module: str) -> object | None:
-    """Another issue's module, when it is there (a bug inside it is not
-    taken for its absence)."""
-    if importlib.util.find_spec(module) is None:
-        return None
-    return importlib.import_module(module)
-
-
 def pre_commit(args: list[str], stdin: str) -> int:
     ctx = _context()
     if ctx is None:
@@ -91,6 +81,12 @@ def post_commit(args: list[str], stdin: str) -> int:
     oid = save_memory(ctx, f'hook post-commit: {subject}', event='post-commit')
     if oid is not None:
         print(f'agitmem: memory saved to {ctx.ref} ({str(oid)[:12]})')
+    parents = repo_mod.git('rev-list', '--parents', '-n', '1', 'HEAD', cwd=ctx.repo.root)
+    if len(parents.stdout.split()) > 2:
+        # a merge that stopped on a conflict and was committed by hand: git
+        # runs no post-merge for it, so the memory merge happens here
+        from agitmem.commands import branch
+        branch.on_merge(ctx, False)
     return 0
 
 
@@ -112,10 +108,9 @@ def pre_push(args: list[str], stdin: str) -> int:
             return 1
 
     remote = _arg(args, 0, 'PRE_COMMIT_REMOTE_NAME')
-    remote_mod = _optional('agitmem.commands.remote')
-    if remote is None or remote_mod is None:
+    if remote is None:
         return 0
-    push_memory: Callable[[Context, str], None] = getattr(remote_mod, 'push_memory')
+    from agitmem.commands.remote import push_memory
     os.environ[IN_PUSH] = '1'
     try:
         push_memory(ctx, remote)
@@ -130,25 +125,23 @@ def post_checkout(args: list[str], stdin: str) -> int:
     old = _arg(args, 0, 'PRE_COMMIT_FROM_REF')
     new = _arg(args, 1, 'PRE_COMMIT_TO_REF')
     flag = _arg(args, 2, 'PRE_COMMIT_CHECKOUT_TYPE')
-    branch = _optional('agitmem.commands.branch')
-    if branch is None or old is None or new is None:
+    if old is None or new is None:
         return 0
     ctx = _context(memory_refs_will_do=True)
     if ctx is None:
         return 0
-    getattr(branch, 'on_checkout')(ctx, old, new, flag == '1')
+    from agitmem.commands import branch
+    branch.on_checkout(ctx, old, new, flag == '1')
     return 0
 
 
 def post_merge(args: list[str], stdin: str) -> int:
     squash = _arg(args, 0, 'PRE_COMMIT_IS_SQUASH_MERGE')
-    branch = _optional('agitmem.commands.branch')
-    if branch is None:
-        return 0
     ctx = _context()
     if ctx is None:
         return 0
-    getattr(branch, 'on_merge')(ctx, squash == '1')
+    from agitmem.commands import branch
+    branch.on_merge(ctx, squash == '1')
     return 0
 
 

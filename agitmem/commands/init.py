@@ -31,20 +31,27 @@ def init(ref: str | None) -> int:
     templates = resource_dir('templates')
     created = []
     repo.memory_dir.mkdir(parents=True, exist_ok=True)
-    if not repo.config_path.exists():
-        shutil.copyfile(templates / memory.CONFIG, repo.config_path)
-        created.append('.agent/config.yaml')
-    cfg = config.load(repo.config_path)
     branch, head = repo_mod.head(repo)
-    override = ref or os.environ.get('AGITMEM_REF') or cfg['ref']
-    ctx = Context(repo, cfg, branch, head, repo_mod.memory_ref(branch, override=override))
-
     # memory that already exists on the ref (a clone, a re-init) wins over
-    # the templates; existing files are never overwritten
+    # the templates, its config.yaml included; existing files are never
+    # overwritten
     fetch_on_init(repo)  # a fresh clone: the memory refs its remote has
     pr = store.open_repo(repo)
-    top = store.tip(pr, ctx.ref)
+    early = ref or os.environ.get('AGITMEM_REF')
+    top = store.tip(pr, repo_mod.memory_ref(branch, override=early))
     source = store.tree_files(pr, top.tree) if top is not None else {}
+    if not repo.config_path.exists():
+        if memory.CONFIG in source:
+            repo_mod.atomic_write(repo.config_path, source[memory.CONFIG])
+        else:
+            shutil.copyfile(templates / memory.CONFIG, repo.config_path)
+        created.append('.agent/config.yaml')
+    cfg = config.load(repo.config_path)
+    override = early or cfg['ref']
+    ctx = Context(repo, cfg, branch, head, repo_mod.memory_ref(branch, override=override))
+    if override and override != early:
+        top = store.tip(pr, ctx.ref)
+        source = store.tree_files(pr, top.tree) if top is not None else {}
     for name in memory.LAYERS:
         target = repo.memory_dir / name
         if target.exists() or target.is_symlink():

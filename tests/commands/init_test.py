@@ -131,3 +131,13 @@ def test_ref_override(repo: Path) -> None:
     assert tip(repo, 'refs/agitmem/heads/experiment') is not None
     ok('note', 'x', cwd=repo, env={'AGITMEM_REF': 'refs/agitmem/heads/other'})
     assert tip(repo, 'refs/agitmem/heads/other') is not None
+
+
+def test_init_takes_config_from_existing_ref(memrepo: Path) -> None:
+    import shutil
+    (memrepo / '.agent' / 'config.yaml').write_text('budget_tokens: 600\n')
+    ok('save', cwd=memrepo)
+    shutil.rmtree(memrepo / '.agent')
+    ok('init', cwd=memrepo)
+    assert (memrepo / '.agent' / 'config.yaml').read_text() == 'budget_tokens: 600\n'
+    assert 'nothing to save' in ok('save', cwd=memrepo)

@@ -138,11 +138,6 @@ def test_review_bad_range(memrepo: Path, range_: str, expected: str) -> None:
     assert expected in bad('review', '--', range_, cwd=memrepo)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='cli.py runs review with context.get(need_memory=True); CI has '
-           'no .agent/ (drop this mark once review passes need_memory=False)',
-)
 def test_review_in_ci_fetches_memory_refs_without_dot_agent(feature: Path, tmp_path: Path) -> None:
     bare = tmp_path / 'remote.git'
     git('init', '-q', '--bare', str(bare), cwd=tmp_path)
