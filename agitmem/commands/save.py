@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import sys
+
 import pygit2
 
 from agitmem import audit
+from agitmem import memory
 from agitmem import repo as repo_mod
 from agitmem import store
 from agitmem.checks.secrets import blocking
@@ -17,6 +20,43 @@ def changed(pr: pygit2.Repository, old: pygit2.Commit | None, tree: pygit2.Oid) 
     assert isinstance(new, pygit2.Tree)
     diff = old.tree.diff_to_tree(new)
     return sorted({d.delta.new_file.path for d in diff if d is not None})
+
+
+def _catch_up(ctx: Context, pr: pygit2.Repository, files: store.Files) -> store.Files:
+    """The ref moved past the memory this worktree was written from (a
+    merge done elsewhere, another worktree): merge the working tree's edits
+    into the tip rather than commit them over it.  A conflict keeps the
+    working tree's files as they are, and says so."""
+    from agitmem import merge
+    base = store.base(ctx.repo, pr)
+    top = store.tip(pr, ctx.ref)
+    if base is None or top is None or base.id == top.id:
+        return files
+    if not pr.descendant_of(top.id, base.id):
+        return files
+    theirs = store.tree_files(pr, top.tree)
+    result = merge.merge(store.tree_files(pr, base.tree), files, theirs)
+    if result.conflicts:
+        print(
+            f'agitmem: {ctx.ref} moved since this worktree read its memory '
+            f'and the changes conflict ({result.conflicts[0]}); saving yours '
+            f'on top (theirs stay in history: `agitmem diff @~1 @`)',
+            file=sys.stderr,
+        )
+        return files
+    merged = dict(result.files)
+    if memory.CONFIG in files:
+        merged[memory.CONFIG] = files[memory.CONFIG]
+    store.checkout(ctx.repo, merged)
+    return merged
+
+
+def _refresh_conflicts(ctx: Context, files: store.Files) -> None:
+    """A save after resolving a merge conflict clears its record."""
+    if (ctx.repo.git_dir / 'agitmem' / 'conflicts').exists():
+        from agitmem import merge
+        from agitmem.commands import branch
+        branch.record_conflicts(ctx.repo, merge.unresolved(files))
 
 
 def save_memory(
@@ -35,6 +75,7 @@ def save_memory(
             files = store.read_memory(
                 ctx.repo, max_file_kb=ctx.cfg['max_file_kb'],
             )
+            files = _catch_up(ctx, pr, files)
         # credentials never reach the ref (from where they would be pushed)
         found = blocking(files)
         if found:
@@ -56,6 +97,7 @@ def save_memory(
             raise AgitmemError(f'could not write the memory commit to {ctx.ref}: {detail}')
     if oid is not None:
         audit.log(ctx.repo.agent_dir, f'write {event}', f'{str(oid)[:12]} {subject}')
+        _refresh_conflicts(ctx, files)
     return oid
 
 

@@ -185,3 +185,15 @@ def test_memory_dir_symlink_is_refused(memrepo: Path, tmp_path: Path) -> None:
     (memrepo / '.agent' / 'memory').symlink_to(outside)
     line = bad('save', cwd=memrepo)
     assert 'symlink' in line
+
+
+def test_save_merges_when_the_ref_moved_elsewhere(memrepo: Path, tmp_path: Path) -> None:
+    # two worktrees pinned to one memory ref: each save must keep the other's
+    wt = tmp_path / 'wt'
+    git('worktree', 'add', '-q', '-b', 'other', str(wt), cwd=memrepo)
+    ok('init', '--ref', 'main', cwd=wt)
+    ok('note', 'from main', cwd=memrepo)
+    ok('note', 'from the worktree', '--ref', 'main', cwd=wt)
+    saved = git('show', 'refs/agitmem/heads/main:notes.md', cwd=memrepo)
+    assert 'from main' in saved and 'from the worktree' in saved
+    assert 'from main' in mem(wt, 'notes.md').read_text()
