@@ -188,6 +188,21 @@ def demo(directory: str | None) -> int:
     d.say('the post-commit hook recorded the memory with the new code commit')
     d.run('git', 'log', '-1', '--format=%B', 'refs/agitmem/heads/main')
 
+    d.step('a feature branch: its memory forks, is reviewed, and merges back')
+    d.run('git', 'checkout', '-q', '-b', 'feature')
+    d.write('.agent/memory/tattoo.md', '- Validate config files with `zod` schemas.\n', append=True)
+    d.run('agitmem', 'save', '-m', 'rule: validate config with zod')
+    d.write('src/config/schema.ts', 'export const schema = {};\n')
+    d.run('git', 'add', 'src/config/schema.ts')
+    d.run('git', 'commit', '-q', '-m', 'config schema')
+    d.run('agitmem', 'review', 'main..feature', '--markdown')
+    d.run('git', 'checkout', '-q', 'main')
+    d.say("back on main: main's memory is checked out, without the feature's rule")
+    d.run('git', 'grep', '--no-index', '-c', 'zod', '.agent/memory/tattoo.md', ok_codes=(1,))
+    d.run('git', 'merge', '-q', '--no-edit', 'feature')
+    d.say('the merge brought the rule into main\'s memory')
+    d.run('git', 'grep', '--no-index', 'zod', '.agent/memory/tattoo.md')
+
     d.step('the task is finished: archive the snapshot')
     d.run('agitmem', 'state', 'set', 'last_action=imports updated, loader.ts deleted',
           'next_intent=none: task done')

@@ -17,6 +17,13 @@ def test_demo_walks_through_and_ends_with_history(tmp_path: Path) -> None:
     assert '| Your context was just compacted. Before doing anything else, restate' in out
     assert '| STALE verification: files changed since it ran:' in out
     assert "| next_intent: delete the original in loader.ts and update the imports" in out
+    # a commit refused for contradicting memory, then let through
+    assert 'error tattoo-vs-snapshot' in out
+    assert 'Agitmem-Event: post-commit' in out
+    # the feature branch: forked, reviewed, merged back
+    assert 'memory of feature forked from main' in out
+    assert '- **added:** Validate config files with `zod` schemas.' in out
+    assert '.agent/memory/tattoo.md:- Validate config files with `zod` schemas.' in out
     history = out[out.index('the memory history'):]
     assert 'archive: ' in history
     assert 'rollback: to ' in history
