@@ -78,6 +78,13 @@ def parse(text: str, path: str = 'config.yaml') -> dict[str, Any]:
                     f'{path}:{line}: "{key}" is out of range: {value}',
                 )
         cfg[key] = value
+    # enforce rules are checked now: a config `check` cannot apply is never
+    # saved
+    if cfg['enforce']:
+        from agitmem.checks import enforce
+        cfg['enforce'] = enforce.validate(
+            cfg['enforce'], source=f'{path}:{_key_line(text, "enforce")}',
+        )
     return cfg
 
 

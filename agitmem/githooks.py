@@ -134,6 +134,8 @@ def install(repo: Repo) -> list[str]:
     are in place already).  Refuses, before writing anything, to replace a
     hook pre-commit installed or a hook file the repository tracks."""
     d = hooks_dir(repo)
+    if d.exists() and not d.is_dir():
+        raise AgitmemError(f'{d}: the hooks directory is not a directory')
     tracked: set[Path] | None = None
     plan: list[tuple[str, Path, str]] = []  # (what, hook, its text now)
     for name in HOOKS:

@@ -3,6 +3,7 @@ run git with a clean environment.  No pygit2 here: the hot hook paths use it."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -127,13 +128,27 @@ def memory_ref(
         override: str | None = None,
 ) -> str:
     if override:
-        return override if override.startswith('refs/') else (
-            MEMORY_NS + override
-        )
+        ref = override if override.startswith('refs/') else MEMORY_NS + override
+        # never a code branch or tag: memory commits there would replace
+        # the user's code
+        if not ref.startswith((MEMORY_NS, 'refs/worktree/agitmem/')) or not _valid_ref(ref):
+            raise AgitmemError(
+                f'"{override}": not a memory ref; use a name (memory of '
+                f'{MEMORY_NS}<name>) or a ref under {MEMORY_NS}',
+            )
+        return ref
     if branch is None:
         # git keeps refs/worktree/* per worktree, like HEAD itself
         return DETACHED_REF
     return MEMORY_NS + branch
+
+
+_BAD_REF = re.compile(r'(?:\.\.|@\{|//|/\.|\.lock(?:/|$)|[\x00-\x20~^:?*\[\\\x7f])')
+
+
+def _valid_ref(ref: str) -> bool:
+    """git check-ref-format's rules, without a process on the hot path."""
+    return not (_BAD_REF.search(ref) or ref.endswith(('/', '.')))
 
 
 def worktree_tree(repo: Repo) -> str:

@@ -47,7 +47,7 @@ def decode(data: bytes, path: str) -> str:
 def bullets(text: str) -> list[tuple[int, str]]:
     """(line number, text) of each "- " line: tattoo rules and notes."""
     ret = []
-    for i, line in enumerate(text.splitlines(), 1):
+    for i, line in enumerate(text.split('\n'), 1):
         if line.startswith('- ') and line[2:].strip():
             ret.append((i, line[2:].strip()))
     return ret

@@ -14,13 +14,16 @@ _ID = re.compile(r'^([A-Za-z0-9_.]+)-(\d+)$')
 def parse(text: str, path: str = 'fragments.jsonl') -> list[dict[str, Any]]:
     ret = []
     seen = set()
-    for i, line in enumerate(text.splitlines(), 1):
+    # only "\n" ends a line: JSON strings may hold U+2028 and friends
+    for i, line in enumerate(text.split('\n'), 1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as e:
             raise AgitmemError(f'{path}:{i}: not valid JSON: {e.msg}')
+        except RecursionError:
+            raise AgitmemError(f'{path}:{i}: nested too deeply')
         if not isinstance(obj, dict):
             raise AgitmemError(f'{path}:{i}: each line must be a JSON object')
         fid = obj.get('id')

@@ -16,11 +16,17 @@ MANAGED_KEYS = ('step', 'updated_at', 'tree')
 RESULTS = ('passed', 'failed')
 
 
+def _no_constant(name: str) -> Any:
+    raise AgitmemError(f'state.json: {name} is not valid JSON')
+
+
 def parse(text: str, path: str = 'state.json') -> dict[str, Any]:
     try:
-        state = json.loads(text)
+        state = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as e:
         raise AgitmemError(f'{path}:{e.lineno}: not valid JSON: {e.msg}')
+    except RecursionError:
+        raise AgitmemError(f'{path}: nested too deeply to be a state block')
     if not isinstance(state, dict):
         raise AgitmemError(f'{path}:1: must be a JSON object')
     validate(state, path)

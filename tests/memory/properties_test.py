@@ -349,36 +349,20 @@ def test_injection_cuts_notes_first(mem: inject.Memory) -> None:
         assert block.cut['notes'] == min(len(mem.notes), inject.NEWEST)
 
 
-# -- known bugs: breaks other than LF inside one-line values ------------------
+# -- line breaks other than LF inside one-line values; strict JSON -------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    'agitmem/memory/fragments.py: render_one() uses json.dumps(ensure_ascii=False), '
-    'which leaves U+2028, U+2029 and U+0085 raw, and parse() splits with '
-    'str.splitlines(), which breaks at them: `agitmem fragment add --goal "a\\u2028b"` '
-    'writes a fragments.jsonl that agitmem then refuses as "not valid JSON"'
-))
 @given(st.sampled_from('\x85\u2028\u2029'))
 def test_fragment_with_unicode_line_separator_round_trips(sep: str) -> None:
     frags = [{'id': 'A-001', 'goal': f'a{sep}b'}]
     assert fragments_mod.parse(fragments_mod.render(frags)) == frags
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    'agitmem/memory/__init__.py bullets() splits with str.splitlines(), which also '
-    'breaks at \\v \\f \\x1c-\\x1e \\x85 \\u2028 \\u2029: a tattoo rule holding one '
-    'is cut in two and its second half dropped (it does not start with "- ")'
-))
 @given(st.sampled_from(OTHER_BREAKS))
 def test_tattoo_rule_with_other_line_break_round_trips(sep: str) -> None:
     rules = [tattoo_mod.parse_rule(f'never use `a{sep}b` here', 1)]
     assert tattoo_mod.parse(tattoo_mod.render(rules)) == rules
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    'agitmem/memory/state.py parse(): json.loads accepts NaN and Infinity, so a '
-    'state.json that is not strict JSON (DESIGN.md section 1) is read, saved and '
-    'written back as it is'
-))
 def test_state_refuses_nan() -> None:
     """state.json is strict JSON: NaN/Infinity (which Python's json reads)
     are refused."""
