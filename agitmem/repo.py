@@ -81,10 +81,20 @@ def git(
     except FileNotFoundError:
         raise AgitmemError('git is not installed or not on PATH')
     if check and proc.returncode != 0:
-        msg = proc.stderr.strip().splitlines()
-        detail = msg[-1] if msg else f'exit {proc.returncode}'
+        detail = error_line(proc.stderr, f'exit {proc.returncode}')
         raise AgitmemError(f'git {args[0]} failed: {detail}')
     return proc
+
+
+def error_line(stderr: str, default: str) -> str:
+    """The line of git's stderr that says what went wrong: its `fatal:` or
+    `error:` line, not the advice git prints after it."""
+    lines = [x.strip() for x in stderr.splitlines() if x.strip()]
+    for prefix in ('fatal: ', 'error: '):
+        for line in lines:
+            if line.startswith(prefix):
+                return line.removeprefix(prefix)
+    return lines[-1] if lines else default
 
 
 def find(cwd: Path | str | None = None) -> Repo:

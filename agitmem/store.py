@@ -168,6 +168,11 @@ def tip(pr: pygit2.Repository, ref: str) -> pygit2.Commit | None:
     if reference is None:
         return None
     obj = pr.get(reference.resolve().target)
+    if obj is not None and not isinstance(obj, pygit2.Commit):
+        raise AgitmemError(
+            f'{ref} points at a {obj.type_str}, not a commit; point it at a '
+            f'memory commit (`git reflog {ref}`) or delete it',
+        )
     return obj if isinstance(obj, pygit2.Commit) else None
 
 
@@ -219,7 +224,7 @@ def update_ref(repo: Repo, ref: str, new: str, old: str | None, reason: str) -> 
         if 'but expected' in proc.stderr or 'already exists' in proc.stderr:
             raise Race(ref)
         raise AgitmemError(
-            f'could not update {ref}: {proc.stderr.strip().splitlines()[-1]}',
+            f'could not update {ref}: {repo_mod.error_line(proc.stderr, "git update-ref failed")}',
         )
 
 

@@ -53,11 +53,6 @@ def _refs(repo: Repo, prefix: str) -> dict[str, str]:
     }
 
 
-def _last_line(text: str, default: str) -> str:
-    lines = [x for x in text.strip().splitlines() if x.strip()]
-    return lines[-1].strip() if lines else default
-
-
 # -- fetch ------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -86,7 +81,7 @@ def fetch_memory(repo: Repo, remote: str) -> list[Change]:
     )
     if proc.returncode != 0:
         raise AgitmemError(
-            f'git fetch {remote} failed: {_last_line(proc.stderr, f"exit {proc.returncode}")}',
+            f'git fetch {remote} failed: {repo_mod.error_line(proc.stderr, f"exit {proc.returncode}")}',
         )
     after = _refs(repo, prefix)
     return [
@@ -243,7 +238,7 @@ def push_refs(ctx: Context, remote: str) -> list[Row]:
         if code == 0 and not lost:
             return sorted(done.values(), key=lambda r: r.ref)
         if not lost:
-            raise AgitmemError(f'git push {remote} failed: {_last_line(err, f"exit {code}")}')
+            raise AgitmemError(f'git push {remote} failed: {repo_mod.error_line(err, f"exit {code}")}')
         if not named:
             raise AgitmemError(
                 f'{lost[0]} was rejected by {remote} (it moved): fetch and '
