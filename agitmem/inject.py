@@ -208,6 +208,12 @@ def build(
         if sections.pop(name, None) is not None:
             cut['snapshot_sections'] += 1
             text = render()
+    if not fits(text) and not sections and not fragments and not notes:
+        # all that could go is gone: the "left out" notice must not be
+        # what pushes the block over
+        core = _render(head, tattoo, state, {}, [], [], [])
+        if fits(core):
+            text = core
     warnings = []
     if not fits(text):
         warnings.append(
