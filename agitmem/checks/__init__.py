@@ -10,3 +10,12 @@ class Finding:
     message: str  # one sentence that says what to do
     path: str | None = None
     line: int | None = None
+
+
+def json_line(text: str, key: str) -> int | None:
+    """The line of a JSON file where "key" appears, for a finding's line."""
+    needle = f'"{key}"'
+    for n, line in enumerate(text.splitlines(), 1):
+        if needle in line:
+            return n
+    return None

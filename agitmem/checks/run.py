@@ -241,7 +241,7 @@ def enforce_rules(cfg: dict[str, Any]) -> tuple[list[dict[str, object]], list[Fi
     try:
         return enforce.validate(cfg['enforce'], source=CONFIG), []
     except AgitmemError as e:
-        return [], [schema.finding(CONFIG, str(e), schema.BAD_RULE)]
+        return [], [schema.finding(CONFIG, str(e))]
 
 
 def commit_msg(ctx: Context, message: str, *, skip: frozenset[str]) -> list[Finding]:

@@ -7,7 +7,6 @@ import re
 
 from agitmem import config
 from agitmem import memory
-from agitmem.checks import enforce
 from agitmem.checks import Finding
 from agitmem.errors import AgitmemError
 from agitmem.memory import fragments as fragments_mod
@@ -22,7 +21,6 @@ _LINE = re.compile(r'(?::(\d+))?: ')  # matched at the end of the path
 
 
 SAVE_REFUSES = 'fix the file (agitmem save refuses it as it is)'
-BAD_RULE = 'fix the rule (agitmem check cannot apply it as it is)'
 
 
 def finding(path: str, problem: str, todo: str = SAVE_REFUSES) -> Finding:
@@ -47,11 +45,7 @@ def _parse(path: str, text: str) -> list[Finding]:
     elif path == FRAGMENTS:
         fragments_mod.parse(text, path)
     elif path == CONFIG:
-        cfg = config.parse(text, path)
-        try:
-            enforce.validate(cfg['enforce'], source=path)
-        except AgitmemError as e:
-            return [finding(path, str(e), BAD_RULE)]
+        config.parse(text, path)  # validates the enforce rules too
     return []
 
 

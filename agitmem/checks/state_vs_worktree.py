@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from agitmem.checks import Finding
+from agitmem.checks import json_line
 from agitmem.memory import snapshot as snapshot_mod
 
 ID = 'state-vs-worktree'
@@ -18,14 +19,6 @@ _TERM = re.compile(r'`([^`\n]+)`')
 # path with at least one directory; not a URL, an option or a ref range
 _PATH = re.compile(r'^(?:\./)?[\w.@+][\w.@+-]*(?:/[\w.@+-]+)*/?$')
 _SUFFIX = re.compile(r'(?:::\S+|:\d+(?::\d+)?)$')
-
-
-def _json_line(text: str, key: str) -> int | None:
-    needle = f'"{key}"'
-    for n, line in enumerate(text.splitlines(), 1):
-        if needle in line:
-            return n
-    return None
 
 
 def _resolve(root: Path, name: str) -> Path | None:
@@ -71,7 +64,7 @@ def check(
                     f'the file being worked on (`agitmem state set '
                     f'current_file=PATH`) or clear it (`agitmem state set '
                     f'current_file:=null`)',
-                    path=state_path, line=_json_line(state_text, 'current_file'),
+                    path=state_path, line=json_line(state_text, 'current_file'),
                 ),
             )
         else:
@@ -86,7 +79,7 @@ def check(
                         f'current_symbol "{symbol}" is not in {current}; '
                         f'update it (`agitmem state set current_symbol=NAME`)',
                         path=state_path,
-                        line=_json_line(state_text, 'current_symbol'),
+                        line=json_line(state_text, 'current_symbol'),
                     ),
                 )
 

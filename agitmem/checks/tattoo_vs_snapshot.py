@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from agitmem.checks import Finding
+from agitmem.checks import json_line
 from agitmem.memory import snapshot as snapshot_mod
 from agitmem.memory import tattoo as tattoo_mod
 from agitmem.memory.tattoo import Rule
@@ -38,14 +39,6 @@ def _key_value(text: str) -> tuple[str, str] | None:
 
 def _quote(path: str, rule: Rule) -> str:
     return f'tattoo rule "{rule.text}" ({path}:{rule.line})'
-
-
-def _json_line(text: str, key: str) -> int | None:
-    needle = f'"{key}"'
-    for n, line in enumerate(text.splitlines(), 1):
-        if needle in line:
-            return n
-    return None
 
 
 def _term_regex(term: str) -> re.Pattern[str]:
@@ -122,7 +115,7 @@ def check(
                     f'{_quote(path, rule)}; update the state (`agitmem state '
                     f'set {key}=...`), or the tattoo rule if the state is '
                     f'right',
-                    path=state_path, line=_json_line(state_text, key),
+                    path=state_path, line=json_line(state_text, key),
                 ),
             )
 
@@ -139,7 +132,7 @@ def check(
     ]
     places.sort(key=lambda p: p[1] or 0)
     places.extend(
-        (state_path, _json_line(state_text, key), value)
+        (state_path, json_line(state_text, key), value)
         for key, value in _state_texts(state)
     )
     for where, line, text in places:

@@ -32,8 +32,8 @@ def test_well_formed_files_pass() -> None:
         (STATE, b'{"last_verification": {"result": "ok"}}', None, '"last_verification.result"'),
         (FRAGMENTS, b'{"id": "A-001"}\n{"id": "A-001"}\n', 2, 'duplicate id A-001'),
         (CONFIG, b'budget: 1\n', 1, 'unknown setting "budget"'),
-        (CONFIG, b'enforce:\n- rule: no tabs\n', None, 'enforce rule 1 ("no tabs"): needs exactly one'),
-        (CONFIG, b'enforce:\n- rule: x\n  forbid: "("\n', None, 'enforce rule 1 ("x"): `forbid` regex'),
+        (CONFIG, b'enforce:\n- rule: no tabs\n', 1, 'enforce rule 1 ("no tabs"): needs exactly one'),
+        (CONFIG, b'enforce:\n- rule: x\n  forbid: "("\n', 1, 'enforce rule 1 ("x"): `forbid` regex'),
         ('.agent/memory/notes.md', b'- a\r\n', 1, 'CRLF line ending'),
         ('.agent/memory/archive/2026/11/30-x.md', b'\xff', 1, 'not UTF-8'),
     ),
@@ -42,10 +42,7 @@ def test_malformed_file_is_an_error(path: str, data: bytes, line: int | None, st
     found, = check({path: data})
     assert (found.id, found.severity, found.path, found.line) == ('schema', 'error', path, line)
     assert found.message.startswith(start), found.message
-    if start.startswith('enforce rule'):  # config.py lets these through
-        assert found.message.endswith('; fix the rule (agitmem check cannot apply it as it is)')
-    else:
-        assert found.message.endswith('; fix the file (agitmem save refuses it as it is)')
+    assert found.message.endswith('; fix the file (agitmem save refuses it as it is)')
 
 
 def test_finding_keeps_a_message_without_its_path() -> None:
@@ -71,8 +68,10 @@ def test_symlink_in_memory_is_an_error(memrepo: Path, tmp_path: Path) -> None:
     assert 'error schema .agent/memory/linked.md: is a symlink' in proc.stdout
 
 
-def test_bad_enforce_rule_is_a_schema_error_once(memrepo: Path) -> None:
+def test_bad_enforce_rule_is_bad_input(memrepo: Path) -> None:
+    # like a config that is not YAML: every command refuses it in one line
     (memrepo / '.agent' / 'config.yaml').write_text('enforce:\n- rule: r\n  forbid: "["\n')
     proc = agitmem('check', cwd=memrepo)
-    assert proc.returncode == 1
-    assert proc.stdout.count('error schema .agent/config.yaml: enforce rule 1') == 1
+    assert proc.returncode == 2
+    assert proc.stderr.startswith('agitmem: .agent/config.yaml:1: enforce rule 1')
+    assert len(proc.stderr.splitlines()) == 1
