@@ -37,6 +37,23 @@ def require_memory(repo: Repo) -> None:
         )
 
 
+def make(
+        repo: Repo,
+        cfg: dict[str, Any],
+        ref: str | None = None,
+        *,
+        head: tuple[str | None, str | None] | None = None,
+) -> Context:
+    """The context of a repo already found and its config already read.
+    The memory ref: --ref, then $AGITMEM_REF, then config, then the branch."""
+    branch, sha = repo_mod.head(repo) if head is None else head
+    override = ref or os.environ.get('AGITMEM_REF') or cfg['ref']
+    return Context(
+        repo, cfg, branch, sha,
+        repo_mod.memory_ref(branch, override=override),
+    )
+
+
 def get(
         ref: str | None = None,
         *,
@@ -46,10 +63,4 @@ def get(
     repo = repo_mod.find(cwd)
     if need_memory:
         require_memory(repo)
-    cfg = config.load(repo.config_path)
-    branch, head = repo_mod.head(repo)
-    override = ref or os.environ.get('AGITMEM_REF') or cfg['ref']
-    return Context(
-        repo, cfg, branch, head,
-        repo_mod.memory_ref(branch, override=override),
-    )
+    return make(repo, config.load(repo.config_path), ref)

@@ -48,11 +48,8 @@ def realistic_repo() -> Path:
     return root
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument('--runs', type=int, default=15)
-    args = parser.parse_args(argv)
-    root = realistic_repo()
+def payloads(root: Path) -> tuple[str, str]:
+    """Claude Code's PostToolUse (an edit of code) and UserPromptSubmit."""
     edit = json.dumps({
         'session_id': 's', 'transcript_path': None, 'cwd': str(root),
         'hook_event_name': 'PostToolUse', 'tool_name': 'Edit',
@@ -62,6 +59,15 @@ def main(argv: list[str] | None = None) -> int:
         'session_id': 's', 'transcript_path': None, 'cwd': str(root),
         'hook_event_name': 'UserPromptSubmit', 'prompt': 'go on',
     })
+    return edit, prompt
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--runs', type=int, default=15)
+    args = parser.parse_args(argv)
+    root = realistic_repo()
+    edit, prompt = payloads(root)
     m = c.medians({
         'python -c pass': (c.FLOOR_PASS, root, None),
         'python -c "import pygit2"': (c.FLOOR_PYGIT2, root, None),

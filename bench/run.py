@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import os
 import platform
 import shlex
@@ -103,15 +102,7 @@ def hooks(plan: Plan, mod: ModuleType, work: Path) -> Path:
     root: Path = mod.realistic_repo()
     shutil.move(str(root), str(work / 'realistic'))
     root = work / 'realistic'
-    edit = json.dumps({
-        'session_id': 's', 'transcript_path': None, 'cwd': str(root),
-        'hook_event_name': 'PostToolUse', 'tool_name': 'Edit',
-        'tool_input': {'file_path': str(root / 'src' / 'pkg0' / 'm0.py')},
-    })
-    prompt = json.dumps({
-        'session_id': 's', 'transcript_path': None, 'cwd': str(root),
-        'hook_event_name': 'UserPromptSubmit', 'prompt': 'go on',
-    })
+    edit, prompt = mod.payloads(root)
     plan.case('post-edit', [*c.AGITMEM, 'hook', 'post-edit', '--agent', 'claude'], root, edit)
     plan.case('prompt', [*c.AGITMEM, 'hook', 'prompt', '--agent', 'claude'], root, prompt)
     plan.case('load', [*c.AGITMEM, 'load'], root)

@@ -16,6 +16,7 @@ import os
 import sys
 from collections.abc import Callable
 
+from agitmem import config
 from agitmem import context
 from agitmem import repo as repo_mod
 from agitmem.context import Context
@@ -33,13 +34,13 @@ def _context(*, memory_refs_will_do: bool = False) -> Context | None:
     """This repository's context; None where agitmem is not in use."""
     repo = repo_mod.find()
     if repo.agent_dir.is_dir():
-        return context.get(cwd=str(repo.root))
-    if memory_refs_will_do and repo_mod.git(
+        context.require_memory(repo)
+    elif not (memory_refs_will_do and repo_mod.git(
             'for-each-ref', '--count=1', '--format=x', 'refs/agitmem/',
             cwd=repo.root,
-    ).stdout.strip():
-        return context.get(cwd=str(repo.root), need_memory=False)
-    return None
+    ).stdout.strip()):
+        return None
+    return context.make(repo, config.load(repo.config_path))
 
 
 def _arg(args: list[str], i: int, env: str) -> str | None:

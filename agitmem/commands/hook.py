@@ -53,7 +53,7 @@ def _where(payload: agents.Payload) -> tuple[Repo, dict[str, Any]]:
 
 def _save(repo: Repo, subject: str, event: str) -> str | None:
     from agitmem.commands.save import save_memory  # pygit2: only when saving
-    ctx = context.get(cwd=str(repo.root))
+    ctx = context.make(repo, config.load(repo.config_path))
     oid = save_memory(ctx, subject, event=event)
     return str(oid)[:12] if oid is not None else None
 
@@ -200,8 +200,7 @@ def stop(payload: agents.Payload) -> str:
     if not cfg['block_stop_without_progress'] or payload.stop_hook_active:
         return agents.envelope(payload.agent, 'stop')
     from agitmem.commands.state import read
-    from agitmem.context import Context
-    state = read(Context(repo, cfg, None, None, ''))
+    state = read(repo)
     tree = repo_mod.worktree_tree(repo)
     if state.get('tree') in (None, tree):
         return agents.envelope(payload.agent, 'stop')

@@ -5,12 +5,12 @@ import shutil
 
 from agitmem import audit
 from agitmem import config
+from agitmem import context
 from agitmem import memory
 from agitmem import repo as repo_mod
 from agitmem import store
 from agitmem.commands.remote import fetch_on_init
 from agitmem.commands.save import save_memory
-from agitmem.context import Context
 from agitmem.errors import AgitmemError
 from agitmem.resources import resource_dir
 
@@ -47,9 +47,8 @@ def init(ref: str | None) -> int:
             shutil.copyfile(templates / memory.CONFIG, repo.config_path)
         created.append('.agent/config.yaml')
     cfg = config.load(repo.config_path)
-    override = early or cfg['ref']
-    ctx = Context(repo, cfg, branch, head, repo_mod.memory_ref(branch, override=override))
-    if override and override != early:
+    ctx = context.make(repo, cfg, ref, head=(branch, head))
+    if cfg['ref'] and not early:  # the ref named in the config just read
         top = store.tip(pr, ctx.ref)
         source = store.tree_files(pr, top.tree) if top is not None else {}
     for name in memory.LAYERS:

@@ -12,6 +12,7 @@ from agitmem.commands.load import read_text
 from agitmem.commands.save import write_and_save
 from agitmem.context import Context
 from agitmem.errors import AgitmemError
+from agitmem.repo import Repo
 from agitmem.memory import state as state_mod
 
 
@@ -21,9 +22,9 @@ def now_iso() -> str:
     )
 
 
-def read(ctx: Context) -> dict[str, Any]:
+def read(repo: Repo) -> dict[str, Any]:
     shown = f'.agent/memory/{memory.STATE}'
-    text = read_text(ctx.repo.memory_dir / memory.STATE, shown)
+    text = read_text(repo.memory_dir / memory.STATE, shown)
     if text is None:
         return {}
     return state_mod.parse(text, shown)
@@ -36,7 +37,7 @@ def write(ctx: Context, changes: dict[str, Any], *, event: str, save: bool) -> d
     # read, update, write back under the writers' lock: two updates at once
     # must not lose one (or count one step for both)
     with store.locked(ctx.repo):
-        state = read(ctx)
+        state = read(ctx.repo)
         new = state_mod.update(state, changes, now=now_iso(), tree=tree)
         write_and_save(
             ctx, memory.STATE, state_mod.render(new).encode(), save=save,
@@ -80,14 +81,14 @@ def parse_assignments(pairs: list[str]) -> dict[str, Any]:
 
 def state_set(ctx: Context, pairs: list[str], save: bool) -> int:
     changes = parse_assignments(pairs)
-    read(ctx)  # a broken state.json is reported before anything runs
+    read(ctx.repo)  # a broken state.json is reported before anything runs
     new = write(ctx, changes, event='state', save=save)
     print(f'state updated (step {new["step"]})')
     return 0
 
 
 def state_show(ctx: Context, as_json: bool) -> int:
-    state = read(ctx)
+    state = read(ctx.repo)
     audit.log(ctx.repo.agent_dir, 'read state', f'step {state.get("step", 0)}')
     if as_json:
         print(state_mod.render(state), end='')

@@ -55,7 +55,7 @@ def reason(output: str, exit_code: int) -> str:
 def verify(ctx: Context, cmd: list[str], save: bool) -> int:
     if not cmd:
         raise AgitmemError('verify needs a command: agitmem verify -- CMD...')
-    read(ctx)  # refuse a broken state.json before running anything
+    read(ctx.repo)  # refuse a broken state.json before running anything
     try:
         proc = subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
