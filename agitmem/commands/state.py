@@ -30,10 +30,19 @@ def read(repo: Repo) -> dict[str, Any]:
     return state_mod.parse(text, shown)
 
 
-def write(ctx: Context, changes: dict[str, Any], *, event: str, save: bool) -> dict[str, Any]:
+def write(
+        ctx: Context,
+        changes: dict[str, Any],
+        *,
+        event: str,
+        save: bool,
+        tree: str | None = None,
+) -> dict[str, Any]:
     """Apply changes to state.json (step +1, stamped with time and the
-    working tree's tree id), atomically, then save it to the memory ref."""
-    tree = repo_mod.worktree_tree(ctx.repo)
+    working tree's tree id, computed here unless the caller has it),
+    atomically, then save it to the memory ref."""
+    if tree is None:
+        tree = repo_mod.worktree_tree(ctx.repo)
     # read, update, write back under the writers' lock: two updates at once
     # must not lose one (or count one step for both)
     with store.locked(ctx.repo):

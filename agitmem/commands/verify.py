@@ -74,14 +74,15 @@ def verify(ctx: Context, cmd: list[str], save: bool) -> int:
     result = 'passed' if code == 0 else 'failed'
     why = reason(output, code)
 
+    tree = repo_mod.worktree_tree(ctx.repo)
     verification = {
         'command': shlex.join(cmd),
         'result': result,
         'exit_code': code,
         'reason': why,
         'at': now_iso(),
-        'tree': repo_mod.worktree_tree(ctx.repo),
+        'tree': tree,
     }
-    write(ctx, {'last_verification': verification}, event='verify', save=save)
+    write(ctx, {'last_verification': verification}, event='verify', save=save, tree=tree)
     print(f'agitmem: verification {result} (exit {code}): {why}')
     return 0 if code == 0 else 1
