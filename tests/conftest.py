@@ -3,6 +3,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings
+
+# The machine is shared and noisy: how long one example takes to draw or
+# run says nothing about the code under test (speed is measured in bench/).
+settings.register_profile(
+    'agitmem', deadline=None, suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile('agitmem')
 
 from testing.util import git
 from testing.util import ok

@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 from hypothesis import assume
 from hypothesis import given
-from hypothesis import HealthCheck
 from hypothesis import settings
 from hypothesis import strategies as st
 
@@ -153,12 +152,6 @@ def states(draw: st.DrawFn) -> dict[str, Any]:
     return {k: state[k] for k in keys}
 
 
-# nested JSON states are large to draw: on a loaded 2-core machine drawing
-# one may take seconds, which is no fault of the code under test
-_SLOW_DRAWS = settings(suppress_health_check=[HealthCheck.too_slow])
-
-
-@_SLOW_DRAWS
 @given(states())
 def test_state_round_trip(state: dict[str, Any]) -> None:
     text = state_mod.render(state)
@@ -173,7 +166,7 @@ def _refuse(name: str) -> None:
     raise AssertionError(f'{name} is not JSON')
 
 
-@settings(_SLOW_DRAWS, max_examples=50)
+@settings(max_examples=50)
 @given(states(), st.dictionaries(st.sampled_from(['current_goal', 'next_intent', 'x', '新']), st.text(max_size=10)))
 def test_state_update_keeps_unknown_keys_and_counts_steps(state: dict[str, Any], changes: dict[str, str]) -> None:
     new = state_mod.update(state, changes, now='2026-11-30T12:00:00Z', tree='t')
