@@ -180,7 +180,7 @@ def _run(args: argparse.Namespace) -> int:
         from agitmem.commands.install import install
         return install(args.target, remove=cmd == 'uninstall', command=args.hook_command)
 
-    from agitmem import context
+    from agitmem.porcelain import context
     # review reads the memory refs only: it runs in CI, where no .agent/ is
     ctx = context.get(args.ref, need_memory=cmd != 'review')
     if cmd == 'save':
@@ -223,11 +223,17 @@ def _run(args: argparse.Namespace) -> int:
     elif cmd == 'check':
         from agitmem.commands.check import check
         return check(ctx, staged=args.staged, commit_msg_file=args.commit_msg, as_json=args.json)
-    elif cmd in ('push', 'fetch', 'pull'):
-        from agitmem.commands import remote
-        return getattr(remote, cmd)(ctx, args.remote)  # type: ignore[no-any-return]
+    elif cmd == 'push':
+        from agitmem.commands.push import push
+        return push(ctx, args.remote)
+    elif cmd == 'fetch':
+        from agitmem.commands.fetch import fetch
+        return fetch(ctx, args.remote)
+    elif cmd == 'pull':
+        from agitmem.commands.pull import pull
+        return pull(ctx, args.remote)
     elif cmd == 'merge':
-        from agitmem.commands.branch import merge
+        from agitmem.commands.merge import merge
         return merge(ctx, args.branch)
     elif cmd == 'review':
         from agitmem.commands.review import review
@@ -237,7 +243,7 @@ def _run(args: argparse.Namespace) -> int:
         return note(ctx, ' '.join(args.text), args.save)
     else:
         assert cmd == 'fragment', cmd
-        from agitmem.commands.note import fragment_add
+        from agitmem.commands.fragment import fragment_add
         refs = [r.strip() for r in args.refs.split(',') if r.strip()]
         return fragment_add(
             ctx, goal=args.goal, next_=args.next_, basis=args.basis,

@@ -8,6 +8,7 @@ so shows as `+++ b/x`) is content, not a header.
 """
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -220,3 +221,29 @@ def changed_paths(diff: str) -> list[str]:
             if path is not None:
                 ret[path] = None
     return list(ret)
+
+
+def _lines(data: bytes | None) -> list[str]:
+    if data is None:
+        return []
+    return data.decode('utf-8', 'replace').splitlines(keepends=True)
+
+
+def unified(old: dict[str, bytes], new: dict[str, bytes]) -> list[tuple[str, str, str]]:
+    """(path, status, unified diff text) for each memory file that differs
+    between two sets of files (a commit's, the working tree's)."""
+    ret = []
+    for path in sorted(set(old) | set(new)):
+        a, b = old.get(path), new.get(path)
+        if a == b:
+            continue
+        status = 'added' if a is None else 'deleted' if b is None else 'modified'
+        text = ''.join(difflib.unified_diff(
+            _lines(a), _lines(b),
+            '/dev/null' if a is None else f'a/{path}',
+            '/dev/null' if b is None else f'b/{path}',
+        ))
+        if text and not text.endswith('\n'):
+            text += '\n\\ No newline at end of file\n'
+        ret.append((path, status, text))
+    return ret

@@ -229,3 +229,38 @@ def atomic_write(path: Path, data: bytes, *, mode: int | None = None) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+# -- git facts the porcelain asks about ------------------------------------
+
+def git_out(repo: Repo, *args: str) -> str:
+    proc = git(*args, cwd=repo.root, check=False)
+    return proc.stdout.strip() if proc.returncode == 0 else ''
+
+
+def ref_exists(repo: Repo, ref: str) -> bool:
+    return bool(git_out(repo, 'rev-parse', '-q', '--verify', f'{ref}^{{commit}}'))
+
+
+def head_reflog(repo: Repo) -> str:
+    """The subject of HEAD's newest reflog entry (what git just did)."""
+    return git_out(repo, 'log', '-g', '-1', '--format=%gs', 'HEAD')
+
+
+def remotes(repo: Repo) -> list[str]:
+    return git_out(repo, 'remote').split()
+
+
+def upstream_remote(repo: Repo, branch: str | None) -> str | None:
+    if branch is None:
+        return None
+    name = git_out(repo, 'config', '--get', f'branch.{branch}.remote')
+    return name if name and name != '.' else None
+
+
+def short_ref(ref: str) -> str:
+    """refs/agitmem/heads/x -> x, refs/agitmem/remotes/origin/x -> origin/x"""
+    for ns in (MEMORY_NS, REMOTES_NS):
+        if ref.startswith(ns):
+            return ref[len(ns):]
+    return ref

@@ -29,10 +29,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from agitmem import context
+from agitmem.porcelain import context
 from agitmem.commands.log import log
 from agitmem.commands.rollback import rollback
-from agitmem.commands.save import save_memory
+from agitmem.porcelain import write
 
 GC_AUTO = 6700
 REF = 'refs/agitmem/heads/main'
@@ -144,7 +144,7 @@ class Bench:
     # in-process
     def save(self) -> None:
         self._touch()
-        save_memory(context.get(cwd=str(self.repo)))
+        write.save(context.get(cwd=str(self.repo)))
 
     def log(self) -> None:
         with contextlib.redirect_stdout(io.StringIO()):

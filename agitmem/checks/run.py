@@ -29,7 +29,6 @@ from agitmem.checks import state_vs_worktree
 from agitmem.checks import tattoo_size
 from agitmem.checks import tattoo_vs_snapshot
 from agitmem.checks import verification_stale
-from agitmem.context import Context
 from agitmem.errors import AgitmemError
 from agitmem.memory import state as state_mod
 from agitmem.memory import tattoo as tattoo_mod
@@ -244,15 +243,17 @@ def enforce_rules(cfg: dict[str, Any]) -> tuple[list[dict[str, object]], list[Fi
         return [], [schema.finding(CONFIG, str(e))]
 
 
-def commit_msg(ctx: Context, message: str, *, skip: frozenset[str]) -> list[Finding]:
+def commit_msg(
+        repo: Repo, cfg: dict[str, Any], message: str, *, skip: frozenset[str],
+) -> list[Finding]:
     """The commit-msg stage: only the `commit_msg` enforce rules."""
     if enforce.ID in skip:
         return []
-    rules, problems = enforce_rules(ctx.cfg)
+    rules, problems = enforce_rules(cfg)
     rules = [r for r in rules if 'commit_msg' in r]
     if not rules:
         return problems
-    tattoo = _text_of(ctx.repo.memory_dir / memory.TATTOO, TATTOO)
+    tattoo = _text_of(repo.memory_dir / memory.TATTOO, TATTOO)
     return problems + enforce.check(
         rules, tattoo_lines=memory.bullets(tattoo), added=[],
         commit_msg=message, old_files=_none, new_files=_none,
@@ -270,10 +271,17 @@ def _text_of(path: Path, shown: str) -> str:
         return ''
 
 
-def run(ctx: Context, change: Change, *, skip: frozenset[str]) -> list[Finding]:
+def run(
+        repo: Repo,
+        cfg: dict[str, Any],
+        ref: str,
+        head: str | None,
+        change: Change,
+        *,
+        skip: frozenset[str],
+) -> list[Finding]:
     """Every check but the skipped ones, in the order of IDS."""
-    cfg = ctx.cfg
-    mem = read_memory(ctx.repo, max_file_kb=cfg['max_file_kb'])
+    mem = read_memory(repo, max_file_kb=cfg['max_file_kb'])
     tattoo = mem.text(TATTOO)
     snapshot = mem.text(SNAPSHOT)
     state_text = mem.text(STATE)
@@ -292,7 +300,7 @@ def run(ctx: Context, change: Change, *, skip: frozenset[str]) -> list[Finding]:
 
     def state_vs_worktree_() -> list[Finding]:
         return state_vs_worktree.check(
-            state, snapshot, root=ctx.repo.root, state_path=STATE,
+            state, snapshot, root=repo.root, state_path=STATE,
             snapshot_path=SNAPSHOT, state_text=state_text,
         )
 
@@ -303,15 +311,15 @@ def run(ctx: Context, change: Change, *, skip: frozenset[str]) -> list[Finding]:
         )
 
     def progress_not_updated_() -> list[Finding]:
-        if ctx.head is None or not change.code_paths:
+        if head is None or not change.code_paths:
             return []
-        recorded = progress_not_updated.recorded_at(ctx.repo, ctx.ref, ctx.head)
+        recorded = progress_not_updated.recorded_at(repo, ref, head)
         progress_changed = recorded is not None and progress_not_updated.changed(
             {
                 name: mem.files.get(f'{MEMORY}{name}')
                 for name in progress_not_updated.PROGRESS
             },
-            progress_not_updated.blob_ids(ctx.repo, recorded),
+            progress_not_updated.blob_ids(repo, recorded),
             recorded,
         )
         return progress_not_updated.check(

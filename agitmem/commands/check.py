@@ -4,115 +4,9 @@ One finding a line, `<severity> <id> <path>:<line>: <what to do>`; exit 1
 when any is an error.  `AGITMEM_SKIP=id1,id2` skips checks by id."""
 from __future__ import annotations
 
-import json
-import os
-import sys
-
 from agitmem import audit
-from agitmem.checks import Finding
-from agitmem.checks import run
-from agitmem.context import Context
-from agitmem.errors import AgitmemError
-
-
-def where(f: Finding) -> str | None:
-    if f.path is None:
-        return None
-    return f.path if f.line is None else f'{f.path}:{f.line}'
-
-
-def message(f: Finding) -> str:
-    """The message without a `path:line: ` it starts with (the line shows
-    where on its own)."""
-    for prefix in (where(f), f.path):
-        if prefix and f.message.startswith(f'{prefix}: '):
-            return f.message[len(prefix) + 2:]
-    return f.message
-
-
-def format_line(f: Finding) -> str:
-    place = where(f)
-    loc = f' {place}:' if place else ''
-    return f'{f.severity} {f.id}{loc} {message(f)}'
-
-
-def as_dict(f: Finding) -> dict[str, object]:
-    return {
-        'id': f.id, 'severity': f.severity, 'path': f.path, 'line': f.line,
-        'message': message(f),
-    }
-
-
-def skipped() -> frozenset[str]:
-    """AGITMEM_SKIP, said out loud (on stderr: --json keeps stdout clean)."""
-    skip, unknown = run.parse_skip(os.environ.get('AGITMEM_SKIP', ''))
-    if unknown:
-        print(
-            f'agitmem: AGITMEM_SKIP names no check {", ".join(unknown)} '
-            f'(ids: {", ".join(run.IDS)})',
-            file=sys.stderr,
-        )
-    if skip:
-        ordered = [i for i in run.IDS if i in skip]
-        print(
-            f'agitmem: skipped (AGITMEM_SKIP): {", ".join(ordered)}',
-            file=sys.stderr,
-        )
-    return skip
-
-
-def read_message(path: str) -> str:
-    try:
-        with open(path, 'rb') as f:
-            return f.read().decode('utf-8', 'replace')
-    except OSError as e:
-        raise AgitmemError(
-            f'cannot read the commit message file {path}: {e.strerror}',
-        )
-
-
-def hook_index() -> str | None:
-    """The index git gave the hook (a temporary one for `commit -a` and
-    `commit <paths>`): $GIT_INDEX_FILE, relative to where the hook runs."""
-    index = os.environ.get('GIT_INDEX_FILE')
-    return os.path.abspath(index) if index else None
-
-
-def findings(
-        ctx: Context,
-        *,
-        staged: bool,
-        commit_msg_file: str | None,
-        index: str | None = None,
-) -> list[Finding]:
-    skip = skipped()
-    if commit_msg_file is not None:
-        return run.commit_msg(ctx, read_message(commit_msg_file), skip=skip)
-    if staged and index is None:
-        index = hook_index()
-    change = run.Change(ctx.repo, ctx.head, staged=staged, index=index)
-    return run.run(ctx, change, skip=skip)
-
-
-def report(found: list[Finding], *, as_json: bool, quiet: bool = False) -> int:
-    errors = sum(f.severity == 'error' for f in found)
-    if as_json:
-        print(json.dumps([as_dict(f) for f in found], indent=2, ensure_ascii=False))
-        return 1 if errors else 0
-    for f in found:
-        print(format_line(f))
-    warnings = len(found) - errors
-    if errors:
-        print(
-            f'agitmem: {errors} error(s), {warnings} warning(s): fix the '
-            f'errors (or skip a check once with AGITMEM_SKIP=<id>)',
-        )
-    elif not quiet:
-        print(
-            f'agitmem: no errors ({warnings} warning(s))' if warnings else
-            'agitmem: memory checks passed',
-        )
-    return 1 if errors else 0
+from agitmem.porcelain import checking
+from agitmem.porcelain.context import Context
 
 
 def check(
@@ -122,11 +16,11 @@ def check(
         commit_msg_file: str | None,
         as_json: bool,
 ) -> int:
-    found = findings(ctx, staged=staged, commit_msg_file=commit_msg_file)
+    found = checking.findings(ctx, staged=staged, commit_msg_file=commit_msg_file)
     errors = sum(f.severity == 'error' for f in found)
     audit.log(
         ctx.repo.agent_dir, 'read check',
         f'{"staged" if staged else "worktree"}: {errors} errors, '
         f'{len(found) - errors} warnings',
     )
-    return report(found, as_json=as_json)
+    return checking.report(found, as_json=as_json)

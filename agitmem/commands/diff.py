@@ -1,36 +1,11 @@
 from __future__ import annotations
 
-import difflib
 import json
 
 from agitmem import audit
 from agitmem import store
-from agitmem.context import Context
-
-
-def _lines(data: bytes | None) -> list[str]:
-    if data is None:
-        return []
-    return data.decode('utf-8', 'replace').splitlines(keepends=True)
-
-
-def unified(old: store.Files, new: store.Files) -> list[tuple[str, str, str]]:
-    """(path, status, unified diff text) for each file that differs."""
-    ret = []
-    for path in sorted(set(old) | set(new)):
-        a, b = old.get(path), new.get(path)
-        if a == b:
-            continue
-        status = 'added' if a is None else 'deleted' if b is None else 'modified'
-        text = ''.join(difflib.unified_diff(
-            _lines(a), _lines(b),
-            '/dev/null' if a is None else f'a/{path}',
-            '/dev/null' if b is None else f'b/{path}',
-        ))
-        if text and not text.endswith('\n'):
-            text += '\n\\ No newline at end of file\n'
-        ret.append((path, status, text))
-    return ret
+from agitmem.diffs import unified
+from agitmem.porcelain.context import Context
 
 
 def diff(ctx: Context, revs: list[str], as_json: bool) -> int:

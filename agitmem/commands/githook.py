@@ -17,9 +17,9 @@ import sys
 from collections.abc import Callable
 
 from agitmem import config
-from agitmem import context
+from agitmem.porcelain import context
 from agitmem import repo as repo_mod
-from agitmem.context import Context
+from agitmem.porcelain.context import Context
 from agitmem.errors import AgitmemError
 
 EVENTS = (
@@ -53,9 +53,9 @@ def pre_commit(args: list[str], stdin: str) -> int:
     ctx = _context()
     if ctx is None:
         return 0
-    from agitmem.commands import check
-    found = check.findings(ctx, staged=True, commit_msg_file=None)
-    return check.report(found, as_json=False, quiet=True)
+    from agitmem.porcelain import checking
+    found = checking.findings(ctx, staged=True, commit_msg_file=None)
+    return checking.report(found, as_json=False, quiet=True)
 
 
 def commit_msg(args: list[str], stdin: str) -> int:
@@ -66,9 +66,9 @@ def commit_msg(args: list[str], stdin: str) -> int:
     ctx = _context()
     if ctx is None:
         return 0
-    from agitmem.commands import check
-    found = check.findings(ctx, staged=True, commit_msg_file=args[0])
-    return check.report(found, as_json=False, quiet=True)
+    from agitmem.porcelain import checking
+    found = checking.findings(ctx, staged=True, commit_msg_file=args[0])
+    return checking.report(found, as_json=False, quiet=True)
 
 
 def post_commit(args: list[str], stdin: str) -> int:
@@ -78,16 +78,16 @@ def post_commit(args: list[str], stdin: str) -> int:
     subject = repo_mod.git(
         'log', '-1', '--format=%s', 'HEAD', cwd=ctx.repo.root,
     ).stdout.strip()
-    from agitmem.commands.save import save_memory
-    oid = save_memory(ctx, f'hook post-commit: {subject}', event='post-commit')
+    from agitmem.porcelain import write
+    oid = write.save(ctx, f'hook post-commit: {subject}', event='post-commit')
     if oid is not None:
         print(f'agitmem: memory saved to {ctx.ref} ({str(oid)[:12]})')
     parents = repo_mod.git('rev-list', '--parents', '-n', '1', 'HEAD', cwd=ctx.repo.root)
     if len(parents.stdout.split()) > 2:
         # a merge that stopped on a conflict and was committed by hand: git
         # runs no post-merge for it, so the memory merge happens here
-        from agitmem.commands import branch
-        branch.on_merge(ctx, False)
+        from agitmem.porcelain import branches
+        branches.on_merge(ctx, False)
     return 0
 
 
@@ -99,19 +99,19 @@ def pre_push(args: list[str], stdin: str) -> int:
         return 0
     from agitmem.checks import run
     from agitmem.checks import secrets
-    from agitmem.commands import check
-    if secrets.ID not in check.skipped():
+    from agitmem.porcelain import checking
+    if secrets.ID not in checking.skipped():
         mem = run.read_memory(ctx.repo, max_file_kb=ctx.cfg['max_file_kb'])
         found = secrets.check(mem.texts()) + secrets.in_refs(ctx.repo)
         if found:
-            check.report(found, as_json=False)
+            checking.report(found, as_json=False)
             print('agitmem: push refused: memory holds likely credentials')
             return 1
 
     remote = _arg(args, 0, 'PRE_COMMIT_REMOTE_NAME')
     if remote is None:
         return 0
-    from agitmem.commands.remote import push_memory
+    from agitmem.porcelain.sharing import push_memory
     os.environ[IN_PUSH] = '1'
     try:
         push_memory(ctx, remote)
@@ -131,8 +131,8 @@ def post_checkout(args: list[str], stdin: str) -> int:
     ctx = _context(memory_refs_will_do=True)
     if ctx is None:
         return 0
-    from agitmem.commands import branch
-    branch.on_checkout(ctx, old, new, flag == '1')
+    from agitmem.porcelain import branches
+    branches.on_checkout(ctx, old, new, flag == '1')
     return 0
 
 
@@ -141,8 +141,8 @@ def post_merge(args: list[str], stdin: str) -> int:
     ctx = _context()
     if ctx is None:
         return 0
-    from agitmem.commands import branch
-    branch.on_merge(ctx, squash == '1')
+    from agitmem.porcelain import branches
+    branches.on_merge(ctx, squash == '1')
     return 0
 
 

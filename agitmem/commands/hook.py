@@ -16,7 +16,7 @@ from typing import Any
 from agitmem import agents
 from agitmem import audit
 from agitmem import config
-from agitmem import context
+from agitmem.porcelain import context
 from agitmem import memory
 from agitmem import repo as repo_mod
 from agitmem.agents import transcript
@@ -52,16 +52,16 @@ def _where(payload: agents.Payload) -> tuple[Repo, dict[str, Any]]:
 
 
 def _save(repo: Repo, subject: str, event: str) -> str | None:
-    from agitmem.commands.save import save_memory  # pygit2: only when saving
+    from agitmem.porcelain import write  # pygit2: only when saving
     ctx = context.make(repo, config.load(repo.config_path))
-    oid = save_memory(ctx, subject, event=event)
+    oid = write.save(ctx, subject, event=event)
     return str(oid)[:12] if oid is not None else None
 
 
 def _inject(repo: Repo, cfg: dict[str, Any], agent: str, event: str,
             *, after_compact: bool) -> str:
-    from agitmem.commands.load import make_block
-    block = make_block(repo, cfg, after_compact=after_compact)
+    from agitmem.porcelain import read
+    block = read.injection(repo, cfg, after_compact=after_compact)
     message = '; '.join(f'agitmem: {w}' for w in block.warnings) or None
     return agents.envelope(agent, event, context=block.text, message=message)
 
@@ -199,8 +199,8 @@ def stop(payload: agents.Payload) -> str:
     repo, cfg = _where(payload)
     if not cfg['block_stop_without_progress'] or payload.stop_hook_active:
         return agents.envelope(payload.agent, 'stop')
-    from agitmem.commands.state import read
-    state = read(repo)
+    from agitmem.porcelain import read
+    state = read.state(repo)
     tree = repo_mod.worktree_tree(repo)
     if state.get('tree') in (None, tree):
         return agents.envelope(payload.agent, 'stop')

@@ -1,116 +1,14 @@
 from __future__ import annotations
 
-import datetime
 import json
-import os
-import stat
 import sys
-from pathlib import Path
-from typing import Any
 
-from agitmem import audit
-from agitmem import inject
-from agitmem import memory
-from agitmem import repo as repo_mod
-from agitmem.context import Context
-from agitmem.errors import AgitmemError
-from agitmem.memory import fragments as fragments_mod
-from agitmem.memory import notes as notes_mod
-from agitmem.memory import state as state_mod
-from agitmem.repo import Repo
-
-INJECTED = 'injected_context.txt'
-
-
-def user_home() -> Path:
-    home = os.environ.get('AGITMEM_HOME')
-    return Path(home) if home else Path.home() / '.agent'
-
-
-def read_text(path: Path, shown: str, *, follow_symlink: bool = False) -> str | None:
-    """A memory file's text, None when it does not exist.  Like a save, it
-    takes only a regular file: a symlink (which could point anywhere), a
-    FIFO (which would block the read forever) or a directory is refused in
-    one line, as is anything but UTF-8/LF text."""
-    try:
-        st = os.stat(path) if follow_symlink else os.lstat(path)
-    except FileNotFoundError:
-        return None
-    if stat.S_ISLNK(st.st_mode):
-        raise AgitmemError(f'{shown}: is a symlink; memory files must be regular files')
-    if not stat.S_ISREG(st.st_mode):
-        raise AgitmemError(f'{shown}: not a regular file')
-    return memory.decode(path.read_bytes(), shown)
-
-
-def read_memory(repo: Repo, cfg: dict[str, Any]) -> inject.Memory:
-    def layer(name: str) -> str:
-        return read_text(repo.memory_dir / name, f'.agent/memory/{name}') or ''
-
-    user = ''
-    if cfg['user_tattoo']:
-        # the user's own file may be a symlink (dotfile managers make them)
-        user = read_text(
-            user_home() / 'memory' / memory.TATTOO,
-            f'~/.agent/memory/{memory.TATTOO}', follow_symlink=True,
-        ) or ''
-    state_text = layer(memory.STATE)
-    return inject.Memory(
-        user_tattoo=user,
-        project_tattoo=layer(memory.TATTOO),
-        state=state_mod.parse(state_text, '.agent/memory/state.json') if state_text.strip() else {},
-        snapshot=layer(memory.SNAPSHOT),
-        fragments=fragments_mod.parse(layer(memory.FRAGMENTS), '.agent/memory/fragments.jsonl'),
-        notes=notes_mod.parse(layer(memory.NOTES)),
-    )
-
-
-def freshness(repo: Repo, state: dict[str, Any]) -> inject.Freshness:
-    """Compare the trees the state and the last verification were written
-    against with the working tree now."""
-    now = datetime.datetime.now(datetime.timezone.utc)
-    age = state_mod.age_seconds(state.get('updated_at'), now)
-    state_tree = state.get('tree')
-    lv = state.get('last_verification')
-    lv_tree = lv.get('tree') if isinstance(lv, dict) else None
-    if not state_tree and not lv_tree:
-        return inject.Freshness(state_mod.human_age(age) if age is not None else None)
-    tree = repo_mod.worktree_tree(repo)
-
-    def changed(old: object) -> tuple[str, ...] | None:
-        if not isinstance(old, str) or not old or old == tree:
-            return None
-        return tuple(repo_mod.changed_paths(repo, old, tree))
-
-    return inject.Freshness(
-        state_age=state_mod.human_age(age) if age is not None else None,
-        state_changed=changed(state_tree),
-        verification_changed=changed(lv_tree),
-    )
-
-
-def make_block(repo: Repo, cfg: dict[str, Any], *, after_compact: bool) -> inject.Block:
-    mem = read_memory(repo, cfg)
-    block = inject.build(
-        mem,
-        budget_tokens=cfg['budget_tokens'],
-        after_compact=after_compact,
-        fresh=freshness(repo, mem.state),
-    )
-    # exactly what the agent was given, for the user to look at
-    target = repo.agent_dir / INJECTED
-    if not (target.is_file() and target.read_text(errors='replace') == block.text):
-        repo_mod.atomic_write(target, block.text.encode())
-    audit.log(
-        repo.agent_dir, 'read load',
-        f'{block.tokens} tokens, {len(block.text)} chars'
-        f'{", after compact" if after_compact else ""}',
-    )
-    return block
+from agitmem.porcelain import read
+from agitmem.porcelain.context import Context
 
 
 def load(ctx: Context, *, after_compact: bool, as_json: bool) -> int:
-    block = make_block(ctx.repo, ctx.cfg, after_compact=after_compact)
+    block = read.injection(ctx.repo, ctx.cfg, after_compact=after_compact)
     for w in block.warnings:
         print(f'agitmem: warning: {w}', file=sys.stderr)
     if as_json:

@@ -5,7 +5,7 @@ from typing import Any
 
 from agitmem import audit
 from agitmem import store
-from agitmem.context import Context
+from agitmem.porcelain.context import Context
 
 
 def log(ctx: Context, n: int | None, as_json: bool) -> int:

@@ -23,8 +23,8 @@ from agitmem import audit
 from agitmem import memory
 from agitmem import repo as repo_mod
 from agitmem import store
-from agitmem.commands.diff import unified
-from agitmem.context import Context
+from agitmem.diffs import unified
+from agitmem.porcelain.context import Context
 from agitmem.errors import AgitmemError
 from agitmem.memory import fragments as fragments_mod
 from agitmem.memory import snapshot as snapshot_mod

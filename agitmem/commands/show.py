@@ -5,7 +5,7 @@ import sys
 
 from agitmem import audit
 from agitmem import store
-from agitmem.context import Context
+from agitmem.porcelain.context import Context
 from agitmem.errors import AgitmemError
 
 

@@ -7,8 +7,8 @@ from typing import Any
 from agitmem import audit
 from agitmem import memory
 from agitmem import store
-from agitmem.commands.diff import unified
-from agitmem.context import Context
+from agitmem.diffs import unified
+from agitmem.porcelain.context import Context
 from agitmem.memory import state as state_mod
 from agitmem.memory.state import age_seconds
 from agitmem.memory.state import human_age

@@ -6,10 +6,9 @@ import subprocess
 import sys
 
 from agitmem import repo as repo_mod
-from agitmem.commands.state import now_iso
-from agitmem.commands.state import read
-from agitmem.commands.state import write
-from agitmem.context import Context
+from agitmem.porcelain import read
+from agitmem.porcelain import state
+from agitmem.porcelain.context import Context
 from agitmem.errors import AgitmemError
 
 _ANSI = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')
@@ -55,7 +54,7 @@ def reason(output: str, exit_code: int) -> str:
 def verify(ctx: Context, cmd: list[str], save: bool) -> int:
     if not cmd:
         raise AgitmemError('verify needs a command: agitmem verify -- CMD...')
-    read(ctx.repo)  # refuse a broken state.json before running anything
+    read.state(ctx.repo)  # refuse a broken state.json before running anything
     try:
         proc = subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -80,9 +79,9 @@ def verify(ctx: Context, cmd: list[str], save: bool) -> int:
         'result': result,
         'exit_code': code,
         'reason': why,
-        'at': now_iso(),
+        'at': state.now_iso(),
         'tree': tree,
     }
-    write(ctx, {'last_verification': verification}, event='verify', save=save, tree=tree)
+    state.update(ctx, {'last_verification': verification}, event='verify', save=save, tree=tree)
     print(f'agitmem: verification {result} (exit {code}): {why}')
     return 0 if code == 0 else 1

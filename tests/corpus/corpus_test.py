@@ -15,7 +15,6 @@ marker is removed then.  See cases.yaml for the format."""
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
 import os
 import shutil
@@ -38,7 +37,7 @@ HERE = Path(__file__).resolve().parent
 CASES: list[dict[str, Any]] = yaml.safe_load((HERE / 'cases.yaml').read_text())
 KEYS = {
     'id', 'about', 'scenario', 'setup', 'run', 'stdin', 'stdin_json', 'env',
-    'cwd', 'expect', 'xfail', 'requires',
+    'cwd', 'expect', 'xfail',
 }
 EXPECT_KEYS = {
     'code', 'stderr', 'stderr_lines', 'stdout', 'stdout_exact', 'stdout_max',
@@ -370,8 +369,6 @@ def test_corpus_is_big_and_broad() -> None:
 def test_case(case_repo: tuple[Path, Path], request: pytest.FixtureRequest) -> None:
     case: dict[str, Any] = request.node.callspec.params['case_repo']
     _check_format(case)
-    if case.get('requires') and importlib.util.find_spec(case['requires']) is None:
-        pytest.skip(f'{case["requires"]} does not exist yet')
     root, outside = case_repo
     expect = case['expect']
     changes = set(expect.get('changes', []))

@@ -1,4 +1,4 @@
-"""`agitmem push`, `fetch`, `pull [REMOTE]` (DESIGN.md section 8).
+"""Sharing memory (DESIGN.md section 8): fetch, push, pull.
 
 Memory refs travel over git's own transport: `git push` and `git fetch`
 with refspecs, so the user's remotes, URLs and credentials apply.  Pushes
@@ -14,8 +14,8 @@ from agitmem import audit
 from agitmem import merge as merge_mod
 from agitmem import repo as repo_mod
 from agitmem import store
-from agitmem.commands import branch as branch_mod
-from agitmem.context import Context
+from agitmem.porcelain import merging
+from agitmem.porcelain.context import Context
 from agitmem.errors import AgitmemError
 from agitmem.repo import MEMORY_NS
 from agitmem.repo import Repo
@@ -32,11 +32,11 @@ def fetch_spec(remote: str) -> str:
 
 def default_remote(ctx: Context) -> str:
     """The current branch's upstream remote, else origin."""
-    return branch_mod.upstream_remote(ctx.repo, ctx.branch) or 'origin'
+    return repo_mod.upstream_remote(ctx.repo, ctx.branch) or 'origin'
 
 
-def _named(repo: Repo, remote: str) -> str:
-    if remote not in branch_mod.remotes(repo):
+def named(repo: Repo, remote: str) -> str:
+    if remote not in repo_mod.remotes(repo):
         raise AgitmemError(
             f'no remote named "{remote}" (see `git remote -v`)',
         )
@@ -91,19 +91,6 @@ def fetch_memory(repo: Repo, remote: str) -> list[Change]:
     ]
 
 
-def fetch(ctx: Context, remote: str | None) -> int:
-    remote = _named(ctx.repo, remote or default_remote(ctx))
-    changes = fetch_memory(ctx.repo, remote)
-    audit.log(ctx.repo.agent_dir, 'read fetch', f'{remote}: {len(changes)} refs changed')
-    if not changes:
-        print(f'memory refs up to date with {remote}')
-    else:
-        print(f'fetched memory from {remote}:')
-        for c in changes:
-            print(c)
-    return 0
-
-
 def fetch_on_init(repo: Repo) -> None:
     """In a fresh clone (no memory refs of its own yet): fetch the memory
     the remote has, and start each branch's local memory ref from it, so
@@ -112,8 +99,8 @@ def fetch_on_init(repo: Repo) -> None:
     if _refs(repo, MEMORY_NS):
         return
     branch, _ = repo_mod.head(repo)
-    remote = branch_mod.upstream_remote(repo, branch) or 'origin'
-    if remote not in branch_mod.remotes(repo):
+    remote = repo_mod.upstream_remote(repo, branch) or 'origin'
+    if remote not in repo_mod.remotes(repo):
         return
     try:
         fetch_memory(repo, remote)
@@ -169,8 +156,8 @@ def _merge_remote(ctx: Context, remote: str, ref: str) -> bool:
     label = f'{remote}/{name}'
     subject = f'merge: {label} (push)'
     if ref == ctx.ref and ctx.repo.memory_dir.is_dir():
-        outcome = branch_mod.merge_into_worktree(ctx, theirs_ref, label, subject=subject)
-        if branch_mod.report(outcome, ctx, label, prefix='agitmem: '):
+        outcome = merging.merge_into_worktree(ctx, theirs_ref, label, subject=subject)
+        if merging.report(outcome, ctx, label, prefix='agitmem: '):
             raise AgitmemError(
                 f'the memory of {name} conflicts with {label}: resolve the '
                 f'conflicts, `agitmem save`, then push again',
@@ -181,9 +168,9 @@ def _merge_remote(ctx: Context, remote: str, ref: str) -> bool:
         theirs = store.tip(pr, theirs_ref)
         if theirs is None:
             return False
-        outcome = branch_mod.merge_refs(
-            ctx.repo, pr, ref, theirs, name=label, subject=subject,
-            branch=ctx.branch, head=ctx.head, allow_conflicts=False,
+        outcome = merging.merge_refs(
+            ctx, pr, ref, theirs, name=label, subject=subject,
+            allow_conflicts=False,
         )
     if outcome.kind == 'conflicts':
         print(
@@ -222,7 +209,7 @@ def push_refs(ctx: Context, remote: str) -> list[Row]:
         )
     if not set(refs) - set(blocked):
         return []
-    named = remote in branch_mod.remotes(ctx.repo)
+    named = remote in repo_mod.remotes(ctx.repo)
     specs = [PUSH_SPEC] if not blocked else [
         f'{ref}:{ref}' for ref in sorted(refs) if ref not in blocked
     ]
@@ -255,56 +242,35 @@ def push_refs(ctx: Context, remote: str) -> list[Row]:
     )
 
 
-def push_memory(ctx: Context, remote: str) -> None:
+def push_memory(ctx: Context, remote: str) -> list[Row]:
     """pre-push (and `agitmem push`): push refs/agitmem/heads/* along."""
     rows = push_refs(ctx, remote)
     audit.log(
         ctx.repo.agent_dir, 'write push',
         f'{remote}: ' + ', '.join(f'{r.ref} {r.summary}' for r in rows),
     )
+    return rows
 
 
-def _secrets(ctx: Context) -> bool:
+def refused_by_secrets(ctx: Context) -> bool:
     """The `secrets` check on what a push would send (as the pre-push
     hook does before it calls push_memory); True when it found some."""
     from agitmem.checks import secrets
-    from agitmem.commands import check
-    if secrets.ID in check.skipped():
+    from agitmem.porcelain import checking
+    if secrets.ID in checking.skipped():
         return False
     found = secrets.in_refs(ctx.repo)
     if found:
-        check.report(found, as_json=False)
+        checking.report(found, as_json=False)
         print('agitmem: push refused: memory holds likely credentials', file=sys.stderr)
     return bool(found)
 
 
-def push(ctx: Context, remote: str | None) -> int:
-    remote = remote or default_remote(ctx)
-    _named(ctx.repo, remote)
-    if _secrets(ctx):
-        return 1
-    rows = push_refs(ctx, remote)
-    audit.log(
-        ctx.repo.agent_dir, 'write push',
-        f'{remote}: ' + ', '.join(f'{r.ref} {r.summary}' for r in rows),
-    )
-    if not rows:
-        print('no memory refs to push')
-    elif all(r.flag == '=' for r in rows):
-        print(f'memory up to date on {remote}')
-    else:
-        print(f'pushed memory to {remote}:')
-        for r in rows:
-            if r.flag != '=':
-                print(f'  {r.summary:12} {r.ref}')
-    return 0
-
-
 # -- pull --------------------------------------------------------------------------
 
-def pull(ctx: Context, remote: str | None) -> int:
-    """fetch, then merge the remote's memory of this branch into ours."""
-    remote = _named(ctx.repo, remote or default_remote(ctx))
+def pull(ctx: Context, remote: str) -> tuple[str, merging.Outcome | None]:
+    """fetch, then merge the remote's memory of this branch into ours.
+    (label, outcome); outcome None when the remote has no such memory."""
     if not ctx.ref.startswith(MEMORY_NS):
         raise AgitmemError(
             f'pull merges a branch\'s memory; {ctx.ref} is not one (detached '
@@ -313,10 +279,10 @@ def pull(ctx: Context, remote: str | None) -> int:
     fetch_memory(ctx.repo, remote)
     name = ctx.ref.removeprefix(MEMORY_NS)
     theirs_ref = f'{REMOTES_NS}{remote}/{name}'
+    label = f'{remote}/{name}'
     pr = store.open_repo(ctx.repo)
     if store.tip(pr, theirs_ref) is None:
-        print(f'{remote} has no memory for {name}; nothing to pull')
-        return 0
-    label = f'{remote}/{name}'
-    outcome = branch_mod.merge_into_worktree(ctx, theirs_ref, label, subject=f'merge: {label}')
-    return branch_mod.report(outcome, ctx, label)
+        return label, None
+    return label, merging.merge_into_worktree(
+        ctx, theirs_ref, label, subject=f'merge: {label}',
+    )

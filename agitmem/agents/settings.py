@@ -1,0 +1,262 @@
+"""Installing agitmem's hooks into an agent's settings file, and taking
+them out again, leaving everything else in the file as it was."""
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agitmem.agents import clients
+from agitmem.agents import codex
+from agitmem.agents import gemini
+from agitmem.errors import AgitmemError
+from agitmem.repo import atomic_write
+
+if TYPE_CHECKING:
+    from agitmem.agents.clients import Native
+
+
+_OURS = re.compile(r'''(?:^|[\s/\\"'])agitmem(?:\.exe)?["']?\s+hook\s''')
+
+
+def _is_ours(hook: object) -> bool:
+    if not isinstance(hook, dict):
+        return False
+    command = hook.get('command')
+    return isinstance(command, str) and bool(_OURS.search(command))
+
+
+def _strip_ours(group: object) -> tuple[object | None, int]:
+    """(the group without our hooks or None if that empties it, removed)"""
+    if not isinstance(group, dict):
+        return group, 0
+    hooks = group.get('hooks')
+    if not isinstance(hooks, list):
+        return group, 0
+    kept = [h for h in hooks if not _is_ours(h)]
+    removed = len(hooks) - len(kept)
+    if not removed:
+        return group, 0
+    elif not kept:
+        return None, removed
+    else:
+        return {**group, 'hooks': kept}, removed
+
+
+def _only_ours(group: object) -> bool:
+    if not isinstance(group, dict):
+        return False
+    hooks = group.get('hooks')
+    return (
+        isinstance(hooks, list) and
+        bool(hooks) and
+        all(_is_ours(h) for h in hooks)
+    )
+
+
+def _json_error(path: str, text: str, e: json.JSONDecodeError) -> str:
+    lines = text.splitlines()
+    line = lines[e.lineno - 1] if 0 < e.lineno <= len(lines) else ''
+    if len(line) > 80:
+        line = f'{line[:77]}...'
+    return (
+        f'{path}: not valid JSON: {e.msg} at line {e.lineno} column '
+        f'{e.colno}: {line.strip()!r}; nothing was changed'
+    )
+
+
+def _read_settings(path: Path) -> tuple[dict[str, object], bool]:
+    """(settings, existed).  A missing or blank file reads as {}."""
+    try:
+        with open(path, 'rb') as f:
+            contents = f.read()
+    except FileNotFoundError:
+        return {}, False
+    except IsADirectoryError:
+        raise AgitmemError(f'{path}: is a directory, expected a JSON file')
+    try:
+        text = contents.decode('utf-8-sig')
+    except UnicodeDecodeError as e:
+        raise AgitmemError(
+            f'{path}: not UTF-8 text (byte {e.start}); nothing was changed',
+        )
+    if not text.strip():
+        return {}, True
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise AgitmemError(_json_error(str(path), text, e))
+    if not isinstance(data, dict):
+        raise AgitmemError(
+            f'{path}: expected a JSON object, found a JSON {clients.json_kind(data)}; '
+            f'nothing was changed',
+        )
+    return data, True
+
+
+def _hooks_table(
+        settings: dict[str, object],
+        path: Path,
+) -> dict[str, object]:
+    hooks = settings.get('hooks', {})
+    if not isinstance(hooks, dict):
+        raise AgitmemError(
+            f'{path}: "hooks" is a JSON {clients.json_kind(hooks)}, expected an object; '
+            f'nothing was changed',
+        )
+    return hooks
+
+
+def _dump(settings: dict[str, object]) -> bytes:
+    text = json.dumps(settings, indent=2, ensure_ascii=False) + '\n'
+    return text.encode()
+
+
+def _command(command: str, event: str, agent: str) -> str:
+    return f'{command} hook {event} --agent {agent}'
+
+
+def _group(mod: Native, event: str, cmd: str) -> dict[str, object]:
+    group: dict[str, object] = {}
+    matcher = mod.MATCHERS[event]
+    if matcher is not None:
+        group['matcher'] = matcher
+    group['hooks'] = [mod.hook_entry(event, cmd)]
+    return group
+
+
+def _merge_event(
+        groups: list[object],
+        want: dict[str, object],
+) -> tuple[list[object], str | None]:
+    """Make `groups` hold `want` once and no other hook of ours."""
+    keep = next((i for i, g in enumerate(groups) if g == want), None)
+    if keep is None:
+        replace = next((i for i, g in enumerate(groups) if _only_ours(g)), -1)
+    else:
+        replace = keep
+    new: list[object] = []
+    removed = 0
+    for i, group in enumerate(groups):
+        if i == replace:
+            new.append(want)
+        else:
+            stripped, n = _strip_ours(group)
+            removed += n
+            if stripped is not None:
+                new.append(stripped)
+    if keep is not None:
+        action = 'removed a duplicate of' if removed else None
+    elif replace >= 0:
+        action = 'updated'
+    else:
+        new.append(want)
+        action = 'added'
+    return new, action
+
+
+def install(agent: str, root: Path, *, command: str = 'agitmem') -> list[str]:
+    """Merge agitmem's hooks into the agent's project settings file.
+
+    Returns what changed, one human line each; [] when already installed.
+    Every other key and hook is kept; an unreadable file changes nothing.
+    """
+    mod = clients.native(agent)
+    path = root.joinpath(*mod.SETTINGS)
+    rel = '/'.join(mod.SETTINGS)
+    settings, _ = _read_settings(path)
+    hooks = _hooks_table(settings, path)
+
+    changes = []
+    wanted = {}
+    for event in clients.EVENTS:
+        name = mod.EVENT_NAMES[event]
+        cmd = _command(command, event, agent)
+        wanted[name] = cmd
+        groups = hooks.get(name, [])
+        if not isinstance(groups, list):
+            raise AgitmemError(
+                f'{path}: "hooks.{name}" is a JSON {clients.json_kind(groups)}, '
+                f'expected an array; nothing was changed',
+            )
+        new, action = _merge_event(groups, _group(mod, event, cmd))
+        if action is not None:
+            hooks[name] = new
+            changes.append(f'{rel}: {action} {name} hook: {cmd}')
+    for name, groups in list(hooks.items()):
+        if name in wanted or not isinstance(groups, list):
+            continue
+        new, removed = _strip_groups(groups)
+        if removed:
+            _set_or_drop(hooks, name, new)
+            changes.append(f'{rel}: removed a stale agitmem hook from {name}')
+
+    if not changes:
+        return []
+    settings['hooks'] = hooks
+    atomic_write(path, _dump(settings))
+    if agent == 'codex':
+        changes.append(codex.TRUST_NOTE)
+    elif agent == 'gemini':
+        changes.append(gemini.HOOKS_NOTE)
+    return changes
+
+
+def _strip_groups(groups: list[object]) -> tuple[list[object], int]:
+    new: list[object] = []
+    removed = 0
+    for group in groups:
+        stripped, n = _strip_ours(group)
+        removed += n
+        if stripped is not None:
+            new.append(stripped)
+    return new, removed
+
+
+def _set_or_drop(hooks: dict[str, object], name: str, new: list[object]) -> None:
+    if new:
+        hooks[name] = new
+    else:
+        del hooks[name]
+
+
+def uninstall(agent: str, root: Path) -> list[str]:
+    """Remove agitmem's hooks (and only them) from the agent's settings.
+
+    Groups, events, `hooks` and the file itself go when removing ours
+    empties them.  Returns what changed; [] when nothing of ours was there.
+    """
+    mod = clients.native(agent)
+    path = root.joinpath(*mod.SETTINGS)
+    rel = '/'.join(mod.SETTINGS)
+    settings, existed = _read_settings(path)
+    if not existed:
+        return []
+    hooks = settings.get('hooks')
+    if not isinstance(hooks, dict):
+        return []
+
+    changes = []
+    for name, groups in list(hooks.items()):
+        if not isinstance(groups, list):
+            continue
+        new, removed = _strip_groups(groups)
+        if removed:
+            _set_or_drop(hooks, name, new)
+            changes.append(f'{rel}: removed agitmem {name} hook')
+    if not changes:
+        return []
+    if not hooks:
+        del settings['hooks']
+    if settings:
+        atomic_write(path, _dump(settings))
+    else:
+        os.remove(path)
+        changes.append(f'{rel}: removed the file, nothing else was in it')
+        try:
+            os.rmdir(path.parent)
+        except OSError:  # not empty: other files live there
+            pass
+    return changes

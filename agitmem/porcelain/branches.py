@@ -1,0 +1,275 @@
+"""Memory follows branches (DESIGN.md sections 2, 7, 8): the post-checkout
+and post-merge git hooks, and `agitmem merge BRANCH`.
+
+A branch switch saves the memory of the branch we came from to its own
+ref, then checks the new branch's memory out into .agent/memory/ (a branch
+without memory forks from the one it was created from).  A merge of two
+memory histories is agitmem.merge's; a conflict is written into the file
+with markers, listed in the merge commit and in <git dir>/agitmem/conflicts,
+and blocks `check` until it is resolved and saved."""
+from __future__ import annotations
+
+import re
+import sys
+
+import pygit2
+
+from agitmem import audit
+from agitmem import repo as repo_mod
+from agitmem import store
+from agitmem.porcelain import merging
+from agitmem.porcelain import write
+from agitmem.porcelain.context import Context
+from agitmem.errors import AgitmemError
+from agitmem.repo import MEMORY_NS
+from agitmem.repo import Repo
+from agitmem.repo import REMOTES_NS
+
+_MOVE = re.compile(r'^checkout: moving from (\S+) to (\S+)$')
+_MERGE = re.compile(r'^merge (\S+): ')
+_SQUASHED = re.compile(r'^commit ([0-9a-f]{40})$', re.MULTILINE)
+_SHA = re.compile(r'^[0-9a-f]{40}$')
+
+
+def _pinned(ctx: Context) -> bool:
+    """--ref, $AGITMEM_REF or `ref:` pin one memory ref for every branch."""
+    return ctx.ref != repo_mod.memory_ref(ctx.branch)
+
+
+# -- post-merge -------------------------------------------------------------------
+
+def _merged_commit(repo: Repo, squash: bool) -> str | None:
+    """The commit a code merge just brought in."""
+    try:
+        text = (repo.git_dir / 'MERGE_HEAD').read_text()
+        if _SHA.match(text.split('\n', 1)[0]):
+            return text.split('\n', 1)[0]
+    except OSError:
+        pass
+    if squash:
+        try:
+            m = _SQUASHED.search((repo.git_dir / 'SQUASH_MSG').read_text())
+        except OSError:
+            return None
+        return m[1] if m else None
+    return repo_mod.git_out(repo, 'rev-parse', '-q', '--verify', 'HEAD^2') or (
+        repo_mod.git_out(repo, 'rev-parse', '-q', '--verify', 'HEAD')
+    ) or None
+
+
+def _refs_at(repo: Repo, sha: str) -> list[str]:
+    """The local and remote-tracking branches at a commit (full names)."""
+    out = repo_mod.git_out(
+        repo, 'for-each-ref', '--points-at', sha, '--format=%(refname)',
+        'refs/heads/', 'refs/remotes/',
+    )
+    return [r for r in out.splitlines() if not r.endswith('/HEAD')]
+
+
+def _memory_ref(code_ref: str) -> str:
+    """refs/heads/X -> refs/agitmem/heads/X, refs/remotes/R/X ->
+    refs/agitmem/remotes/R/X."""
+    if code_ref.startswith('refs/heads/'):
+        return MEMORY_NS + code_ref.removeprefix('refs/heads/')
+    return REMOTES_NS + code_ref.removeprefix('refs/remotes/')
+
+
+def _code_ref(repo: Repo, name: str) -> str | None:
+    for ref in (f'refs/heads/{name}', f'refs/remotes/{name}'):
+        if repo_mod.ref_exists(repo, ref):
+            return ref
+    return None
+
+
+def merged_memory(ctx: Context, squash: bool) -> tuple[str, str] | None:
+    """(memory ref, name) of the branch a code merge just merged: the one
+    its reflog entry names (`merge feature: ...`), else the branches at
+    the commit it brought in (MERGE_HEAD, the squashed tip, HEAD^2).  After
+    a `git pull` the remote's memory is fetched first."""
+    pr = store.open_repo(ctx.repo)
+    subject = repo_mod.head_reflog(ctx.repo)
+    code_refs = []
+    m = _MERGE.match(subject)
+    if m and not squash:
+        code_refs.append(_code_ref(ctx.repo, m[1]))
+    sha = _merged_commit(ctx.repo, squash)
+    if sha:
+        code_refs.extend(_refs_at(ctx.repo, sha))
+    fetched = set()
+    for code_ref in code_refs:
+        if code_ref is None or code_ref == f'refs/heads/{ctx.branch}':
+            continue
+        ref = _memory_ref(code_ref)
+        remote = code_ref.removeprefix('refs/remotes/').split('/', 1)[0]
+        if (
+                subject.startswith('pull') and
+                code_ref.startswith('refs/remotes/') and remote not in fetched and
+                remote in repo_mod.remotes(ctx.repo)
+        ):
+            fetched.add(remote)
+            from agitmem.porcelain.sharing import fetch_memory
+            try:
+                fetch_memory(ctx.repo, remote)
+            except AgitmemError as e:
+                print(f'agitmem: memory not fetched: {e}', file=sys.stderr)
+        if store.tip(pr, ref) is not None and ref != ctx.ref:
+            return ref, repo_mod.short_ref(ref)
+    return None
+
+
+def on_merge(ctx: Context, squash: bool) -> int:
+    """post-merge: merge the merged branch's memory into this branch's."""
+    if not ctx.repo.memory_dir.is_dir() or _pinned(ctx):
+        return 0
+    found = merged_memory(ctx, squash)
+    if found is None:
+        return 0
+    ref, name = found
+    subject = f'merge: {name}{" (squash)" if squash else ""}'
+    outcome = merging.merge_into_worktree(ctx, ref, name, subject=subject)
+    return merging.report(outcome, ctx, name, prefix='agitmem: ')
+
+
+# -- post-checkout ------------------------------------------------------------------
+
+def _branch_named(repo: Repo, name: str, sha: str) -> str | None:
+    """The branch a reflog entry names, or None for a detached HEAD."""
+    if name == sha or _SHA.match(name) or name == 'HEAD':
+        return None
+    return name if repo_mod.ref_exists(repo, f'refs/heads/{name}') else None
+
+
+def _old_branch(ctx: Context, pr: pygit2.Repository, old: str) -> tuple[bool, str | None]:
+    """(is this a branch switch, the branch we came from)."""
+    subject = repo_mod.head_reflog(ctx.repo)
+    if subject:
+        m = _MOVE.match(subject)
+        if m is None:  # rebase, reset, worktree add: not a switch
+            return False, None
+        return True, _branch_named(ctx.repo, m[1], old)
+    # no reflog: the branch the memory was last written under
+    base = store.base(ctx.repo, pr)
+    if base is None:
+        return False, None
+    branch = store.trailers(base).get('Code-Branch')
+    return True, None if branch in (None, '(detached)') else branch
+
+
+def from_remote(ctx: Context, pr: pygit2.Repository) -> pygit2.Commit | None:
+    """A branch with no memory here whose memory a remote has (a branch
+    checked out from origin): start its memory from the remote's copy."""
+    if ctx.branch is None or not ctx.ref.startswith(MEMORY_NS):
+        return None
+    name = ctx.ref.removeprefix(MEMORY_NS)
+    upstream = repo_mod.upstream_remote(ctx.repo, ctx.branch)
+    candidates = [upstream] if upstream else repo_mod.remotes(ctx.repo)
+    found = [
+        c for c in (store.tip(pr, f'{REMOTES_NS}{r}/{name}') for r in candidates)
+        if c is not None
+    ]
+    if len(found) != 1:
+        return None
+    store.update_ref(
+        ctx.repo, ctx.ref, str(found[0].id), None,
+        'agitmem: memory from the remote',
+    )
+    return found[0]
+
+
+def _fork_source(ctx: Context, pr: pygit2.Repository) -> tuple[str, pygit2.Commit] | None:
+    """For a new worktree on a branch without memory: the memory of the
+    branch it was created from (its reflog's `branch: Created from X`, else
+    the one local branch with memory at the same commit)."""
+    if ctx.branch is None or ctx.head is None:
+        return None
+    created = repo_mod.git_out(
+        ctx.repo, 'log', '-g', '--format=%gs', f'refs/heads/{ctx.branch}',
+    ).splitlines()
+    m = re.match(r'^branch: Created from (\S+)$', created[-1] if created else '')
+    named = _code_ref(ctx.repo, m[1]) if m and m[1] != 'HEAD' else None
+    candidates = [named] if named else [
+        r for r in _refs_at(ctx.repo, ctx.head)
+        if r.startswith('refs/heads/') and r != f'refs/heads/{ctx.branch}'
+    ]
+    found = [
+        (ref, c) for ref, c in (
+            (_memory_ref(r), store.tip(pr, _memory_ref(r))) for r in candidates
+        ) if c is not None
+    ]
+    if len(found) != 1:
+        return None
+    return repo_mod.short_ref(found[0][0]), found[0][1]
+
+
+def _new_worktree(ctx: Context, old: str) -> int:
+    """post-checkout of `git worktree add`: a worktree of a repository that
+    has memory gets its own .agent/ (its branch's memory, or a fork of the
+    memory of the branch it was created from)."""
+    if old != store.ZERO or _pinned(ctx):
+        return 0
+    pr = store.open_repo(ctx.repo)
+    if store.tip(pr, ctx.ref) is None and from_remote(ctx, pr) is None:
+        source = _fork_source(ctx, pr)
+        if source is None:
+            return 0
+        name, commit = source
+        store.update_ref(
+            ctx.repo, ctx.ref, str(commit.id), None,
+            f'agitmem: fork from {str(commit.id)[:12]} ({name})',
+        )
+        print(f'agitmem: memory of {ctx.branch} forked from {name}')
+    from agitmem.porcelain.initialize import initialize
+    for line in initialize(ctx.repo, None):
+        print(line)
+    return 0
+
+
+def on_checkout(ctx: Context, old: str, new: str, flag: str | bool) -> int:
+    """post-checkout: on a branch switch (flag 1), save the memory of the
+    branch we came from to its ref, then check out the new branch's memory
+    (forking it from the old branch's when it has none)."""
+    if flag not in ('1', True):
+        return 0  # a file checkout
+    if not ctx.repo.memory_dir.is_dir():
+        return _new_worktree(ctx, old)
+    if _pinned(ctx):
+        return 0
+    pr = store.open_repo(ctx.repo)
+    switch, old_branch = _old_branch(ctx, pr, old)
+    old_ref = repo_mod.memory_ref(old_branch)
+    if not switch or old_ref == ctx.ref:
+        return 0
+    old_name = old_branch or 'detached HEAD'
+    new_name = ctx.branch or 'detached HEAD'
+    old_ctx = Context(
+        ctx.repo, ctx.cfg, old_branch, old if _SHA.match(old) and old != store.ZERO else None,
+        old_ref,
+    )
+    with store.locked(ctx.repo):
+        try:
+            write.save(
+                old_ctx, f'hook post-checkout: {old_name} before switching to {new_name}',
+                event='post-checkout',
+            )
+        except AgitmemError as e:
+            print(
+                f'agitmem: memory of {old_name} not saved, so .agent/memory was '
+                f'left as it is (it is not {new_name}\'s memory): {e}',
+                file=sys.stderr,
+            )
+            return 1
+        top = store.tip(pr, ctx.ref) or from_remote(ctx, pr)
+        if top is None:
+            # same files as the base just saved: store.commit points the new
+            # ref at it (a fork) and writes nothing
+            write.save(ctx, f'hook post-checkout: fork from {old_name}', event='post-checkout')
+            top = store.tip(pr, ctx.ref)
+            what = f'forked from {old_name}'
+        else:
+            what = 'checked out'
+        if top is not None:
+            write.checkout(ctx, top)
+    short = str(top.id)[:12] if top is not None else '-'
+    audit.log(ctx.repo.agent_dir, 'write checkout', f'{ctx.ref} {what} {short}')
+    print(f'agitmem: memory of {new_name} {what} ({short})')
+    return 0

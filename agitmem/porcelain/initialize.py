@@ -1,0 +1,91 @@
+"""Setting up .agent/ in a worktree: `agitmem init`, and a new worktree's
+post-checkout."""
+from __future__ import annotations
+
+import os
+import shutil
+
+from agitmem import audit
+from agitmem import config
+from agitmem import memory
+from agitmem import repo as repo_mod
+from agitmem import store
+from agitmem.errors import AgitmemError
+from agitmem.porcelain import context
+from agitmem.porcelain import write
+from agitmem.porcelain.sharing import fetch_on_init
+from agitmem.repo import Repo
+from agitmem.resources import resource_dir
+
+
+def initialize(repo: Repo, ref: str | None) -> list[str]:
+    """Create .agent/ (memory already on the ref wins over the templates),
+    exclude it, make the first memory commit.  Idempotent: existing files
+    are never overwritten.  Returns what to tell the user."""
+    if repo.agent_dir.is_symlink() or repo.memory_dir.is_symlink():
+        raise AgitmemError(
+            '.agent/memory is a symlink; agitmem keeps memory in a real '
+            'directory inside the repository',
+        )
+    if repo.memory_dir.is_dir():
+        # memory already there is checked before anything is created: a
+        # broken file is reported, not half an init written around it
+        store.read_memory(
+            repo, max_file_kb=config.load(repo.config_path)['max_file_kb'],
+        )
+    templates = resource_dir('templates')
+    created = []
+    repo.memory_dir.mkdir(parents=True, exist_ok=True)
+    branch, head = repo_mod.head(repo)
+    # memory that already exists on the ref (a clone, a re-init) wins over
+    # the templates, its config.yaml included; existing files are never
+    # overwritten
+    fetch_on_init(repo)  # a fresh clone: the memory refs its remote has
+    pr = store.open_repo(repo)
+    early = ref or os.environ.get('AGITMEM_REF')
+    top = store.tip(pr, repo_mod.memory_ref(branch, override=early))
+    source = store.tree_files(pr, top.tree) if top is not None else {}
+    if not repo.config_path.exists():
+        if memory.CONFIG in source:
+            repo_mod.atomic_write(repo.config_path, source[memory.CONFIG])
+        else:
+            shutil.copyfile(templates / memory.CONFIG, repo.config_path)
+        created.append('.agent/config.yaml')
+    cfg = config.load(repo.config_path)
+    ctx = context.make(repo, cfg, ref, head=(branch, head))
+    if cfg['ref'] and not early:  # the ref named in the config just read
+        top = store.tip(pr, ctx.ref)
+        source = store.tree_files(pr, top.tree) if top is not None else {}
+    for name in memory.LAYERS:
+        target = repo.memory_dir / name
+        if target.exists() or target.is_symlink():
+            continue
+        if name in source:
+            repo_mod.atomic_write(target, source[name])
+        else:
+            shutil.copyfile(templates / name, target)
+        created.append(f'.agent/memory/{name}')
+    for path, data in source.items():
+        target = repo.memory_dir / path
+        if path.startswith(f'{memory.ARCHIVE}/') and not target.exists():
+            repo_mod.atomic_write(target, data)
+
+    hooks = resource_dir('hooks')
+    if hooks.is_dir():
+        for shim in sorted(hooks.glob('*.sh')):
+            target = repo.agent_dir / 'hooks' / shim.name
+            if not target.exists():
+                repo_mod.atomic_write(target, shim.read_bytes(), mode=0o755)
+                created.append(f'.agent/hooks/{shim.name}')
+    (repo.agent_dir / 'log').mkdir(exist_ok=True)
+    if repo_mod.exclude_agent_dir(repo):
+        created.append('/.agent/ in .git/info/exclude')
+
+    oid = write.save(ctx, 'init: agitmem memory', event='init')
+    audit.log(repo.agent_dir, 'write init', ', '.join(created) or 'nothing new')
+    said = [f'created {c}' for c in created]
+    if oid is not None:
+        said.append(f'memory committed to {ctx.ref} ({str(oid)[:12]})')
+    elif not created:
+        said.append(f'already initialised: memory on {ctx.ref}')
+    return said

@@ -1,0 +1,49 @@
+"""state.json through agitmem: every update bumps `step`, stamps the time
+and the working tree's tree id, under the writers' lock."""
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from agitmem import audit
+from agitmem import memory
+from agitmem import repo as repo_mod
+from agitmem.memory import state as state_mod
+from agitmem.porcelain import write
+from agitmem.porcelain.context import Context
+
+
+def now_iso() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime(
+        '%Y-%m-%dT%H:%M:%SZ',
+    )
+
+
+def update(
+        ctx: Context,
+        changes: dict[str, Any],
+        *,
+        event: str,
+        save: bool,
+        tree: str | None = None,
+) -> dict[str, Any]:
+    """Apply changes to state.json (step +1, stamped with time and the
+    working tree's tree id, computed here unless the caller has it),
+    atomically, then save it to the memory ref."""
+    if tree is None:
+        tree = repo_mod.worktree_tree(ctx.repo)
+    shown = f'.agent/memory/{memory.STATE}'
+    new: dict[str, Any] = {}
+
+    def change(text: str) -> str:
+        nonlocal new
+        current = state_mod.parse(text, shown) if text else {}
+        new = state_mod.update(current, changes, now=now_iso(), tree=tree)
+        return state_mod.render(new)
+
+    write.edit(
+        ctx, memory.STATE, change, save_it=save,
+        subject=f'{event}: {", ".join(sorted(changes))}', event=event,
+    )
+    audit.log(ctx.repo.agent_dir, f'write {event}', ', '.join(changes))
+    return new

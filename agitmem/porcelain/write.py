@@ -1,0 +1,211 @@
+"""The one write path: every memory commit goes through `save`.
+
+save, state set, note, fragment add, verify, rollback, archive, merge,
+pull, the branch-switch checkout, the agent hooks and the git hooks all
+call it.  It takes the writers' lock, catches up with a ref that moved
+since this worktree read its memory (another worktree, a merge elsewhere),
+refuses credentials, builds the tree, commits with compare-and-swap,
+records the worktree's memory base and its unresolved conflicts, and
+writes the audit line."""
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from collections.abc import Sequence
+from pathlib import Path
+
+import pygit2
+
+from agitmem import audit
+from agitmem import memory
+from agitmem import merge
+from agitmem import repo as repo_mod
+from agitmem import store
+from agitmem.checks.secrets import blocking
+from agitmem.errors import AgitmemError
+from agitmem.porcelain import read
+from agitmem.porcelain.context import Context
+from agitmem.repo import Repo
+
+
+# -- the conflicts a merge left, per worktree ---------------------------------
+
+def conflicts_path(repo: Repo) -> Path:
+    return repo.git_dir / 'agitmem' / 'conflicts'
+
+
+def record_conflicts(repo: Repo, conflicts: Sequence[merge.Conflict]) -> None:
+    """<git dir>/agitmem/conflicts: one unresolved conflict a line; no
+    file when there is none."""
+    path = conflicts_path(repo)
+    if conflicts:
+        text = ''.join(f'{c}\n' for c in conflicts)
+        repo_mod.atomic_write(path, text.encode())
+    elif path.exists():
+        path.unlink()
+
+
+# -- the write path -------------------------------------------------------------
+
+def changed(pr: pygit2.Repository, old: pygit2.Commit | None, tree: pygit2.Oid) -> list[str]:
+    if old is None:
+        return sorted(store.tree_files(pr, pr[tree]))  # type: ignore[arg-type]
+    new = pr.get(tree)
+    assert isinstance(new, pygit2.Tree)
+    diff = old.tree.diff_to_tree(new)
+    return sorted({d.delta.new_file.path for d in diff if d is not None})
+
+
+def _catch_up(ctx: Context, pr: pygit2.Repository, files: store.Files) -> store.Files:
+    """The ref moved past the memory this worktree was written from (a
+    merge done elsewhere, another worktree): merge this write's change
+    (base -> files) into the tip rather than commit it over the tip.  A
+    conflict keeps this write's files as they are, and says so."""
+    base = store.base(ctx.repo, pr)
+    top = store.tip(pr, ctx.ref)
+    if base is None or top is None or base.id == top.id:
+        return files
+    if not pr.descendant_of(top.id, base.id):
+        return files
+    theirs = store.tree_files(pr, top.tree)
+    result = merge.merge(store.tree_files(pr, base.tree), files, theirs)
+    if result.conflicts:
+        print(
+            f'agitmem: {ctx.ref} moved since this worktree read its memory '
+            f'and the changes conflict ({result.conflicts[0]}); saving yours '
+            f'on top (theirs stay in history: `agitmem diff @~1 @`)',
+            file=sys.stderr,
+        )
+        return files
+    merged = dict(result.files)
+    if memory.CONFIG in files:
+        merged[memory.CONFIG] = files[memory.CONFIG]
+    store.checkout(ctx.repo, merged)
+    return merged
+
+
+def _refuse_secrets(files: store.Files) -> None:
+    # credentials never reach the ref (from where they would be pushed)
+    found = blocking(files)
+    if found:
+        more = f' (and {len(found) - 1} more)' if len(found) > 1 else ''
+        raise AgitmemError(found[0].message + more)
+
+
+def save(
+        ctx: Context,
+        subject: str | None = None,
+        *,
+        event: str = 'save',
+        files: store.Files | None = None,
+        body: str = '',
+        parents: tuple[pygit2.Commit, pygit2.Commit] | None = None,
+        conflicts: Sequence[merge.Conflict] | None = None,
+        worktree: bool = True,
+) -> pygit2.Oid | None:
+    """Commit memory to ctx.ref: the working tree's, or files (computed
+    from it: an archive, a rollback, a merge).  Returns the new commit, or
+    None when nothing changed.
+
+    parents: a merge commit of exactly (ours, theirs), moved from ours by
+    compare-and-swap (store.Race when the ref moved: the merge must be
+    computed again).  worktree=False: ctx.ref is not this worktree's
+    memory (a ref merged before a push): no catch-up, no memory base."""
+    pr = store.open_repo(ctx.repo)
+    with store.locked(ctx.repo):
+        if files is None:
+            files = store.read_memory(
+                ctx.repo, max_file_kb=ctx.cfg['max_file_kb'],
+            )
+        if worktree and parents is None:
+            files = _catch_up(ctx, pr, files)
+        _refuse_secrets(files)
+        try:
+            tree = store.build_tree(pr, files)
+            if parents is not None:
+                if subject is None:
+                    subject = f'{event}: {str(parents[1].id)[:12]}'
+                msg = store.message(
+                    subject, event=event, branch=ctx.branch, head=ctx.head, body=body,
+                )
+                oid: pygit2.Oid | None = store.commit_merge(
+                    ctx.repo, pr, ctx.ref, tree, msg=msg,
+                    parents=[parents[0].id, parents[1].id], old=parents[0].id,
+                )
+                if worktree:
+                    store.set_base(ctx.repo, oid)  # type: ignore[arg-type]
+            else:
+                parent = store.tip(pr, ctx.ref) or store.base(ctx.repo, pr)
+                if subject is None:
+                    names = changed(pr, parent, tree)
+                    subject = f'{event}: {", ".join(names) or "no change"}'
+                msg = store.message(
+                    subject, event=event, branch=ctx.branch, head=ctx.head, body=body,
+                )
+                oid = store.commit(ctx.repo, pr, ctx.ref, tree, msg=msg)
+        except (OSError, pygit2.GitError) as e:
+            # a read-only or full .git: one line, not a traceback
+            detail = ' '.join(str(e).split()) or type(e).__name__
+            raise AgitmemError(f'could not write the memory commit to {ctx.ref}: {detail}')
+        if worktree and (
+                conflicts is not None or conflicts_path(ctx.repo).exists()
+        ):
+            # a merge records what it left; a save after resolving clears it
+            record_conflicts(
+                ctx.repo, merge.unresolved(files) if conflicts is None else conflicts,
+            )
+    if oid is not None:
+        audit.log(ctx.repo.agent_dir, f'write {event}', f'{str(oid)[:12]} {subject}')
+    return oid
+
+
+def edit(
+        ctx: Context,
+        name: str,
+        change: Callable[[str], str],
+        *,
+        save_it: bool,
+        subject: str | Callable[[], str],
+        event: str,
+) -> str:
+    """Read one memory file, change it, write it back atomically, then
+    (with save_it) commit the memory: all under the writers' lock, so two
+    edits at once never lose one.  When the save refuses (another layer
+    broken, a file over max_file_kb, a read-only .git, a credential), the
+    file is put back as it was: a command that fails writes nothing.
+    Returns the new text."""
+    path = ctx.repo.memory_dir / name
+    with store.locked(ctx.repo):
+        current = read.layer(ctx.repo, name)
+        new = change(current)
+        old = path.read_bytes() if path.is_file() and not path.is_symlink() else None
+        repo_mod.atomic_write(path, new.encode())
+        if save_it:
+            try:
+                save(ctx, subject if isinstance(subject, str) else subject(), event=event)
+            except BaseException:
+                if old is None:
+                    path.unlink(missing_ok=True)
+                else:
+                    repo_mod.atomic_write(path, old)
+                raise
+    return new
+
+
+def checkout(
+        ctx: Context,
+        commit: pygit2.Commit,
+        *,
+        conflicts: Sequence[merge.Conflict] | None = None,
+) -> list[str]:
+    """Make commit this worktree's memory: its files into .agent/memory/
+    (each through store's safe-path check), the memory base, and the
+    conflicts it holds.  Caller holds the lock.  Returns the paths changed."""
+    pr = store.open_repo(ctx.repo)
+    files = store.tree_files(pr, commit.tree)
+    changed_paths = store.checkout(ctx.repo, files)
+    store.set_base(ctx.repo, commit.id)
+    record_conflicts(
+        ctx.repo, merge.unresolved(files) if conflicts is None else conflicts,
+    )
+    return changed_paths
