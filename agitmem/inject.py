@@ -45,6 +45,8 @@ class Freshness:
     state_age: str | None = None  # "3 min ago"
     state_changed: tuple[str, ...] | None = None  # None: fresh / unknown
     verification_changed: tuple[str, ...] | None = None
+    # the memory shown is another branch's (no post-checkout ran yet)
+    memory_of: str | None = None
 
 
 @dataclass(frozen=True)
@@ -173,6 +175,8 @@ def build(
         fresh: Freshness = Freshness(),
 ) -> Block:
     head = [RESTATE] if after_compact else []
+    if fresh.memory_of:
+        head.append(fresh.memory_of)
     tattoo = tattoo_part(mem)
     state = state_part(mem, fresh)
     sections = snapshot_parts(mem)

@@ -264,3 +264,41 @@ def short_ref(ref: str) -> str:
         if ref.startswith(ns):
             return ref[len(ns):]
     return ref
+
+
+def is_memory_ref(ref: str) -> bool:
+    return ref.startswith(MEMORY_NS) or ref == DETACHED_REF
+
+
+def operation_branch(repo: Repo) -> str | None:
+    """The branch a rebase or a bisect in progress will return to, while
+    HEAD is detached under it: its memory is the one being worked on."""
+    for name in ('rebase-merge/head-name', 'rebase-apply/head-name'):
+        try:
+            ref = (repo.git_dir / name).read_text().strip()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if ref.startswith('refs/heads/'):
+            return ref.removeprefix('refs/heads/')
+    try:
+        start = (repo.git_dir / 'BISECT_START').read_text().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if start and ref_exists(repo, f'refs/heads/{start}'):
+        return start
+    return None
+
+
+def memory_base_path(repo: Repo) -> Path:
+    return repo.git_dir / 'agitmem' / 'base'
+
+
+def memory_base(repo: Repo) -> tuple[str | None, str | None]:
+    """(commit, memory ref) this worktree's memory was last written from
+    or saved to, as recorded in its git dir; plain text, so the hot hooks
+    read it without pygit2."""
+    try:
+        words = memory_base_path(repo).read_text().split()
+    except (OSError, ValueError):
+        return None, None
+    return (words[0] if words else None), (words[1] if len(words) > 1 else None)

@@ -147,14 +147,51 @@ def _write_tree(pr: pygit2.Repository, node: dict[str, Any]) -> pygit2.Oid:
     return tb.write()
 
 
+_ENTRY_MODES = (
+    pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE,
+    pygit2.GIT_FILEMODE_TREE,
+)
+
+
+def safe_entry(prefix: str, name: str, mode: int) -> str:
+    """A tree entry's path inside .agent/memory/, or AgitmemError naming
+    it.  A memory commit may come from a remote (a clone, a fetch): an
+    entry that could reach outside .agent/memory/ (`..`, an absolute or
+    slashed name, `.git`), or that is not a file or a directory (a
+    symlink, a submodule), is refused before anything is written."""
+    path = f'{prefix}{name}'
+    shown = path.encode('unicode_escape').decode('ascii')
+    if (
+            name in ('', '.', '..') or '/' in name or '\\' in name or
+            '\0' in name or name.rstrip('. ').lower() == '.git' or
+            (len(name) > 1 and name[1] == ':')
+    ):
+        raise AgitmemError(
+            f'memory commit refused: entry "{shown}" could reach outside '
+            f'.agent/memory',
+        )
+    if mode not in _ENTRY_MODES:
+        kind = {
+            pygit2.GIT_FILEMODE_LINK: 'a symlink',
+            pygit2.GIT_FILEMODE_COMMIT: 'a submodule',
+        }.get(mode, f'mode {mode:o}')
+        raise AgitmemError(
+            f'memory commit refused: entry "{shown}" is {kind}; memory holds '
+            f'regular files only',
+        )
+    return path
+
+
 def tree_files(pr: pygit2.Repository, tree: pygit2.Tree, prefix: str = '') -> Files:
+    """Every file of a memory tree, each entry checked by safe_entry."""
     ret: Files = {}
     for entry in tree:
+        path = safe_entry(prefix, entry.name or '', entry.filemode)
         obj = pr[entry.id]
         if isinstance(obj, pygit2.Tree):
-            ret.update(tree_files(pr, obj, f'{prefix}{entry.name}/'))
+            ret.update(tree_files(pr, obj, f'{path}/'))
         elif isinstance(obj, pygit2.Blob):
-            ret[f'{prefix}{entry.name}'] = obj.data
+            ret[path] = obj.data
     return ret
 
 
@@ -214,15 +251,64 @@ def trailers(commit: pygit2.Commit) -> dict[str, str]:
     return ret
 
 
+ATTIC_NS = 'refs/agitmem/attic/'
+
+
+def move_aside(repo: Repo, ref: str, why: str) -> str:
+    """Move a memory ref out of the way, into refs/agitmem/attic/ (it stays
+    in history there, and in its reflog).  Returns the new name."""
+    proc = repo_mod.git('rev-parse', '-q', '--verify', ref, cwd=repo.root, check=False)
+    sha = proc.stdout.strip()
+    if proc.returncode != 0 or not sha:
+        return ''
+    stamp = datetime.datetime.now().strftime('%Y%m%dT%H%M%S')
+    name = ref.removeprefix('refs/agitmem/')
+    attic = f'{ATTIC_NS}{name}@{stamp}-{sha[:7]}'
+    for cmd in (
+            ('update-ref', '--create-reflog', '-m', f'agitmem: {why}', attic, sha, ZERO),
+            ('update-ref', '-m', f'agitmem: {why}', '-d', ref, sha),
+    ):
+        done = repo_mod.git(*cmd, cwd=repo.root, check=False)
+        if done.returncode != 0:
+            raise AgitmemError(
+                f'could not move {ref} aside: {repo_mod.error_line(done.stderr, "git update-ref failed")}',
+            )
+    return attic
+
+
+def _make_room(repo: Repo, ref: str) -> list[str]:
+    """A memory ref left by a deleted branch must not block a new one:
+    refs/agitmem/heads/fix blocks refs/agitmem/heads/fix/login (and the
+    other way round), as git keeps refs in files and directories.  Code
+    branches have the same rule, so the blocking memory belongs to a
+    branch that no longer exists: move it to the attic."""
+    parts = ref.split('/')
+    blocking = []
+    for i in range(3, len(parts)):
+        parent = '/'.join(parts[:i])
+        got = repo_mod.git('rev-parse', '-q', '--verify', f'{parent}^{{commit}}', cwd=repo.root, check=False)
+        if got.returncode == 0 and got.stdout.strip():
+            blocking.append(parent)
+    under = repo_mod.git(
+        'for-each-ref', '--format=%(refname)', f'{ref}/', cwd=repo.root, check=False,
+    ).stdout.split()
+    blocking.extend(under)
+    return [move_aside(repo, r, f'moved aside for {ref}') for r in blocking]
+
+
 def update_ref(repo: Repo, ref: str, new: str, old: str | None, reason: str) -> None:
     """Compare-and-swap: git moves the ref only if it still points at old."""
-    proc = repo_mod.git(
-        'update-ref', '--create-reflog', '-m', reason, ref, new,
-        old or ZERO, cwd=repo.root, check=False,
-    )
-    if proc.returncode != 0:
+    for attempt in range(2):
+        proc = repo_mod.git(
+            'update-ref', '--create-reflog', '-m', reason, ref, new,
+            old or ZERO, cwd=repo.root, check=False,
+        )
+        if proc.returncode == 0:
+            return
         if 'but expected' in proc.stderr or 'already exists' in proc.stderr:
             raise Race(ref)
+        if old is None and attempt == 0 and _make_room(repo, ref):
+            continue
         raise AgitmemError(
             f'could not update {ref}: {repo_mod.error_line(proc.stderr, "git update-ref failed")}',
         )
@@ -269,7 +355,7 @@ def commit(
                     repo, ref, str(parent.id), None,
                     f'agitmem: fork from {str(parent.id)[:12]}',
                 )
-            set_base(repo, parent.id)
+            set_base(repo, parent.id, ref)
             return None
         parents = [parent.id] if parent is not None else []
         parents.extend(extra_parents)
@@ -285,7 +371,7 @@ def commit(
             )
         except Race:
             continue
-        set_base(repo, oid)
+        set_base(repo, oid, ref)
         return oid
     raise AgitmemError(f'{ref} kept moving; try again')
 
@@ -293,20 +379,30 @@ def commit(
 # -- the memory base: which memory commit this worktree's files came from ----
 
 def _base_path(repo: Repo) -> Path:
-    return repo.git_dir / 'agitmem' / 'base'
+    return repo_mod.memory_base_path(repo)
+
+
+def _read_base(repo: Repo) -> list[str]:
+    return list(filter(None, repo_mod.memory_base(repo)))
 
 
 def base(repo: Repo, pr: pygit2.Repository) -> pygit2.Commit | None:
+    words = _read_base(repo)
     try:
-        sha = _base_path(repo).read_text().strip()
-        obj = pr.get(sha)
-    except (OSError, ValueError, pygit2.GitError):
+        obj = pr.get(words[0]) if words else None
+    except (ValueError, pygit2.GitError):
         return None
     return obj if isinstance(obj, pygit2.Commit) else None
 
 
-def set_base(repo: Repo, oid: pygit2.Oid) -> None:
-    repo_mod.atomic_write(_base_path(repo), f'{oid}\n'.encode())
+def base_ref(repo: Repo) -> str | None:
+    """The memory ref this worktree's memory was last written from or
+    saved to (None when not recorded: memory written by an older agitmem)."""
+    return repo_mod.memory_base(repo)[1]
+
+
+def set_base(repo: Repo, oid: pygit2.Oid | str, ref: str) -> None:
+    repo_mod.atomic_write(_base_path(repo), f'{oid} {ref}\n'.encode())
 
 
 # -- revisions and history ----------------------------------------------------

@@ -47,8 +47,48 @@ def write_hook_state(repo: Repo, data: dict[str, Any]) -> None:
 def _where(payload: agents.Payload) -> tuple[Repo, dict[str, Any]]:
     cwd = payload.cwd if payload.cwd and os.path.isdir(payload.cwd) else None
     repo = repo_mod.find(cwd)
+    if not repo.agent_dir.exists() and not repo.agent_dir.is_symlink():
+        _restore(repo)
     context.require_memory(repo)
     return repo, config.load(repo.config_path)
+
+
+def _restore(repo: Repo) -> None:
+    """.agent/ is gone (`git clean -fdx` takes it: it is excluded, so git
+    counts it as ignored) but its memory is saved on the ref: check it out
+    again, and say so (once: afterwards .agent/ is there)."""
+    if not repo_mod.git_out(
+            repo, 'for-each-ref', '--count=1', '--format=x', 'refs/agitmem/heads/',
+    ):
+        return  # agitmem was never set up here: nothing to restore
+    from agitmem.porcelain.initialize import initialize
+    initialize(repo, None)
+    said = (
+        'agitmem: .agent/ was missing (git clean -x?); restored it from the '
+        'memory ref (memory edits not saved before it went are lost)'
+    )
+    audit.log(repo.agent_dir, 'write restore', said)
+    _NOTICES.append(said)
+
+
+_NOTICES: list[str] = []  # said once to the user, with the hook's output
+
+
+def _with_notices(agent: str, out: str) -> str:
+    if not _NOTICES:
+        return out
+    said = '; '.join(_NOTICES)
+    if agent in ('claude', 'codex', 'gemini'):
+        try:
+            data = json.loads(out) if out.strip() else {}
+        except ValueError:
+            data = None
+        if isinstance(data, dict):
+            old = data.get('systemMessage')
+            data['systemMessage'] = f'{said}; {old}' if old else said
+            return json.dumps(data, ensure_ascii=False)
+    print(said, file=sys.stderr)
+    return out
 
 
 def _save(repo: Repo, subject: str, event: str) -> str | None:
@@ -61,7 +101,8 @@ def _save(repo: Repo, subject: str, event: str) -> str | None:
 def _inject(repo: Repo, cfg: dict[str, Any], agent: str, event: str,
             *, after_compact: bool) -> str:
     from agitmem.porcelain import read
-    block = read.injection(repo, cfg, after_compact=after_compact)
+    ref = context.make(repo, cfg).ref
+    block = read.injection(repo, cfg, after_compact=after_compact, ref=ref)
     message = '; '.join(f'agitmem: {w}' for w in block.warnings) or None
     return agents.envelope(agent, event, context=block.text, message=message)
 
@@ -241,7 +282,7 @@ def hook(
                 f'{", ".join(_HANDLERS)})',
             )
         payload = agents.parse(stdin, agent=agent, environ=environ)
-        out = _HANDLERS[event](payload)
+        out = _with_notices(payload.agent, _HANDLERS[event](payload))
     except Exception as e:  # never crash the agent
         detail = ' '.join(str(e).split()) or type(e).__name__
         if not isinstance(e, AgitmemError):

@@ -8,7 +8,7 @@ from agitmem.porcelain.context import Context
 
 
 def load(ctx: Context, *, after_compact: bool, as_json: bool) -> int:
-    block = read.injection(ctx.repo, ctx.cfg, after_compact=after_compact)
+    block = read.injection(ctx.repo, ctx.cfg, after_compact=after_compact, ref=ctx.ref)
     for w in block.warnings:
         print(f'agitmem: warning: {w}', file=sys.stderr)
     if as_json:

@@ -14,9 +14,9 @@ import sys
 
 import pygit2
 
-from agitmem import audit
 from agitmem import repo as repo_mod
 from agitmem import store
+from agitmem.porcelain import lineage
 from agitmem.porcelain import merging
 from agitmem.porcelain import write
 from agitmem.porcelain.context import Context
@@ -29,11 +29,6 @@ _MOVE = re.compile(r'^checkout: moving from (\S+) to (\S+)$')
 _MERGE = re.compile(r'^merge (\S+): ')
 _SQUASHED = re.compile(r'^commit ([0-9a-f]{40})$', re.MULTILINE)
 _SHA = re.compile(r'^[0-9a-f]{40}$')
-
-
-def _pinned(ctx: Context) -> bool:
-    """--ref, $AGITMEM_REF or `ref:` pin one memory ref for every branch."""
-    return ctx.ref != repo_mod.memory_ref(ctx.branch)
 
 
 # -- post-merge -------------------------------------------------------------------
@@ -119,7 +114,7 @@ def merged_memory(ctx: Context, squash: bool) -> tuple[str, str] | None:
 
 def on_merge(ctx: Context, squash: bool) -> int:
     """post-merge: merge the merged branch's memory into this branch's."""
-    if not ctx.repo.memory_dir.is_dir() or _pinned(ctx):
+    if not ctx.repo.memory_dir.is_dir() or lineage.pinned(ctx):
         return 0
     found = merged_memory(ctx, squash)
     if found is None:
@@ -155,27 +150,6 @@ def _old_branch(ctx: Context, pr: pygit2.Repository, old: str) -> tuple[bool, st
     return True, None if branch in (None, '(detached)') else branch
 
 
-def from_remote(ctx: Context, pr: pygit2.Repository) -> pygit2.Commit | None:
-    """A branch with no memory here whose memory a remote has (a branch
-    checked out from origin): start its memory from the remote's copy."""
-    if ctx.branch is None or not ctx.ref.startswith(MEMORY_NS):
-        return None
-    name = ctx.ref.removeprefix(MEMORY_NS)
-    upstream = repo_mod.upstream_remote(ctx.repo, ctx.branch)
-    candidates = [upstream] if upstream else repo_mod.remotes(ctx.repo)
-    found = [
-        c for c in (store.tip(pr, f'{REMOTES_NS}{r}/{name}') for r in candidates)
-        if c is not None
-    ]
-    if len(found) != 1:
-        return None
-    store.update_ref(
-        ctx.repo, ctx.ref, str(found[0].id), None,
-        'agitmem: memory from the remote',
-    )
-    return found[0]
-
-
 def _fork_source(ctx: Context, pr: pygit2.Repository) -> tuple[str, pygit2.Commit] | None:
     """For a new worktree on a branch without memory: the memory of the
     branch it was created from (its reflog's `branch: Created from X`, else
@@ -205,10 +179,10 @@ def _new_worktree(ctx: Context, old: str) -> int:
     """post-checkout of `git worktree add`: a worktree of a repository that
     has memory gets its own .agent/ (its branch's memory, or a fork of the
     memory of the branch it was created from)."""
-    if old != store.ZERO or _pinned(ctx):
+    if old != store.ZERO or lineage.pinned(ctx):
         return 0
     pr = store.open_repo(ctx.repo)
-    if store.tip(pr, ctx.ref) is None and from_remote(ctx, pr) is None:
+    if store.tip(pr, ctx.ref) is None and lineage.from_remote(ctx, pr) is None:
         source = _fork_source(ctx, pr)
         if source is None:
             return 0
@@ -232,44 +206,41 @@ def on_checkout(ctx: Context, old: str, new: str, flag: str | bool) -> int:
         return 0  # a file checkout
     if not ctx.repo.memory_dir.is_dir():
         return _new_worktree(ctx, old)
-    if _pinned(ctx):
+    if lineage.pinned(ctx):
         return 0
     pr = store.open_repo(ctx.repo)
-    switch, old_branch = _old_branch(ctx, pr, old)
+    switched, old_branch = _old_branch(ctx, pr, old)
     old_ref = repo_mod.memory_ref(old_branch)
-    if not switch or old_ref == ctx.ref:
+    held = write.foreign(ctx)
+    if held is not None and (not switched or held != old_ref):
+        # not a plain switch (a rebase checking its branch out), or the
+        # memory here is not the old branch's: the memory base says whose
+        old_ref, old_branch = held, _branch_of(pr, ctx, held)
+    elif not switched or old_ref == ctx.ref:
         return 0
-    old_name = old_branch or 'detached HEAD'
-    new_name = ctx.branch or 'detached HEAD'
     old_ctx = Context(
         ctx.repo, ctx.cfg, old_branch, old if _SHA.match(old) and old != store.ZERO else None,
         old_ref,
     )
     with store.locked(ctx.repo):
         try:
-            write.save(
-                old_ctx, f'hook post-checkout: {old_name} before switching to {new_name}',
-                event='post-checkout',
-            )
+            what, top, said = write.switch(ctx, old_ctx)
         except AgitmemError as e:
             print(
-                f'agitmem: memory of {old_name} not saved, so .agent/memory was '
-                f'left as it is (it is not {new_name}\'s memory): {e}',
+                f'agitmem: memory of {old_branch or "detached HEAD"} not saved, so '
+                f'.agent/memory was left as it is (it is not '
+                f'{ctx.branch or "detached HEAD"}\'s memory): {e}',
                 file=sys.stderr,
             )
             return 1
-        top = store.tip(pr, ctx.ref) or from_remote(ctx, pr)
-        if top is None:
-            # same files as the base just saved: store.commit points the new
-            # ref at it (a fork) and writes nothing
-            write.save(ctx, f'hook post-checkout: fork from {old_name}', event='post-checkout')
-            top = store.tip(pr, ctx.ref)
-            what = f'forked from {old_name}'
-        else:
-            what = 'checked out'
-        if top is not None:
-            write.checkout(ctx, top)
+    for line in said:
+        print(f'agitmem: {line}')
     short = str(top.id)[:12] if top is not None else '-'
-    audit.log(ctx.repo.agent_dir, 'write checkout', f'{ctx.ref} {what} {short}')
-    print(f'agitmem: memory of {new_name} {what} ({short})')
+    print(f'agitmem: memory of {ctx.branch or "detached HEAD"} {what} ({short})')
     return 0
+
+
+def _branch_of(pr: pygit2.Repository, ctx: Context, ref: str) -> str | None:
+    base = store.base(ctx.repo, pr)
+    branch = store.trailers(base).get('Code-Branch') if base is not None else None
+    return None if branch in (None, '(detached)') else branch

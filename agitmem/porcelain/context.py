@@ -47,6 +47,9 @@ def make(
     """The context of a repo already found and its config already read.
     The memory ref: --ref, then $AGITMEM_REF, then config, then the branch."""
     branch, sha = repo_mod.head(repo) if head is None else head
+    if branch is None:
+        # HEAD detached under a rebase or bisect: the branch's memory
+        branch = repo_mod.operation_branch(repo)
     override = ref or os.environ.get('AGITMEM_REF') or cfg['ref']
     return Context(
         repo, cfg, branch, sha,

@@ -35,7 +35,7 @@ def initialize(repo: Repo, ref: str | None) -> list[str]:
         )
     templates = resource_dir('templates')
     created = []
-    repo.memory_dir.mkdir(parents=True, exist_ok=True)
+    adopted = None
     branch, head = repo_mod.head(repo)
     # memory that already exists on the ref (a clone, a re-init) wins over
     # the templates, its config.yaml included; existing files are never
@@ -43,11 +43,15 @@ def initialize(repo: Repo, ref: str | None) -> list[str]:
     fetch_on_init(repo)  # a fresh clone: the memory refs its remote has
     pr = store.open_repo(repo)
     early = ref or os.environ.get('AGITMEM_REF')
-    top = store.tip(pr, repo_mod.memory_ref(branch, override=early))
+    top_ref = repo_mod.memory_ref(branch, override=early)
+    top = store.tip(pr, top_ref)
+    # a fetched tree is untrusted: refused entries stop init before it writes
     source = store.tree_files(pr, top.tree) if top is not None else {}
+    repo.memory_dir.mkdir(parents=True, exist_ok=True)
     if not repo.config_path.exists():
         if memory.CONFIG in source:
             repo_mod.atomic_write(repo.config_path, source[memory.CONFIG])
+            adopted = top
         else:
             shutil.copyfile(templates / memory.CONFIG, repo.config_path)
         created.append('.agent/config.yaml')
@@ -65,10 +69,13 @@ def initialize(repo: Repo, ref: str | None) -> list[str]:
         else:
             shutil.copyfile(templates / name, target)
         created.append(f'.agent/memory/{name}')
-    for path, data in source.items():
-        target = repo.memory_dir / path
-        if path.startswith(f'{memory.ARCHIVE}/') and not target.exists():
-            repo_mod.atomic_write(target, data)
+    archived = {
+        path for path in source
+        if path.startswith(f'{memory.ARCHIVE}/') and not (repo.memory_dir / path).exists()
+    }
+    if archived:
+        # through store's safe-path check, as every checkout
+        store.checkout(repo, source, only=archived)
 
     hooks = resource_dir('hooks')
     if hooks.is_dir():
@@ -84,6 +91,13 @@ def initialize(repo: Repo, ref: str | None) -> list[str]:
     oid = write.save(ctx, 'init: agitmem memory', event='init')
     audit.log(repo.agent_dir, 'write init', ', '.join(created) or 'nothing new')
     said = [f'created {c}' for c in created]
+    if adopted is not None:
+        rules = config.load(repo.config_path).get('enforce') or []
+        said.append(
+            f'.agent/config.yaml is the one on {top_ref} (commit '
+            f'{str(adopted.id)[:12]} by {adopted.author.name}): review it, it '
+            f'came with the memory ({len(rules)} enforce rule(s) run on every commit)',
+        )
     if oid is not None:
         said.append(f'memory committed to {ctx.ref} ({str(oid)[:12]})')
     elif not created:

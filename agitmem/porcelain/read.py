@@ -77,16 +77,34 @@ def layers(repo: Repo, cfg: dict[str, Any]) -> inject.Memory:
     )
 
 
-def freshness(repo: Repo, state: dict[str, Any]) -> inject.Freshness:
+def memory_of(repo: Repo, ref: str | None) -> str | None:
+    """A line for the agent when .agent/memory holds another branch's
+    memory than ref's (a switch no post-checkout hook saw)."""
+    held = repo_mod.memory_base(repo)[1]
+    if ref is None or held is None or held == ref or not repo_mod.is_memory_ref(held):
+        return None
+    if not repo_mod.is_memory_ref(ref):
+        return None  # a pinned ref: the memory is where it was asked to be
+    return (
+        f'NOTE: this is the memory of {repo_mod.short_ref(held)} ({held}), not of '
+        f'{repo_mod.short_ref(ref)}: the next save switches .agent/memory to '
+        f'{repo_mod.short_ref(ref)}\'s memory (`agitmem save`)'
+    )
+
+
+def freshness(repo: Repo, state: dict[str, Any], ref: str | None = None) -> inject.Freshness:
     """Compare the trees the state and the last verification were written
     against with the working tree now."""
+    held = memory_of(repo, ref)
     now = datetime.datetime.now(datetime.timezone.utc)
     age = state_mod.age_seconds(state.get('updated_at'), now)
     state_tree = state.get('tree')
     lv = state.get('last_verification')
     lv_tree = lv.get('tree') if isinstance(lv, dict) else None
     if not state_tree and not lv_tree:
-        return inject.Freshness(state_mod.human_age(age) if age is not None else None)
+        return inject.Freshness(
+            state_mod.human_age(age) if age is not None else None, memory_of=held,
+        )
     tree = repo_mod.worktree_tree(repo)
 
     def changed(old: object) -> tuple[str, ...] | None:
@@ -98,10 +116,17 @@ def freshness(repo: Repo, state: dict[str, Any]) -> inject.Freshness:
         state_age=state_mod.human_age(age) if age is not None else None,
         state_changed=changed(state_tree),
         verification_changed=changed(lv_tree),
+        memory_of=held,
     )
 
 
-def injection(repo: Repo, cfg: dict[str, Any], *, after_compact: bool) -> inject.Block:
+def injection(
+        repo: Repo,
+        cfg: dict[str, Any],
+        *,
+        after_compact: bool,
+        ref: str | None = None,
+) -> inject.Block:
     """The injection block, also written to .agent/injected_context.txt:
     exactly what the agent was given, for the user to look at."""
     mem = layers(repo, cfg)
@@ -109,7 +134,7 @@ def injection(repo: Repo, cfg: dict[str, Any], *, after_compact: bool) -> inject
         mem,
         budget_tokens=cfg['budget_tokens'],
         after_compact=after_compact,
-        fresh=freshness(repo, mem.state),
+        fresh=freshness(repo, mem.state, ref),
     )
     target = repo.agent_dir / INJECTED
     if not (target.is_file() and target.read_text(errors='replace') == block.text):

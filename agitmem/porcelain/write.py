@@ -23,6 +23,7 @@ from agitmem import repo as repo_mod
 from agitmem import store
 from agitmem.checks.secrets import blocking
 from agitmem.errors import AgitmemError
+from agitmem.porcelain import lineage
 from agitmem.porcelain import read
 from agitmem.porcelain.context import Context
 from agitmem.repo import Repo
@@ -113,6 +114,8 @@ def save(
     memory (a ref merged before a push): no catch-up, no memory base."""
     pr = store.open_repo(ctx.repo)
     with store.locked(ctx.repo):
+        if worktree and parents is None and files is None:
+            align(ctx)
         if files is None:
             files = store.read_memory(
                 ctx.repo, max_file_kb=ctx.cfg['max_file_kb'],
@@ -133,7 +136,8 @@ def save(
                     parents=[parents[0].id, parents[1].id], old=parents[0].id,
                 )
                 if worktree:
-                    store.set_base(ctx.repo, oid)  # type: ignore[arg-type]
+                    assert oid is not None
+                    store.set_base(ctx.repo, oid, ctx.ref)
             else:
                 parent = store.tip(pr, ctx.ref) or store.base(ctx.repo, pr)
                 if subject is None:
@@ -176,6 +180,8 @@ def edit(
     Returns the new text."""
     path = ctx.repo.memory_dir / name
     with store.locked(ctx.repo):
+        if save_it:
+            align(ctx)
         current = read.layer(ctx.repo, name)
         new = change(current)
         old = path.read_bytes() if path.is_file() and not path.is_symlink() else None
@@ -204,8 +210,81 @@ def checkout(
     pr = store.open_repo(ctx.repo)
     files = store.tree_files(pr, commit.tree)
     changed_paths = store.checkout(ctx.repo, files)
-    store.set_base(ctx.repo, commit.id)
+    store.set_base(ctx.repo, commit.id, ctx.ref)
     record_conflicts(
         ctx.repo, merge.unresolved(files) if conflicts is None else conflicts,
     )
     return changed_paths
+
+
+# -- memory follows the branch ----------------------------------------------------
+
+def switch(ctx: Context, old: Context) -> tuple[str, pygit2.Commit | None, list[str]]:
+    """The working tree's memory is old.ref's; make it ctx.ref's: save it
+    to old.ref, then check out ctx.ref's memory (a remote's copy when only
+    a remote has it; a fork of old's when there is none).  What post-
+    checkout does, and what a save does when no post-checkout ran.  Caller
+    holds the lock.  (what happened, the memory now, notes for the user)"""
+    pr = store.open_repo(ctx.repo)
+    save(old, f'hook post-checkout: {_name(old)} before switching to {_name(ctx)}', event='post-checkout')
+    top, said = lineage.memory_for(ctx, pr)
+    if top is None:
+        # a fork: the new ref starts at the memory just saved
+        top = store.base(ctx.repo, pr)
+        if top is not None:
+            store.update_ref(
+                ctx.repo, ctx.ref, str(top.id), None,
+                f'agitmem: fork from {str(top.id)[:12]} ({_name(old)})',
+            )
+        what = f'forked from {_name(old)}'
+    else:
+        what = 'checked out'
+    if top is not None:
+        checkout(ctx, top)
+        audit.log(ctx.repo.agent_dir, 'write checkout', f'{ctx.ref} {what} {str(top.id)[:12]}')
+    return what, top, said
+
+
+def _name(ctx: Context) -> str:
+    return ctx.branch or 'detached HEAD'
+
+
+def foreign(ctx: Context) -> str | None:
+    """The memory ref whose memory this worktree's .agent/memory holds,
+    when it is not ctx.ref's (a branch switch no post-checkout hook saw:
+    agent hooks only, a rebase, a failed switch); else None."""
+    if lineage.pinned(ctx):
+        return None
+    held = store.base_ref(ctx.repo)
+    if held is None or held == ctx.ref or not repo_mod.is_memory_ref(held):
+        return None
+    return held
+
+
+def align(ctx: Context) -> None:
+    """Before a write: if the working tree holds another branch's memory,
+    switch it as post-checkout would, so no save commits one branch's
+    memory onto another's ref.  Caller holds the lock."""
+    held = foreign(ctx)
+    if held is None:
+        return
+    pr = store.open_repo(ctx.repo)
+    base = store.base(ctx.repo, pr)
+    trailers = store.trailers(base) if base is not None else {}
+    branch = trailers.get('Code-Branch')
+    head = trailers.get('Code-Head')
+    old = Context(
+        ctx.repo, ctx.cfg,
+        None if branch in (None, '(detached)') else branch,
+        head if head and head != '(unborn)' else None,
+        held,
+    )
+    what, top, said = switch(ctx, old)
+    short = str(top.id)[:12] if top is not None else '-'
+    for line in said:
+        print(f'agitmem: {line}', file=sys.stderr)
+    print(
+        f'agitmem: .agent/memory held the memory of {_name(old)} ({held}): '
+        f'saved it there; memory of {_name(ctx)} {what} ({short})',
+        file=sys.stderr,
+    )

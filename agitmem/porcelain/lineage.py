@@ -1,0 +1,129 @@
+"""Which memory a branch should have: its own memory ref, unless that was
+left by a deleted branch of the same name (or an old detached session);
+else a remote's copy; else none yet (it forks from the memory it came
+from).  Read-only but for moving an abandoned ref to the attic."""
+from __future__ import annotations
+
+import re
+
+import pygit2
+
+from agitmem import repo as repo_mod
+from agitmem import store
+from agitmem.porcelain.context import Context
+from agitmem.repo import MEMORY_NS
+from agitmem.repo import Repo
+from agitmem.repo import REMOTES_NS
+
+_REFLOG_TIME = re.compile(r'@\{(\d+)\}')
+_CREATED = re.compile(r'^branch: Created from (\S+)$')
+
+
+def pinned(ctx: Context) -> bool:
+    """--ref, $AGITMEM_REF or `ref:` pin one memory ref for every branch."""
+    return ctx.ref != repo_mod.memory_ref(ctx.branch)
+
+
+def _reflog(repo: Repo, ref: str) -> list[tuple[int, str]]:
+    """(unix time, subject) of ref's reflog entries, newest first."""
+    out = repo_mod.git_out(repo, 'log', '-g', '--date=unix', '--format=%gd %gs', ref)
+    ret = []
+    for line in out.splitlines():
+        selector, _, subject = line.partition(' ')
+        m = _REFLOG_TIME.search(selector)
+        if m:
+            ret.append((int(m[1]), subject))
+    return ret
+
+
+def born(repo: Repo, branch: str | None) -> tuple[int, str | None] | None:
+    """When the code branch (or this detached HEAD) began, and the branch
+    it was created from; None when git kept no record."""
+    if branch is None:
+        for when, subject in _reflog(repo, 'HEAD'):
+            if subject.startswith('checkout: moving from '):
+                return when, subject.split()[3]
+        return None
+    entries = _reflog(repo, f'refs/heads/{branch}')
+    if not entries:
+        return None
+    when, subject = entries[-1]
+    m = _CREATED.match(subject)
+    return when, m[1] if m else None
+
+
+def _updated(repo: Repo, ref: str) -> int | None:
+    entries = _reflog(repo, ref)
+    return entries[0][0] if entries else None
+
+
+def _source_memory(repo: Repo, pr: pygit2.Repository, name: str | None) -> pygit2.Commit | None:
+    if not name or name == 'HEAD':
+        return None
+    for ref in (MEMORY_NS + name, REMOTES_NS + name):
+        top = store.tip(pr, ref)
+        if top is not None:
+            return top
+    return None
+
+
+def abandoned(ctx: Context, pr: pygit2.Repository, top: pygit2.Commit) -> bool:
+    """Is ctx.ref's memory older than the branch it is named after, and
+    not its memory: left by a deleted branch of that name (or a renamed
+    one), or by an earlier detached session?  Memory written since the
+    branch began is its own; memory from before is its own only when the
+    code it was saved with is in the branch's history and it was not
+    merged into the memory the branch was created from."""
+    birth = born(ctx.repo, ctx.branch)
+    updated = _updated(ctx.repo, ctx.ref)
+    if birth is None or updated is None or updated >= birth[0]:
+        return False
+    code_head = store.trailers(top).get('Code-Head', '')
+    in_history = bool(re.fullmatch(r'[0-9a-f]{40}', code_head)) and ctx.head is not None and (
+        repo_mod.git(
+            'merge-base', '--is-ancestor', code_head, ctx.head,
+            cwd=ctx.repo.root, check=False,
+        ).returncode == 0
+    )
+    if not in_history:
+        return True
+    source = _source_memory(ctx.repo, pr, birth[1])
+    return source is not None and source.id != top.id and store.contains(pr, source.id, top.id)
+
+
+def from_remote(ctx: Context, pr: pygit2.Repository) -> pygit2.Commit | None:
+    """A branch with no memory here whose memory a remote has (a branch
+    checked out from origin): start its memory from the remote's copy."""
+    if ctx.branch is None or not ctx.ref.startswith(MEMORY_NS):
+        return None
+    name = ctx.ref.removeprefix(MEMORY_NS)
+    upstream = repo_mod.upstream_remote(ctx.repo, ctx.branch)
+    candidates = [upstream] if upstream else repo_mod.remotes(ctx.repo)
+    found = [
+        c for c in (store.tip(pr, f'{REMOTES_NS}{r}/{name}') for r in candidates)
+        if c is not None
+    ]
+    if len(found) != 1:
+        return None
+    store.update_ref(
+        ctx.repo, ctx.ref, str(found[0].id), None,
+        'agitmem: memory from the remote',
+    )
+    return found[0]
+
+
+def memory_for(ctx: Context, pr: pygit2.Repository) -> tuple[pygit2.Commit | None, list[str]]:
+    """The memory ctx's branch has (None: none yet, it forks), and what to
+    tell the user about it.  Caller holds the lock."""
+    said = []
+    top = store.tip(pr, ctx.ref)
+    if top is not None and abandoned(ctx, pr, top):
+        attic = store.move_aside(ctx.repo, ctx.ref, 'abandoned memory of an earlier branch')
+        said.append(
+            f'the memory on {ctx.ref} is older than {ctx.branch or "this detached HEAD"} '
+            f'and not its own (a deleted branch of that name?): moved to {attic}',
+        )
+        top = None
+    if top is None:
+        top = from_remote(ctx, pr)
+    return top, said
