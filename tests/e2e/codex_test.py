@@ -331,8 +331,8 @@ def payload_file_name(payload: dict[str, Any]) -> str:
 
 def scrub(value: Any, harness: CodexHarness) -> Any:
     """Replace this machine's paths with neutral ones, keeping the shape."""
-    if isinstance(value, dict):
-        return {key: scrub(item, harness) for key, item in value.items()}
+    if isinstance(value, dict):  # paths are keys too (FileChange.changes)
+        return {scrub(key, harness): scrub(item, harness) for key, item in value.items()}
     if isinstance(value, list):
         return [scrub(item, harness) for item in value]
     if isinstance(value, str):
