@@ -317,3 +317,32 @@ class ClaudeHarness:
 @pytest.fixture
 def claude(claude_bin: str, fake_api: FakeAnthropic, tmp_path: Path) -> ClaudeHarness:
     return ClaudeHarness(claude_bin, tmp_path, fake_api)
+
+
+# ---------------------------------------------------------------------------
+# Codex CLI (tests/e2e/codex_test.py): see testing/codex_harness.py
+
+from testing.codex_harness import CodexHarness, find_codex  # noqa: E402
+from testing.fake_openai import FakeOpenAI  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def codex_bin() -> str:
+    path, why = find_codex()
+    if path is None:
+        pytest.skip(why)
+    return path
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAI]:
+    server = FakeOpenAI().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def codex(codex_bin: str, fake_openai: FakeOpenAI, tmp_path: Path) -> CodexHarness:
+    return CodexHarness(codex_bin, tmp_path, fake_openai)
