@@ -14,7 +14,7 @@ def log(agent_dir: Path, event: str, detail: str = '') -> None:
         return
     now = datetime.datetime.now().strftime('%Y-%m-%d %H:%M:%S')
     detail = ' '.join(detail.split())
-    line = f'[{now}] {event}: {detail}\n'.encode()
+    line = f'[{now}] {event}: {detail}\n'.encode('utf-8', 'backslashreplace')
     path = agent_dir / 'log' / 'memory.log'
     try:
         path.parent.mkdir(exist_ok=True)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -270,7 +271,17 @@ def _hook(args: argparse.Namespace) -> int:
     return hook(args.event, args.agent, stdin)
 
 
+def _printable_streams() -> None:
+    """Names git gives us may hold bytes that are not UTF-8 (a branch
+    `caf\\xe9`, kept as surrogate escapes): print them escaped rather than
+    fail on them."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors='backslashreplace')
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _printable_streams()
     args = _parser().parse_args(argv)
     if args.command == 'hook':
         return _hook(args)

@@ -153,6 +153,18 @@ def memory_ref(
     return MEMORY_NS + branch
 
 
+def shown(name: str) -> str:
+    """A ref or branch name as text: git allows any bytes in one (a branch
+    `caf\\xe9`), which git's output gives us as surrogate escapes (see
+    `git`); those read `\\xe9` here, as in a commit message or on a
+    terminal."""
+    try:
+        raw = name.encode('utf-8', 'surrogateescape')
+    except UnicodeEncodeError:  # a lone surrogate git cannot have given
+        return name.encode('utf-8', 'backslashreplace').decode()
+    return raw.decode('utf-8', 'backslashreplace')
+
+
 _BAD_REF = re.compile(r'(?:\.\.|@\{|//|/\.|\.lock(?:/|$)|[\x00-\x20~^:?*\[\\\x7f])')
 
 

@@ -200,7 +200,9 @@ def tree_files(pr: pygit2.Repository, tree: pygit2.Tree, prefix: str = '') -> Fi
 def tip(pr: pygit2.Repository, ref: str) -> pygit2.Commit | None:
     try:
         reference = pr.references.get(ref)
-    except pygit2.GitError:
+    except (pygit2.GitError, UnicodeError):
+        # pygit2 decodes libgit2's "not found" message strictly: a missing
+        # ref whose name is not UTF-8 (branch `caf\xe9`) raises here
         return None
     if reference is None:
         return None
@@ -236,7 +238,7 @@ def message(
     subject = ' '.join(subject.split())[:200]
     trailers = (
         f'Agitmem-Event: {event}\n'
-        f'Code-Branch: {branch or "(detached)"}\n'
+        f'Code-Branch: {repo_mod.shown(branch) if branch else "(detached)"}\n'
         f'Code-Head: {head or "(unborn)"}\n'
     )
     body = f'{body.strip()}\n\n' if body.strip() else ''

@@ -13,9 +13,10 @@ _AGITMEM = shutil.which('agitmem', path=os.path.dirname(sys.executable)) or shut
 def run(*cmd: str, cwd: Path | str, input: str | None = None,
         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     full_env = None if env is None else {**os.environ, **env}
+    # surrogateescape: git prints ref names as bytes (a branch `caf\xe9`)
     return subprocess.run(
         cmd, cwd=cwd, input=input, capture_output=True, text=True,
-        env=full_env,
+        errors='surrogateescape', env=full_env,
     )
 
 
@@ -72,7 +73,7 @@ def git_state(repo: Path) -> tuple[str, bytes, str, str]:
     return (
         git('status', '--porcelain=v2', '--branch', '--untracked-files=all', cwd=repo),
         index.read_bytes() if index.exists() else b'',
-        (gd / 'HEAD').read_text(),
+        (gd / 'HEAD').read_text(errors='surrogateescape'),
         git('for-each-ref', 'refs/heads', 'refs/tags', cwd=repo),
     )
 

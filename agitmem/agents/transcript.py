@@ -16,16 +16,22 @@ Recognized records (see docs/agents.md for sources):
   "output", "cached", ...}}` (a message may be re-appended with the same id);
   older Gemini CLI wrote one JSON document (`*.json`) with `messages`.
 
-Only the end of a large file is read.
+Only the end of a large file is read, and only a regular file: the path
+comes from the agent's payload, and a FIFO would block the hook forever,
+/dev/zero would fill its memory.
 """
 from __future__ import annotations
 
 import json
 import os
+import stat
 
 from agitmem.errors import AgitmemError
 
 TAIL_BYTES = 200 * 1024
+# never read more of a transcript than this (a JSON document, or the window
+# grown looking for two turns): a hook has milliseconds, not gigabytes
+MAX_BYTES = 32 * 1024 * 1024
 
 
 def _int(value: object) -> int:
@@ -100,49 +106,76 @@ def _sizes(records: list[object]) -> list[int]:
     return sizes
 
 
-def _line_number(path: str, offset: int) -> int:
-    """1-based number of the line starting at byte `offset` (slow path)."""
+def _line_number(path: str, offset: int) -> int | None:
+    """1-based number of the line starting at byte `offset` (slow path);
+    None past MAX_BYTES, not worth reading that far to count."""
+    if offset > MAX_BYTES:
+        return None
     count = 0
-    with open(path, 'rb') as f:
+    fd, _ = _open(path)
+    try:
         remaining = offset
         while remaining > 0:
-            chunk = f.read(min(remaining, 1 << 20))
+            chunk = os.read(fd, min(remaining, 1 << 20))
             if not chunk:
                 break
             count += chunk.count(b'\n')
             remaining -= len(chunk)
+    finally:
+        os.close(fd)
     return count + 1
 
 
-def _open(path: str) -> int:
+def _open(path: str) -> tuple[int, int]:
+    """(fd, size) of the transcript, a regular file.  O_NONBLOCK: opening a
+    FIFO does not wait for a writer; the kind is checked on the open fd, so
+    a swap after a stat cannot slip a device in."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, 'O_NOCTTY', 0) | getattr(os, 'O_CLOEXEC', 0)
     try:
-        return os.open(path, os.O_RDONLY)
+        fd = os.open(path, flags)
     except FileNotFoundError:
         raise AgitmemError(f'{path}: transcript not found')
-    except OSError as e:
-        raise AgitmemError(f'{path}: cannot read transcript: {e.strerror}')
+    except (OSError, ValueError) as e:  # ValueError: a NUL in the path
+        detail = e.strerror if isinstance(e, OSError) else str(e)
+        raise AgitmemError(f'{path}: cannot read transcript: {detail}')
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = 'a directory' if stat.S_ISDIR(st.st_mode) else 'not a regular file'
+            raise AgitmemError(f'{path}: is {kind}, not a transcript')
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st.st_size
 
 
 def _read_tail(path: str, window: int | None) -> tuple[bytes, int, int]:
-    """(bytes, offset they start at, file size); window None: all of it.
+    """(bytes, offset they start at, file size); window None: all of it,
+    up to MAX_BYTES.
 
     A tail starts one byte early so that whether its first line is whole
-    can be told: it is when that byte is a newline.
+    can be told: it is when that byte is a newline.  Only the bytes the file
+    held when opened are read: a file still growing does not keep us.
     """
-    fd = _open(path)
+    fd, size = _open(path)
     try:
+        if window is None and size > MAX_BYTES:
+            raise AgitmemError(
+                f'{path}: transcript of {size >> 20} MB is too large to read '
+                f'(over {MAX_BYTES >> 20} MB)',
+            )
+        start = 0 if window is None else max(0, size - window - 1)
+        chunks = []
         try:
-            size = os.fstat(fd).st_size
-            start = 0 if window is None else max(0, size - window - 1)
             os.lseek(fd, start, os.SEEK_SET)
-            chunks = []
-            while True:
-                chunk = os.read(fd, 1 << 20)
+            left = size - start
+            while left > 0:
+                chunk = os.read(fd, min(left, 1 << 20))
                 if not chunk:
                     break
                 chunks.append(chunk)
-        except IsADirectoryError:
-            raise AgitmemError(f'{path}: is a directory, not a transcript')
+                left -= len(chunk)
         except OSError as e:
             raise AgitmemError(
                 f'{path}: cannot read transcript: {e.strerror}',
@@ -171,6 +204,11 @@ def _jsonl_records(path: str, data: bytes, start: int) -> list[object]:
                 # the agent is still writing its last line
                 break
             lineno = _line_number(path, line_offset)
+            if lineno is None:
+                raise AgitmemError(
+                    f'{path}: not a JSONL transcript (the line at byte '
+                    f'{line_offset} is not JSON)',
+                )
             raise AgitmemError(
                 f'{path}:{lineno}: not a JSONL transcript '
                 f'(line {lineno} is not JSON)',
@@ -197,7 +235,7 @@ def context_sizes(path: str) -> list[int]:
     """Context size of each assistant turn that carries usage, oldest first.
 
     Large files are read from their end: at least the last TAIL_BYTES, more
-    only while fewer than two turns were found.
+    only while fewer than two turns were found, never over MAX_BYTES.
     """
     if path.endswith('.json'):  # legacy Gemini CLI session file
         return _sizes(_json_document(path))
@@ -205,9 +243,9 @@ def context_sizes(path: str) -> list[int]:
     while True:
         data, start, _ = _read_tail(path, window)
         sizes = _sizes(_jsonl_records(path, data, start))
-        if len(sizes) >= 2 or start == 0:
+        if len(sizes) >= 2 or start == 0 or window >= MAX_BYTES:
             return sizes
-        window *= 4
+        window = min(window * 4, MAX_BYTES)
 
 
 def dropped(

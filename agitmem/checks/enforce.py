@@ -12,11 +12,13 @@ import fnmatch
 import json
 import posixpath
 import re
+import time
 import tomllib
 from collections.abc import Callable
 from collections.abc import Iterator
 
 from agitmem.checks import Finding
+from agitmem.checks import redos
 from agitmem.diffs import Added
 from agitmem.errors import AgitmemError
 
@@ -25,6 +27,13 @@ KINDS = ('forbid', 'commit_msg', 'dependencies')
 KEYS = ('rule', *KINDS, 'files')
 # a staged file full of tabs is one problem: show this many lines of it
 MAX_PER_RULE = 20
+# seconds of regex matching a rule may take on one change; a rule over it is
+# an error, so `git commit` ends in seconds whatever config.yaml holds
+RULE_SECONDS = 2.0
+# and all rules together (then each rule left gets a sliver: many slow rules
+# cannot add up to minutes)
+TOTAL_SECONDS = 6.0
+MIN_SECONDS = 0.05
 
 _SCISSORS = '# ------------------------ >8 ------------------------'
 
@@ -43,6 +52,12 @@ def _regex(value: object, key: str, where: str) -> str:
     except re.error as e:
         raise AgitmemError(
             f'{where}: `{key}` regex {value!r} does not compile: {e}',
+        )
+    why = redos.problem(value)
+    if why is not None:
+        raise AgitmemError(
+            f'{where}: `{key}` regex {value!r} can take exponential time on '
+            f'some lines: it holds {why}; rewrite it (e.g. `(a+)+` as `a+`)',
         )
     return value
 
@@ -166,15 +181,25 @@ def _forbid(
         rule: dict[str, object],
         tattoo: tuple[int, str],
         added: list[Added],
+        seconds: float = RULE_SECONDS,
 ) -> Iterator[Finding]:
     pattern = str(rule['forbid'])
     regex = re.compile(pattern)
     globs = rule.get('files')
-    hits = [
-        a for a in added
-        if (not isinstance(globs, list) or _files_match(a.path, globs))
-        if regex.search(a.text)
-    ]
+    hits = []
+    at = None
+    try:
+        with redos.time_limit(seconds):
+            for a in added:
+                if not isinstance(globs, list) or _files_match(a.path, globs):
+                    at = a
+                    if regex.search(a.text):
+                        hits.append(a)
+            at = None
+    except redos.OutOfTime:
+        where = f' on {at.path}:{at.line}' if at is not None else ''
+        yield _out_of_time(rule, pattern, seconds, where)
+        return
     for a in hits[:MAX_PER_RULE]:
         yield Finding(
             ID, 'error',
@@ -188,6 +213,20 @@ def _forbid(
             f'{len(hits) - MAX_PER_RULE} more added lines break '
             f'{_quote(tattoo)}; remove the matches of /{_show(pattern)}/',
         )
+
+
+def _out_of_time(
+        rule: dict[str, object],
+        pattern: str,
+        seconds: float,
+        where: str,
+) -> Finding:
+    return Finding(
+        ID, 'error',
+        f'enforce rule "{rule["rule"]}": regex /{_show(pattern)}/ ran out of '
+        f'time ({seconds:.2g} s){where}: it backtracks without bound; '
+        f'rewrite it in config.yaml (no nested quantifiers like `(a+)+`)',
+    )
 
 
 def clean_message(msg: str) -> str:
@@ -205,9 +244,17 @@ def _commit_msg(
         rule: dict[str, object],
         tattoo: tuple[int, str],
         commit_msg: str,
+        seconds: float = RULE_SECONDS,
 ) -> Iterator[Finding]:
     pattern = str(rule['commit_msg'])
-    if re.search(pattern, clean_message(commit_msg)) is None:
+    text = clean_message(commit_msg)
+    try:
+        with redos.time_limit(seconds):
+            found = re.search(pattern, text)
+    except redos.OutOfTime:
+        yield _out_of_time(rule, pattern, seconds, ' on the commit message')
+        return
+    if found is None:
         yield Finding(
             ID, 'error',
             f'commit message breaks {_quote(tattoo)}; '
@@ -410,7 +457,9 @@ def check(
     """
     findings: list[Finding] = []
     new_deps: dict[str, list[tuple[str, int | None]]] | None = None
+    deadline = time.monotonic() + TOTAL_SECONDS
     for rule in rules:
+        seconds = max(MIN_SECONDS, min(RULE_SECONDS, deadline - time.monotonic()))
         text = str(rule['rule'])
         tattoo = tattoo_line(text, tattoo_lines)
         if tattoo is None:
@@ -423,10 +472,10 @@ def check(
                 ),
             )
         elif 'forbid' in rule:
-            findings.extend(_forbid(rule, tattoo, added))
+            findings.extend(_forbid(rule, tattoo, added, seconds))
         elif 'commit_msg' in rule:
             if commit_msg is not None:
-                findings.extend(_commit_msg(rule, tattoo, commit_msg))
+                findings.extend(_commit_msg(rule, tattoo, commit_msg, seconds))
         elif 'dependencies' in rule:
             if new_deps is None:  # read the manifests once, for all rules
                 new_deps = {}

@@ -157,7 +157,7 @@ def _in_memory(repo: Repo, path: str, cwd: str | None) -> bool:
         p = Path(cwd or repo.root) / p
     try:
         p.resolve().relative_to(repo.memory_dir.resolve())
-    except ValueError:
+    except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop
         return False
     return True
 

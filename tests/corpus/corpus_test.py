@@ -295,7 +295,7 @@ def _user_repo(root: Path) -> tuple[str, bytes, str, str]:
         'git', '--no-optional-locks', 'status', '--porcelain=v2', '--branch',
         '--untracked-files=all', cwd=root,
     ).stdout
-    head = (gd / 'HEAD').read_text() if (gd / 'HEAD').exists() else ''
+    head = (gd / 'HEAD').read_text(errors='surrogateescape') if (gd / 'HEAD').exists() else ''
     return status, index.read_bytes() if index.exists() else b'', head, run(
         'git', 'for-each-ref', 'refs/heads', 'refs/tags', cwd=root,
     ).stdout
