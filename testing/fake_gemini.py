@@ -1,0 +1,511 @@
+"""A loopback stand-in for the Gemini API (generativelanguage), for end-to-end tests.
+
+Standard library only. Start it, point the real Gemini CLI at it with
+``GOOGLE_GEMINI_BASE_URL=server.url`` (and any ``GEMINI_API_KEY``), script the
+model's turns, then assert on ``server.requests``::
+
+    with FakeGemini() as server:
+        server.queue_call("write_file", {"file_path": "a.txt", "content": "hi\\n"})
+        server.queue_text("Done.")
+        ...run the client...
+        assert "MARKER" in server.model_requests[0].text
+
+Endpoints (``/v1beta/models/<model>:<method>``):
+
+- ``:streamGenerateContent?alt=sse`` and ``:generateContent``: answered as below,
+  streamed as server-sent events (``data: <GenerateContentResponse>``) or as one
+  JSON response.
+- ``:countTokens``: ``{"totalTokens": <estimate>}`` (about 4 characters a token).
+- Anything else is logged in ``unknown_paths`` and answered ``{}``.
+
+How a generate request is answered:
+
+1. A compression request (``is_compression_request``: Gemini CLI's
+   ChatCompressionService asks for a ``<state_snapshot>``, once to write it and
+   once to verify it) gets ``summary_text``; it never consumes the script.
+2. A main-loop request (one that declares tools) takes the next scripted reply;
+   when the queue is empty it gets ``default_text``.
+3. Any other request (side queries without tools: next-speaker checks, routing,
+   loop detection, session titles) gets ``side_text``, or ``side_json`` when the
+   request asks for ``application/json``; it never consumes the script.
+
+Usage: every reply reports ``usageMetadata``; ``promptTokenCount`` is
+``prompt_tokens`` unless the scripted reply carries its own. Gemini CLI compares
+the last reply's ``promptTokenCount`` with half the model's window before each
+model call (its automatic compression): a reply claiming 900,000 prompt tokens
+makes the next call compress first.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+__all__ = [
+    "FakeGemini",
+    "RecordedRequest",
+    "Reply",
+    "is_compression_request",
+    "request_text",
+]
+
+# Phrases only Gemini CLI's compression requests carry (the user turn that
+# ends the history it asks the model to summarize).
+COMPRESSION_MARKERS: tuple[str, ...] = (
+    "generate the updated <state_snapshot>",
+    "critically evaluate the <state_snapshot>",
+    "a previous <state_snapshot> exists",
+)
+
+# One JSON answer that satisfies every JSON side query of Gemini CLI 0.61.0: the
+# next-speaker check, the routing classifiers (they pick the model) and the loop
+# detector; each reads only its own keys.
+SIDE_JSON = json.dumps(
+    {
+        "reasoning": "fake",
+        "next_speaker": "user",
+        "model_choice": "flash",
+        "complexity_reasoning": "fake",
+        "complexity_score": 10,
+        "unproductive_state_confidence": 0.0,
+        "unproductive_state_analysis": "fake",
+    }
+)
+
+DEFAULT_SUMMARY = (
+    "<state_snapshot>\n<overall_goal>The user asked for files to be written; they "
+    "were written.</overall_goal>\n<key_knowledge>none</key_knowledge>\n"
+    "</state_snapshot>"
+)
+
+
+@dataclass
+class Reply:
+    """One scripted model turn: parts, plus an optional promptTokenCount."""
+
+    parts: list[dict[str, Any]]
+    prompt_tokens: int | None = None
+
+    @classmethod
+    def text(cls, text: str, prompt_tokens: int | None = None) -> "Reply":
+        return cls([{"text": text}], prompt_tokens)
+
+    @classmethod
+    def call(
+        cls,
+        name: str,
+        args: dict[str, Any],
+        text: str | None = None,
+        prompt_tokens: int | None = None,
+    ) -> "Reply":
+        parts: list[dict[str, Any]] = []
+        if text:
+            parts.append({"text": text})
+        parts.append({"functionCall": {"name": name, "args": args, "id": "call_" + uuid.uuid4().hex[:12]}})
+        return cls(parts, prompt_tokens)
+
+    @property
+    def function_calls(self) -> list[dict[str, Any]]:
+        return [p["functionCall"] for p in self.parts if "functionCall" in p]
+
+
+@dataclass
+class RecordedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any  # parsed JSON, or the raw text when it was not JSON, or None
+    kind: str = ""  # "main", "compression", "side", "count_tokens", "other"
+    at: float = 0.0
+    reply: Reply | None = None
+
+    @property
+    def text(self) -> str:
+        """All the text the model was sent: system instruction and every turn."""
+        return request_text(self.body) if isinstance(self.body, dict) else ""
+
+    @property
+    def contents(self) -> list[dict[str, Any]]:
+        if not isinstance(self.body, dict):
+            return []
+        return [c for c in self.body.get("contents") or [] if isinstance(c, dict)]
+
+    @property
+    def tool_names(self) -> list[str]:
+        return tool_names(self.body)
+
+    @property
+    def function_calls(self) -> list[str]:
+        """Names of the function calls already in the history sent."""
+        return [
+            str(part["functionCall"].get("name"))
+            for content in self.contents
+            for part in content.get("parts") or []
+            if isinstance(part, dict) and isinstance(part.get("functionCall"), dict)
+        ]
+
+
+def _parts_text(parts: Any) -> str:
+    if isinstance(parts, dict):
+        parts = [parts]
+    if not isinstance(parts, list):
+        return ""
+    out = []
+    for part in parts:
+        if isinstance(part, str):
+            out.append(part)
+        elif isinstance(part, dict):
+            if isinstance(part.get("text"), str):
+                out.append(part["text"])
+            elif isinstance(part.get("functionResponse"), dict):
+                out.append(json.dumps(part["functionResponse"].get("response"), ensure_ascii=False))
+            elif isinstance(part.get("functionCall"), dict):
+                out.append(json.dumps(part["functionCall"].get("args"), ensure_ascii=False))
+    return "\n".join(out)
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, dict):
+        return _parts_text(content.get("parts"))
+    return ""
+
+
+def request_text(body: dict[str, Any]) -> str:
+    """The system instruction and the text of every turn of a generate request."""
+    parts = [_content_text(body.get("systemInstruction"))]
+    for content in body.get("contents") or []:
+        parts.append(_content_text(content))
+    return "\n".join(p for p in parts if p)
+
+
+def last_user_text(body: dict[str, Any]) -> str:
+    for content in reversed(body.get("contents") or []):
+        if isinstance(content, dict) and content.get("role", "user") == "user":
+            return _content_text(content)
+    return ""
+
+
+def tool_names(body: Any) -> list[str]:
+    if not isinstance(body, dict):
+        return []
+    names = []
+    for tool in body.get("tools") or []:
+        if isinstance(tool, dict):
+            for decl in tool.get("functionDeclarations") or []:
+                if isinstance(decl, dict):
+                    names.append(str(decl.get("name", "")))
+    return names
+
+
+def is_compression_request(body: Any) -> bool:
+    """True when Gemini CLI asks the model for a <state_snapshot> of the chat."""
+    if not isinstance(body, dict):
+        return False
+    text = last_user_text(body).lower()
+    return any(marker in text for marker in COMPRESSION_MARKERS)
+
+
+def wants_json(body: Any) -> bool:
+    if not isinstance(body, dict):
+        return False
+    config = body.get("generationConfig") or {}
+    return isinstance(config, dict) and config.get("responseMimeType") == "application/json"
+
+
+def estimate_tokens(body: Any) -> int:
+    if not isinstance(body, dict):
+        return 1
+    text = request_text(body) or json.dumps(body)
+    return max(1, len(text) // 4)
+
+
+class FakeGemini:
+    """A threaded Gemini API stand-in on 127.0.0.1 with a random port."""
+
+    def __init__(
+        self,
+        *,
+        summary_text: str = DEFAULT_SUMMARY,
+        default_text: str = "OK.",
+        side_text: str = "OK",
+        side_json: str = SIDE_JSON,
+        prompt_tokens: int = 1200,
+        model: str = "gemini-2.5-pro",
+        chunk_size: int = 40,
+    ) -> None:
+        self.summary_text = summary_text
+        self.default_text = default_text
+        self.side_text = side_text
+        self.side_json = side_json
+        self.prompt_tokens = prompt_tokens
+        self.model = model
+        self.chunk_size = chunk_size
+        self.requests: list[RecordedRequest] = []
+        self.unknown_paths: list[str] = []
+        self.script: list[Reply] = []
+        # Optional: a function(body) -> Reply | None tried first for main requests.
+        self.responder: Callable[[dict[str, Any]], Reply | None] | None = None
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- scripting ---------------------------------------------------------
+    def queue(self, reply: Reply) -> None:
+        with self._lock:
+            self.script.append(reply)
+
+    def queue_text(self, text: str, prompt_tokens: int | None = None) -> None:
+        self.queue(Reply.text(text, prompt_tokens))
+
+    def queue_call(
+        self,
+        name: str,
+        args: dict[str, Any],
+        text: str | None = None,
+        prompt_tokens: int | None = None,
+    ) -> None:
+        self.queue(Reply.call(name, args, text, prompt_tokens))
+
+    def queue_write_file(self, file_path: str, content: str, prompt_tokens: int | None = None) -> None:
+        self.queue_call("write_file", {"file_path": file_path, "content": content}, prompt_tokens=prompt_tokens)
+
+    def queue_replace(
+        self, file_path: str, old: str, new: str, instruction: str = "edit", prompt_tokens: int | None = None
+    ) -> None:
+        args = {"file_path": file_path, "old_string": old, "new_string": new, "instruction": instruction}
+        self.queue_call("replace", args, prompt_tokens=prompt_tokens)
+
+    def queue_shell(self, command: str, description: str = "run", prompt_tokens: int | None = None) -> None:
+        args = {"command": command, "description": description}
+        self.queue_call("run_shell_command", args, prompt_tokens=prompt_tokens)
+
+    # -- views on what was recorded ----------------------------------------
+    def _of_kind(self, *kinds: str) -> list[RecordedRequest]:
+        with self._lock:
+            return [r for r in self.requests if r.kind in kinds]
+
+    @property
+    def model_requests(self) -> list[RecordedRequest]:
+        """Main-loop requests (with tools), in order: what the agent saw."""
+        return self._of_kind("main")
+
+    @property
+    def compression_requests(self) -> list[RecordedRequest]:
+        return self._of_kind("compression")
+
+    @property
+    def generate_requests(self) -> list[RecordedRequest]:
+        return self._of_kind("main", "compression", "side")
+
+    def endpoints(self) -> list[str]:
+        with self._lock:
+            return [f"{r.method} {r.path} [{r.kind}]" for r in self.requests]
+
+    # -- lifecycle ---------------------------------------------------------
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "server not started"
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> "FakeGemini":
+        handler = type("_BoundHandler", (_Handler,), {"fake": self})
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._server.block_on_close = False
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="fake-gemini",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> "FakeGemini":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- answering ---------------------------------------------------------
+    def _record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self.requests.append(request)
+
+    def classify_and_pick(self, body: Any) -> tuple[str, Reply]:
+        """Decide the request kind and the reply, consuming the script if main."""
+        if is_compression_request(body):
+            return "compression", Reply.text(self.summary_text)
+        if tool_names(body):
+            custom = self.responder(body) if self.responder and isinstance(body, dict) else None
+            if custom is not None:
+                return "main", custom
+            with self._lock:
+                reply = self.script.pop(0) if self.script else None
+            return "main", reply or Reply.text(self.default_text)
+        if wants_json(body):
+            return "side", Reply.text(self.side_json)
+        return "side", Reply.text(self.side_text)
+
+    def usage(self, reply: Reply, body: Any) -> dict[str, int]:
+        prompt = reply.prompt_tokens if reply.prompt_tokens is not None else self.prompt_tokens
+        out = max(1, len(json.dumps(reply.parts)) // 4)
+        return {"promptTokenCount": prompt, "candidatesTokenCount": out, "totalTokenCount": prompt + out}
+
+    def response_chunks(self, reply: Reply, body: Any, model: str) -> list[dict[str, Any]]:
+        """GenerateContentResponse chunks; the last carries finishReason and usage."""
+        chunks: list[list[dict[str, Any]]] = []
+        n = self.chunk_size
+        for part in reply.parts:
+            if "text" in part:
+                text = part["text"]
+                for i in range(0, max(len(text), 1), n):
+                    chunks.append([{"text": text[i : i + n]}])
+            else:  # a function call arrives whole, as the real API sends it
+                chunks.append([copy.deepcopy(part)])
+        response_id = uuid.uuid4().hex[:16]
+        out = []
+        for index, parts in enumerate(chunks):
+            candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
+            chunk: dict[str, Any] = {"candidates": [candidate], "modelVersion": model, "responseId": response_id}
+            if index == len(chunks) - 1:
+                candidate["finishReason"] = "STOP"
+                chunk["usageMetadata"] = self.usage(reply, body)
+            out.append(chunk)
+        return out
+
+    def whole_response(self, reply: Reply, body: Any, model: str) -> dict[str, Any]:
+        return {
+            "candidates": [
+                {"content": {"role": "model", "parts": copy.deepcopy(reply.parts)}, "finishReason": "STOP", "index": 0}
+            ],
+            "usageMetadata": self.usage(reply, body),
+            "modelVersion": model,
+            "responseId": uuid.uuid4().hex[:16],
+        }
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: FakeGemini  # set on the bound subclass
+    protocol_version = "HTTP/1.1"
+    server_version = "fake-gemini/1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        pass  # quiet: everything is in fake.requests
+
+    def _read_body(self) -> Any:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        if not raw:
+            return None
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw.decode("utf-8", "replace")
+
+    def _send_json(self, status: int, payload: Any) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _handle(self, method: str) -> None:
+        fake = self.fake
+        path = self.path.split("?", 1)[0]
+        body = self._read_body() if method in ("POST", "PUT", "PATCH") else None
+        record = RecordedRequest(
+            method=method,
+            path=self.path,
+            headers={k.lower(): v for k, v in self.headers.items()},
+            body=body,
+            at=time.time(),
+        )
+        _, _, action = path.rpartition(":")
+        model = path.rpartition("/models/")[2].partition(":")[0] or fake.model
+        if method == "POST" and action == "countTokens":
+            record.kind = "count_tokens"
+            fake._record(record)
+            self._send_json(200, {"totalTokens": estimate_tokens(body)})
+            return
+        if method == "POST" and action in ("generateContent", "streamGenerateContent"):
+            kind, reply = fake.classify_and_pick(body)
+            record.kind = kind
+            record.reply = reply
+            fake._record(record)
+            if action == "streamGenerateContent":
+                self._stream(fake.response_chunks(reply, body, model))
+            else:
+                self._send_json(200, fake.whole_response(reply, body, model))
+            return
+        record.kind = "other"
+        fake._record(record)
+        with fake._lock:
+            fake.unknown_paths.append(f"{method} {self.path}")
+        self._send_json(200, {})
+
+    def _stream(self, chunks: list[dict[str, Any]]) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        for chunk in chunks:
+            self.wfile.write(f"data: {json.dumps(chunk, ensure_ascii=False)}\r\n\r\n".encode())
+            self.wfile.flush()
+
+    def do_POST(self) -> None:  # noqa: N802
+        self._handle("POST")
+
+    def do_GET(self) -> None:  # noqa: N802
+        self._handle("GET")
+
+    def do_PUT(self) -> None:  # noqa: N802
+        self._handle("PUT")
+
+    def do_DELETE(self) -> None:  # noqa: N802
+        self._handle("DELETE")
+
+
+def _main() -> None:  # pragma: no cover - manual use
+    """Run standalone: prints the URL, logs each request's kind and path."""
+    import sys
+
+    server = FakeGemini().start()
+    print(server.url, flush=True)
+    seen = 0
+    try:
+        while True:
+            time.sleep(0.5)
+            for r in server.requests[seen:]:
+                print(f"{r.method} {r.path} [{r.kind}]", file=sys.stderr, flush=True)
+            seen = len(server.requests)
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    _main()

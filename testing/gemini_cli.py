@@ -1,0 +1,411 @@
+"""Harness for end-to-end tests that drive the real Gemini CLI offline.
+
+The CLI (pinned by ``.ci/install-gemini``) talks to ``testing.fake_gemini``, a
+loopback Gemini API stand-in, in a scratch git repository with its own ``HOME``
+(user settings select API-key auth; the folder is trusted through
+``GEMINI_CLI_TRUST_WORKSPACE=true``). Headless runs use ``gemini -p ...
+--approval-mode yolo -o json``; ``GeminiHarness.interactive`` drives the
+interactive UI through a pseudo-terminal (``/compress``, ``/quit``).
+
+Finding the CLI, in order: ``$AGITMEM_GEMINI``; ``.ci/node-gemini/bin/gemini``
+(what ``bash .ci/install-gemini`` installs); ``gemini`` on ``PATH``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from testing.fake_gemini import FakeGemini, RecordedRequest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+VERSION = "0.61.0"
+CLI_TIMEOUT = 120  # seconds, per CLI run
+# Every hook event of Gemini CLI 0.61.0.
+ALL_EVENTS = (
+    "SessionStart",
+    "SessionEnd",
+    "BeforeAgent",
+    "AfterAgent",
+    "BeforeModel",
+    "AfterModel",
+    "BeforeToolSelection",
+    "BeforeTool",
+    "AfterTool",
+    "PreCompress",
+    "Notification",
+)
+# Environment variables that must not leak from the outer session into the CLI.
+_DROP_PREFIXES = ("GEMINI", "GOOGLE", "AGITMEM_", "GIT_", "OTEL_", "CLOUDSDK")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]|\x1b[=>]")
+
+
+def _cli_version(path: str, home: Path) -> str | None:
+    try:
+        proc = subprocess.run(
+            [path, "--version"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, "HOME": str(home)},
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    version = proc.stdout.strip().splitlines()[0] if proc.stdout.strip() else ""
+    if proc.returncode != 0 or not re.fullmatch(r"\d+\.\d+\.\d+\S*", version):
+        return None
+    return version
+
+
+def find_gemini(scratch_home: Path) -> tuple[str | None, str]:
+    """(path, why) of a working CLI, or (None, the reason to skip)."""
+    candidates: list[tuple[str, str]] = []
+    env_path = os.environ.get("AGITMEM_GEMINI")
+    if env_path:
+        candidates.append((env_path, "$AGITMEM_GEMINI"))
+    candidates.append((str(REPO_ROOT / ".ci" / "node-gemini" / "bin" / "gemini"), ".ci/node-gemini"))
+    on_path = shutil.which("gemini")
+    if on_path:
+        candidates.append((on_path, "PATH"))
+    tried = []
+    for path, origin in candidates:
+        if not os.path.exists(path):
+            tried.append(f"{path} ({origin}): missing")
+            continue
+        version = _cli_version(path, scratch_home)
+        if version:
+            return path, f"Gemini CLI {version} from {origin}"
+        tried.append(f"{path} ({origin}): does not run")
+    hint = (
+        "run `bash .ci/install-gemini`"
+        if shutil.which("npm")
+        else "npm is not installed, so .ci/install-gemini cannot fetch @google/gemini-cli"
+    )
+    return None, f"Gemini CLI not available ({hint}; or set AGITMEM_GEMINI). Tried: " + "; ".join(
+        tried or ["nothing"]
+    )
+
+
+@dataclass
+class GeminiRun:
+    args: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+    requests: list[RecordedRequest]  # what the fake API received during this run
+    result: dict[str, Any] = field(default_factory=dict)  # -o json
+
+    @property
+    def session_id(self) -> str:
+        return str(self.result.get("session_id", ""))
+
+    @property
+    def response(self) -> str:
+        return str(self.result.get("response", ""))
+
+    @property
+    def model_requests(self) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.kind == "main"]
+
+    @property
+    def compression_requests(self) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.kind == "compression"]
+
+    def describe(self) -> str:
+        return (
+            f"$ {' '.join(self.args)}\nexit {self.returncode} after {self.seconds:.1f}s\n"
+            f"stdout: {self.stdout[-2000:]}\nstderr: {self.stderr[-3000:]}\n"
+            f"requests: {[f'{r.path} [{r.kind}]' for r in self.requests]}"
+        )
+
+
+class Terminal:
+    """The interactive CLI on a pseudo-terminal: type lines, wait for output."""
+
+    def __init__(self, pid: int, fd: int) -> None:
+        self.pid = pid
+        self.fd = fd
+        self.raw: list[str] = []
+        self.exit_status: int | None = None
+
+    @property
+    def screen(self) -> str:
+        """Everything the CLI printed so far, without terminal escapes."""
+        return _ANSI.sub("", "".join(self.raw))
+
+    def pump(self, seconds: float) -> bool:
+        """Read output for up to ``seconds``; False once the CLI closed the terminal."""
+        end = time.monotonic() + seconds
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                return True
+            ready, _, _ = select.select([self.fd], [], [], min(left, 0.1))
+            if ready:
+                try:
+                    data = os.read(self.fd, 65536)
+                except OSError:
+                    return False
+                if not data:
+                    return False
+                text = data.decode("utf-8", "replace")
+                self.raw.append(text)
+                self._answer_queries(text)
+
+    def _answer_queries(self, text: str) -> None:
+        """Answer the terminal queries the UI sends at start-up, as a terminal
+        would: it draws no input box until the primary device attributes
+        (``ESC [ c``) come back."""
+        if "\x1b]11;?" in text:  # background colour
+            os.write(self.fd, b"\x1b]11;rgb:0000/0000/0000\x1b\\")
+        if "\x1b[c" in text:  # primary device attributes: a VT220
+            os.write(self.fd, b"\x1b[?62;22c")
+
+    def wait_for(self, what: str, done: Callable[[], bool], timeout: float = CLI_TIMEOUT) -> None:
+        end = time.monotonic() + timeout
+        while not done():
+            if time.monotonic() > end:
+                raise AssertionError(f"interactive gemini: timed out waiting for {what}\n{self.screen[-3000:]}")
+            if not self.pump(0.2):
+                if done():
+                    return
+                raise AssertionError(f"interactive gemini exited waiting for {what}\n{self.screen[-3000:]}")
+
+    def type_line(self, text: str, done: Callable[[], bool], what: str) -> None:
+        """Type ``text``, press Enter, wait until ``done``.  The UI redraws its
+        input box in place, so the echo is not looked for; ``done`` tells."""
+        os.write(self.fd, text.encode())
+        self.pump(1.0)  # the input box settles (it debounces pasted text)
+        os.write(self.fd, b"\r")
+        self.wait_for(what, done)
+
+    def close(self, timeout: float = 30) -> None:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.exit_status = status
+                break
+            if not self.pump(0.2):
+                _, status = os.waitpid(self.pid, 0)
+                self.exit_status = status
+                break
+        else:
+            os.killpg(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        os.close(self.fd)
+
+
+def _git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env
+    ).stdout
+
+
+class GeminiHarness:
+    """A scratch repo, a private HOME, the fake API and the CLI wired together."""
+
+    def __init__(self, gemini: str, base: Path, server: FakeGemini) -> None:
+        self.gemini = gemini
+        self.server = server
+        self.base = base
+        self.repo = base / "repo"
+        self.home = base / "home"
+        self.hook_log = base / "hook-log"
+        for d in (self.repo, self.home, self.hook_log):
+            d.mkdir(parents=True, exist_ok=True)
+        self.env = self._make_env()
+        self.runs: list[GeminiRun] = []
+        self.write_user_settings()
+
+    def _make_env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.upper().startswith(_DROP_PREFIXES)}
+        # The agitmem of this interpreter first: hooks call `agitmem` by name.
+        bindir = str(Path(sys.executable).parent)
+        env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
+        env.update(
+            HOME=str(self.home),
+            XDG_CONFIG_HOME=str(self.home / ".config"),
+            XDG_CACHE_HOME=str(self.home / ".cache"),
+            XDG_DATA_HOME=str(self.home / ".local" / "share"),
+            XDG_STATE_HOME=str(self.home / ".local" / "state"),
+            AGITMEM_HOME=str(self.home / ".agent"),
+            GOOGLE_GEMINI_BASE_URL=self.server.url,
+            GEMINI_API_KEY="test",
+            # Headless in an untrusted folder exits 55; project hooks need trust.
+            GEMINI_CLI_TRUST_WORKSPACE="true",
+            GEMINI_TELEMETRY_ENABLED="false",
+            NO_COLOR="1",
+            NO_BROWSER="1",
+        )
+        return env
+
+    def write_user_settings(self, extra: dict[str, Any] | None = None) -> None:
+        settings: dict[str, Any] = {
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "privacy": {"usageStatisticsEnabled": False},
+            "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+        }
+        settings.update(extra or {})
+        path = self.home / ".gemini" / "settings.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(settings, indent=2) + "\n")
+
+    # -- the scratch repository ---------------------------------------------
+    def init_repo(self, files: dict[str, str] | None = None) -> None:
+        self.git("init", "-q", "-b", "main")
+        for rel, text in (files or {"README.md": "# scratch\n"}).items():
+            path = self.repo / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        self.git("add", "-A")
+        self.git("-c", "user.name=e2e", "-c", "user.email=e2e@example.invalid", "commit", "-q", "-m", "initial")
+
+    def git(self, *args: str) -> str:
+        return _git(self.repo, *args, env=self.env)
+
+    @property
+    def settings_path(self) -> Path:
+        return self.repo / ".gemini" / "settings.json"
+
+    def read_settings(self) -> dict[str, Any]:
+        if not self.settings_path.exists():
+            return {}
+        settings: dict[str, Any] = json.loads(self.settings_path.read_text())
+        return settings
+
+    def write_settings(self, settings: dict[str, Any]) -> None:
+        self.settings_path.parent.mkdir(parents=True, exist_ok=True)
+        self.settings_path.write_text(json.dumps(settings, indent=2) + "\n")
+
+    def logging_hook(self, event: str) -> dict[str, Any]:
+        """A command hook that saves its stdin payload under ``hook_log``.
+        It prints ``{}``: Gemini CLI parses a hook's stdout as JSON."""
+        return {
+            "name": f"log-{event}",
+            "type": "command",
+            "command": f"cat > \"{self.hook_log}/{event}-$(date +%s%N).json\"; echo '{{}}'",
+        }
+
+    def logging_hooks(self, events: tuple[str, ...] = ALL_EVENTS) -> dict[str, list[dict[str, Any]]]:
+        return {event: [{"hooks": [self.logging_hook(event)]}] for event in events}
+
+    def add_hooks(self, hooks: dict[str, list[dict[str, Any]]]) -> None:
+        """Append hook groups to the project settings, keeping what is there."""
+        settings = self.read_settings()
+        table = settings.setdefault("hooks", {})
+        for event, groups in hooks.items():
+            table.setdefault(event, []).extend(groups)
+        self.write_settings(settings)
+
+    def hook_payloads(self, event: str | None = None) -> list[dict[str, Any]]:
+        """Logged payloads in the order the hooks ran."""
+        found = []
+        for path in self.hook_log.glob("*.json"):
+            name, _, stamp = path.stem.rpartition("-")
+            if event is not None and name != event:
+                continue
+            try:
+                found.append((int(stamp), json.loads(path.read_text())))
+            except ValueError:
+                found.append((int(stamp) if stamp.isdigit() else 0, {"unparsable": path.read_text()}))
+        return [payload for _, payload in sorted(found, key=lambda item: item[0])]
+
+    def events(self) -> list[str]:
+        return [str(p.get("hook_event_name")) for p in self.hook_payloads()]
+
+    def chat_files(self) -> list[Path]:
+        return sorted((self.home / ".gemini" / "tmp").glob("*/chats/*.jsonl"))
+
+    # -- running the CLI ------------------------------------------------------
+    def run(
+        self,
+        prompt: str,
+        *,
+        resume: str | None = None,
+        extra_args: tuple[str, ...] = (),
+        timeout: float = CLI_TIMEOUT,
+        check: bool = True,
+    ) -> GeminiRun:
+        args = [self.gemini, "-p", prompt, "--approval-mode", "yolo", "-o", "json"]
+        if resume:
+            args += ["--resume", resume]
+        args += list(extra_args)
+        seen = len(self.server.requests)
+        started = time.monotonic()
+        proc = subprocess.Popen(
+            args,
+            cwd=self.repo,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,  # so a timeout can end the hooks it started too
+        )
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            stdout, stderr = proc.communicate()
+            raise AssertionError(
+                f"gemini did not finish within {timeout}s: {' '.join(args)}\n"
+                f"stdout: {stdout[-2000:]}\nstderr: {stderr[-2000:]}\n"
+                f"requests: {self.server.endpoints()[seen:]}"
+            )
+        run = GeminiRun(
+            args=[os.path.basename(a) if a == self.gemini else a for a in args],
+            returncode=proc.returncode,
+            stdout=stdout,
+            stderr=stderr,
+            seconds=time.monotonic() - started,
+            requests=list(self.server.requests[seen:]),
+        )
+        try:
+            parsed = json.loads(stdout)
+            if isinstance(parsed, dict):
+                run.result = parsed
+        except ValueError:
+            pass
+        self.runs.append(run)
+        if check:
+            assert run.returncode == 0, run.describe()
+            assert run.result, "no JSON result on stdout\n" + run.describe()
+            assert not run.result.get("error"), run.describe()
+        return run
+
+    def interactive(self, *extra_args: str) -> Terminal:
+        """Start the interactive UI on a pseudo-terminal; returns once it is ready
+        (its SessionStart hooks ran and the banner is on screen)."""
+        env = dict(self.env, TERM="xterm-256color", COLUMNS="120", LINES="50")
+        env.pop("NO_COLOR", None)
+        argv = [self.gemini, "--approval-mode", "yolo", *extra_args]
+        starts = len(self.hook_payloads("SessionStart"))
+        pid, fd = pty.fork()
+        if pid == 0:  # pragma: no cover - the child
+            try:
+                os.chdir(self.repo)
+                os.execve(argv[0], argv, env)
+            finally:
+                os._exit(127)
+        term = Terminal(pid, fd)
+        term.wait_for(
+            "the banner and SessionStart",
+            lambda: "Gemini CLI v" in term.screen and len(self.hook_payloads("SessionStart")) > starts,
+            60,
+        )
+        term.pump(1.0)
+        return term
