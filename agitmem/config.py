@@ -11,6 +11,8 @@ DEFAULTS: dict[str, Any] = {
     'stale_minutes': 10,  # snapshot/state older than this is stale
     'reload_every': 20,  # re-inject every N prompts
     'compaction_drop': 0.4,  # a context drop over this fraction = compaction
+    'checkpoint_at': 0.7,  # ask for a checkpoint at this share of the window
+    'context_window': None,  # tokens; None: the agent's own (see hook.py)
     'max_rules': 20,  # tattoo rules before `tattoo-size` warns
     'max_file_kb': 256,  # a memory file larger than this is refused
     'require_progress_update': False,
@@ -24,6 +26,8 @@ _TYPES: dict[str, tuple[type, ...]] = {
     'stale_minutes': (int, float),
     'reload_every': (int,),
     'compaction_drop': (float, int),
+    'checkpoint_at': (float, int),
+    'context_window': (int, type(None)),
     'max_rules': (int,),
     'max_file_kb': (int,),
     'require_progress_update': (bool,),

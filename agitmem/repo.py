@@ -173,6 +173,19 @@ def _valid_ref(ref: str) -> bool:
     return not (_BAD_REF.search(ref) or ref.endswith(('/', '.')))
 
 
+# .agent/ and the files `agitmem install` writes: never code changes (for
+# STALE, the stop hook and the progress checks)
+NOT_CODE = (
+    '.agent', '.claude/settings.json', '.claude/settings.local.json',
+    '.codex/hooks.json', '.gemini/settings.json',
+)
+NOT_CODE_PATHSPECS = tuple(f':(exclude,literal){p}' for p in NOT_CODE)
+
+
+def is_code(path: str) -> bool:
+    return not any(path == p or path.startswith(f'{p}/') for p in NOT_CODE)
+
+
 def worktree_tree(repo: Repo) -> str:
     """The tree id of the working tree now (.agent/ excluded), computed on a
     copy of the index so the user's index is never touched."""
@@ -187,7 +200,12 @@ def worktree_tree(repo: Repo) -> str:
             os.unlink(tmp)
         env = {'GIT_INDEX_FILE': tmp}
         git(
-            'add', '-A', '--ignore-errors', '--', '.', ':(exclude).agent',
+            'add', '-A', '--ignore-errors', '--', '.', *NOT_CODE_PATHSPECS,
+            cwd=repo.root, env=env, check=False,
+        )
+        # agitmem's own install files, committed or not, are not code
+        git(
+            'rm', '--cached', '-q', '-r', '--ignore-unmatch', '--', *NOT_CODE[1:],
             cwd=repo.root, env=env, check=False,
         )
         return git('write-tree', cwd=repo.root, env=env).stdout.strip()
@@ -203,7 +221,7 @@ def changed_paths(repo: Repo, old_tree: str, new_tree: str) -> list[str]:
     )
     if proc.returncode != 0:
         return []
-    return [p for p in proc.stdout.splitlines() if p]
+    return [p for p in proc.stdout.splitlines() if p and is_code(p)]
 
 
 def exclude_agent_dir(repo: Repo) -> bool:
@@ -310,7 +328,7 @@ def memory_base(repo: Repo) -> tuple[str | None, str | None]:
     or saved to, as recorded in its git dir; plain text, so the hot hooks
     read it without pygit2."""
     try:
-        words = memory_base_path(repo).read_text().split()
+        words = memory_base_path(repo).read_bytes().decode('utf-8', 'surrogateescape').split()
     except (OSError, ValueError):
         return None, None
     return (words[0] if words else None), (words[1] if len(words) > 1 else None)

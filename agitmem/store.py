@@ -235,7 +235,9 @@ def message(
         head: str | None,
         body: str = '',
 ) -> str:
-    subject = ' '.join(subject.split())[:200]
+    # names git allows need not be UTF-8: such bytes read \\xNN in a message
+    subject = repo_mod.shown(' '.join(subject.split())[:200])
+    body = repo_mod.shown(body)
     trailers = (
         f'Agitmem-Event: {event}\n'
         f'Code-Branch: {repo_mod.shown(branch) if branch else "(detached)"}\n'
@@ -404,7 +406,8 @@ def base_ref(repo: Repo) -> str | None:
 
 
 def set_base(repo: Repo, oid: pygit2.Oid | str, ref: str) -> None:
-    repo_mod.atomic_write(_base_path(repo), f'{oid} {ref}\n'.encode())
+    # a branch name git allows need not be UTF-8 (kept as surrogates)
+    repo_mod.atomic_write(_base_path(repo), f'{oid} {ref}\n'.encode('utf-8', 'surrogateescape'))
 
 
 # -- revisions and history ----------------------------------------------------

@@ -17,11 +17,13 @@ EVENT_NAMES = {
     'stop': 'Stop',
 }
 # apply_patch is Codex's edit tool; it also answers to the matcher aliases
-# Write and Edit.  UserPromptSubmit and Stop ignore matchers.
+# Write and Edit.  Bash: a shell command may write memory too (post-edit
+# saves when it names .agent/memory).  UserPromptSubmit and Stop ignore
+# matchers.
 MATCHERS: dict[str, str | None] = {
     'session-start': 'startup|resume|clear|compact',
     'pre-compact': None,
-    'post-edit': 'apply_patch|Edit|Write',
+    'post-edit': 'apply_patch|Edit|Write|Bash',
     'prompt': None,
     'stop': None,
 }
@@ -43,9 +45,11 @@ NATIVE_EVENTS = frozenset((
 ))
 
 TRUST_NOTE = (
-    'codex: Codex runs new or changed hooks only after you trust them: '
-    'start Codex in this project and run /hooks to review and trust the '
-    'agitmem hooks (the project must be trusted too)'
+    'codex: Codex skips hooks it does not trust WITHOUT A WORD (even with '
+    '--json): trust them once in the interactive client with /hooks (the '
+    'project must be trusted too); for `codex exec`, pass `--trust` (the '
+    'project) and `--dangerously-bypass-hook-trust` (the hooks); both are '
+    'needed.  Check with `agitmem doctor`'
 )
 
 _PATCH_HEADERS = (

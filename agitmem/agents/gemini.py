@@ -19,7 +19,7 @@ EVENT_NAMES = {
 MATCHERS: dict[str, str | None] = {
     'session-start': None,
     'pre-compact': None,
-    'post-edit': 'write_file|replace',
+    'post-edit': '^(write_file|replace)$',
     'prompt': None,
     'stop': None,
 }
@@ -43,9 +43,11 @@ NATIVE_EVENTS = frozenset((
 OWN_EVENTS = NATIVE_EVENTS - {'SessionStart', 'SessionEnd', 'Notification'}
 
 HOOKS_NOTE = (
-    'gemini: Gemini CLI runs project hooks only in a trusted folder and with '
-    'the hooks system enabled (/settings, Advanced, "Enable Hooks System"); '
-    'check with /hooks panel'
+    'gemini: hooks are on by default; Gemini CLI reads project settings '
+    '(and so these hooks) only in a trusted folder: trust it when asked, or '
+    'add it to ~/.gemini/trustedFolders.json (headless in an untrusted '
+    'folder exits 55; --skip-trust ignores project settings, hooks '
+    'included)'
 )
 
 

@@ -22,6 +22,7 @@ comes from the agent's payload, and a FIFO would block the hook forever,
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
@@ -272,3 +273,76 @@ def dropped(
     if baseline <= 0:
         return False
     return sizes[-1] < baseline * (1 - threshold)
+
+
+# -- compactions --------------------------------------------------------------
+# What each client writes when it compacts (docs/clients-*.md):
+# - Claude Code: {"type": "system", "subtype": "compact_boundary", "uuid": ...}
+# - Codex: {"type": "compacted", "payload": {"message": <summary>, ...}}
+# - Gemini CLI: {"$set": {"messages": [...]}} whose messages hold the summary
+#   as a user turn answered by GEMINI_ACK.  Gemini rewrites `messages` at
+#   every start and resume as well, so only a summary not seen before is a
+#   compression.
+
+GEMINI_ACK = 'Got it. Thanks for the additional context!'
+COMPACTION_BYTES = 4 << 20
+_MARKERS = (b'compact_boundary', b'"compacted"', GEMINI_ACK.encode())
+
+
+def _text_of(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return ''.join(
+            str(p.get('text', '')) for p in content if isinstance(p, dict)
+        )
+    return ''
+
+
+def _key(text: str) -> str:
+    return hashlib.sha1(text.encode('utf-8', 'surrogateescape')).hexdigest()[:16]
+
+
+def _compaction_keys(obj: object) -> list[str]:
+    if not isinstance(obj, dict):
+        return []
+    if obj.get('type') == 'system' and obj.get('subtype') == 'compact_boundary':
+        uid = obj.get('uuid')
+        return [f'claude:{uid if isinstance(uid, str) else _key(json.dumps(obj, sort_keys=True))}']
+    if obj.get('type') == 'compacted':
+        return [f'codex:{_key(json.dumps(obj, sort_keys=True))}']
+    messages = _dict(obj.get('$set')).get('messages')
+    if not isinstance(messages, list):
+        return []
+    ret = []
+    for before, after in zip(messages, messages[1:]):
+        if (
+                isinstance(before, dict) and isinstance(after, dict) and
+                before.get('type') == 'user' and after.get('type') == 'gemini' and
+                _text_of(after.get('content')).strip() == GEMINI_ACK
+        ):
+            ret.append(f'gemini:{_key(_text_of(before.get("content")))}')
+    return ret
+
+
+def compactions(path: str) -> list[str]:
+    """A key for each compaction the transcript records (its last
+    COMPACTION_BYTES), oldest first, each once."""
+    data, start, _ = _read_tail(path, COMPACTION_BYTES)
+    if not any(m in data for m in _MARKERS):
+        return []
+    ret: list[str] = []
+    lines = data.split(b'\n')
+    if start > 0:
+        lines = lines[1:]
+    for line in lines:
+        if not any(m in line for m in _MARKERS):
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        for key in _compaction_keys(obj):
+            if key not in ret:
+                ret.append(key)
+    return ret

@@ -186,7 +186,8 @@ class Change:
         if not self.staged:
             return self.tree == tree
         proc = repo_mod.git(
-            'diff-index', '--cached', '--quiet', tree, '--',
+            'diff-index', '--cached', '--quiet', tree, '--', '.',
+            *repo_mod.NOT_CODE_PATHSPECS,
             cwd=self.repo.root, check=False,
             env={'GIT_INDEX_FILE': self.index} if self.index else None,
         )
@@ -231,7 +232,7 @@ class Change:
 
 
 def _ours(path: str) -> bool:
-    return path == '.agent' or path.startswith('.agent/')
+    return not repo_mod.is_code(path)
 
 
 # -- running ------------------------------------------------------------------

@@ -17,32 +17,12 @@ from agitmem import agents
 from agitmem import audit
 from agitmem import config
 from agitmem.porcelain import context
+from agitmem.porcelain import sessions
 from agitmem import memory
 from agitmem import repo as repo_mod
 from agitmem.agents import transcript
 from agitmem.errors import AgitmemError
 from agitmem.repo import Repo
-
-_STATE_FILE = 'hooks.json'  # per worktree, in its git dir
-
-
-def _hook_state_path(repo: Repo) -> Path:
-    return repo.git_dir / 'agitmem' / _STATE_FILE
-
-
-def read_hook_state(repo: Repo) -> dict[str, Any]:
-    try:
-        data = json.loads(_hook_state_path(repo).read_text())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def write_hook_state(repo: Repo, data: dict[str, Any]) -> None:
-    repo_mod.atomic_write(
-        _hook_state_path(repo), (json.dumps(data, sort_keys=True) + '\n').encode(),
-    )
-
 
 def _where(payload: agents.Payload) -> tuple[Repo, dict[str, Any]]:
     cwd = payload.cwd if payload.cwd and os.path.isdir(payload.cwd) else None
@@ -107,15 +87,49 @@ def _inject(repo: Repo, cfg: dict[str, Any], agent: str, event: str,
     return agents.envelope(agent, event, context=block.text, message=message)
 
 
+def _session(payload: agents.Payload) -> str:
+    return sessions.session_key(payload.agent, payload.session_id)
+
+
+def _compactions(payload: agents.Payload) -> list[str] | None:
+    """The compactions the session's transcript records; None without one
+    (or when it cannot be read: that prompt goes on without)."""
+    if not payload.transcript_path:
+        return None
+    try:
+        return transcript.compactions(payload.transcript_path)
+    except AgitmemError:
+        return None  # the size read says what is wrong with it
+
+
+def _new_compactions(payload: agents.Payload, hs: dict[str, Any]) -> list[str]:
+    """Compactions of this session not handled yet; the first look at a
+    transcript only takes note of what is there (a resumed session's old
+    compactions are not news)."""
+    found = _compactions(payload)
+    if found is None:
+        return []
+    seen = hs.get('compactions')
+    first = not isinstance(seen, list) or hs.get('transcript') != payload.transcript_path
+    known = set() if first or not isinstance(seen, list) else set(seen)
+    hs['transcript'] = payload.transcript_path
+    hs['compactions'] = found[-50:]
+    return [] if first else [k for k in found if k not in known]
+
+
 def session_start(payload: agents.Payload) -> str:
     repo, cfg = _where(payload)
-    hs = read_hook_state(repo)
-    # Gemini has no compact source: pre-compact leaves a flag instead
+    key = _session(payload)
+    hs = sessions.read(repo, key)
+    # Claude Code and Codex start the session again after a compaction
     after = payload.source == 'compact' or bool(hs.get('compact_pending'))
-    write_hook_state(repo, {
-        'prompts': 0, 'context': None, 'compact_pending': False,
-        'session': payload.session_id,
-    })
+    fresh: dict[str, Any] = {'prompts': 0, 'context': None, 'compact_pending': False}
+    if payload.source in ('compact', 'resume'):
+        fresh['checkpoint_asked'] = hs.get('checkpoint_asked', False)
+    _new_compactions(payload, fresh)  # what the transcript holds is handled
+    sessions.write(repo, key, fresh)
+    if after:
+        audit.log(repo.agent_dir, 'hook session-start', f're-inject after compaction ({payload.agent})')
     return _inject(repo, cfg, payload.agent, 'session-start', after_compact=after)
 
 
@@ -131,12 +145,21 @@ def _state_age(repo: Repo) -> float | None:
 
 
 def pre_compact(payload: agents.Payload) -> str:
+    if payload.agent == 'gemini':
+        # Gemini CLI fires PreCompress before every model call, compressing
+        # or not: a compression is seen in its chat file at the next prompt
+        return agents.envelope(payload.agent, 'pre-compact')
     repo, cfg = _where(payload)
     trigger = payload.trigger or 'compact'
     saved = _save(repo, f'hook pre-compact: checkpoint ({trigger})', 'pre-compact')
-    hs = read_hook_state(repo)
+    key = _session(payload)
+    hs = sessions.read(repo, key)
     hs['compact_pending'] = True
-    write_hook_state(repo, hs)
+    sessions.write(repo, key, hs)
+    return agents.envelope(payload.agent, 'pre-compact', message=_checkpoint_said(repo, cfg, saved))
+
+
+def _checkpoint_said(repo: Repo, cfg: dict[str, Any], saved: str | None) -> str:
     parts = [
         f'agitmem: memory checkpoint {saved}' if saved
         else 'agitmem: memory already saved',
@@ -148,7 +171,7 @@ def pre_compact(payload: agents.Payload) -> str:
             f'changed since will only survive in the summary; update them '
             f'right after the compaction',
         )
-    return agents.envelope(payload.agent, 'pre-compact', message='; '.join(parts))
+    return '; '.join(parts)
 
 
 def _in_memory(repo: Repo, path: str, cwd: str | None) -> bool:
@@ -162,9 +185,23 @@ def _in_memory(repo: Repo, path: str, cwd: str | None) -> bool:
     return True
 
 
+def _shell_writes_memory(payload: agents.Payload) -> bool:
+    """A shell tool call (Codex and Claude Code `Bash`, Gemini
+    `run_shell_command`) whose command names .agent/memory/: it may have
+    written memory, so post-edit saves (a save that changes nothing makes
+    no commit)."""
+    if payload.tool_name not in ('Bash', 'run_shell_command', 'shell', 'exec_command'):
+        return False
+    tool_input = payload.raw.get('tool_input')
+    command = tool_input.get('command') if isinstance(tool_input, dict) else None
+    return isinstance(command, str) and '.agent/memory' in command
+
+
 def post_edit(payload: agents.Payload) -> str:
     repo, cfg = _where(payload)
     touched = [p for p in payload.edited_paths if _in_memory(repo, p, payload.cwd)]
+    if not touched and _shell_writes_memory(payload):
+        touched = ['.agent/memory (shell)']
     if touched:
         names = ', '.join(sorted({Path(p).name for p in touched}))
         saved = _save(repo, f'hook post-edit: {names}', 'post-edit')
@@ -204,35 +241,70 @@ def _context_size(payload: agents.Payload) -> int | None:
     return None
 
 
+CONTEXT_WINDOWS = {'claude': 200_000, 'codex': 272_000, 'gemini': 1_048_576}
+CHECKPOINT = (
+    'agitmem: this session\'s context is {pct}% full ({size} of {window} '
+    'tokens); a compaction is near. Bring memory up to date now: `agitmem '
+    'state set last_action=... next_intent=...`, the In progress section of '
+    '.agent/memory/snapshot.md, and `agitmem fragment add --goal ... --next '
+    '...` for what you learned.'
+)
+
+
+def _checkpoint_due(payload: agents.Payload, cfg: dict[str, Any], size: int | None, hs: dict[str, Any]) -> str | None:
+    """Once per session, when its context first crosses checkpoint_at of
+    the window (seed 003: checkpoint at 70%, before the client compacts)."""
+    window = cfg.get('context_window') or CONTEXT_WINDOWS.get(payload.agent)
+    at = cfg.get('checkpoint_at')
+    if size is None or not window or not at or hs.get('checkpoint_asked'):
+        return None
+    if size < at * window:
+        return None
+    hs['checkpoint_asked'] = True
+    return CHECKPOINT.format(pct=int(100 * size / window), size=size, window=window)
+
+
 def prompt(payload: agents.Payload) -> str:
     repo, cfg = _where(payload)
-    hs = read_hook_state(repo)
-    seen = hs.get('prompts')
-    # our own file, but a damaged counter must not break every prompt
-    prompts = (seen if isinstance(seen, int) and not isinstance(seen, bool) else 0) + 1
+    key = _session(payload)
+    hs = sessions.read(repo, key)
+    prompts = (sessions.int_of(hs.get('prompts')) or 0) + 1
     size = _context_size(payload)
-    last = hs.get('context')
+    last = sessions.int_of(hs.get('context'))
+    new = _new_compactions(payload, hs)
+    # the 40% rule, within this session's own sizes, is for agents that
+    # say nothing of their compactions (shell shims, unknown agents)
     dropped = (
-        size is not None and isinstance(last, int) and
+        payload.agent == 'shell' and size is not None and last is not None and
         transcript.dropped([size], cfg['compaction_drop'], baseline=last)
     )
     pending = bool(hs.get('compact_pending'))
     due = prompts % cfg['reload_every'] == 0
+    if new or dropped:
+        hs['checkpoint_asked'] = False  # a new window: ask again at 70%
+    checkpoint = _checkpoint_due(payload, cfg, size, hs)
     hs.update({
         'prompts': prompts,
         'context': size if size is not None else last,
         'compact_pending': False,
     })
-    write_hook_state(repo, hs)
-    if not (dropped or pending or due):
+    sessions.write(repo, key, hs)
+    if new and payload.agent == 'gemini':
+        # Gemini's only sign of a compression: the checkpoint is saved now
+        _save(repo, 'hook pre-compact: checkpoint (compressed)', 'pre-compact')
+    compacted = bool(new) or dropped or pending
+    if not (compacted or due):
+        if checkpoint:
+            audit.log(repo.agent_dir, 'hook prompt', f'checkpoint asked at {size} tokens')
+            return agents.envelope(payload.agent, 'prompt', context=checkpoint)
         return agents.envelope(payload.agent, 'prompt')
     why = (
-        f'context dropped {last} -> {size}' if dropped
+        f'compaction ({new[-1]})' if new else f'context dropped {last} -> {size}' if dropped
         else 'after compaction' if pending else f'prompt {prompts}'
     )
     audit.log(repo.agent_dir, 'hook prompt', f're-inject: {why}')
     return _inject(
-        repo, cfg, payload.agent, 'prompt', after_compact=dropped or pending,
+        repo, cfg, payload.agent, 'prompt', after_compact=compacted,
     )
 
 
@@ -246,6 +318,8 @@ def stop(payload: agents.Payload) -> str:
     if state.get('tree') in (None, tree):
         return agents.envelope(payload.agent, 'stop')
     changed = repo_mod.changed_paths(repo, state['tree'], tree)
+    if not changed:
+        return agents.envelope(payload.agent, 'stop')
     shown = ', '.join(changed[:5]) + (' ...' if len(changed) > 5 else '')
     audit.log(repo.agent_dir, 'hook stop', f'blocked: code changed ({shown})')
     return agents.envelope(

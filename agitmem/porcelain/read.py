@@ -85,7 +85,7 @@ def memory_of(repo: Repo, ref: str | None) -> str | None:
         return None
     if not repo_mod.is_memory_ref(ref):
         return None  # a pinned ref: the memory is where it was asked to be
-    return (
+    return repo_mod.shown(
         f'NOTE: this is the memory of {repo_mod.short_ref(held)} ({held}), not of '
         f'{repo_mod.short_ref(ref)}: the next save switches .agent/memory to '
         f'{repo_mod.short_ref(ref)}\'s memory (`agitmem save`)'
@@ -110,7 +110,9 @@ def freshness(repo: Repo, state: dict[str, Any], ref: str | None = None) -> inje
     def changed(old: object) -> tuple[str, ...] | None:
         if not isinstance(old, str) or not old or old == tree:
             return None
-        return tuple(repo_mod.changed_paths(repo, old, tree))
+        # trees from before agitmem's own files were left out may differ
+        # by those alone: not a code change
+        return tuple(repo_mod.changed_paths(repo, old, tree)) or None
 
     return inject.Freshness(
         state_age=state_mod.human_age(age) if age is not None else None,

@@ -210,7 +210,7 @@ def test_codex_matchers_and_trust_line(tmp_path: Path) -> None:
     (start,) = _ours(settings, 'SessionStart')
     assert start['matcher'] == 'startup|resume|clear|compact'
     (post,) = _ours(settings, 'PostToolUse')
-    assert post['matcher'] == 'apply_patch|Edit|Write'
+    assert post['matcher'] == 'apply_patch|Edit|Write|Bash'
     assert post['hooks'][0]['timeout'] == 15
     (stop,) = _ours(settings, 'Stop')
     assert 'matcher' not in stop
@@ -227,7 +227,7 @@ def test_gemini_layout(tmp_path: Path) -> None:
     (compress,) = _ours(settings, 'PreCompress')
     assert 'matcher' not in compress
     (after,) = _ours(settings, 'AfterTool')
-    assert after['matcher'] == 'write_file|replace'
+    assert after['matcher'] == '^(write_file|replace)$'
     assert after['hooks'] == [{
         'name': 'agitmem-post-edit',
         'type': 'command',

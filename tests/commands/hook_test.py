@@ -70,15 +70,85 @@ def test_session_start_real_claude_payload(agentrepo: Path) -> None:
     assert 'restate' in _context(out)
 
 
-def test_gemini_compress_then_prompt_injects_after_compaction(agentrepo: Path) -> None:
+def test_gemini_pre_compress_alone_is_not_a_compaction(agentrepo: Path) -> None:
+    """Gemini CLI 0.61.0 fires PreCompress before every model call."""
+    before = tip(agentrepo)
     out, _ = hook(agentrepo, 'pre-compact', payload('gemini_pre_compact_auto', agentrepo), '--agent', 'gemini')
-    json.loads(out)  # pure JSON
-    out, _ = hook(agentrepo, 'prompt', payload('gemini_prompt', agentrepo), '--agent', 'gemini')
+    assert json.loads(out) == {}  # pure JSON, nothing to say
+    out, _ = hook(agentrepo, 'prompt', payload('gemini_prompt', agentrepo, transcript_path=None), '--agent', 'gemini')
+    assert json.loads(out) == {}
+    assert tip(agentrepo) == before  # no checkpoint either
+
+
+GEMINI_CHAT = PAYLOADS / 'gemini' / 'chat-compress-manual.jsonl'
+
+
+def _split_at_compression(path: Path) -> tuple[str, str]:
+    lines = path.read_text().splitlines(keepends=True)
+    at = next(i for i, ln in enumerate(lines) if 'Got it. Thanks for the additional context!' in ln)
+    return ''.join(lines[:at]), ''.join(lines[at:])
+
+
+def test_gemini_real_compression_in_the_chat_file(agentrepo: Path, tmp_path: Path) -> None:
+    """A real recorded chat file: the compression is its `$set.messages`
+    with the summary answered by Gemini's acknowledgement."""
+    chat = tmp_path / 'session.jsonl'
+    before, after = _split_at_compression(GEMINI_CHAT)
+    chat.write_text(before)
+    stdin = payload('gemini_prompt', agentrepo, transcript_path=str(chat), session_id='g1')
+    assert json.loads(hook(agentrepo, 'prompt', stdin, '--agent', 'gemini')[0]) == {}
+    saved = tip(agentrepo)
+    mem(agentrepo, 'notes.md').write_text('- unsaved when it compressed\n')
+    chat.write_text(before + after)
+    out, _ = hook(agentrepo, 'prompt', stdin, '--agent', 'gemini')
     text = _context(out)
     assert 'restate' in text and NEXT in text
-    # only once
-    out, _ = hook(agentrepo, 'prompt', payload('gemini_prompt', agentrepo), '--agent', 'gemini')
-    assert json.loads(out) == {}
+    assert tip(agentrepo) != saved  # the checkpoint, at the real compression
+    assert 'checkpoint (compressed)' in message(agentrepo)
+    # handled once; Gemini rewrites `messages` again at every start
+    chat.write_text(before + after + after)
+    assert json.loads(hook(agentrepo, 'prompt', stdin, '--agent', 'gemini')[0]) == {}
+
+
+def test_gemini_resumed_session_old_compression_is_not_news(agentrepo: Path, tmp_path: Path) -> None:
+    chat = tmp_path / 'session.jsonl'
+    chat.write_text(GEMINI_CHAT.read_text())
+    stdin = payload('gemini_prompt', agentrepo, transcript_path=str(chat), session_id='g2')
+    assert json.loads(hook(agentrepo, 'prompt', stdin, '--agent', 'gemini')[0]) == {}
+
+
+def test_sessions_do_not_cross(agentrepo: Path) -> None:
+    """Session A's compaction is A's: B's prompts get no restate, A's
+    next prompt gets it (once)."""
+    a = {'session_id': 'session-a', 'transcript_path': None}
+    b = {'session_id': 'session-b', 'transcript_path': None}
+    hook(agentrepo, 'pre-compact', payload('claude_pre_compact_auto', agentrepo, **a), '--agent', 'claude')
+    assert hook(agentrepo, 'prompt', payload('claude_prompt', agentrepo, **b), '--agent', 'claude')[0] == ''
+    out, _ = hook(agentrepo, 'prompt', payload('claude_prompt', agentrepo, **a), '--agent', 'claude')
+    assert 'restate' in _context(out)
+    assert hook(agentrepo, 'prompt', payload('claude_prompt', agentrepo, **a), '--agent', 'claude')[0] == ''
+
+
+def test_session_sizes_do_not_cross(agentrepo: Path) -> None:
+    """Shell shims: each $AGITMEM_SESSION compares its own sizes."""
+    big = {'AGENT_CONTEXT_LEN': '185000', 'AGITMEM_SESSION': 'big'}
+    small = {'AGENT_CONTEXT_LEN': '20000', 'AGITMEM_SESSION': 'small'}
+    for env in (big, small, big, small):
+        out, _ = hook(agentrepo, 'prompt', '', '--agent', 'shell', env=env)
+        assert 'restate' not in out
+
+
+def test_session_state_is_pruned(agentrepo: Path) -> None:
+    for i in range(3):
+        hook(agentrepo, 'prompt', payload('claude_prompt', agentrepo, session_id=f's{i}', transcript_path=None), '--agent', 'claude')
+    sessions = agentrepo / '.git' / 'agitmem' / 'sessions'
+    files = sorted(sessions.iterdir())
+    assert len(files) == 3
+    old = time.time() - 8 * 24 * 3600
+    for f in files[:2]:
+        os.utime(f, (old, old))
+    hook(agentrepo, 'prompt', payload('claude_prompt', agentrepo, session_id='new', transcript_path=None), '--agent', 'claude')
+    assert len(list(sessions.iterdir())) == 2
 
 
 def test_gemini_session_start_is_pure_json(agentrepo: Path) -> None:
@@ -158,18 +228,45 @@ def _transcript(path: Path, sizes: list[int]) -> None:
     path.write_text(''.join(json.dumps(ln) + '\n' for ln in lines))
 
 
-def test_prompt_40_percent_drop_from_transcript(agentrepo: Path, tmp_path: Path) -> None:
+def test_claude_context_drop_alone_is_not_a_compaction(agentrepo: Path, tmp_path: Path) -> None:
+    """Claude Code says when it compacts (SessionStart compact, the
+    transcript's compact_boundary): a smaller context alone (a /clear, a
+    subagent) is not one.  The 40% rule is for agents that say nothing."""
     t = tmp_path / 'session.jsonl'
-    _transcript(t, [50_000, 120_000, 185_000])
+    _transcript(t, [50_000, 100_000, 130_000])
     stdin = payload('claude_prompt', agentrepo, transcript_path=str(t))
     assert hook(agentrepo, 'prompt', stdin, '--agent', 'claude')[0] == ''
-    _transcript(t, [50_000, 120_000, 185_000, 120_000])  # -35%: not a compaction
+    _transcript(t, [50_000, 100_000, 130_000, 30_000])  # -77%
     assert hook(agentrepo, 'prompt', stdin, '--agent', 'claude')[0] == ''
-    _transcript(t, [50_000, 120_000, 185_000, 120_000, 42_000])  # -65%
+
+
+def test_claude_compact_boundary_in_transcript(agentrepo: Path, tmp_path: Path) -> None:
+    t = tmp_path / 'session.jsonl'
+    _transcript(t, [50_000, 120_000])
+    stdin = payload('claude_prompt', agentrepo, transcript_path=str(t))
+    assert hook(agentrepo, 'prompt', stdin, '--agent', 'claude')[0] == ''
+    with t.open('a') as f:
+        f.write(json.dumps({'type': 'system', 'subtype': 'compact_boundary', 'uuid': 'b1',
+                            'compactMetadata': {'trigger': 'auto', 'preTokens': 120000}}) + '\n')
     out, _ = hook(agentrepo, 'prompt', stdin, '--agent', 'claude')
     assert 'restate' in _context(out)
     log = (agentrepo / '.agent' / 'log' / 'memory.log').read_text()
-    assert 're-inject: context dropped 120000 -> 42000' in log
+    assert 're-inject: compaction (claude:b1)' in log
+    assert hook(agentrepo, 'prompt', stdin, '--agent', 'claude')[0] == ''
+
+
+def test_checkpoint_asked_once_near_the_window(agentrepo: Path, tmp_path: Path) -> None:
+    (agentrepo / '.agent' / 'config.yaml').write_text('context_window: 200000\n')
+    t = tmp_path / 'session.jsonl'
+    _transcript(t, [100_000])
+    stdin = payload('claude_prompt', agentrepo, transcript_path=str(t))
+    assert hook(agentrepo, 'prompt', stdin, '--agent', 'claude')[0] == ''
+    _transcript(t, [100_000, 150_000])  # 75% of the window
+    out, _ = hook(agentrepo, 'prompt', stdin, '--agent', 'claude')
+    text = _context(out)
+    assert '75% full' in text and 'agitmem state set' in text and 'fragment add' in text
+    _transcript(t, [100_000, 150_000, 160_000])
+    assert hook(agentrepo, 'prompt', stdin, '--agent', 'claude')[0] == ''  # once
 
 
 def test_shell_shims(agentrepo: Path) -> None:

@@ -283,7 +283,7 @@ def _refs(root: Path) -> tuple[str, str, str]:
     refs = run('git', 'for-each-ref', '--format=%(refname) %(objectname)', cwd=root).stdout
     detached = run('git', 'rev-parse', '-q', '--verify', 'refs/worktree/agitmem/detached', cwd=root).stdout
     base = gd / 'agitmem' / 'base'
-    return refs, detached, base.read_text() if base.exists() else ''
+    return refs, detached, base.read_text(errors='surrogateescape') if base.exists() else ''
 
 
 def _user_repo(root: Path) -> tuple[str, bytes, str, str]:

@@ -213,11 +213,6 @@ def _wait_for(condition: Any, what: str, timeout: float = 60) -> None:
         time.sleep(0.05)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 11: the hook state is one file per worktree, shared by every session; "
-    "session A's PreCompact marks session B as compacted",
-)
 def test_two_sessions_never_cross(codex: CodexHarness, tmp_path: Path) -> None:
     """(f) Session B runs while session A compacts, in the same checkout.
 
@@ -291,11 +286,6 @@ def _wait_for_quietly(condition: Any, timeout: float) -> None:
         time.sleep(0.05)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 11: post-edit only matches apply_patch|Edit|Write; a Bash command "
-    "that writes into .agent/memory/ never reaches post-edit",
-)
 def test_bash_memory_edit_reaches_post_edit(codex: CodexHarness) -> None:
     """(g) A shell tool call (Codex names it Bash in hooks) that appends a note."""
     install_agitmem(codex)

@@ -13,8 +13,8 @@ window (1,048,576 tokens); the fake claims 900,000 on a tool call, so the call
 after the tool result compresses first (two ``<state_snapshot>`` requests, then
 the shortened history). ``/compress`` compresses whatever the size.
 
-Tests marked ``xfail(strict=True, reason='issue 11: ...')`` describe what agitmem
-must do and does not do yet; they turn into failures (XPASS) once it does.
+A test marked ``xfail(strict=True, ...)`` describes what agitmem does not do
+yet; it turns into a failure (XPASS) once it does.
 
 Skipped with the reason when the CLI is not installed (``bash .ci/install-gemini``).
 ``AGITMEM_RECORD_PAYLOADS=1`` (re)writes the real hook payloads, scrubbed, and
@@ -321,8 +321,8 @@ def test_auto_compression_memory_back_by_next_prompt(headless: Scenario) -> None
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 11: after an automatic compression in the middle of a prompt, agitmem "
-    "re-injects only at the next BeforeAgent; a BeforeModel hook can rewrite the very next request",
+    reason="not built: after an automatic compression in the middle of a prompt, agitmem "
+    "re-injects at the next BeforeAgent; a BeforeModel hook could rewrite the very next request",
 )
 def test_auto_compression_memory_back_in_next_model_request(headless: Scenario) -> None:
     """The request right after the compression gets a block of its own: the
@@ -350,11 +350,6 @@ def test_manual_compress_in_interactive_mode(interactive: Scenario) -> None:
 # -- (e) no compression, no after-compaction block ----------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 11: Gemini CLI fires PreCompress before every model call; agitmem takes "
-    "each for a compaction and sends the restate block with every later prompt",
-)
 def test_no_restate_without_compression(headless: Scenario) -> None:
     run2 = headless.runs["run2"]
     assert not run2.compression_requests
@@ -366,11 +361,6 @@ def test_no_restate_without_compression(headless: Scenario) -> None:
 # -- (f) two sessions in one checkout never cross -----------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 11: one hook state per worktree; session A's PreCompress marks session B "
-    "as compacted (hook state must be per session)",
-)
 def test_sessions_do_not_cross(two_sessions: Scenario) -> None:
     runs = two_sessions.runs
     assert runs["a1"].session_id != runs["b1"].session_id

@@ -1,0 +1,82 @@
+"""Hook state per agent session: the prompt counter, the session's last
+context size, a pending compaction, the compactions already handled.
+
+One small JSON file per session under <git dir>/agitmem/sessions/, so two
+agent sessions in one checkout never see each other's sizes or
+compactions.  Files of sessions idle for a week are pruned.  Standard
+library only: the hot hooks read and write it on every prompt."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from agitmem import repo as repo_mod
+from agitmem.repo import Repo
+
+KEEP_SECONDS = 7 * 24 * 3600
+KEEP_FILES = 200
+
+
+def session_key(agent: str, session_id: str | None, environ: dict[str, str] | None = None) -> str:
+    """The agent's own session id; for shell shims $AGITMEM_SESSION, else
+    one session per agent."""
+    env = os.environ if environ is None else environ
+    sid = session_id or (env.get('AGITMEM_SESSION') if agent == 'shell' else None) or '-'
+    return f'{agent}\0{sid}'
+
+
+def _dir(repo: Repo) -> Path:
+    return repo.git_dir / 'agitmem' / 'sessions'
+
+
+def _path(repo: Repo, key: str) -> Path:
+    # hashed: a session id from a payload never becomes a path
+    return _dir(repo) / f'{hashlib.sha1(key.encode("utf-8", "surrogateescape")).hexdigest()[:20]}.json'
+
+
+def read(repo: Repo, key: str) -> dict[str, Any]:
+    try:
+        data = json.loads(_path(repo, key).read_text())
+    except (OSError, ValueError):
+        return {}
+    # our own file, but a damaged one must not break every prompt
+    return data if isinstance(data, dict) and data.get('key') == key else {}
+
+
+def write(repo: Repo, key: str, data: dict[str, Any]) -> None:
+    data = {**data, 'key': key}
+    path = _path(repo, key)
+    fresh = not path.exists()
+    repo_mod.atomic_write(path, (json.dumps(data, sort_keys=True) + '\n').encode())
+    if fresh:
+        prune(repo)
+
+
+def prune(repo: Repo, *, now: float | None = None) -> int:
+    """Drop the state of sessions idle for KEEP_SECONDS, and the oldest
+    beyond KEEP_FILES.  Returns how many went."""
+    now = time.time() if now is None else now
+    try:
+        entries = sorted(
+            ((e.stat().st_mtime, e.path) for e in os.scandir(_dir(repo)) if e.name.endswith('.json')),
+            reverse=True,
+        )
+    except OSError:
+        return 0
+    gone = 0
+    for i, (mtime, path) in enumerate(entries):
+        if i >= KEEP_FILES or now - mtime > KEEP_SECONDS:
+            try:
+                os.unlink(path)
+                gone += 1
+            except OSError:
+                pass
+    return gone
+
+
+def int_of(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
