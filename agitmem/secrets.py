@@ -661,6 +661,9 @@ RULES: tuple[_Rule, ...] = (
         'jwt', 'JSON web token', 'eyJ',
         f'[{_URLSAFE}]{{10,}}\\.eyJ[{_URLSAFE}]{{10,}}\\.[{_URLSAFE}]{{10,}}',
         ('eyj',), _real, end='', long=False,  # its parts may be short
+        # not after `-` either: in `-eyJ-eyJ...` each try would read to the
+        # end of the run (quadratic time)
+        boundary=f'[{_URLSAFE}]',
     ),
     _context(
         'private-key', 'private key block', _PRIVATE_KEY, ('-----begin',), _any,
