@@ -180,7 +180,17 @@ _UUID = r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
 
 
 class _Rule:
-    # a plain class: a dataclass or NamedTuple costs import time
+    """A rule (a plain class: a dataclass or NamedTuple costs import time).
+
+    id: a stable name, as gitleaks names its rules; kind: what a finding
+    calls it; keywords: lower case, the rule runs only if one of them is in
+    the text; check: gets the value (the last group that matched, or the
+    match); context: gets the text and the value's span, for what the value
+    alone can't tell; lower: the regex runs on the lowercased text; generic:
+    loses to a specific kind on the same value; long: the keywords lie in a
+    run of _RUN DENSE_CHARS of any match, so they are looked up among the
+    long runs only; bounded: a match is never the tail of an ASCII word.
+    """
     __slots__ = (
         'id', 'kind', 'pattern', 'keywords', 'check', 'context', 'lower',
         'generic', 'long', 'bounded',
@@ -188,23 +198,17 @@ class _Rule:
 
     def __init__(
             self,
-            id: str,  # stable name, as gitleaks names its rules
-            kind: str,  # what a finding calls it
+            id: str,
+            kind: str,
             pattern: str,
-            keywords: tuple[str, ...],  # lower case: the rule runs only if
-            # one of them is in the text
-            check: Callable[[str], bool],  # gets the value: the last group
-            # that matched
+            keywords: tuple[str, ...],
+            check: Callable[[str], bool],
             *,
-            # gets the text and the value's span: for what the value alone
-            # can't tell
             context: Callable[[str, int, int], bool] | None = None,
-            lower: bool = False,  # the regex runs on the lowercased text
-            generic: bool = False,  # loses to a specific kind on one value
-            # the keywords lie in a run of >= _RUN token characters of any
-            # match, so they can be looked up among the long runs only
+            lower: bool = False,
+            generic: bool = False,
             long: bool = True,
-            bounded: bool = False,  # not the tail of an ASCII word
+            bounded: bool = False,
     ) -> None:
         self.id = id
         self.kind = kind
@@ -465,9 +469,10 @@ RULES: tuple[_Rule, ...] = (
         '[0-9a-f]{32}:([0-9a-f]{32})', ('ac',),
     ),
     _token(
-        'mailgun-key', 'Mailgun key', 'key-', '[0-9a-f]{32}', ('key-',),
-        # not `cache-key-<md5>`
-        boundary='[A-Za-z0-9_./-]',
+        # `key-<md5>` is also what a cache key looks like: only where the
+        # text names Mailgun (as gitleaks does), and never `cache-key-<md5>`
+        'mailgun-key', 'Mailgun key', 'key-', '[0-9a-f]{32}', ('mailgun',),
+        boundary='[A-Za-z0-9_./-]', long=False,
     ),
     _token(
         'mailchimp-key', 'Mailchimp key', '', '[0-9a-f]{32}-us[0-9]{1,2}',

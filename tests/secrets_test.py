@@ -477,7 +477,10 @@ SAMPLES: dict[str, tuple[tuple[Sample, ...], tuple[Sample, ...]]] = {
     'twilio-account-credentials': (
         ('curl -u AC{h:32}:{h:32} https://api.twilio.com',), ('sid AC{h:32}',),
     ),
-    'mailgun-key': (('MAILGUN=key-{h:32}',), ('cache-key-{h:32}',)),
+    'mailgun-key': (
+        ('MAILGUN=key-{h:32}', 'mailgun: key-{h:32}'),
+        ('mailgun: cache-key-{h:32}', 'cache: key-{h:32}'),
+    ),
     'mailchimp-key': (('{h:32}-us14',), ('{h:32}-eu14',)),
     'postman-key': (('PMAK-{h:24}-{h:34}',), ('PMAK-{h:24}-{h:33}',)),
     'linear-key': (('lin_api_{A:40}',), ('lin_api_{A:39}',)),
