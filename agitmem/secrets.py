@@ -1,15 +1,31 @@
-"""Find likely credentials in memory files.
+"""Find likely credentials in memory files and in commit messages.
 
-A hit is reported by file, line and kind, never by its value: a finding must be
-safe to print, log and paste into an issue.
+A hit is reported by place, line and kind, never by its value: a finding must
+be safe to print, log and paste into an issue.
 
-Speed: every pattern starts with a literal (`AKIA`, `ghp_`, `password`, ...),
-which lets `re` skip ahead with a fast substring search; the case-insensitive
-ones run on a lowercased copy of the text.  A boundary before the literal is
-checked in Python, since a look-behind in front of it would defeat that.
+The rules follow the families of gitleaks' default rule set that have a
+distinctive prefix or structure, plus a few context rules (`password=`,
+`Authorization: Basic`, `user:pass@` in URLs).  Each rule is written here.
+
+Speed (it runs on every save and on every commit a push sends):
+- nothing is compiled at import; a rule's regex is compiled the first time a
+  text could hold it;
+- a rule runs only if one of its keywords is in the text, as gitleaks does.
+  Keywords of token rules (`ghp_`, `akia`, ...) are looked up in the distinct
+  long runs of token characters only, which is a small string even for a big
+  file, since a token is such a run;
+- every pattern starts with its literal prefix where it has one, which lets
+  `re` skip ahead with a fast substring search.  The left boundary is a
+  look-behind placed after that prefix, so that a prefix repeated inside one
+  long word costs one attempt, not one each (no quadratic time on hostile
+  input).
+
+The boundary is ASCII: a token is not the tail of an ASCII word (`myghp_...`),
+but may follow any other character (`密钥ghp_...`, `clé=sk-...`).
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -21,7 +37,7 @@ from agitmem.checks import Finding
 
 @dataclass(frozen=True)
 class Secret:
-    path: str
+    path: str  # where it was found: a file, or e.g. 'commit message'
     line: int
     kind: str  # human name, e.g. 'AWS access key'
 
@@ -32,37 +48,53 @@ def entropy(s: str) -> float:
     return -sum(c / n * math.log2(c / n) for c in Counter(s).values())
 
 
+@functools.cache
+def _re(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
 # documentation stand-ins: `ghp_xxxx...`, `AKIA0000000000000000`, `sk-...`
-_FILLER_RE = re.compile(r'(?i:xxxx)|\*\*\*|\.\.\.|(.)\1{5}')
+_FILLER = r'(?i:xxxx)|\*\*\*|\.\.\.|(.)\1{5}'
 # ... and what people write instead of a value
-_STAND_IN_RE = re.compile(
+_STAND_IN = (
     r'[<>]|\$\{|\$\(|\{\{|%\(|'
-    r'(?i:example|changeme|placeholder|dummy|redacted|replace|your[_-])',
+    r'(?i:example|changeme|placeholder|dummy|redacted|replace|your[_-])'
 )
 # references, not values: `settings.OAUTH2_SECRET`, `GITHUB_TOKEN_2`
-_REFERENCE_RE = re.compile(
+_REFERENCE = (
     r'[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+|'
-    r'[A-Z0-9]+(?:_[A-Z0-9]+)+',
+    r'[A-Z0-9]+(?:_[A-Z0-9]+)+'
 )
-_PATH_RE = re.compile(r'(?:~|\.\.?)?/')
+_PATH = r'(?:~|\.\.?)?/'
 # a CamelCase name such as `PKCS7PrivateKeyTypes`: mostly capitalized words
 # (fewer than 2 in 100 random strings of 12 letters and digits are so wordy)
-_ALNUM_RE = re.compile(r'[A-Za-z0-9_]+')
-_WORD_RE = re.compile(r'[A-Z][a-z]{2,}')
+_ALNUM = r'[A-Za-z0-9_]+'
+_WORD = r'[A-Z][a-z]{2,}'
 # ids and digests, not credentials: a uuid, a short hex (a git sha is
 # 40, an md5 32: long hex in a `token=` is taken for a token)
-_ID_RE = re.compile(
+_ID = (
     r'[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-'
-    r'[0-9a-fA-F]{12}|[0-9a-fA-F]{1,31}',
+    r'[0-9a-fA-F]{12}|[0-9a-fA-F]{1,31}'
 )
 
 
 def _real(value: str) -> bool:
-    return _FILLER_RE.search(value) is None
+    return _re(_FILLER).search(value) is None
 
 
 def _with_digit(value: str) -> bool:
     return _real(value) and any(c.isdigit() for c in value)
+
+
+def _mixed(value: str) -> bool:
+    """Two of lower case, upper case and digits, as generated keys have
+    (hex too); unlike `glpat-token-for-the-runner`."""
+    classes = (
+        any(c.islower() for c in value) +
+        any(c.isupper() for c in value) +
+        any(c.isdigit() for c in value)
+    )
+    return classes >= 2 and _real(value)
 
 
 def _random_looking(value: str) -> bool:
@@ -75,8 +107,8 @@ def _random_looking(value: str) -> bool:
 
 
 def _camel_case_name(value: str) -> bool:
-    words = sum(len(w) for w in _WORD_RE.findall(value))
-    return _ALNUM_RE.fullmatch(value) is not None and words >= .7 * len(value)
+    words = sum(len(w) for w in _re(_WORD).findall(value))
+    return _re(_ALNUM).fullmatch(value) is not None and words >= .7 * len(value)
 
 
 def _high_entropy(value: str) -> bool:
@@ -84,11 +116,11 @@ def _high_entropy(value: str) -> bool:
     return (
         len(value) >= 12 and
         not any(c.isspace() or c in '([' for c in value) and  # prose, code
-        _FILLER_RE.search(value) is None and
-        _STAND_IN_RE.search(value) is None and
-        _REFERENCE_RE.fullmatch(value) is None and
-        _PATH_RE.match(value) is None and
-        _ID_RE.fullmatch(value) is None and
+        _re(_FILLER).search(value) is None and
+        _re(_STAND_IN).search(value) is None and
+        _re(_REFERENCE).fullmatch(value) is None and
+        _re(_PATH).match(value) is None and
+        _re(_ID).fullmatch(value) is None and
         not _camel_case_name(value) and
         any(c.isdigit() for c in value) and
         any(c.isalpha() for c in value) and
@@ -100,43 +132,137 @@ def _any(value: str) -> bool:
     return True
 
 
-_END = r'(?![A-Za-z0-9_])'
-# `:` only as YAML and JSON write it, not as in `arn:aws:...:secret:name`
-_ASSIGN = r'''["']?[ \t]*(?:=>|:=|=|:(?=[ \t"']))[ \t]*'''
-_VALUE = r'''(?:"([^"\n]*)"|'([^'\n]*)'|([^\s"'`,;]+))'''
-_PRIVATE_KEY = r'-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----'
+def _b64decode(value: str, altchars: bytes = b'+/') -> bytes | None:
+    import base64  # only for the few values that need it
+    import binascii
+    try:
+        return base64.b64decode(
+            value.rstrip('=') + '=' * (-len(value.rstrip('=')) % 4),
+            altchars=altchars, validate=True,
+        )
+    except (binascii.Error, ValueError):
+        return None
 
 
-@dataclass(frozen=True)
-class _Rule:
-    kind: str
-    regex: re.Pattern[str]
-    check: Callable[[str], bool]  # gets the value: the last group that matched
-    # gets the text and the value's span: for what the value alone can't tell
-    context: Callable[[str, int, int], bool] | None = None
-    lower: bool = False  # the regex runs on the lowercased text
-    bounded: bool = True  # the match must not continue a word to its left
-    generic: bool = False  # loses to a specific kind on the same value
-
-
-def _rule(
-        kind: str,
-        pattern: str,
-        check: Callable[[str], bool],
-        *,
-        context: Callable[[str, int, int], bool] | None = None,
-        lower: bool = False,
-        bounded: bool = True,
-        generic: bool = False,
-) -> _Rule:
-    return _Rule(
-        kind, re.compile(pattern), check,
-        context=context, lower=lower, bounded=bounded, generic=generic,
+def _basic_credentials(value: str) -> bool:
+    """`Authorization: Basic <b64>`: reported when it decodes to a real-looking
+    `user:password`, not to `user:pass` or noise."""
+    raw = _b64decode(value)
+    if raw is None:
+        return False
+    try:
+        user, sep, password = raw.decode('utf-8').partition(':')
+    except UnicodeDecodeError:
+        return False
+    return (
+        bool(sep) and bool(user) and len(password) >= 6 and
+        password.isprintable() and
+        _re(_FILLER).search(password) is None and
+        _re(_STAND_IN).search(password) is None and
+        password.lower() not in {'password', 'passwd', 'secret', 'changeit'}
     )
 
 
-_LINE_PREFIX_RE = re.compile(r'[ \t"\'|>]*')
-_KEY_BODY_RE = re.compile(r'(?:\\[rn]|\s)+[A-Za-z0-9+/]{32}')
+def _discord_bot_token(value: str) -> bool:
+    """The first part of a Discord bot token is the bot's numeric id in
+    base64: the structure tells it from any dotted name."""
+    raw = _b64decode(value.partition('.')[0], altchars=b'-_')
+    return raw is not None and raw.isdigit() and 17 <= len(raw) <= 20
+
+
+_END = r'(?![A-Za-z0-9_])'
+_WORD_CHAR = '[A-Za-z0-9_]'
+# `:` only as YAML and JSON write it, not as in `arn:aws:...:secret:name`
+_ASSIGN = r'''["']?[ \t]*(?:=>|:=|=|:(?=[ \t"']))[ \t]*'''
+_VALUE = r'''(?:"([^"\n]*)"|'([^'\n]*)'|([^\s"'`,;]+))'''
+_PRIVATE_KEY = r'-----begin (?:[a-z0-9]+ )*private key(?: block)?-----'
+_UUID = r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
+
+
+class _Rule:
+    """A rule (a plain class: a dataclass or NamedTuple costs import time).
+
+    id: a stable name, as gitleaks names its rules; kind: what a finding
+    calls it; keywords: lower case, the rule runs only if one of them is in
+    the text; check: gets the value (the last group that matched, or the
+    match); context: gets the text and the value's span, for what the value
+    alone can't tell; lower: the regex runs on the lowercased text; generic:
+    loses to a specific kind on the same value; long: the keywords lie in a
+    run of _RUN DENSE_CHARS of any match, so they are looked up among the
+    long runs only; bounded: a match is never the tail of an ASCII word.
+    """
+    __slots__ = (
+        'id', 'kind', 'pattern', 'keywords', 'check', 'context', 'lower',
+        'generic', 'long', 'bounded',
+    )
+
+    def __init__(
+            self,
+            id: str,
+            kind: str,
+            pattern: str,
+            keywords: tuple[str, ...],
+            check: Callable[[str], bool],
+            *,
+            context: Callable[[str, int, int], bool] | None = None,
+            lower: bool = False,
+            generic: bool = False,
+            long: bool = True,
+            bounded: bool = False,
+    ) -> None:
+        self.id = id
+        self.kind = kind
+        self.pattern = pattern
+        self.keywords = keywords
+        self.check = check
+        self.context = context
+        self.lower = lower
+        self.generic = generic
+        self.long = long
+        self.bounded = bounded
+
+
+def _token(
+        id: str,
+        kind: str,
+        prefix: str,
+        rest: str,
+        keywords: tuple[str, ...],
+        check: Callable[[str], bool] = _mixed,
+        *,
+        boundary: str = _WORD_CHAR,
+        end: str = _END,
+        lower: bool = False,
+        long: bool = True,
+) -> _Rule:
+    """A token that starts with `prefix` (a regex of fixed width): not the
+    tail of a word.  The boundary is a look-behind placed after the prefix,
+    so that `re` still searches for the prefix literally."""
+    return _Rule(
+        id, kind, f'{prefix}(?<!{boundary}{prefix}){rest}{end}', keywords, check,
+        lower=lower, long=long, bounded=True,
+    )
+
+
+def _context(
+        id: str,
+        kind: str,
+        pattern: str,
+        keywords: tuple[str, ...],
+        check: Callable[[str], bool],
+        *,
+        context: Callable[[str, int, int], bool] | None = None,
+        generic: bool = False,
+) -> _Rule:
+    """A value known by what precedes it (`password=`), on lowercased text."""
+    return _Rule(
+        id, kind, pattern, keywords, check, context=context, lower=True,
+        generic=generic, long=False,
+    )
+
+
+_LINE_PREFIX = r'[ \t"\'|>]*'
+_KEY_BODY = r'(?:\\[rn]|\s)+[A-Za-z0-9+/]{32}'
 
 
 def _key_block(text: str, start: int, end: int) -> bool:
@@ -144,104 +270,521 @@ def _key_block(text: str, start: int, end: int) -> bool:
     followed by a body (a JSON string with `\\n`), not one quoted in prose."""
     line_start = text.rfind('\n', 0, start) + 1
     return (
-        _LINE_PREFIX_RE.fullmatch(text, line_start, start) is not None or
-        _KEY_BODY_RE.match(text, end) is not None
+        _re(_LINE_PREFIX).fullmatch(text, line_start, start) is not None or
+        _re(_KEY_BODY).match(text, end) is not None
     )
 
 
-_RULES = (
-    _rule('AWS access key', rf'A[KS]IA[A-Z0-9]{{16}}{_END}', _real),
-    *(
-        _rule(
-            'AWS secret key',
-            rf'{keyword}{_ASSIGN}["\']?([a-z0-9/+]{{40}})(?![a-z0-9/+=])',
-            _with_digit, lower=True, bounded=False,
-        )
-        for keyword in (
-            r'aws[ _.-]?secret[ _.-]?(?:access[ _.-]?)?key',
-            r'secret[ _.-]?access[ _.-]?key',
-        )
+_B62 = 'A-Za-z0-9'
+_URLSAFE = 'A-Za-z0-9_-'
+
+RULES: tuple[_Rule, ...] = (
+    # -- cloud ------------------------------------------------------------
+    _token(
+        'aws-access-key', 'AWS access key',
+        '(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)', '[A-Z0-9]{16}',
+        ('akia', 'asia', 'abia', 'acca', 'a3t'), _real,
     ),
-    _rule(
-        'GitHub token',
-        rf'gh[pousr]_[A-Za-z0-9]{{36,251}}{_END}', _real,
+    _context(
+        'aws-secret-key', 'AWS secret key',
+        # `aws_secret_key`, `aws_secret_access_key`, `secret_access_key`,
+        # starting with the literal `secret` for speed
+        r'secret(?:(?:(?<=aws[ _.-]secret)|(?<=awssecret))[ _.-]?'
+        r'(?:access[ _.-]?)?key|[ _.-]?access[ _.-]?key)'
+        rf'{_ASSIGN}["\']?([a-z0-9/+]{{40}})(?![a-z0-9/+=])',
+        ('secret',), _with_digit,
     ),
-    _rule('GitHub token', rf'github_pat_[A-Za-z0-9_]{{40,}}{_END}', _real),
-    _rule('Anthropic key', r'sk-ant-[A-Za-z0-9_-]{32,}', _real),
-    _rule(
-        'OpenAI key',
-        r'sk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}',
+    _token(
+        'gcp-api-key', 'Google API key', 'AIza', f'[{_URLSAFE}]{{35}}',
+        ('aiza',), _real, end=f'(?![{_URLSAFE}])',
+    ),
+    _token(
+        'gcp-oauth-client-secret', 'Google OAuth client secret', 'GOCSPX-',
+        f'[{_URLSAFE}]{{28}}', ('gocspx-',), _real, end=f'(?![{_URLSAFE}])',
+    ),
+    _Rule(
+        'azure-storage-key', 'Azure storage key',
+        r'(?:account|sharedaccess)key=([a-z0-9+/]{40,}={0,2})(?![a-z0-9+/=])',
+        ('accountkey=', 'sharedaccesskey='), _with_digit, lower=True,
+    ),
+    _token(
+        'azure-ad-client-secret', 'Azure AD client secret',
+        '', r'[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}', ('q~',),
+        end=r'(?![A-Za-z0-9_~.-])', long=False,  # `.` in the random part
+    ),
+    _token(
+        'digitalocean-token', 'DigitalOcean token', 'do[opr]_v1_',
+        '[a-f0-9]{64}', ('dop_v1_', 'doo_v1_', 'dor_v1_'),
+    ),
+    _token(
+        'alibaba-access-key', 'Alibaba Cloud access key', 'LTAI',
+        f'[{_B62}]{{20}}', ('ltai',),
+    ),
+    _token(
+        'heroku-api-key-v2', 'Heroku key', 'HRKU-AA', f'[{_URLSAFE}]{{58}}',
+        ('hrku-aa',), end=f'(?![{_URLSAFE}])',
+    ),
+    _context(
+        'heroku-api-key', 'Heroku key',
+        rf'heroku[a-z0-9_.-]{{0,30}}{_ASSIGN}["\']?({_UUID})(?![a-z0-9-])',
+        ('heroku',), _real,
+    ),
+    _token(
+        'databricks-token', 'Databricks token', 'dapi',
+        '[a-f0-9]{32}(?:-[0-9])?', ('dapi',),
+    ),
+    _token(
+        'cloudflare-origin-ca-key', 'Cloudflare key', r'v1\.0-',
+        '[a-f0-9]{24}-[a-f0-9]{146}', ('v1.0-',),
+    ),
+    _token(
+        'flyio-token', 'Fly.io token', 'f',
+        f'(?:o1_[{_URLSAFE}]{{43}}|m(?:1[ar]|2)_[A-Za-z0-9+/]{{100,}}={{0,3}})',
+        ('fo1_', 'fm1a_', 'fm1r_', 'fm2_'), end=r'(?![A-Za-z0-9_+/=-])',
+    ),
+    _token(
+        'scalingo-token', 'Scalingo token', 'tk-us-', f'[{_URLSAFE}]{{48}}',
+        ('tk-us-',), end=f'(?![{_URLSAFE}])',
+    ),
+    _token(
+        'openshift-token', 'OpenShift token', 'sha256~', f'[{_URLSAFE}]{{43}}',
+        ('sha256~',), end=f'(?![{_URLSAFE}])',
+    ),
+    # -- source hosting and CI ----------------------------------------------
+    _token(
+        'github-token', 'GitHub token', 'gh[pousr]_', f'[{_B62}]{{36,251}}',
+        ('ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_'), _real,
+    ),
+    _token(
+        'github-fine-grained-pat', 'GitHub token', 'github_pat_',
+        f'[{_B62}]{{22}}_[{_B62}]{{59}}', ('github_pat_',), _real,
+    ),
+    _token(
+        'gitlab-token', 'GitLab token', 'gl',
+        '(?:pat|ptt|rt|dt|cbt|ft|imt|agent|oas|soat|ffct)-'
+        rf'[{_URLSAFE}]{{20,}}(?:\.[a-z0-9]{{9}})?',
+        (
+            'glpat-', 'glptt-', 'glrt-', 'gldt-', 'glcbt-', 'glft-', 'glimt-',
+            'glagent-', 'gloas-', 'glsoat-', 'glffct-',
+        ),
+        end=f'(?![{_URLSAFE}])',
+    ),
+    _token(
+        'gitlab-runner-registration-token', 'GitLab token', 'GR1348941',
+        f'[{_URLSAFE}]{{20,}}', ('gr1348941',), end=f'(?![{_URLSAFE}])',
+    ),
+    _token(
+        'atlassian-api-token', 'Atlassian token', 'AT[AC]TT3',
+        '[A-Za-z0-9_=-]{150,}', ('atatt3', 'atctt3'),
+        end=r'(?![A-Za-z0-9_=-])',
+    ),
+    _token(
+        'bitbucket-app-password', 'Atlassian token', 'ATBB',
+        f'[{_B62}]{{32,}}', ('atbb',),
+    ),
+    _token(
+        'npm-token', 'npm token', 'npm_', f'[{_B62}]{{36}}', ('npm_',),
         _random_looking,
     ),
-    _rule(
-        'Slack token', r'xox[abeoprs]-[0-9A-Za-z]+-[0-9A-Za-z-]{8,}',
-        _with_digit,
+    _Rule(
+        'pypi-token', 'PyPI token',
+        f'pypi-AgEIcHlwaS5vcmc[{_URLSAFE}]{{50,}}', ('pypi-ageichlwas5vcmc',),
+        _real,
     ),
-    _rule(
-        'Slack webhook',
+    _token(
+        'rubygems-token', 'RubyGems token', 'rubygems_', '[a-f0-9]{48}',
+        ('rubygems_',),
+    ),
+    _token(
+        'clojars-token', 'Clojars token', 'clojars_', '[a-z0-9]{60}',
+        ('clojars_',), lower=True,
+    ),
+    _token(
+        'artifactory-api-key', 'Artifactory token', 'AKCp', f'[{_B62}]{{69}}',
+        ('akcp',),
+    ),
+    _token(
+        'artifactory-reference-token', 'Artifactory token', 'cmVmd',
+        f'[{_B62}]{{59}}', ('cmvmd',),
+    ),
+    _token(
+        'sourcegraph-token', 'Sourcegraph token', 'sgp_',
+        '(?:(?:[a-f0-9]{16}|local)_)?[a-f0-9]{40}', ('sgp_',),
+    ),
+    _token(
+        'harness-token', 'Harness token', '[ps]at\\.',
+        f'[{_URLSAFE}]{{22}}\\.[{_B62}]{{24}}\\.[{_B62}]{{20}}', ('pat.', 'sat.'),
+    ),
+    # -- chat and mail ------------------------------------------------------
+    _token(
+        'slack-token', 'Slack token', 'xox',
+        '(?:e\\.xox)?[abeoprs]-[0-9A-Za-z]+-[0-9A-Za-z-]{10,}', ('xox',),
+        _with_digit, end=r'(?![0-9A-Za-z_-])',
+    ),
+    _token(
+        'slack-app-token', 'Slack token', 'xapp-',
+        f'[0-9]+-[{_B62}]+-[0-9]+-[{_B62}]{{16,}}', ('xapp-',), _with_digit,
+    ),
+    _Rule(
+        'slack-webhook', 'Slack webhook',
         r'hooks\.slack\.com/(?:services|workflows|triggers)/'
         r'[A-Za-z0-9_/-]{20,}',
-        _real, bounded=False,
+        ('hooks.slack.com',), _real,
     ),
-    _rule(
-        'private key block', _PRIVATE_KEY, _any,
-        context=_key_block, bounded=False,
+    _Rule(
+        'discord-webhook', 'Discord webhook',
+        r'discord(?:app)?\.com/api/webhooks/[0-9]{17,20}/'
+        f'[{_URLSAFE}]{{60,68}}(?![{_URLSAFE}])',
+        ('discord',), _real,
     ),
-    _rule('Google API key', r'AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])', _real),
-    _rule('GitLab token', r'glpat-[A-Za-z0-9_-]{20,}', _real),
-    _rule('npm token', rf'npm_[A-Za-z0-9]{{36}}{_END}', _random_looking),
-    _rule('PyPI token', r'pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}', _any),
-    *(
-        _rule(
-            'Stripe key', rf'{prefix}_(?:live|test)_[A-Za-z0-9]{{20,}}{_END}',
-            _with_digit,
-        )
-        for prefix in ('sk', 'rk')
+    _token(
+        'dropbox-token', 'Dropbox token', r'sl\.', '[A-Za-z0-9_.=-]{130,}',
+        ('sl.',), end=r'(?![A-Za-z0-9_.=-])', long=False,
     ),
-    _rule(
-        'JSON web token',
-        r'eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}',
-        _any,
+    _token(
+        'discord-bot-token', 'Discord token', '',
+        f'[MNO][{_URLSAFE}]{{23,27}}\\.[{_URLSAFE}]{{6}}\\.[{_URLSAFE}]{{27,38}}',
+        (), _discord_bot_token, end=f'(?![{_URLSAFE}])',
     ),
-    _rule(
-        'password in URL', r'://[^/\s:@"\'`]+:([^/\s:@"\'`]+)@',
-        _high_entropy, bounded=False,
+    _token(
+        'telegram-bot-token', 'Telegram bot token', '',
+        f'[0-9]{{8,10}}:AA[{_URLSAFE}]{{33}}', (':aa',), _real,
+        end=f'(?![{_URLSAFE}])',
     ),
-    _rule(
-        'bearer token', r'bearer[ \t]+([a-z0-9._~+/-]{20,}=*)',
-        _high_entropy, lower=True,
+    _token(
+        'sendgrid-key', 'SendGrid key', r'SG\.',
+        f'[{_URLSAFE}]{{22}}\\.[{_URLSAFE}]{{43}}', ('sg.',), _real,
+        end=f'(?![{_URLSAFE}])',
+    ),
+    _token(
+        'sendinblue-key', 'Brevo key', 'x',
+        f'(?:keysib|smtpsib)-[a-f0-9]{{64}}-[{_B62}]{{16}}',
+        ('xkeysib-', 'xsmtpsib-'),
+    ),
+    _token(
+        'twilio-api-key', 'Twilio key', 'SK', '[0-9a-fA-F]{32}', ('sk',),
+    ),
+    _token(
+        'twilio-account-credentials', 'Twilio key', 'AC',
+        '[0-9a-f]{32}:([0-9a-f]{32})', ('ac',),
+    ),
+    _token(
+        # `key-<md5>` is also what a cache key looks like: only where the
+        # text names Mailgun (as gitleaks does), and never `cache-key-<md5>`
+        'mailgun-key', 'Mailgun key', 'key-', '[0-9a-f]{32}', ('mailgun',),
+        boundary='[A-Za-z0-9_./-]', long=False,
+    ),
+    _token(
+        'mailchimp-key', 'Mailchimp key', '', '[0-9a-f]{32}-us[0-9]{1,2}',
+        ('-us',),
+    ),
+    _token(
+        'postman-key', 'Postman key', 'PMAK-',
+        '[a-f0-9]{24}-[a-f0-9]{34}', ('pmak-',),
+    ),
+    _token(
+        'linear-key', 'Linear key', 'lin_api_', f'[{_B62}]{{40}}',
+        ('lin_api_',),
+    ),
+    _token(
+        'typeform-token', 'Typeform token', 'tfp_', '[A-Za-z0-9_.=-]{59}',
+        ('tfp_',), end=r'(?![A-Za-z0-9_.=-])', long=False,
+    ),
+    # -- payments -----------------------------------------------------------
+    _token(
+        'stripe-key', 'Stripe key', '[rs]k_(?:live|test|prod)_',
+        f'[{_B62}]{{20,}}',
+        ('sk_live_', 'sk_test_', 'sk_prod_', 'rk_live_', 'rk_test_', 'rk_prod_'),
+        _with_digit,
+    ),
+    _token(
+        'stripe-webhook-secret', 'Stripe key', 'whsec_', '[A-Za-z0-9+/]{32,}',
+        ('whsec_',), end=r'(?![A-Za-z0-9_+/])',
+    ),
+    _token(
+        'square-token', 'Square token', 'sq0(?:atp|csp)-',
+        f'[{_URLSAFE}]{{22,}}', ('sq0atp-', 'sq0csp-'), end=f'(?![{_URLSAFE}])',
+    ),
+    _token(
+        'square-access-token', 'Square token', 'EAAA', f'[{_URLSAFE}]{{60}}',
+        ('eaaa',), _random_looking, end=f'(?![{_URLSAFE}])',
+    ),
+    _token(
+        'shopify-token', 'Shopify token', 'shp(?:at|ss|ca|pa)_',
+        '[a-fA-F0-9]{32}', ('shpat_', 'shpss_', 'shpca_', 'shppa_'),
+    ),
+    _token(
+        'shippo-token', 'Shippo token', 'shippo_(?:live|test)_',
+        '[a-fA-F0-9]{40}', ('shippo_',),
+    ),
+    _token(
+        'flutterwave-secret-key', 'Flutterwave key', 'FLWSECK_TEST-',
+        '[a-h0-9]{32}-X', ('flwseck_test-',),
+    ),
+    _token(
+        'duffel-token', 'Duffel token', 'duffel_(?:live|test)_',
+        '[A-Za-z0-9_=-]{43}', ('duffel_',), end=r'(?![A-Za-z0-9_=-])',
+    ),
+    _token(
+        'easypost-token', 'EasyPost token', 'EZ[AT]K', f'[{_B62}]{{54}}',
+        ('ezak', 'eztk'),
+    ),
+    # -- AI -----------------------------------------------------------------
+    _token(
+        'anthropic-key', 'Anthropic key', 'sk-ant-', f'[{_URLSAFE}]{{32,}}',
+        ('sk-ant-',), _real, end='',
+    ),
+    _token(
+        'openai-key', 'OpenAI key', 'sk-',
+        f'(?!ant-)(?:proj-|svcacct-|admin-)?[{_URLSAFE}]{{32,}}', ('sk-',),
+        _random_looking, end='',
+    ),
+    _token(
+        'huggingface-token', 'Hugging Face token', 'hf_', '[A-Za-z]{34}',
+        ('hf_',),
+    ),
+    _token(
+        'huggingface-org-token', 'Hugging Face token', 'api_org_',
+        '[A-Za-z]{34}', ('api_org_',),
+    ),
+    _token(
+        'groq-key', 'Groq key', 'gsk_', f'[{_B62}]{{52}}', ('gsk_',),
+        _random_looking,
+    ),
+    _token(
+        'xai-key', 'xAI key', 'xai-', f'[{_B62}]{{80}}', ('xai-',),
+        _random_looking,
+    ),
+    _token(
+        'replicate-token', 'Replicate token', 'r8_', f'[{_B62}]{{37}}',
+        ('r8_',), _random_looking,
+    ),
+    _token(
+        'perplexity-key', 'Perplexity key', 'pplx-', f'[{_B62}]{{48}}',
+        ('pplx-',), _random_looking,
+    ),
+    # -- secrets managers, infrastructure, observability --------------------
+    _token(
+        'vault-token', 'Vault token', r'hv[sbr]\.', f'[{_URLSAFE}]{{24,}}',
+        ('hvs.', 'hvb.', 'hvr.'), end=f'(?![{_URLSAFE}])',
+    ),
+    _token(
+        'doppler-token', 'Doppler token', r'dp\.',
+        f'(?:pt|st|ct|sa|scim|audit)\\.[{_B62}]{{40,44}}', ('dp.',),
+    ),
+    _token(
+        'terraform-cloud-token', 'Terraform Cloud token', '',
+        rf'[{_B62}]{{14}}\.atlasv1\.[A-Za-z0-9_=-]{{60,70}}', ('atlasv1',),
+        end=r'(?![A-Za-z0-9_=-])',
+    ),
+    _token(
+        'pulumi-token', 'Pulumi token', 'pul-', '[a-f0-9]{40}', ('pul-',),
+    ),
+    _token(
+        'onepassword-service-account-token', '1Password token', 'ops_eyJ',
+        '[A-Za-z0-9+/]{250,}={0,3}', ('ops_eyj',), end=r'(?![A-Za-z0-9+/=])',
+    ),
+    _token(
+        'onepassword-secret-key', '1Password token', 'A3-',
+        '[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})'
+        '-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}',
+        ('a3-',), _with_digit,
+    ),
+    _token(
+        'age-secret-key', 'age secret key', 'AGE-SECRET-KEY-1',
+        '[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}', ('age-secret-key-1',), _real,
+    ),
+    _token(
+        'grafana-cloud-token', 'Grafana token', 'glc_',
+        '[A-Za-z0-9+/]{32,}={0,3}', ('glc_',), end=r'(?![A-Za-z0-9+/=])',
+    ),
+    _token(
+        'grafana-service-account-token', 'Grafana token', 'glsa_',
+        f'[{_B62}]{{32}}_[A-Fa-f0-9]{{8}}', ('glsa_',),
+    ),
+    _token(
+        'grafana-api-key', 'Grafana token', 'eyJrIjoi',
+        f'[{_B62}]{{70,400}}={{0,3}}', ('eyjrijoi',), end=r'(?![A-Za-z0-9=])',
+    ),
+    _token(
+        'new-relic-key', 'New Relic key', 'NR',
+        f'(?:AK-[A-Z0-9]{{27}}|II-[{_URLSAFE}]{{32}})', ('nrak-', 'nrii-'),
+        end=f'(?![{_URLSAFE}])',
+    ),
+    _token(
+        'sentry-token', 'Sentry token', 'sntry',
+        '(?:s_eyJ[A-Za-z0-9+/=_]{40,}|u_[a-f0-9]{64})', ('sntrys_', 'sntryu_'),
+        end=r'(?![A-Za-z0-9+/=_])',
+    ),
+    _token(
+        'dynatrace-token', 'Dynatrace token', r'dt0c01\.',
+        f'[{_B62}]{{24}}\\.[{_B62}]{{64}}', ('dt0c01.',),
+    ),
+    _token(
+        'planetscale-token', 'PlanetScale token', 'pscale_',
+        '(?:tkn|pw|oauth)_[A-Za-z0-9_=.-]{32,64}', ('pscale_',),
+        end=r'(?![A-Za-z0-9_=.-])', long=False,
+    ),
+    _token(
+        'prefect-token', 'Prefect token', 'pnu_', f'[{_B62}]{{36}}', ('pnu_',),
+    ),
+    _token(
+        'readme-token', 'ReadMe token', 'rdme_', '[a-z0-9]{70}', ('rdme_',),
+    ),
+    _token(
+        'infracost-token', 'Infracost token', 'ico-', f'[{_B62}]{{32}}',
+        ('ico-',),
+    ),
+    _token(
+        'notion-token', 'Notion token', 'ntn_', f'[0-9]{{11}}[{_B62}]{{35}}',
+        ('ntn_',),
+    ),
+    _token(
+        'frameio-token', 'Frame.io token', 'fio-u-', '[A-Za-z0-9_=-]{64}',
+        ('fio-u-',), end=r'(?![A-Za-z0-9_=-])',
+    ),
+    _token(
+        'adobe-client-secret', 'Adobe client secret', 'p8e-', f'[{_B62}]{{32}}',
+        ('p8e-',),
+    ),
+    _token(
+        'maxmind-license-key', 'MaxMind license key', '',
+        f'[{_B62}]{{6}}_[{_B62}]{{29}}_mmk', ('_mmk',),
+    ),
+    _token(
+        'facebook-page-token', 'Facebook token', 'EAA[MC]', f'[{_B62}]{{100,}}',
+        ('eaam', 'eaac'), _random_looking,
+    ),
+    _Rule(
+        'microsoft-teams-webhook', 'Microsoft Teams webhook',
+        r'\.webhook\.office\.com/webhookb2/[0-9a-f-]{36}@[0-9a-f-]{36}/'
+        r'IncomingWebhook/[0-9a-f]{32}/[0-9a-f-]{36}',
+        ('webhookb2',), _any,
+    ),
+    # -- structures ---------------------------------------------------------
+    _token(
+        'jwt', 'JSON web token', 'eyJ',
+        f'[{_URLSAFE}]{{10,}}\\.eyJ[{_URLSAFE}]{{10,}}\\.[{_URLSAFE}]{{10,}}',
+        ('eyj',), _real, end='', long=False,  # its parts may be short
+        # not after `-` either: in `-eyJ-eyJ...` each try would read to the
+        # end of the run (quadratic time)
+        boundary=f'[{_URLSAFE}]',
+    ),
+    _context(
+        'private-key', 'private key block', _PRIVATE_KEY, ('-----begin',), _any,
+        context=_key_block,
+    ),
+    _context(
+        'basic-auth', 'basic auth credentials',
+        r'authorization["\']?[ \t]*[:=][ \t]*["\']?basic[ \t]+'
+        r'([a-z0-9+/]{8,}={0,2})(?![a-z0-9+/=])',
+        ('basic',), _basic_credentials,
+    ),
+    _context(
+        'bearer-token', 'bearer token', r'bearer[ \t]+([a-z0-9._~+/-]{20,}=*)',
+        ('bearer',), _high_entropy,
+    ),
+    _context(
+        'url-password', 'password in URL', r'://[^/\s:@"\'`]+:([^/\s:@"\'`]+)@',
+        ('://',), _high_entropy,
     ),
     # `password = ...`, `"api_key": "..."`, `GITHUB_TOKEN: ...`: reported only
     # when the value is long and random enough to be a real credential; no
     # left boundary, so that `DB_PASSWORD=` counts
     *(
-        _rule(
-            kind, f'{keyword}{_ASSIGN}{_VALUE}', _high_entropy,
-            lower=True, bounded=False, generic=True,
+        _context(
+            id, kind, f'{keyword}{_ASSIGN}{_VALUE}', (literal,), _high_entropy,
+            generic=True,
         )
-        for kind, keyword in (
-            ('password assignment', 'pass(?:word|wd|phrase)'),
-            ('secret assignment', 'secret(?:[_-]?key)?'),
-            ('token assignment', 'token'),
-            ('API key assignment', 'api[_-]?key'),
-            ('API key assignment', 'apikey'),
-            ('API key assignment', 'access[_-]?key'),
-            ('API key assignment', 'private[_-]?key'),
+        for id, kind, keyword, literal in (
+            ('password-assignment', 'password assignment',
+             'pass(?:word|wd|phrase)', 'pass'),
+            ('secret-assignment', 'secret assignment', 'secret(?:[_-]?key)?',
+             'secret'),
+            ('token-assignment', 'token assignment', 'token', 'token'),
+            ('api-key-assignment', 'API key assignment',
+             '(?:api[_-]?key|apikey)', 'api'),
+            ('access-key-assignment', 'API key assignment', 'access[_-]?key',
+             'access'),
+            ('private-key-assignment', 'API key assignment',
+             'private[_-]?key', 'private'),
         )
     ),
 )
 
+# what tokens, URLs and keywords are made of: ASCII letters and digits and
+# some punctuation; anything else (spaces, quotes, non-ASCII) separates runs
+TOKEN_CHARS = (
+    'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.=/+:~@%'
+)
+# what the random part of a token is made of: not `.` or `:`, which paths,
+# file:line references and dotted names are full of
+DENSE_CHARS = (
+    'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-=/+~'
+)
+_RUN = 16  # every match of a `long` rule holds this many DENSE_CHARS in a row
+_TOKEN_TABLE = bytes(b if chr(b) in TOKEN_CHARS else 0x20 for b in range(256))
+_DENSE_TABLE = bytes(0x61 if chr(b) in DENSE_CHARS else 0x20 for b in range(256))
+_DENSE_RUN = b'a' * _RUN
 
-def _word_char(c: str) -> bool:
-    return c.isalnum() or c == '_'
+
+def _long_runs(text: str) -> str:
+    """The distinct runs of TOKEN_CHARS in `text` that hold _RUN DENSE_CHARS
+    in a row, joined by spaces: where the keywords of `long` rules must be,
+    and a much smaller string to search than the text.  Found with substring
+    searches, each skipping up to _RUN characters, not a loop per word."""
+    raw = text.encode('ascii', 'replace')  # non-ASCII separates
+    dense = raw.translate(_DENSE_TABLE)
+    i = dense.find(_DENSE_RUN)
+    if i < 0:
+        return ''
+    tokens = raw.translate(_TOKEN_TABLE)
+    runs = set()
+    while i >= 0:
+        start = tokens.rfind(b' ', 0, i) + 1
+        end = tokens.find(b' ', i)
+        end = len(tokens) if end < 0 else end
+        runs.add(tokens[start:end])
+        i = dense.find(_DENSE_RUN, end)
+    return b' '.join(runs).decode('ascii')
+
+
+def _ascii_lower(text: str) -> str:
+    """`text` with ASCII letters lowercased, every character in its place.
+    (str.lower() also turns the Kelvin sign into `k` and `İ` into two
+    characters: both would move or make word characters.)"""
+    if text.isascii():
+        return text.lower()
+    return text.replace('\u0130', '\x80').replace('\u212a', '\x80').lower()
+
+
+def _active(text: str, lower: str) -> list[_Rule]:
+    """The rules that may match: a keyword of theirs is in the text; for a
+    rule without keywords, it matches one of the long runs."""
+    runs = _long_runs(text)
+    runs_lower = runs.lower()
+    found: dict[tuple[str, bool], bool] = {}  # each keyword searched once
+    ret = []
+    for rule in RULES:
+        if not rule.keywords:
+            if _re(rule.pattern).search(runs):
+                ret.append(rule)
+            continue
+        for k in rule.keywords:
+            key = (k, rule.long)
+            if key not in found:
+                found[key] = k in (runs_lower if rule.long else lower)
+            if found[key]:
+                ret.append(rule)
+                break
+    return ret
 
 
 def _hits(text: str, lower: str, rule: _Rule) -> list[tuple[int, int]]:
     ret = []
-    for m in rule.regex.finditer(lower if rule.lower else text):
-        if rule.bounded and m.start() and _word_char(text[m.start() - 1]):
-            continue
-        groups = range(rule.regex.groups, 0, -1)
+    regex = _re(rule.pattern)
+    for m in regex.finditer(lower if rule.lower else text):
+        groups = range(regex.groups, 0, -1)
         start, end = m.span(next((i for i in groups if m[i] is not None), 0))
         if rule.check(text[start:end]) and (
                 rule.context is None or rule.context(text, start, end)
@@ -250,18 +793,18 @@ def _hits(text: str, lower: str, rule: _Rule) -> list[tuple[int, int]]:
     return ret
 
 
-def scan(text: str, path: str) -> list[Secret]:
-    """Likely credentials in `text` (the content of `path`), in line order."""
-    lower = text.lower()
-    if len(lower) != len(text):  # a few characters lowercase to two
-        lower = ''.join(c if len(c.lower()) != 1 else c.lower() for c in text)
+def scan(text: str, where: str) -> list[Secret]:
+    """Likely credentials in `text`, in line order.  `where` names the text
+    in the findings: a file's path, or e.g. 'commit message'."""
+    lower = _ascii_lower(text)
+    rules = _active(text, lower)
 
     hits: list[tuple[int, int, str]] = []  # value start, value end, kind
-    for rule in _RULES:
+    for rule in rules:
         if not rule.generic:
             hits.extend((s, e, rule.kind) for s, e in _hits(text, lower, rule))
     taken = [(s, e) for s, e, _ in hits]
-    for rule in _RULES:
+    for rule in rules:
         if rule.generic:
             for start, end in _hits(text, lower, rule):
                 # skip a value that is (part of) a key of a specific kind
@@ -277,7 +820,7 @@ def scan(text: str, path: str) -> list[Secret]:
         pos = start
         if (line, kind) not in seen:
             seen.add((line, kind))
-            ret.append(Secret(path, line, kind))
+            ret.append(Secret(where, line, kind))
     return ret
 
 

@@ -36,6 +36,33 @@ def blocking(files: dict[str, bytes]) -> list[Finding]:
     })
 
 
+MESSAGE = 'commit message'
+
+
+def blocking_message(msg: str) -> list[Finding]:
+    """For every memory commit agitmem writes: the secrets in its message.
+    Messages are built from user text (`save -m`, note and state values in
+    subjects, fragment goals) and are pushed like the files; a key in one
+    must not reach the ref."""
+    return [
+        Finding(
+            ID, 'error',
+            f'{MESSAGE}:{s.line}: possible {s.kind}; take it out of the text '
+            f'given for the message (and revoke it if it is real)',
+            line=s.line,
+        )
+        for s in secrets.scan(msg, MESSAGE)
+    ]
+
+
+def in_blob(path: str, data: bytes) -> list[secrets.Secret]:
+    """For the pre-push scan of every memory commit a push sends: the
+    secrets in one blob (a memory commit path).  Scanning is linear in the
+    size and compiles only the rules whose keywords the blob holds, so the
+    caller needs only to skip blobs it has scanned already."""
+    return secrets.scan(data.decode('utf-8', 'replace'), path)
+
+
 def in_refs(repo: Repo, prefix: str = repo_mod.MEMORY_NS) -> list[Finding]:
     """Secrets in the saved memory a push would send: the files at the tip
     of each memory ref (each distinct tree read once, as one diff against

@@ -22,6 +22,7 @@ from agitmem import merge
 from agitmem import repo as repo_mod
 from agitmem import store
 from agitmem.checks.secrets import blocking
+from agitmem.checks.secrets import blocking_message
 from agitmem.errors import AgitmemError
 from agitmem.porcelain import lineage
 from agitmem.porcelain import read
@@ -85,9 +86,10 @@ def _catch_up(ctx: Context, pr: pygit2.Repository, files: store.Files) -> store.
     return merged
 
 
-def _refuse_secrets(files: store.Files) -> None:
-    # credentials never reach the ref (from where they would be pushed)
-    found = blocking(files)
+def _refuse_secrets(files: store.Files, msg: str = '') -> None:
+    # credentials never reach the ref (from where they would be pushed):
+    # neither in a memory file nor in a message built from user text
+    found = blocking(files) + (blocking_message(msg) if msg else [])
     if found:
         more = f' (and {len(found) - 1} more)' if len(found) > 1 else ''
         raise AgitmemError(found[0].message + more)
@@ -131,6 +133,7 @@ def save(
                 msg = store.message(
                     subject, event=event, branch=ctx.branch, head=ctx.head, body=body,
                 )
+                _refuse_secrets({}, f'{subject}\n\n{body}')
                 oid: pygit2.Oid | None = store.commit_merge(
                     ctx.repo, pr, ctx.ref, tree, msg=msg,
                     parents=[parents[0].id, parents[1].id], old=parents[0].id,
@@ -146,6 +149,7 @@ def save(
                 msg = store.message(
                     subject, event=event, branch=ctx.branch, head=ctx.head, body=body,
                 )
+                _refuse_secrets({}, f'{subject}\n\n{body}')
                 oid = store.commit(ctx.repo, pr, ctx.ref, tree, msg=msg)
         except (OSError, pygit2.GitError) as e:
             # a read-only or full .git: one line, not a traceback

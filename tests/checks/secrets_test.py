@@ -100,3 +100,33 @@ def _commit_to_ref(repo: Path, ref: str, name: str, text: str) -> None:
     ).stdout.strip()
     commit = git('commit-tree', tree, '-m', 'x', cwd=repo).strip()
     git('update-ref', ref, commit, cwd=repo)
+
+
+def test_blocking_message_names_the_kind_and_line_not_the_key() -> None:
+    msg = f'save: deploy notes\n\nuse {GITHUB_TOKEN} for the release\n'
+    found, = secrets.blocking_message(msg)
+    assert (found.id, found.severity, found.path, found.line) == ('secrets', 'error', None, 3)
+    assert found.message.startswith('commit message:3: possible GitHub token; take it out')
+    assert GITHUB_TOKEN not in found.message
+
+
+def test_blocking_message_finds_a_key_glued_to_non_ascii_text() -> None:
+    found, = secrets.blocking_message(f'state: current_goal=用密钥{AWS_KEY}部署')
+    assert 'AWS access key' in found.message
+
+
+def test_blocking_message_passes_ordinary_messages() -> None:
+    for msg in (
+            'save: notes.md, state.json',
+            'note: the token budget is 4000 tokens; never log passwords',
+            'state: current_goal=move the token refresh into auth/session.py',
+            'fragment: rotate the API key handling (A-042)',
+            '',
+    ):
+        assert secrets.blocking_message(msg) == []
+
+
+def test_in_blob_decodes_and_scans() -> None:
+    found, = secrets.in_blob('notes.md', f'- a\n- {AWS_KEY}\n'.encode() + b'\xff\n')
+    assert (found.path, found.line, found.kind) == ('notes.md', 2, 'AWS access key')
+    assert secrets.in_blob('notes.md', b'\x00\xff binary') == []
