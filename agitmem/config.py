@@ -12,6 +12,7 @@ DEFAULTS: dict[str, Any] = {
     'reload_every': 20,  # re-inject every N prompts
     'compaction_drop': 0.4,  # a context drop over this fraction = compaction
     'checkpoint_at': 0.7,  # ask for a checkpoint at this share of the window
+    'push_strict': False,  # pre-push fails when the memory could not be pushed
     'context_window': None,  # tokens; None: the agent's own (see hook.py)
     'max_rules': 20,  # tattoo rules before `tattoo-size` warns
     'max_file_kb': 256,  # a memory file larger than this is refused
@@ -27,6 +28,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     'reload_every': (int,),
     'compaction_drop': (float, int),
     'checkpoint_at': (float, int),
+    'push_strict': (bool,),
     'context_window': (int, type(None)),
     'max_rules': (int,),
     'max_file_kb': (int,),

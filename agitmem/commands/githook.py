@@ -115,8 +115,16 @@ def pre_push(args: list[str], stdin: str) -> int:
     os.environ[IN_PUSH] = '1'
     try:
         push_memory(ctx, remote)
-    except AgitmemError as e:  # the code push goes on without the memory
-        print(f'agitmem: memory refs not pushed: {e}', file=sys.stderr)
+    except AgitmemError as e:
+        # never silent: the memory stays here (status counts it) and the
+        # next push carries it; the code push goes on unless push_strict
+        if ctx.cfg['push_strict']:
+            print(f'agitmem: push refused (push_strict): memory refs not pushed: {e}', file=sys.stderr)
+            return 1
+        print(
+            f'agitmem: memory refs not pushed: {e} (the code push goes on; '
+            f'the next push carries the memory)', file=sys.stderr,
+        )
     finally:
         del os.environ[IN_PUSH]
     return 0

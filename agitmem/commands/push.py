@@ -1,6 +1,8 @@
 """`agitmem push [REMOTE]`: send every memory ref, never forced."""
 from __future__ import annotations
 
+import sys
+
 from agitmem.porcelain import sharing
 from agitmem.porcelain.context import Context
 
@@ -10,7 +12,12 @@ def push(ctx: Context, remote: str | None) -> int:
     sharing.named(ctx.repo, remote)
     if sharing.refused_by_secrets(ctx):
         return 1
-    rows = sharing.push_memory(ctx, remote)
+    try:
+        rows = sharing.push_memory(ctx, remote)
+    except sharing.PushFailed as e:
+        # the memory stays here (status counts it); the next push carries it
+        print(f'agitmem: {e}', file=sys.stderr)
+        return 1
     if not rows:
         print('no memory refs to push')
     elif all(r.flag == '=' for r in rows):

@@ -8,6 +8,7 @@ from agitmem import audit
 from agitmem import memory
 from agitmem import store
 from agitmem.diffs import unified
+from agitmem.porcelain import sharing
 from agitmem.porcelain.context import Context
 from agitmem.memory import state as state_mod
 from agitmem.memory.state import age_seconds
@@ -33,6 +34,8 @@ def status(ctx: Context, as_json: bool) -> int:
         now.timestamp() - snap.stat().st_mtime if snap.exists() else None
     )
     behind = top is not None and against is not None and top.id != against.id
+    far = sharing.push_remote(ctx.repo, ctx.branch)
+    ahead = sharing.unpushed(ctx.repo, far) if far is not None else {}
     audit.log(ctx.repo.agent_dir, 'read status', f'{len(changes)} changed')
     if as_json:
         print(json.dumps({
@@ -49,6 +52,11 @@ def status(ctx: Context, as_json: bool) -> int:
             },
             'snapshot_age_seconds': snap_age,
             'ref_moved': behind,
+            'unpushed': None if far is None else {
+                'remote': far,
+                'commits': sum(ahead.values()),
+                'refs': ahead,
+            },
         }, indent=2))
         return 0
     where = ctx.branch or 'detached HEAD'
@@ -62,6 +70,8 @@ def status(ctx: Context, as_json: bool) -> int:
             f'  the ref moved since this worktree last wrote its memory '
             f'(base {str(against.id)[:12]})',  # type: ignore[union-attr]
         )
+    if ahead and far is not None:
+        print(sharing.unpushed_line(ahead, far))
     if changes:
         print('unsaved changes (run `agitmem save`):')
         for p, s in changes:

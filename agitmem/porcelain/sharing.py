@@ -6,8 +6,10 @@ never force: a push that lost a race (the remote moved) fetches, merges the
 remote's memory into ours and pushes again."""
 from __future__ import annotations
 
+import random
 import re
 import sys
+import time
 from dataclasses import dataclass
 
 from agitmem import audit
@@ -21,10 +23,7 @@ from agitmem.repo import MEMORY_NS
 from agitmem.repo import Repo
 from agitmem.repo import REMOTES_NS
 
-PUSH_SPEC = f'{MEMORY_NS}*:{MEMORY_NS}*'
 _PORCELAIN = re.compile(r'^(.)\t([^\t]*):([^\t]*)\t(.*)$')
-_ATTEMPTS = 5
-
 
 def fetch_spec(remote: str) -> str:
     return f'+{MEMORY_NS}*:{REMOTES_NS}{remote}/*'
@@ -122,6 +121,109 @@ def fetch_on_init(repo: Repo) -> None:
 
 # -- push -----------------------------------------------------------------------
 
+# A push is retried, with fetch + merge, while what stops it is transient,
+# sleeping a jittered, exponentially growing delay between attempts (agents
+# that collided spread out), within _DEADLINE seconds in all.  A push that
+# failed on the way is tried _ATTEMPTS times; a race lost to another push
+# (someone else's memory got in: the remote makes progress) up to _RACES
+# times: 8 agents on a loaded 2-core machine lost 10 in a row now and then.
+_ATTEMPTS = 10
+_RACES = 30
+_DEADLINE = 60.0
+_BACKOFF_BASE = 0.05
+_BACKOFF_CAP = 2.0
+
+# the remote moved or another push held its ref lock: fetch, merge, retry
+# (summaries of `git push --porcelain`, and what receive-pack says of a
+# lock: "cannot lock ref 'X': is at A but expected B" / "reference already
+# exists" / "Unable to create 'X.lock': File exists")
+_RACE = (
+    '(fetch first)', '(non-fast-forward)', 'failed to update ref',
+    'cannot lock ref', 'incorrect old value', 'stale info',
+    'transaction failed to start',
+)
+# the whole push failed on the way (a busy server dropping connections)
+_TRANSIENT = (
+    'the remote end hung up unexpectedly', 'connection reset by peer',
+    'early eof', 'rpc failed', 'remote failed to report status',
+    'unexpected disconnect', 'broken pipe', 'operation timed out',
+    'connection timed out', 'returned error: 500', 'returned error: 502',
+    'returned error: 503', 'returned error: 504', 'too many children',
+    'unable to create',
+)
+# said alongside a transient phrase, these make the failure final:
+# nobody is let in by trying again
+_FINAL = (
+    'permission denied', 'authentication failed', 'access denied',
+    'not exported', 'does not appear to be a git repository',
+    'returned error: 401', 'returned error: 403', 'returned error: 404',
+    'repository not found', 'could not resolve host', 'connection refused',
+    'hook declined',
+)
+
+
+def retryable(summary: str) -> bool:
+    """Is a rejected ref's summary (`[rejected] (fetch first)`, `[remote
+    rejected] (failed to update ref)`...) a race worth retrying, rather
+    than a refusal (a hook, a policy, permissions)?"""
+    low = summary.lower()
+    return 'hook declined' not in low and any(m in low for m in _RACE)
+
+
+def transient(stderr: str) -> bool:
+    """Did a whole `git push` (or fetch) fail on the way, so the same call
+    may work in a moment?"""
+    low = stderr.lower()
+    if any(m in low for m in _FINAL):
+        return False
+    return any(m in low for m in _TRANSIENT) or any(m in low for m in _RACE)
+
+
+def backoff(attempt: int, draw: float) -> float:
+    """Seconds to sleep before retry number attempt (1, 2, ...): "full
+    jitter" (draw is uniform in [0, 1)) under an exponential cap."""
+    return draw * min(_BACKOFF_CAP, _BACKOFF_BASE * 2.0 ** attempt)
+
+
+def refusal(ref: str, remote: str, summary: str, stderr: str) -> str:
+    """One line for a ref the server refused: its reason, and the last
+    thing the server's hook said (`remote: ...`), which names the cause."""
+    reason = summary.removeprefix('[remote rejected]').removeprefix('[rejected]').strip()
+    reason = reason.removeprefix('(').removesuffix(')') or summary
+    said = [
+        line.strip().removeprefix('remote:').strip()
+        for line in stderr.splitlines() if line.strip().startswith('remote:')
+    ]
+    said = [s for s in said if s]
+    tail = f': {said[-1]}' if said else ''
+    return f'{ref} not pushed: {remote} refused it ({reason}){tail}'
+
+
+_GENERIC = ('the remote end hung up unexpectedly', 'could not read from remote repository.')
+
+
+def said(stderr: str, default: str) -> str:
+    """git's error line, with the line after it when it ends in a colon
+    ("unable to connect to 127.0.0.1:" / "...errno=Connection refused"),
+    and the `error:` that caused a generic `fatal:` ("RPC failed; HTTP
+    503 ..." before "the remote end hung up unexpectedly")."""
+    line = repo_mod.error_line(stderr, default)
+    lines = [x.strip() for x in stderr.splitlines()]
+    if line.lower() in _GENERIC:
+        causes = [x.removeprefix('error: ') for x in lines if x.startswith('error: ')]
+        return causes[0] if causes else line
+    if line.endswith(':'):
+        for i, x in enumerate(lines[:-1]):
+            if x.endswith(line) and lines[i + 1]:
+                return f'{line} {lines[i + 1]}'
+    return line
+
+
+class PushFailed(AgitmemError):
+    """The memory could not be pushed (exit 1): it stays here, counted by
+    `unpushed`, and the next push carries it."""
+
+
 @dataclass(frozen=True)
 class Row:
     flag: str  # git push --porcelain: ' ' '+' '-' '*' '!' '='
@@ -130,8 +232,13 @@ class Row:
 
     @property
     def lost_race(self) -> bool:
-        """Rejected because the remote moved (not by a hook or policy)."""
-        return self.flag == '!' and self.summary.startswith('[rejected]')
+        """Rejected because the remote moved or another push held its ref
+        lock (not by a hook or policy): fetch, merge, push again."""
+        return self.flag == '!' and retryable(self.summary)
+
+    @property
+    def refused(self) -> bool:
+        return self.flag == '!' and not self.lost_race
 
 
 def _push_once(repo: Repo, remote: str, specs: list[str]) -> tuple[int, list[Row], str]:
@@ -146,6 +253,85 @@ def _push_once(repo: Repo, remote: str, specs: list[str]) -> tuple[int, list[Row
         if m:
             rows.append(Row(m[1], m[3], m[4]))
     return proc.returncode, rows, proc.stderr
+
+
+def _track(repo: Repo, remote: str, pushed: dict[str, str]) -> None:
+    """After a push, move refs/agitmem/remotes/<remote>/* to what the
+    remote now has (git does it only for a remote whose fetch refspec maps
+    them), so `unpushed` counts right without a fetch."""
+    prefix = f'{REMOTES_NS}{remote}/'
+    have = _refs(repo, prefix)
+    for ref, sha in sorted(pushed.items()):
+        tracking = prefix + ref.removeprefix(MEMORY_NS)
+        if have.get(tracking) == sha:
+            continue
+        try:
+            store.update_ref(repo, tracking, sha, have.get(tracking), f'agitmem push {remote}')
+        except store.Race:
+            pass  # a fetch moved it meanwhile: that is newer still
+
+
+def unpushed(repo: Repo, remote: str) -> dict[str, int]:
+    """Memory commits not on <remote> as far as we know: for each
+    refs/agitmem/heads/* ref, the commits not in its
+    refs/agitmem/remotes/<remote>/* copy (all of them when there is none);
+    refs fully pushed are left out.  pygit2 only: status pays no git
+    process for it."""
+    import pygit2
+    pr = store.open_repo(repo)
+    prefix = f'{REMOTES_NS}{remote}/'
+    ret = {}
+    for ref in sorted(r for r in pr.references if r.startswith(MEMORY_NS)):
+        ours = store.tip(pr, ref)
+        theirs = store.tip(pr, prefix + ref.removeprefix(MEMORY_NS))
+        if ours is None:
+            continue
+        if theirs is not None:
+            ahead = pr.ahead_behind(ours.id, theirs.id)[0]
+        else:
+            ahead = sum(1 for _ in pr.walk(ours.id, pygit2.enums.SortMode.NONE))
+        if ahead:
+            ret[ref] = ahead
+    return ret
+
+
+def unpushed_line(ahead: dict[str, int], remote: str) -> str:
+    """status: `memory not pushed: N commits ahead of <remote>`."""
+    n = sum(ahead.values())
+    line = f'memory not pushed: {n} commit{"" if n == 1 else "s"} ahead of {remote}'
+    if len(ahead) > 1:
+        line += ' (' + ', '.join(
+            f'{ref.removeprefix(MEMORY_NS)} {count}' for ref, count in ahead.items()
+        ) + ')'
+    return line + ' (the next `agitmem push` carries it)'
+
+
+def push_remote(repo: Repo, branch: str | None) -> str | None:
+    """The remote `agitmem push` would use (the branch's upstream remote,
+    else origin), None when there is no such remote: read with pygit2,
+    for status."""
+    pr = store.open_repo(repo)
+    name = 'origin'
+    if branch is not None:
+        try:
+            up = pr.config[f'branch.{branch}.remote']
+        except KeyError:
+            up = None
+        if up and up != '.':
+            name = up
+    return name if name in pr.remotes.names() else None
+
+
+def _catch_up(ctx: Context, remote: str, ref: str) -> bool:
+    """Before pushing ref again: merge the remote's copy in when it has one
+    we lack.  False when the merge would leave conflicts (not pushed)."""
+    name = ref.removeprefix(MEMORY_NS)
+    pr = store.open_repo(ctx.repo)
+    ours = store.tip(pr, ref)
+    theirs = store.tip(pr, f'{REMOTES_NS}{remote}/{name}')
+    if theirs is None or (ours is not None and store.contains(pr, ours.id, theirs.id)):
+        return True  # only a lock was in the way: push the same again
+    return _merge_remote(ctx, remote, ref)
 
 
 def _merge_remote(ctx: Context, remote: str, ref: str) -> bool:
@@ -196,9 +382,11 @@ def unresolved_refs(repo: Repo) -> list[str]:
 
 
 def push_refs(ctx: Context, remote: str) -> list[Row]:
-    """Push every memory ref; the ones that lost a race are merged with the
-    remote's copy and pushed again, never forced.  Refs with unresolved
-    merge conflicts stay here."""
+    """Push every memory ref; the ones that lost a race (the remote moved,
+    or another push held its ref lock) are merged with the remote's copy
+    and pushed again, never forced, with a jittered backoff, as is a push
+    that failed on the way.  A refusal is final: PushFailed, one line.
+    Refs with unresolved merge conflicts stay here."""
     refs = _refs(ctx.repo, MEMORY_NS)
     blocked = unresolved_refs(ctx.repo)
     for ref in blocked:
@@ -207,39 +395,65 @@ def push_refs(ctx: Context, remote: str) -> list[Row]:
             f'(resolve them, `agitmem save`, push again)',
             file=sys.stderr,
         )
-    if not set(refs) - set(blocked):
+    todo = sorted(set(refs) - set(blocked))
+    if not todo:
         return []
     named = remote in repo_mod.remotes(ctx.repo)
-    specs = [PUSH_SPEC] if not blocked else [
-        f'{ref}:{ref}' for ref in sorted(refs) if ref not in blocked
-    ]
     done: dict[str, Row] = {}
-    for _ in range(_ATTEMPTS):
-        code, rows, err = _push_once(ctx.repo, remote, specs)
+    start = time.monotonic()
+    attempt = 0
+    while True:
+        # the tips as they are now, by id: what the remote-tracking refs
+        # are set to once pushed (a note saved meanwhile is not on it)
+        sent = {ref: sha for ref, sha in _refs(ctx.repo, MEMORY_NS).items() if ref in todo}
+        code, rows, err = _push_once(
+            ctx.repo, remote, [f'{sha}:{ref}' for ref, sha in sorted(sent.items())],
+        )
+        attempt += 1
         for row in rows:
             done[row.ref] = row
+        if named:
+            _track(ctx.repo, remote, {
+                r.ref: sent[r.ref] for r in rows if r.flag != '!' and r.ref in sent
+            })
+        refused = [r for r in rows if r.refused]
+        if refused:
+            raise PushFailed(refusal(refused[0].ref, remote, refused[0].summary, err))
         lost = [r.ref for r in rows if r.lost_race]
-        failed = [r for r in rows if r.flag == '!' and not r.lost_race]
-        if failed:
-            raise AgitmemError(f'{failed[0].ref} not pushed: {failed[0].summary}')
         if code == 0 and not lost:
             return sorted(done.values(), key=lambda r: r.ref)
-        if not lost:
-            raise AgitmemError(f'git push {remote} failed: {repo_mod.error_line(err, f"exit {code}")}')
-        if not named:
-            raise AgitmemError(
+        if not lost and not transient(err):
+            raise PushFailed(
+                f'git push {remote} failed: {said(err, f"exit {code}")}',
+            )
+        if lost and not named:
+            raise PushFailed(
                 f'{lost[0]} was rejected by {remote} (it moved): fetch and '
                 f'merge need a named remote (`git remote add`)',
             )
-        fetch_memory(ctx.repo, remote)
-        merged = [ref for ref in lost if _merge_remote(ctx, remote, ref)]
-        if not merged:
+        pause = backoff(attempt, random.random())
+        if (
+                attempt >= (_RACES if lost else _ATTEMPTS) or
+                time.monotonic() - start + pause > _DEADLINE
+        ):
+            why = said(err, f'exit {code}') if not lost else 'its memory refs kept moving'
+            raise PushFailed(
+                f'{remote} stayed busy: memory not pushed after {attempt} '
+                f'attempts in {time.monotonic() - start:.0f}s ({why}); it '
+                f'stays here and the next push carries it',
+            )
+        time.sleep(pause)
+        if not lost:
+            continue  # the push failed on the way: the same again
+        try:
+            fetch_memory(ctx.repo, remote)
+        except AgitmemError as e:
+            if not transient(str(e)):
+                raise PushFailed(str(e))
+            continue
+        todo = [ref for ref in lost if _catch_up(ctx, remote, ref)]
+        if not todo:
             return sorted(done.values(), key=lambda r: r.ref)
-        specs = [f'{ref}:{ref}' for ref in merged]
-    raise AgitmemError(
-        f'{remote} kept moving while the memory was pushed '
-        f'({_ATTEMPTS} attempts); try again',
-    )
 
 
 def push_memory(ctx: Context, remote: str) -> list[Row]:

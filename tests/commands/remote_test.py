@@ -250,7 +250,7 @@ def test_unreachable_remote_is_one_line(clones: tuple[Path, Path], tmp_path: Pat
     a, _ = clones
     git('remote', 'set-url', 'origin', str(tmp_path / 'gone.git'), cwd=a)
     assert 'git fetch origin failed' in bad('fetch', cwd=a)
-    assert 'failed' in bad('push', cwd=a)
+    assert 'failed' in bad('push', cwd=a, code=1)  # a push that failed: exit 1
 
 
 def test_push_merges_other_branches_that_lost_the_race(

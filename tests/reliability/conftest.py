@@ -12,6 +12,11 @@ import pytest
 # (processes, saves per process)
 CONCURRENCY_SHORT = (4, 10)
 CONCURRENCY_FULL = (8, 50)
+# (clones, note + push per clone) against one loopback server; the full
+# size takes 2-3 minutes per test on a loaded 2-core machine (the short one
+# about 30 s)
+BUSY_REMOTE_SHORT = (4, 3)
+BUSY_REMOTE_FULL = (8, 10)
 # kills per command (save, rollback, archive)
 KILLS_SHORT = 10
 KILLS_FULL = 50

@@ -1,0 +1,267 @@
+"""Loopback git servers for the tests and bench/: `git daemon` serving
+git:// with receive-pack, and smart HTTP through `git http-backend` behind
+a threaded server from the standard library.
+
+Both serve every bare repository under a base directory; both are started
+and stopped by a context manager, which yields the URL of the base
+(`git://127.0.0.1:PORT/`, `http://127.0.0.1:PORT/`): append the
+repository's name."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+
+HOST = '127.0.0.1'
+_START_TIMEOUT = 10.0
+
+
+def free_port() -> int:
+    """A port nothing listens on now (the kernel's pick); the caller binds
+    it soon after, and retries on the rare steal."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((HOST, 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _listening(port: int) -> bool:
+    try:
+        with socket.create_connection((HOST, port), timeout=0.2):
+            return True
+    except OSError:
+        return False
+
+
+def bare(base: Path, name: str = 'remote.git') -> Path:
+    """An empty bare repository under base, as a server would keep it."""
+    path = base / name
+    subprocess.run(
+        ('git', 'init', '-q', '--bare', str(path)), check=True,
+        capture_output=True,
+    )
+    return path
+
+
+def _stop_group(proc: subprocess.Popen[bytes]) -> None:
+    """Stop the daemon and the children it forked per connection (its own
+    process group: started with start_new_session)."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    # children still in the group after the daemon exited
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+@contextmanager
+def daemon(base: Path, *, max_connections: int = 64) -> Iterator[str]:
+    """`git daemon --enable=receive-pack` on a free loopback port, serving
+    every repository under base; yields git://127.0.0.1:PORT/."""
+    for _ in range(5):
+        port = free_port()
+        proc = subprocess.Popen(
+            (
+                'git', 'daemon', '--enable=receive-pack', '--export-all',
+                f'--base-path={base}', f'--port={port}', '--reuseaddr',
+                f'--listen={HOST}', f'--max-connections={max_connections}',
+                '--informative-errors', str(base),
+            ),
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE, start_new_session=True,
+        )
+        deadline = time.monotonic() + _START_TIMEOUT
+        while proc.poll() is None and not _listening(port):
+            if time.monotonic() > deadline:
+                _stop_group(proc)
+                raise RuntimeError(f'git daemon did not listen on {port}')
+            time.sleep(0.02)
+        if proc.poll() is None:
+            break
+        # the port was taken between free_port() and the bind: another one
+        _stop_group(proc)
+    else:
+        err = proc.stderr.read().decode() if proc.stderr else ''
+        raise RuntimeError(f'git daemon did not start: {err.strip()}')
+    try:
+        yield f'git://{HOST}:{port}/'
+    finally:
+        _stop_group(proc)
+        if proc.stderr is not None:
+            proc.stderr.close()
+
+
+# -- smart HTTP ----------------------------------------------------------------
+
+def _read_chunked(rfile: object) -> bytes:
+    """A request body sent with Transfer-Encoding: chunked (git does for
+    a pack over http.postBuffer)."""
+    out = bytearray()
+    readline = getattr(rfile, 'readline')
+    read = getattr(rfile, 'read')
+    while True:
+        size = int(readline().split(b';', 1)[0].strip(), 16)
+        if size == 0:
+            while readline().strip():  # trailers
+                pass
+            return bytes(out)
+        out += read(size)
+        readline()  # the CRLF after the chunk
+
+
+def _cgi_response(output: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
+    """Split a CGI program's output into status, headers, body."""
+    head, sep, body = output.partition(b'\r\n\r\n')
+    if not sep:
+        head, _, body = output.partition(b'\n\n')
+    status = 200
+    headers = []
+    for line in head.decode('latin-1').splitlines():
+        name, _, value = line.partition(':')
+        if name.lower() == 'status':
+            status = int(value.strip().split()[0])
+        elif name:
+            headers.append((name.strip(), value.strip()))
+    return status, headers, body
+
+
+class _Backend(BaseHTTPRequestHandler):
+    """Each request runs `git http-backend` as a CGI program."""
+
+    protocol_version = 'HTTP/1.0'  # one request per connection: simple
+    root = Path()
+    # pushes still to turn away with 503 (as a proxy in front of a busy
+    # server does), and how many were; one list per server, under a lock
+    busy: list[int] = [0, 0]
+    lock = threading.Lock()
+
+    def _turned_away(self, path: str) -> bool:
+        if self.command != 'POST' or not path.endswith('/git-receive-pack'):
+            return False
+        with self.lock:
+            if self.busy[0] <= 0:
+                return False
+            self.busy[0] -= 1
+            self.busy[1] += 1
+        return True
+
+    def _cgi(self) -> None:
+        path, _, query = self.path.partition('?')
+        if self.headers.get('Transfer-Encoding', '').lower() == 'chunked':
+            body = _read_chunked(self.rfile)
+        else:
+            body = self.rfile.read(int(self.headers.get('Content-Length') or 0))
+        if self._turned_away(path):
+            self.send_response(503)
+            self.send_header('Content-Length', '0')
+            self.end_headers()
+            return
+        env = {
+            k: v for k, v in os.environ.items()
+            if not k.startswith('GIT_') or k.startswith('GIT_CONFIG')
+        }
+        env.update({
+            'GATEWAY_INTERFACE': 'CGI/1.1',
+            'SERVER_PROTOCOL': 'HTTP/1.0',
+            'REQUEST_METHOD': self.command,
+            'PATH_INFO': path,
+            'QUERY_STRING': query,
+            'CONTENT_TYPE': self.headers.get('Content-Type', ''),
+            'CONTENT_LENGTH': str(len(body)),
+            'REMOTE_ADDR': self.client_address[0],
+            'GIT_PROJECT_ROOT': str(self.root),
+            'GIT_HTTP_EXPORT_ALL': '1',
+            # receive-pack without authentication (loopback tests only)
+            'GIT_CONFIG_COUNT': '1',
+            'GIT_CONFIG_KEY_0': 'http.receivepack',
+            'GIT_CONFIG_VALUE_0': 'true',
+        })
+        for name in ('Content-Encoding', 'Git-Protocol'):
+            if name in self.headers:
+                env['HTTP_' + name.upper().replace('-', '_')] = self.headers[name]
+        proc = subprocess.run(
+            ('git', 'http-backend'), input=body, env=env, capture_output=True,
+        )
+        status, headers, out = _cgi_response(proc.stdout)
+        self.send_response(status)
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header('Content-Length', str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
+    do_GET = _cgi
+    do_POST = _cgi
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass  # quiet: git's own errors reach the client
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 64  # many clients connect at once
+
+
+class Busy:
+    """How many pushes an http() server turns away with 503 from now on
+    (`left`), and has turned away so far (`turned_away`)."""
+
+    def __init__(self, counts: list[int]) -> None:
+        self._counts = counts
+
+    @property
+    def left(self) -> int:
+        return self._counts[0]
+
+    @left.setter
+    def left(self, n: int) -> None:
+        self._counts[0] = n
+
+    @property
+    def turned_away(self) -> int:
+        return self._counts[1]
+
+
+@contextmanager
+def http(base: Path) -> Iterator[str]:
+    """Smart HTTP (`git http-backend`) for every repository under base,
+    served by a thread per request; yields http://127.0.0.1:PORT/."""
+    with http_busy(base) as (url, _):
+        yield url
+
+
+@contextmanager
+def http_busy(base: Path) -> Iterator[tuple[str, Busy]]:
+    """http(), and the Busy setting with which a test makes it turn pushes
+    away (HTTP 503) as an overloaded server does."""
+    counts = [0, 0]
+    handler = type('Backend', (_Backend,), {
+        'root': base, 'busy': counts, 'lock': threading.Lock(),
+    })
+    server = _Server((HOST, 0), handler)
+    port = server.server_address[1]
+    thread = threading.Thread(target=server.serve_forever, kwargs={'poll_interval': 0.05})
+    thread.start()
+    try:
+        yield f'http://{HOST}:{port}/', Busy(counts)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
