@@ -101,3 +101,68 @@ def in_refs(repo: Repo, prefix: str = repo_mod.MEMORY_NS) -> list[Finding]:
                     ),
                 )
     return ret
+
+
+def in_push(repo: Repo, remote: str | None) -> list[Finding]:
+    """Secrets in every memory commit a push would send, not only at the
+    tips: each commit's message and each blob new to the remote (as far as
+    refs/agitmem/remotes/<remote>/ knows), every blob scanned once.  All
+    of them reach the remote, and history keeps them there."""
+    not_there = ['--not', f'--glob={repo_mod.REMOTES_NS}{remote}/*'] if remote else []
+    listed = repo_mod.git(
+        'rev-list', '--objects', f'--glob={repo_mod.MEMORY_NS}*', *not_there,
+        cwd=repo.root, check=False,
+    ).stdout.splitlines()
+    commits = [ln for ln in listed if ' ' not in ln]
+    named = {ln.split(' ', 1)[0]: ln.split(' ', 1)[1] for ln in listed if ' ' in ln}
+    if not commits and not named:
+        return []
+    import subprocess  # bytes: sizes in `cat-file --batch` count bytes
+    batch = subprocess.run(
+        ('git', '--no-optional-locks', 'cat-file', '--batch'), cwd=repo.root,
+        input=''.join(f'{oid}\n' for oid in [*commits, *named]).encode(),
+        capture_output=True, env=repo_mod.clean_env(None),
+    ).stdout
+    ret: list[Finding] = []
+    for oid, kind, body in _batch(batch):
+        if kind == 'commit':
+            msg = body.split('\n\n', 1)[1] if '\n\n' in body else ''
+            ret.extend(
+                Finding(
+                    ID, 'error',
+                    f'possible {s.kind} in the message of memory commit '
+                    f'{oid[:12]}; it would be pushed: rewrite that memory '
+                    f'history or drop the ref, and revoke the key',
+                    path=f'commit {oid[:12]}', line=s.line,
+                )
+                for s in secrets.scan(msg, MESSAGE)
+            )
+        elif kind == 'blob':
+            path = named.get(oid, oid)
+            ret.extend(
+                Finding(
+                    ID, 'error',
+                    f'possible {s.kind} in a memory commit this push sends '
+                    f'({shown(path)}); remove it, `agitmem save`, and revoke '
+                    f'it (the older commit still holds it)',
+                    path=f'blob {oid[:12]}:{path}', line=s.line,
+                )
+                for s in secrets.scan(body, path)
+            )
+    return ret
+
+
+def _batch(data: bytes) -> list[tuple[str, str, str]]:
+    """`git cat-file --batch` output: (oid, type, content) each."""
+    ret = []
+    i = 0
+    while i < len(data):
+        nl = data.index(b'\n', i)
+        header = data[i:nl].decode().split()
+        i = nl + 1
+        if len(header) < 3 or header[1] == 'missing':
+            continue
+        size = int(header[2])
+        ret.append((header[0], header[1], data[i:i + size].decode('utf-8', 'replace')))
+        i += size + 1
+    return ret

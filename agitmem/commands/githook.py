@@ -102,7 +102,11 @@ def pre_push(args: list[str], stdin: str) -> int:
     from agitmem.porcelain import checking
     if secrets.ID not in checking.skipped():
         mem = run.read_memory(ctx.repo, max_file_kb=ctx.cfg['max_file_kb'])
-        found = secrets.check(mem.texts()) + secrets.in_refs(ctx.repo)
+        remote = _arg(args, 0, 'PRE_COMMIT_REMOTE_NAME')
+        found = (
+            secrets.check(mem.texts()) + secrets.in_refs(ctx.repo) +
+            secrets.in_push(ctx.repo, remote)
+        )
         if found:
             checking.report(found, as_json=False)
             print('agitmem: push refused: memory holds likely credentials')

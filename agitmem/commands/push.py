@@ -10,7 +10,7 @@ from agitmem.porcelain.context import Context
 def push(ctx: Context, remote: str | None) -> int:
     remote = remote or sharing.default_remote(ctx)
     sharing.named(ctx.repo, remote)
-    if sharing.refused_by_secrets(ctx):
+    if sharing.refused_by_secrets(ctx, remote):
         return 1
     try:
         rows = sharing.push_memory(ctx, remote)

@@ -466,14 +466,15 @@ def push_memory(ctx: Context, remote: str) -> list[Row]:
     return rows
 
 
-def refused_by_secrets(ctx: Context) -> bool:
+def refused_by_secrets(ctx: Context, remote: str) -> bool:
     """The `secrets` check on what a push would send (as the pre-push
-    hook does before it calls push_memory); True when it found some."""
+    hook does before it calls push_memory): the tips, and every commit
+    the remote does not have, messages too; True when it found some."""
     from agitmem.checks import secrets
     from agitmem.porcelain import checking
     if secrets.ID in checking.skipped():
         return False
-    found = secrets.in_refs(ctx.repo)
+    found = secrets.in_refs(ctx.repo) + secrets.in_push(ctx.repo, remote)
     if found:
         checking.report(found, as_json=False)
         print('agitmem: push refused: memory holds likely credentials', file=sys.stderr)
