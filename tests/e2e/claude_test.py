@@ -363,3 +363,33 @@ def test_agitmem_memory_survives_compact(claude: ClaudeHarness) -> None:
     assert "restate" in resumed.lower(), "no restate instruction after the compaction"
     # src/app.py changed since the state was written: the state is marked STALE.
     assert "STALE" in resumed
+
+
+def test_two_sessions_never_cross(claude: ClaudeHarness) -> None:
+    """Two Claude Code sessions in one checkout: /compact in session A
+    gives A its memory back with the restate instruction; B, which never
+    compacted, never gets an after-compaction block."""
+    claude.init_repo({"README.md": "# scratch\n"})
+    agitmem(claude, "init")
+    agitmem(claude, "state", "set", f"current_goal={GOAL}", f"next_intent={NEXT}")
+    agitmem(claude, "install", "claude")
+    api = claude.server
+    api.queue_text("A one.")
+    a = claude.run("Task A.")
+    api.queue_text("B one.")
+    b = claude.run("Task B.")
+    assert a.session_id and b.session_id and a.session_id != b.session_id
+    compact = claude.run("/compact", resume=a.session_id)
+    assert len(compact.summary_requests) == 1, compact.describe()
+    api.queue_text("B two.")
+    b2 = claude.run("Carry on with B.", resume=b.session_id)
+    assert MEMORY_BEGIN in b2.model_requests[0].text
+    assert "restate" not in b2.model_requests[0].text.lower(), "session B got session A's compaction"
+    api.queue_text("A two.")
+    a2 = claude.run("Carry on with A.", resume=a.session_id)
+    assert "restate" in a2.model_requests[0].text.lower()
+    # a prompt without a compaction gets no after-compaction block
+    api.queue_text("A three.")
+    a3 = claude.run("And then?", resume=a.session_id)
+    tail = a3.model_requests[0].text.rsplit("And then?", 1)[-1]
+    assert "restate" not in tail.lower()
