@@ -8,8 +8,8 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from agitmem.errors import AgitmemError
 
@@ -32,8 +32,7 @@ REMOTES_NS = 'refs/agitmem/remotes/'
 DETACHED_REF = 'refs/worktree/agitmem/detached'
 
 
-@dataclass(frozen=True)
-class Repo:
+class Repo(NamedTuple):
     root: Path  # top of this worktree
     git_dir: Path  # this worktree's git dir (per-worktree state lives here)
     common_dir: Path  # shared objects and refs

@@ -1,26 +1,40 @@
 """Agent hook adapters: payload in, envelope out, settings install.
 
 The package only hands names on: the registry of agents in clients.py,
-parsing in payload.py, envelopes in envelope.py, settings files in
-settings.py.  On the hot path of `agitmem hook post-edit` / `hook prompt`:
-standard library only."""
+parsing in payload.py, envelopes in envelopes.py, settings files in
+settings.py.  Lazily (PEP 562): a hook on the hot path loads payload and
+envelope, never the settings installer."""
 from __future__ import annotations
 
-from agitmem.agents.clients import agitmem_event
-from agitmem.agents.clients import AGENTS
-from agitmem.agents.clients import EVENTS
-from agitmem.agents.clients import native_event
-from agitmem.agents.clients import settings_path
-from agitmem.agents.clients import supports_context
-from agitmem.agents.envelope import envelope
-from agitmem.agents.payload import detect
-from agitmem.agents.payload import parse
-from agitmem.agents.payload import Payload
-from agitmem.agents.settings import install
-from agitmem.agents.settings import uninstall
+import importlib
+from typing import Any
+from typing import TYPE_CHECKING
 
-__all__ = [
-    'AGENTS', 'EVENTS', 'Payload', 'agitmem_event', 'detect', 'envelope',
-    'install', 'native_event', 'parse', 'settings_path', 'supports_context',
-    'uninstall',
-]
+if TYPE_CHECKING:
+    from agitmem.agents.clients import agitmem_event as agitmem_event
+    from agitmem.agents.clients import AGENTS as AGENTS
+    from agitmem.agents.clients import EVENTS as EVENTS
+    from agitmem.agents.clients import native_event as native_event
+    from agitmem.agents.clients import settings_path as settings_path
+    from agitmem.agents.clients import supports_context as supports_context
+    from agitmem.agents.envelopes import envelope as envelope
+    from agitmem.agents.payload import detect as detect
+    from agitmem.agents.payload import parse as parse
+    from agitmem.agents.payload import Payload as Payload
+    from agitmem.agents.settings import install as install
+    from agitmem.agents.settings import uninstall as uninstall
+
+_WHERE = {
+    'AGENTS': 'clients', 'EVENTS': 'clients', 'agitmem_event': 'clients',
+    'native_event': 'clients', 'settings_path': 'clients',
+    'supports_context': 'clients', 'envelope': 'envelopes', 'detect': 'payload',
+    'parse': 'payload', 'Payload': 'payload', 'install': 'settings',
+    'uninstall': 'settings',
+}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+    return getattr(importlib.import_module(f'{__name__}.{_WHERE[name]}'), name)

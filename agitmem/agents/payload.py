@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from agitmem.agents import claude
 from agitmem.agents import clients
@@ -15,8 +15,7 @@ from agitmem.agents import shell
 from agitmem.errors import AgitmemError
 
 
-@dataclass(frozen=True)
-class Payload:
+class Payload(NamedTuple):
     agent: str                 # one of AGENTS
     event: str | None          # the agent's own event name as sent
     source: str | None         # session start: startup|resume|clear|compact

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Any
+from typing import NamedTuple
 
 from agitmem import config
 from agitmem import repo as repo_mod
@@ -11,8 +11,7 @@ from agitmem.errors import AgitmemError
 from agitmem.repo import Repo
 
 
-@dataclass(frozen=True)
-class Context:
+class Context(NamedTuple):
     repo: Repo
     cfg: dict[str, Any]
     branch: str | None

@@ -4,7 +4,6 @@ memory (`agitmem merge`, pull, post-merge) or into a ref no worktree is on
 (before a push).  The file-level merge is agitmem.merge's."""
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import pygit2
@@ -109,7 +108,7 @@ def _merge_commit(
         body += '\n' + ''.join(f'{n}\n' for n in result.notices)
     here = ref == ctx.ref
     oid = write.save(
-        dataclasses.replace(ctx, ref=ref), subject, event='merge', files=files,
+        ctx._replace(ref=ref), subject, event='merge', files=files,
         body=body, parents=(ours, theirs), worktree=here,
         conflicts=result.conflicts if here else None,
     )
