@@ -145,6 +145,11 @@ def _parser() -> _Parser:
             '--command', dest='hook_command',
             help='how hooks call agitmem (default: agitmem, or this python -m agitmem)',
         )
+        p.add_argument(
+            '--scope', choices=('local', 'project', 'user'),
+            help='agents: local (default; a file git ignores), project (shared '
+                 'with the team) or user (every project)',
+        )
 
     for name, what in (('push', 'send memory refs to a remote'),
                        ('fetch', 'fetch memory refs from a remote'),
@@ -179,7 +184,10 @@ def _run(args: argparse.Namespace) -> int:
         return demo(args.dir)
     if cmd in ('install', 'uninstall'):
         from agitmem.commands.install import install
-        return install(args.target, remove=cmd == 'uninstall', command=args.hook_command)
+        return install(
+            args.target, remove=cmd == 'uninstall', command=args.hook_command,
+            scope=args.scope,
+        )
 
     from agitmem.porcelain import context
     # review reads the memory refs only: it runs in CI, where no .agent/ is
