@@ -104,6 +104,14 @@ def _parser() -> _Parser:
     _add_ref(p)
     _add_no_save(p)
 
+    p = sub.add_parser('promote', help='recurring notes as tattoo candidates; move one into tattoo.md')
+    p.add_argument(
+        'what', nargs='?', metavar='N|TEXT',
+        help='the number of a candidate (or the text of a note) to move into tattoo.md',
+    )
+    _add_ref(p)
+    _add_json(p)
+
     p = sub.add_parser('fragment', help='memory fragments')
     frag_sub = p.add_subparsers(dest='fragment_command', metavar='add')
     frag_sub.required = True
@@ -247,6 +255,9 @@ def _run(args: argparse.Namespace) -> int:
     elif cmd == 'review':
         from agitmem.commands.review import review
         return review(ctx, args.range, args.markdown, args.json)
+    elif cmd == 'promote':
+        from agitmem.commands.promote import promote
+        return promote(ctx, args.what, args.json)
     elif cmd == 'note':
         from agitmem.commands.note import note
         return note(ctx, ' '.join(args.text), args.save)
