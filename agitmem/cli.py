@@ -176,6 +176,9 @@ def _parser() -> _Parser:
     _add_ref(p)
     _add_json(p)
 
+    p = sub.add_parser('doctor', help='check the whole setup; print the fix for each problem')
+    _add_json(p)
+
     p = sub.add_parser('demo', help='walk through agitmem on a scratch repository')
     p.add_argument('dir', nargs='?', help='where to build it (default: a temp dir)')
     return parser
@@ -187,6 +190,9 @@ def _run(args: argparse.Namespace) -> int:
     if cmd == 'init':
         from agitmem.commands.init import init
         return init(args.ref)
+    if cmd == 'doctor':
+        from agitmem.commands.doctor import doctor
+        return doctor(args.json)
     if cmd == 'demo':
         from agitmem.commands.demo import demo
         return demo(args.dir)
