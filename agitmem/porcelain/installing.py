@@ -45,21 +45,18 @@ def install_agent(
     file git already tracks: hooks there would reach every teammate."""
     check_target(agent)
     settings.check_scope(scope)
-    lines = []
-    if scope == 'local':
-        rel = _local_rel(agent)
-        if repo_mod.tracked(repo, rel):
-            raise AgitmemError(
-                f'{rel} is tracked in this repository: hooks installed there '
-                f'reach every teammate; use --scope project to share them on '
-                f'purpose, or --scope user for yourself only',
-            )
-        if repo_mod.exclude(repo, _exclude_line(agent)):
-            lines.append(f'{rel} added to .git/info/exclude (it stays out of git)')
+    rel = _local_rel(agent)
+    if scope == 'local' and repo_mod.tracked(repo, rel):
+        raise AgitmemError(
+            f'{rel} is tracked in this repository: hooks installed there '
+            f'reach every teammate; use --scope project to share them on '
+            f'purpose, or --scope user for yourself only',
+        )
+    # the settings first: a file it refuses leaves everything as it was
     changes = settings.install(agent, repo.root, command=command, scope=scope, home=home)
-    if not changes:
-        return []
-    return changes + lines
+    if scope == 'local' and repo_mod.exclude(repo, _exclude_line(agent)):
+        changes.append(f'{rel} added to .git/info/exclude (it stays out of git)')
+    return changes
 
 
 def uninstall_agent(
