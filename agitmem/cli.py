@@ -104,6 +104,14 @@ def _parser() -> _Parser:
     _add_ref(p)
     _add_no_save(p)
 
+    p = sub.add_parser('promote', help='recurring notes as tattoo candidates; move one into tattoo.md')
+    p.add_argument(
+        'what', nargs='?', metavar='N|TEXT',
+        help='the number of a candidate (or the text of a note) to move into tattoo.md',
+    )
+    _add_ref(p)
+    _add_json(p)
+
     p = sub.add_parser('fragment', help='memory fragments')
     frag_sub = p.add_subparsers(dest='fragment_command', metavar='add')
     frag_sub.required = True
@@ -145,6 +153,11 @@ def _parser() -> _Parser:
             '--command', dest='hook_command',
             help='how hooks call agitmem (default: agitmem, or this python -m agitmem)',
         )
+        p.add_argument(
+            '--scope', choices=('local', 'project', 'user'),
+            help='agents: local (default; a file git ignores), project (shared '
+                 'with the team) or user (every project)',
+        )
 
     for name, what in (('push', 'send memory refs to a remote'),
                        ('fetch', 'fetch memory refs from a remote'),
@@ -163,6 +176,9 @@ def _parser() -> _Parser:
     _add_ref(p)
     _add_json(p)
 
+    p = sub.add_parser('doctor', help='check the whole setup; print the fix for each problem')
+    _add_json(p)
+
     p = sub.add_parser('demo', help='walk through agitmem on a scratch repository')
     p.add_argument('dir', nargs='?', help='where to build it (default: a temp dir)')
     return parser
@@ -174,12 +190,18 @@ def _run(args: argparse.Namespace) -> int:
     if cmd == 'init':
         from agitmem.commands.init import init
         return init(args.ref)
+    if cmd == 'doctor':
+        from agitmem.commands.doctor import doctor
+        return doctor(args.json)
     if cmd == 'demo':
         from agitmem.commands.demo import demo
         return demo(args.dir)
     if cmd in ('install', 'uninstall'):
         from agitmem.commands.install import install
-        return install(args.target, remove=cmd == 'uninstall', command=args.hook_command)
+        return install(
+            args.target, remove=cmd == 'uninstall', command=args.hook_command,
+            scope=args.scope,
+        )
 
     from agitmem.porcelain import context
     # review reads the memory refs only: it runs in CI, where no .agent/ is
@@ -239,6 +261,9 @@ def _run(args: argparse.Namespace) -> int:
     elif cmd == 'review':
         from agitmem.commands.review import review
         return review(ctx, args.range, args.markdown, args.json)
+    elif cmd == 'promote':
+        from agitmem.commands.promote import promote
+        return promote(ctx, args.what, args.json)
     elif cmd == 'note':
         from agitmem.commands.note import note
         return note(ctx, ' '.join(args.text), args.save)

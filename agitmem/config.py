@@ -20,6 +20,7 @@ DEFAULTS: dict[str, Any] = {
     'block_stop_without_progress': False,
     'user_tattoo': True,  # load ~/.agent/memory/tattoo.md first
     'ref': None,  # override the memory ref
+    'fetch_refspec': True,  # init adds the memory fetch refspec to each remote
     'enforce': [],
 }
 _TYPES: dict[str, tuple[type, ...]] = {
@@ -36,6 +37,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     'block_stop_without_progress': (bool,),
     'user_tattoo': (bool,),
     'ref': (str, type(None)),
+    'fetch_refspec': (bool,),
     'enforce': (list,),
 }
 

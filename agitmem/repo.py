@@ -225,16 +225,42 @@ def changed_paths(repo: Repo, old_tree: str, new_tree: str) -> list[str]:
 
 def exclude_agent_dir(repo: Repo) -> bool:
     """Add /.agent/ to info/exclude; True when it was added."""
-    exclude = repo.common_dir / 'info' / 'exclude'
-    line = '/.agent/'
-    text = exclude.read_text() if exclude.exists() else ''
+    return exclude(repo, '/.agent/')
+
+
+def _exclude_file(repo: Repo) -> Path:
+    return repo.common_dir / 'info' / 'exclude'
+
+
+def exclude(repo: Repo, line: str) -> bool:
+    """Add a pattern line to info/exclude; True when it was added."""
+    path = _exclude_file(repo)
+    text = path.read_text() if path.exists() else ''
     if line in text.splitlines():
         return False
-    exclude.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
     if text and not text.endswith('\n'):
         text += '\n'
-    atomic_write(exclude, (text + line + '\n').encode())
+    atomic_write(path, (text + line + '\n').encode())
     return True
+
+
+def unexclude(repo: Repo, line: str) -> bool:
+    """Remove a pattern line from info/exclude; True when it was there."""
+    path = _exclude_file(repo)
+    if not path.exists():
+        return False
+    lines = path.read_text().splitlines(keepends=True)
+    kept = [ln for ln in lines if ln.rstrip('\n') != line]
+    if len(kept) == len(lines):
+        return False
+    atomic_write(path, ''.join(kept).encode())
+    return True
+
+
+def tracked(repo: Repo, rel: str) -> bool:
+    """Whether git tracks the file at rel (relative to the worktree top)."""
+    return bool(git_out(repo, 'ls-files', '--full-name', '--', rel))
 
 
 def atomic_write(path: Path, data: bytes, *, mode: int | None = None) -> None:

@@ -18,6 +18,91 @@ if TYPE_CHECKING:
     from agitmem.agents.clients import Native
 
 
+SCOPES = ('local', 'project', 'user')
+# local for every agent: a file in the project that git ignores, so hooks
+# that need agitmem never reach a teammate's checkout without their choice
+DEFAULT_SCOPE = 'local'
+# Claude Code keeps settings.local.json out of git itself; Codex and Gemini
+# CLI have no such file, so their local scope is the project file, kept out
+# of git by .git/info/exclude (agitmem adds it)
+_FILES: dict[str, dict[str, tuple[str, str]]] = {
+    'claude': {
+        'local': ('.claude', 'settings.local.json'),
+        'project': ('.claude', 'settings.json'),
+        'user': ('.claude', 'settings.json'),
+    },
+    'codex': {
+        'local': ('.codex', 'hooks.json'),
+        'project': ('.codex', 'hooks.json'),
+        'user': ('.codex', 'hooks.json'),
+    },
+    'gemini': {
+        'local': ('.gemini', 'settings.json'),
+        'project': ('.gemini', 'settings.json'),
+        'user': ('.gemini', 'settings.json'),
+    },
+}
+
+
+def check_scope(scope: str) -> None:
+    if scope not in SCOPES:
+        raise AgitmemError(
+            f'unknown scope "{scope}": expected one of {", ".join(SCOPES)}',
+        )
+
+
+def relative(agent: str, scope: str) -> str:
+    """The settings file of `agent` at `scope`, as a user names it."""
+    check_scope(scope)
+    clients.native(agent)
+    rel = '/'.join(_FILES[agent][scope])
+    return f'~/{rel}' if scope == 'user' else rel
+
+
+def settings_file(agent: str, scope: str, root: Path, home: Path | None = None) -> Path:
+    """The settings file of `agent` at `scope`: under the project root, or
+    under the home directory for `user`."""
+    check_scope(scope)
+    clients.native(agent)
+    base = (home or Path.home()) if scope == 'user' else root
+    return base.joinpath(*_FILES[agent][scope])
+
+
+def _ours_in(hooks: object) -> dict[str, list[str]]:
+    """{event name: our commands} in a settings file's `hooks` table."""
+    ret: dict[str, list[str]] = {}
+    if not isinstance(hooks, dict):
+        return ret
+    for name, groups in hooks.items():
+        if not isinstance(groups, list):
+            continue
+        for group in groups:
+            inner = group.get('hooks') if isinstance(group, dict) else None
+            for hook in inner if isinstance(inner, list) else ():
+                if _is_ours(hook):
+                    ret.setdefault(name, []).append(hook['command'])
+    return ret
+
+
+def installed(agent: str, path: Path) -> dict[str, list[str]]:
+    """agitmem's hook commands in a settings file, by the agent's event
+    name ({} when there are none, or the file is missing or unreadable)."""
+    try:
+        settings, _ = _read_settings(path)
+    except AgitmemError:
+        return {}
+    return _ours_in(settings.get('hooks'))
+
+
+def missing_events(agent: str, found: dict[str, list[str]]) -> list[str]:
+    """The agent's event names agitmem installs that `found` lacks."""
+    mod = clients.native(agent)
+    return [
+        mod.EVENT_NAMES[e] for e in clients.EVENTS
+        if mod.EVENT_NAMES[e] not in found
+    ]
+
+
 _OURS = re.compile(r'''(?:^|[\s/\\"'])agitmem(?:\.exe)?["']?\s+hook\s''')
 
 
@@ -157,15 +242,22 @@ def _merge_event(
     return new, action
 
 
-def install(agent: str, root: Path, *, command: str = 'agitmem') -> list[str]:
-    """Merge agitmem's hooks into the agent's project settings file.
+def install(
+        agent: str,
+        root: Path,
+        *,
+        command: str = 'agitmem',
+        scope: str = 'project',
+        home: Path | None = None,
+) -> list[str]:
+    """Merge agitmem's hooks into the agent's settings file at `scope`.
 
     Returns what changed, one human line each; [] when already installed.
     Every other key and hook is kept; an unreadable file changes nothing.
     """
     mod = clients.native(agent)
-    path = root.joinpath(*mod.SETTINGS)
-    rel = '/'.join(mod.SETTINGS)
+    path = settings_file(agent, scope, root, home)
+    rel = relative(agent, scope)
     settings, _ = _read_settings(path)
     hooks = _hooks_table(settings, path)
 
@@ -222,15 +314,20 @@ def _set_or_drop(hooks: dict[str, object], name: str, new: list[object]) -> None
         del hooks[name]
 
 
-def uninstall(agent: str, root: Path) -> list[str]:
+def uninstall(
+        agent: str,
+        root: Path,
+        *,
+        scope: str = 'project',
+        home: Path | None = None,
+) -> list[str]:
     """Remove agitmem's hooks (and only them) from the agent's settings.
 
     Groups, events, `hooks` and the file itself go when removing ours
     empties them.  Returns what changed; [] when nothing of ours was there.
     """
-    mod = clients.native(agent)
-    path = root.joinpath(*mod.SETTINGS)
-    rel = '/'.join(mod.SETTINGS)
+    path = settings_file(agent, scope, root, home)
+    rel = relative(agent, scope)
     settings, existed = _read_settings(path)
     if not existed:
         return []

@@ -176,8 +176,13 @@ def demo(directory: str | None) -> int:
     d.run('agitmem', 'rollback')
     d.run('agitmem', 'show', ':snapshot.md')
 
-    d.step('git refuses a commit where memory contradicts itself')
+    d.step('agitmem doctor: is everything wired?')
+    d.run('agitmem', 'doctor', ok_codes=(1,))
+    d.say('the git hooks are missing: run the fix doctor names')
     d.run('agitmem', 'install', 'git')
+    d.run('agitmem', 'doctor')
+
+    d.step('git refuses a commit where memory contradicts itself')
     d.write('.agent/memory/snapshot.md', '- indent: tabs\n', append=True)
     d.run('git', 'add', 'src/config/index.ts')
     d.run('git', 'commit', '-q', '-m', 'index.ts re-exports loadConfig', ok_codes=(1,))

@@ -5,12 +5,11 @@ import shlex
 import shutil
 import sys
 
-from agitmem import agents
 from agitmem import audit
 from agitmem import repo as repo_mod
+from agitmem.agents.settings import relative
 from agitmem.errors import AgitmemError
-
-TARGETS = ('claude', 'codex', 'gemini', 'git')
+from agitmem.porcelain import installing
 
 
 def hook_command() -> str:
@@ -23,23 +22,35 @@ def hook_command() -> str:
     return f'{shlex.quote(sys.executable)} -m agitmem'
 
 
-def install(target: str, *, remove: bool, command: str | None) -> int:
-    if target not in TARGETS:
-        raise AgitmemError(
-            f'unknown target "{target}": expected one of {", ".join(TARGETS)}',
-        )
+def install(target: str, *, remove: bool, command: str | None, scope: str | None) -> int:
+    installing.check_target(target)
     repo = repo_mod.find()
     if target == 'git':
-        from agitmem import githooks
-        lines = githooks.uninstall(repo) if remove else githooks.install(repo)
-    elif remove:
-        lines = agents.uninstall(target, repo.root)
+        if scope is not None:
+            raise AgitmemError(
+                '--scope is for agents; git hooks live in the repository\'s '
+                'hooks directory',
+            )
+        lines = installing.uninstall_git(repo) if remove else installing.install_git(repo)
     else:
-        lines = agents.install(target, repo.root, command=command or hook_command())
+        scope = scope or installing.DEFAULT_SCOPE
+        if remove:
+            lines = installing.uninstall_agent(repo, target, scope)
+        else:
+            lines = installing.install_agent(
+                repo, target, scope, command or hook_command(),
+            )
     verb = 'uninstall' if remove else 'install'
     audit.log(repo.agent_dir, f'write {verb}', f'{target}: {len(lines)} changes')
     for line in lines:
         print(line)
     if not lines:
-        print(f'agitmem hooks for {target} already {verb}ed: nothing changed')
+        where = f' ({relative(target, scope)})' if target != 'git' and scope else ''
+        print(f'agitmem hooks for {target} already {verb}ed{where}: nothing changed')
+        if remove and target != 'git' and scope:
+            for other in installing.elsewhere(repo, target, scope):
+                print(
+                    f'  they are installed in {relative(target, other)}: '
+                    f'`agitmem uninstall {target} --scope {other}`',
+                )
     return 0

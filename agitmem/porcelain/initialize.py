@@ -13,6 +13,7 @@ from agitmem import store
 from agitmem.errors import AgitmemError
 from agitmem.porcelain import context
 from agitmem.porcelain import write
+from agitmem.porcelain.sharing import add_fetch_specs
 from agitmem.porcelain.sharing import fetch_on_init
 from agitmem.repo import Repo
 from agitmem.resources import resource_dir
@@ -89,8 +90,9 @@ def initialize(repo: Repo, ref: str | None) -> list[str]:
         created.append('/.agent/ in .git/info/exclude')
 
     oid = write.save(ctx, 'init: agitmem memory', event='init')
+    specs = add_fetch_specs(repo) if cfg['fetch_refspec'] else []
     audit.log(repo.agent_dir, 'write init', ', '.join(created) or 'nothing new')
-    said = [f'created {c}' for c in created]
+    said = [f'created {c}' for c in created] + specs
     if adopted is not None:
         rules = config.load(repo.config_path).get('enforce') or []
         said.append(
@@ -100,6 +102,6 @@ def initialize(repo: Repo, ref: str | None) -> list[str]:
         )
     if oid is not None:
         said.append(f'memory committed to {ctx.ref} ({str(oid)[:12]})')
-    elif not created:
+    elif not created and not specs:
         said.append(f'already initialised: memory on {ctx.ref}')
     return said

@@ -29,6 +29,45 @@ def fetch_spec(remote: str) -> str:
     return f'+{MEMORY_NS}*:{REMOTES_NS}{remote}/*'
 
 
+# -- the memory refspec: plain `git fetch` brings memory ------------------------
+
+def has_fetch_spec(repo: Repo, remote: str) -> bool:
+    specs = repo_mod.git(
+        'config', '--get-all', f'remote.{remote}.fetch', cwd=repo.root, check=False,
+    ).stdout.splitlines()
+    return fetch_spec(remote) in specs
+
+
+def add_fetch_specs(repo: Repo) -> list[str]:
+    """Add the memory fetch refspec to every remote that lacks it (so
+    `git fetch` and `git pull` bring memory too).  One line per remote
+    changed."""
+    lines = []
+    for remote in repo_mod.remotes(repo):
+        if has_fetch_spec(repo, remote):
+            continue
+        repo_mod.git(
+            'config', '--add', f'remote.{remote}.fetch', fetch_spec(remote),
+            cwd=repo.root,
+        )
+        lines.append(f'git fetch {remote} now brings memory too (remote.{remote}.fetch += {fetch_spec(remote)})')
+    return lines
+
+
+def remove_fetch_specs(repo: Repo) -> list[str]:
+    """Take the memory fetch refspec out of every remote's config."""
+    lines = []
+    for remote in repo_mod.remotes(repo):
+        if not has_fetch_spec(repo, remote):
+            continue
+        repo_mod.git(
+            'config', '--fixed-value', '--unset-all', f'remote.{remote}.fetch',
+            fetch_spec(remote), cwd=repo.root,
+        )
+        lines.append(f'removed the memory fetch refspec from remote.{remote}.fetch')
+    return lines
+
+
 def default_remote(ctx: Context) -> str:
     """The current branch's upstream remote, else origin."""
     return repo_mod.upstream_remote(ctx.repo, ctx.branch) or 'origin'

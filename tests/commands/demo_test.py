@@ -17,6 +17,14 @@ def test_demo_walks_through_and_ends_with_history(tmp_path: Path) -> None:
     assert '| Your context was just compacted. Before doing anything else, restate' in out
     assert '| STALE verification: files changed since it ran:' in out
     assert "| next_intent: delete the original in loader.ts and update the imports" in out
+    # doctor finds one problem, its fix is run, doctor is clean
+    doctor = out[out.index('agitmem doctor: is everything wired?'):out.index('git refuses a commit')]
+    first, fixed = doctor.split('$ agitmem install git')
+    assert 'error    git-hooks      git hooks missing: pre-commit, commit-msg' in first
+    assert 'fix: agitmem install git' in first
+    assert 'doctor: 1 problem(s)' in first
+    assert 'git hooks: all 6 in place' in fixed
+    assert 'doctor: all good' in fixed
     # a commit refused for contradicting memory, then let through
     assert 'error tattoo-vs-snapshot' in out
     assert 'Agitmem-Event: post-commit' in out

@@ -290,7 +290,7 @@ def test_agitmem_memory_survives_compact(claude: ClaudeHarness) -> None:
     agitmem(claude, "state", "set", f"current_goal={GOAL}", f"next_intent={NEXT}")
     state = json.loads((memory / "state.json").read_text())
     assert (state.get("current_goal"), state.get("next_intent")) == (GOAL, NEXT)
-    agitmem(claude, "install", "claude")
+    agitmem(claude, "install", "claude", "--scope", "project")
     settings_text = claude.settings_path.read_text()
     if "agitmem" not in settings_text:
         pytest.skip("`agitmem install claude` wrote no hooks (command not implemented yet)")

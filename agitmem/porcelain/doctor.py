@@ -1,0 +1,432 @@
+"""`agitmem doctor`: is everything wired?  Each finding names the command
+that fixes it.  Reads only: nothing is written, no memory is saved."""
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agitmem import config
+from agitmem import githooks
+from agitmem import inject
+from agitmem import repo as repo_mod
+from agitmem import store
+from agitmem.agents import settings
+from agitmem.agents import trust
+from agitmem.errors import AgitmemError
+from agitmem.porcelain import context
+from agitmem.porcelain import read
+from agitmem.porcelain import sharing
+from agitmem.porcelain import write
+from agitmem.repo import MEMORY_NS
+from agitmem.repo import REMOTES_NS
+from agitmem.repo import Repo
+
+OK = 'ok'
+WARNING = 'warning'
+ERROR = 'error'
+
+AGENTS = ('claude', 'codex', 'gemini')
+CLAUDE_CHARS = 10_000  # Claude Code moves hook output over this to a file
+CODEX_TOKENS = 2_500  # Codex spills hook text over about this to a file
+# the agitmem pre-commit hook for each git hook (.pre-commit-hooks.yaml)
+PRE_COMMIT_IDS = {
+    'pre-commit': 'agitmem-check',
+    'commit-msg': 'agitmem-commit-msg',
+    'post-commit': 'agitmem-record',
+    'pre-push': 'agitmem-push',
+    'post-checkout': 'agitmem-branch',
+    'post-merge': 'agitmem-merge',
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    level: str
+    message: str
+    fix: str | None = None
+
+
+@dataclass(frozen=True)
+class Where:
+    """An agent's settings file that holds agitmem hooks."""
+    agent: str
+    scope: str
+    shown: str
+    found: dict[str, list[str]]
+
+
+# -- agents -------------------------------------------------------------------
+
+def installed_agents(repo: Repo, home: Path) -> list[Where]:
+    ret = []
+    for agent in AGENTS:
+        seen: set[Path] = set()
+        for scope in settings.SCOPES:
+            path = settings.settings_file(agent, scope, repo.root, home)
+            if path in seen:
+                continue
+            seen.add(path)
+            found = settings.installed(agent, path)
+            if found:
+                ret.append(Where(agent, scope, settings.relative(agent, scope), found))
+    return ret
+
+
+def _launcher(command: str) -> str:
+    """`agitmem` of `agitmem hook prompt --agent claude`."""
+    return command.rsplit(' hook ', 1)[0]
+
+
+def _runs(launcher: str, cache: dict[str, str | None]) -> str | None:
+    """None when `<launcher> --version` runs; else what is wrong."""
+    if launcher in cache:
+        return cache[launcher]
+    try:
+        argv = shlex.split(launcher)
+    except ValueError:
+        argv = []
+    if not argv:
+        cache[launcher] = 'cannot be parsed'
+    elif shutil.which(argv[0]) is None:
+        cache[launcher] = f'`{argv[0]}` is not found (not on PATH, or not executable)'
+    else:
+        try:
+            proc = subprocess.run(
+                [*argv, '--version'], capture_output=True, text=True, timeout=30,
+                stdin=subprocess.DEVNULL,
+            )
+        except (OSError, subprocess.TimeoutExpired) as e:
+            cache[launcher] = f'does not run ({type(e).__name__})'
+        else:
+            ok = proc.returncode == 0 and 'agitmem' in proc.stdout
+            cache[launcher] = None if ok else f'does not run agitmem (exit {proc.returncode})'
+    return cache[launcher]
+
+
+def check_agents(wheres: list[Where]) -> list[Finding]:
+    if not wheres:
+        return [Finding(
+            'agent-hooks', WARNING,
+            'no agent has agitmem hooks: memory is not reloaded after a compaction',
+            'agitmem install claude   (or codex, gemini)',
+        )]
+    ret = []
+    cache: dict[str, str | None] = {}
+    for w in wheres:
+        reinstall = f'agitmem install {w.agent} --scope {w.scope}'
+        missing = settings.missing_events(w.agent, w.found)
+        if missing:
+            ret.append(Finding(
+                'agent-hooks', ERROR,
+                f'{w.agent}: {w.shown} lacks agitmem\'s {", ".join(missing)} hook(s)',
+                reinstall,
+            ))
+        launchers = sorted({_launcher(c) for cs in w.found.values() for c in cs})
+        broken = [(lnch, why) for lnch in launchers if (why := _runs(lnch, cache))]
+        for lnch, why in broken:
+            ret.append(Finding(
+                'agent-hooks', ERROR,
+                f'{w.agent}: the hooks in {w.shown} call `{lnch}`, which {why}',
+                f'{reinstall}   (or install agitmem as a tool: see the README)',
+            ))
+        if not missing and not broken:
+            ret.append(Finding(
+                'agent-hooks', OK,
+                f'{w.agent}: {len(w.found)} hooks in {w.shown}, `{", ".join(launchers)}` runs',
+            ))
+    return ret
+
+
+def check_trust(repo: Repo, wheres: list[Where], home: Path, environ: Mapping[str, str]) -> list[Finding]:
+    ret = []
+    codex = [w for w in wheres if w.agent == 'codex']
+    if codex:
+        ret.append(Finding(
+            'codex-trust', WARNING,
+            'codex: Codex runs new or changed hooks only after you trust them, '
+            'and skips untrusted ones without a word; agitmem cannot read that trust',
+            'in `codex`, run /hooks and trust the agitmem hooks (or run '
+            '`codex exec --trust --dangerously-bypass-hook-trust ...`)',
+        ))
+        if any(w.scope != 'user' for w in codex):
+            trusted = trust.codex_project_trusted(repo.root, home, environ)
+            where = trust.codex_home(home, environ) / 'config.toml'
+            if trusted is None:
+                ret.append(Finding(
+                    'codex-trust', WARNING, f'codex: {where} cannot be read: project trust unknown',
+                ))
+            elif not trusted:
+                ret.append(Finding(
+                    'codex-trust', ERROR,
+                    f'codex: this project is not trusted in {where}: Codex does '
+                    f'not load .codex/hooks.json',
+                    f'start `codex` in {repo.root} and trust the project (or '
+                    f'`codex exec --trust ...` once)',
+                ))
+            else:
+                ret.append(Finding('codex-trust', OK, 'codex: the project is trusted'))
+    if any(w.agent == 'gemini' for w in wheres):
+        if trust.gemini_folder_trusted(repo.root, home, environ):
+            ret.append(Finding('gemini-trust', OK, 'gemini: the folder is trusted'))
+        else:
+            ret.append(Finding(
+                'gemini-trust', ERROR,
+                'gemini: this folder is not trusted: Gemini CLI ignores its '
+                'settings and hooks (and exits 55 headless)',
+                f'start `gemini` in {repo.root} and trust the folder (or add '
+                f'"{repo.root}": "TRUST_FOLDER" to ~/.gemini/trustedFolders.json, '
+                f'or set GEMINI_CLI_TRUST_WORKSPACE=true)',
+            ))
+    return ret
+
+
+# -- git hooks ------------------------------------------------------------------
+
+def _text(path: Path) -> str | None:
+    try:
+        return path.read_bytes().decode('utf-8', 'replace')
+    except OSError:
+        return None
+
+
+def _pre_commit_config(repo: Repo) -> tuple[set[str], list[str]] | None:
+    """(hook ids, default_install_hook_types) of .pre-commit-config.yaml."""
+    text = _text(repo.root / '.pre-commit-config.yaml')
+    if text is None:
+        return None
+    import yaml
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    ids = set()
+    for r in data.get('repos') or []:
+        for h in (r.get('hooks') or []) if isinstance(r, dict) else []:
+            if isinstance(h, dict) and isinstance(h.get('id'), str):
+                ids.add(h['id'])
+    types = data.get('default_install_hook_types') or ['pre-commit']
+    return ids, [t for t in types if isinstance(t, str)]
+
+
+def check_git_hooks(repo: Repo) -> list[Finding]:
+    d = githooks.hooks_dir(repo)
+    pc = _pre_commit_config(repo)
+    ours = set(PRE_COMMIT_IDS.values())
+    uses_pre_commit = pc is not None and bool(pc[0] & ours)
+    # why each missing stage is missing: no hook id, not a hook type, not installed
+    no_id: list[str] = []
+    no_type: list[str] = []
+    not_installed: list[str] = []
+    for name in githooks.HOOKS:
+        text = _text(d / name)
+        if githooks.is_ours(text) or githooks.is_ours(_text(d / f'{name}{githooks.LEGACY}')):
+            continue
+        if pc is None or not uses_pre_commit or PRE_COMMIT_IDS[name] not in pc[0]:
+            no_id.append(name)
+        elif name not in pc[1]:
+            no_type.append(name)
+        elif text is None or githooks.PRE_COMMIT_MARK not in text:
+            not_installed.append(name)
+    ret = []
+    if no_id and uses_pre_commit:
+        ids = ', '.join(PRE_COMMIT_IDS[n] for n in no_id)
+        ret.append(Finding(
+            'git-hooks', ERROR, f'git hooks missing: {", ".join(no_id)}',
+            f'add {ids} to the agitmem repo\'s hooks in .pre-commit-config.yaml, '
+            f'then `pre-commit install`',
+        ))
+    elif no_id:
+        ret.append(Finding(
+            'git-hooks', ERROR, f'git hooks missing: {", ".join(no_id)}',
+            'agitmem install git',
+        ))
+    if no_type:
+        ret.append(Finding(
+            'git-hooks', ERROR, f'git hooks missing: {", ".join(no_type)}',
+            f'add {", ".join(no_type)} to default_install_hook_types in '
+            f'.pre-commit-config.yaml, then `pre-commit install`',
+        ))
+    if not_installed:
+        ret.append(Finding(
+            'git-hooks', ERROR, f'git hooks missing: {", ".join(not_installed)}',
+            'pre-commit install ' + ' '.join(f'--hook-type {n}' for n in not_installed),
+        ))
+    if not ret:
+        ret.append(Finding('git-hooks', OK, f'git hooks: all {len(githooks.HOOKS)} in place'))
+    return ret
+
+
+# -- memory -----------------------------------------------------------------------
+
+def check_memory(ctx: context.Context) -> list[Finding]:
+    pr = store.open_repo(ctx.repo)
+    top = store.tip(pr, ctx.ref)
+    name = ctx.branch or 'detached HEAD'
+    ret = []
+    if top is None:
+        ret.append(Finding(
+            'memory-ref', ERROR, f'{ctx.ref} does not exist: the memory of {name} is saved nowhere',
+            'agitmem save',
+        ))
+    held = write.foreign(ctx)
+    if held is not None:
+        ret.append(Finding(
+            'memory-ref', ERROR,
+            f'.agent/memory holds the memory of {repo_mod.short_ref(held)} ({held}), '
+            f'not of {name} (a branch switch no post-checkout hook saw)',
+            'agitmem save   (saves it to its branch, checks out this one\'s)',
+        ))
+    if top is not None and held is None:
+        ret.append(Finding('memory-ref', OK, f'memory of {name} on {ctx.ref} ({str(top.id)[:12]})'))
+
+    try:
+        files = store.read_memory(ctx.repo, max_file_kb=ctx.cfg['max_file_kb'])
+    except AgitmemError as e:
+        ret.append(Finding('unsaved', ERROR, str(e), 'fix the file named, then `agitmem save`'))
+    else:
+        against = store.base(ctx.repo, pr) or top
+        old = store.tree_files(pr, against.tree) if against is not None else {}
+        changed = sorted(p for p in set(old) | set(files) if old.get(p) != files.get(p))
+        if changed:
+            more = f' and {len(changed) - 5} more' if len(changed) > 5 else ''
+            ret.append(Finding(
+                'unsaved', WARNING,
+                f'unsaved memory: {", ".join(changed[:5])}{more}', 'agitmem save',
+            ))
+        else:
+            ret.append(Finding('unsaved', OK, 'no unsaved memory'))
+
+    conflicts = _text(write.conflicts_path(ctx.repo))
+    if conflicts and conflicts.strip():
+        lines = conflicts.strip().splitlines()
+        ret.append(Finding(
+            'conflicts', ERROR,
+            f'{len(lines)} unresolved memory conflict(s): {lines[0]}',
+            'resolve the conflict markers in .agent/memory/, then `agitmem save`',
+        ))
+    else:
+        ret.append(Finding('conflicts', OK, 'no unresolved memory conflicts'))
+    return ret
+
+
+def check_remotes(ctx: context.Context) -> list[Finding]:
+    remotes = repo_mod.remotes(ctx.repo)
+    if not remotes:
+        return [Finding('fetch-refspec', OK, 'no remotes: memory stays here')]
+    ret = []
+    if ctx.cfg['fetch_refspec']:
+        for remote in remotes:
+            if sharing.has_fetch_spec(ctx.repo, remote):
+                ret.append(Finding('fetch-refspec', OK, f'git fetch {remote} brings memory'))
+            else:
+                ret.append(Finding(
+                    'fetch-refspec', ERROR,
+                    f'git fetch {remote} does not bring memory (`review` and a '
+                    f'pull find none)',
+                    f"git config --add remote.{remote}.fetch '{sharing.fetch_spec(remote)}'",
+                ))
+    remote = sharing.default_remote(ctx)
+    if remote in remotes and ctx.ref.startswith(MEMORY_NS):
+        name = ctx.ref.removeprefix(MEMORY_NS)
+        theirs_ref = f'{REMOTES_NS}{remote}/{name}'
+        pr = store.open_repo(ctx.repo)
+        theirs = store.tip(pr, theirs_ref)
+        ours = store.tip(pr, ctx.ref)
+        if theirs is None:
+            ret.append(Finding(
+                'remote-memory', WARNING,
+                f'{remote} has no memory of {name} (as of the last fetch): '
+                f'`review` of this branch finds none there',
+                f'agitmem push {remote}',
+            ))
+        elif ours is not None and ours.id != theirs.id and not store.contains(pr, theirs.id, ours.id):
+            ret.append(Finding(
+                'remote-memory', WARNING,
+                f'{remote} lacks memory commits of {name} (as of the last fetch)',
+                f'agitmem push {remote}',
+            ))
+        else:
+            ret.append(Finding('remote-memory', OK, f'{remote} has the memory of {name}'))
+    return ret
+
+
+def check_injection(ctx: context.Context, codex: bool) -> list[Finding]:
+    try:
+        mem = read.layers(ctx.repo, ctx.cfg)
+        fresh = read.freshness(ctx.repo, mem.state, ctx.ref)
+    except AgitmemError as e:
+        return [Finding('injection', ERROR, f'the injection cannot be built: {e}', 'agitmem check')]
+    budget = ctx.cfg['budget_tokens']
+    # the larger form: the one given after a compaction
+    block = inject.build(mem, budget_tokens=budget, after_compact=True, fresh=fresh)
+    chars = len(block.text)
+    ret = []
+    said = f'{block.tokens} tokens (budget {budget}), {chars:,} characters'
+    fix = 'shorten tattoo.md and state.json (they are never cut), or raise budget_tokens in .agent/config.yaml'
+    if block.tokens > budget:
+        ret.append(Finding('injection', ERROR, f'injection over budget: {said}', fix))
+    if chars > CLAUDE_CHARS or chars > inject.MAX_CHARS:
+        ret.append(Finding(
+            'injection', ERROR,
+            f'injection {chars:,} characters: over the {inject.MAX_CHARS:,} cap '
+            f'(Claude Code moves hook output over {CLAUDE_CHARS:,} to a file)',
+            'shorten tattoo.md and state.json',
+        ))
+    if codex and block.tokens > CODEX_TOKENS:
+        ret.append(Finding(
+            'injection', ERROR,
+            f'injection {block.tokens} tokens: Codex moves hook text over about '
+            f'{CODEX_TOKENS:,} tokens to a file',
+            f'set budget_tokens to {CODEX_TOKENS} or less in .agent/config.yaml',
+        ))
+    elif codex and budget > CODEX_TOKENS:
+        ret.append(Finding(
+            'injection', WARNING,
+            f'budget_tokens {budget} lets the injection grow past what Codex '
+            f'shows in full (about {CODEX_TOKENS:,} tokens)',
+            f'set budget_tokens to {CODEX_TOKENS} or less in .agent/config.yaml',
+        ))
+    for w in block.warnings:
+        ret.append(Finding('injection', WARNING, w))
+    if not ret:
+        ret.append(Finding(
+            'injection', OK,
+            f'injection {said}: within every client\'s cap (Claude Code {CLAUDE_CHARS:,} '
+            f'characters, Codex ~{CODEX_TOKENS:,} tokens)',
+        ))
+    return ret
+
+
+# -- all of it -----------------------------------------------------------------------
+
+def diagnose(
+        repo: Repo,
+        *,
+        home: Path | None = None,
+        environ: Mapping[str, str] | None = None,
+) -> list[Finding]:
+    home = home or Path.home()
+    environ = os.environ if environ is None else environ
+    wheres = installed_agents(repo, home)
+    ret = check_agents(wheres) + check_trust(repo, wheres, home, environ)
+    ret += check_git_hooks(repo)
+    try:
+        context.require_memory(repo)
+        cfg: dict[str, Any] = config.load(repo.config_path)
+    except AgitmemError as e:
+        ret.append(Finding('memory-ref', ERROR, str(e), 'agitmem init'))
+        return ret
+    ctx = context.make(repo, cfg)
+    ret += check_memory(ctx)
+    ret += check_remotes(ctx)
+    ret += check_injection(ctx, codex=any(w.agent == 'codex' for w in wheres))
+    return ret

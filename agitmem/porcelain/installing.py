@@ -1,0 +1,102 @@
+"""`install` / `uninstall`: agitmem's hooks in an agent's settings at a
+scope, or in git (hook shims and the memory fetch refspec)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from agitmem import config
+from agitmem import githooks
+from agitmem import repo as repo_mod
+from agitmem.agents import settings
+from agitmem.errors import AgitmemError
+from agitmem.porcelain import sharing
+from agitmem.repo import Repo
+
+AGENTS = ('claude', 'codex', 'gemini')
+TARGETS = (*AGENTS, 'git')
+DEFAULT_SCOPE = settings.DEFAULT_SCOPE
+
+
+def check_target(target: str) -> None:
+    if target not in TARGETS:
+        raise AgitmemError(
+            f'unknown target "{target}": expected one of {", ".join(TARGETS)}',
+        )
+
+
+def _local_rel(agent: str) -> str:
+    return settings.relative(agent, 'local')
+
+
+def _exclude_line(agent: str) -> str:
+    return f'/{_local_rel(agent)}'
+
+
+def install_agent(
+        repo: Repo,
+        agent: str,
+        scope: str,
+        command: str,
+        *,
+        home: Path | None = None,
+) -> list[str]:
+    """Merge agitmem's hooks into `agent`'s settings at `scope`.  The local
+    scope keeps its file out of git (.git/info/exclude), and refuses a
+    file git already tracks: hooks there would reach every teammate."""
+    check_target(agent)
+    settings.check_scope(scope)
+    rel = _local_rel(agent)
+    if scope == 'local' and repo_mod.tracked(repo, rel):
+        raise AgitmemError(
+            f'{rel} is tracked in this repository: hooks installed there '
+            f'reach every teammate; use --scope project to share them on '
+            f'purpose, or --scope user for yourself only',
+        )
+    # the settings first: a file it refuses leaves everything as it was
+    changes = settings.install(agent, repo.root, command=command, scope=scope, home=home)
+    if scope == 'local' and repo_mod.exclude(repo, _exclude_line(agent)):
+        changes.append(f'{rel} added to .git/info/exclude (it stays out of git)')
+    return changes
+
+
+def uninstall_agent(
+        repo: Repo,
+        agent: str,
+        scope: str,
+        *,
+        home: Path | None = None,
+) -> list[str]:
+    check_target(agent)
+    settings.check_scope(scope)
+    lines = settings.uninstall(agent, repo.root, scope=scope, home=home)
+    path = settings.settings_file(agent, scope, repo.root, home)
+    if scope == 'local' and not path.exists():
+        if repo_mod.unexclude(repo, _exclude_line(agent)):
+            lines.append(f'{_local_rel(agent)} taken out of .git/info/exclude')
+    return lines
+
+
+def elsewhere(repo: Repo, agent: str, scope: str, *, home: Path | None = None) -> list[str]:
+    """The other scopes where agitmem's hooks for `agent` are installed."""
+    return [
+        other for other in settings.SCOPES
+        if other != scope and
+        settings.settings_file(agent, other, repo.root, home) !=
+        settings.settings_file(agent, scope, repo.root, home) and
+        settings.installed(agent, settings.settings_file(agent, other, repo.root, home))
+    ]
+
+
+def install_git(repo: Repo) -> list[str]:
+    """The six git hook shims, and the memory fetch refspec on every remote
+    (unless `fetch_refspec: false`)."""
+    lines = githooks.install(repo)
+    if config.load(repo.config_path)['fetch_refspec']:
+        lines += sharing.add_fetch_specs(repo)
+    return lines
+
+
+def uninstall_git(repo: Repo) -> list[str]:
+    """Everything agitmem put into git: the hook shims (the hooks they
+    chained put back) and the memory fetch refspecs."""
+    return githooks.uninstall(repo) + sharing.remove_fetch_specs(repo)

@@ -1,0 +1,262 @@
+"""`agitmem doctor` on real repositories and real settings files (HOME is
+a temp dir): each problem found with the command that fixes it, and that
+command run."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from testing.util import agitmem
+from testing.util import git
+from testing.util import mem
+from testing.util import ok
+from testing.util import run
+
+
+def _home() -> Path:
+    return Path(os.environ['HOME'])
+
+
+def _doctor(repo: Path, env: dict[str, str] | None = None) -> tuple[int, list[dict[str, str]]]:
+    proc = agitmem('doctor', '--json', cwd=repo, env=env)
+    assert 'Traceback' not in proc.stderr, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data['ok'] is (proc.returncode == 0)
+    return proc.returncode, data['findings']
+
+
+def _problems(findings: list[dict[str, str]], check: str) -> list[dict[str, str]]:
+    return [f for f in findings if f['check'] == check and f['level'] != 'ok']
+
+
+@pytest.fixture
+def wired(memrepo: Path) -> Path:
+    """memrepo with git hooks and Claude Code hooks: doctor is clean."""
+    ok('install', 'git', cwd=memrepo)
+    ok('install', 'claude', cwd=memrepo)
+    return memrepo
+
+
+def test_clean_setup(wired: Path) -> None:
+    proc = agitmem('doctor', cwd=wired)
+    assert proc.returncode == 0, proc.stdout
+    assert 'claude: 5 hooks in .claude/settings.local.json' in proc.stdout
+    assert 'git hooks: all 6 in place' in proc.stdout
+    assert proc.stdout.endswith('doctor: all good (0 warning(s))\n')
+
+
+def test_missing_git_hooks_and_the_fix(memrepo: Path) -> None:
+    proc = agitmem('doctor', cwd=memrepo)
+    assert proc.returncode == 1
+    assert 'git hooks missing: pre-commit, commit-msg, post-commit, pre-push, post-checkout, post-merge' in proc.stdout
+    assert 'fix: agitmem install git' in proc.stdout
+    assert 'no agent has agitmem hooks' in proc.stdout  # a warning
+    ok('install', 'git', cwd=memrepo)
+    code, findings = _doctor(memrepo)
+    assert code == 0
+    assert _problems(findings, 'git-hooks') == []
+
+
+def test_one_git_hook_gone(wired: Path) -> None:
+    (wired / '.git' / 'hooks' / 'post-merge').unlink()
+    code, findings = _doctor(wired)
+    assert code == 1
+    assert [(f['message'], f['fix']) for f in _problems(findings, 'git-hooks')] == [
+        ('git hooks missing: post-merge', 'agitmem install git'),
+    ]
+
+
+def test_pre_commit_needs_every_hook_type(memrepo: Path) -> None:
+    config = memrepo / '.pre-commit-config.yaml'
+    hooks = ''.join(
+        f'    -   id: {i}\n' for i in (
+            'agitmem-check', 'agitmem-commit-msg', 'agitmem-record',
+            'agitmem-push', 'agitmem-branch', 'agitmem-merge',
+        )
+    )
+    body = f'repos:\n-   repo: https://example.com/agitmem\n    rev: v0.1.0\n    hooks:\n{hooks}'
+    config.write_text(body)
+    assert run(sys.executable, '-m', 'pre_commit', 'install', cwd=memrepo).returncode == 0
+    code, findings = _doctor(memrepo)
+    assert code == 1
+    [problem] = _problems(findings, 'git-hooks')
+    assert problem['message'] == 'git hooks missing: commit-msg, post-commit, pre-push, post-checkout, post-merge'
+    assert 'default_install_hook_types' in problem['fix']
+    config.write_text(
+        'default_install_hook_types: [pre-commit, commit-msg, post-commit, '
+        'pre-push, post-checkout, post-merge]\n' + body,
+    )
+    assert run(sys.executable, '-m', 'pre_commit', 'install', cwd=memrepo).returncode == 0
+    code, findings = _doctor(memrepo)
+    assert _problems(findings, 'git-hooks') == []
+
+
+@pytest.mark.parametrize(
+    ('command', 'why'),
+    (
+        ('/nonexistent/bin/agitmem', '`/nonexistent/bin/agitmem` is not found'),
+        ('{tmp}/bin/agitmem', 'does not run agitmem (exit 127)'),
+    ),
+)
+def test_agent_hooks_that_cannot_reach_agitmem(
+        wired: Path, tmp_path: Path, command: str, why: str,
+) -> None:
+    # a stale launcher: a venv's script whose interpreter is gone
+    stale = tmp_path / 'bin' / 'agitmem'
+    stale.parent.mkdir()
+    stale.write_text(f'#!/bin/sh\nexec {tmp_path}/gone/python -m agitmem "$@"\n')
+    stale.chmod(0o755)
+    command = command.format(tmp=tmp_path)
+    ok('install', 'claude', '--command', command, cwd=wired)
+    code, findings = _doctor(wired)
+    assert code == 1
+    [problem] = _problems(findings, 'agent-hooks')
+    assert f'call `{command}`, which {why}' in problem['message']
+    assert problem['fix'].startswith('agitmem install claude --scope local')
+    ok('install', 'claude', '--scope', 'local', cwd=wired)
+    assert _doctor(wired)[0] == 0
+
+
+def test_agent_hooks_missing_an_event(wired: Path) -> None:
+    path = wired / '.claude' / 'settings.local.json'
+    data = json.loads(path.read_text())
+    del data['hooks']['Stop']
+    path.write_text(json.dumps(data))
+    code, findings = _doctor(wired)
+    assert code == 1
+    [problem] = _problems(findings, 'agent-hooks')
+    assert problem['message'] == "claude: .claude/settings.local.json lacks agitmem's Stop hook(s)"
+    ok('install', 'claude', cwd=wired)
+    assert _doctor(wired)[0] == 0
+
+
+def test_codex_trust(wired: Path) -> None:
+    ok('install', 'codex', cwd=wired)
+    code, findings = _doctor(wired)
+    assert code == 1
+    levels = {f['level']: f for f in _problems(findings, 'codex-trust')}
+    assert '/hooks' in levels['warning']['fix']
+    assert '--dangerously-bypass-hook-trust' in levels['warning']['fix']
+    assert 'not trusted' in levels['error']['message']
+    config = _home() / '.codex' / 'config.toml'
+    config.parent.mkdir(exist_ok=True)
+    config.write_text(f'[projects."{wired}"]\ntrust_level = "trusted"\n')
+    code, findings = _doctor(wired)
+    assert code == 0
+    # hook trust cannot be read: it stays a warning
+    assert [f['level'] for f in _problems(findings, 'codex-trust')] == ['warning']
+
+
+def test_gemini_folder_trust(wired: Path) -> None:
+    ok('install', 'gemini', cwd=wired)
+    code, findings = _doctor(wired)
+    assert code == 1
+    [problem] = _problems(findings, 'gemini-trust')
+    assert 'trustedFolders.json' in problem['fix']
+    folders = _home() / '.gemini' / 'trustedFolders.json'
+    folders.parent.mkdir(exist_ok=True)
+    # the longest rule wins: the parent is trusted, this folder is not
+    folders.write_text(json.dumps({str(wired.parent): 'TRUST_FOLDER', str(wired): 'DO_NOT_TRUST'}))
+    assert _doctor(wired)[0] == 1
+    assert _doctor(wired, env={'GEMINI_CLI_TRUST_WORKSPACE': 'true'})[0] == 0
+    folders.write_text(json.dumps({str(wired / 'README'): 'TRUST_PARENT'}))
+    assert _doctor(wired)[0] == 0
+
+
+def test_memory_of_another_branch(wired: Path) -> None:
+    ok('uninstall', 'git', cwd=wired)  # a switch no hook sees
+    git('checkout', '-q', '-b', 'feature', cwd=wired)
+    ok('install', 'git', cwd=wired)
+    code, findings = _doctor(wired)
+    assert code == 1
+    messages = [f['message'] for f in _problems(findings, 'memory-ref')]
+    assert 'refs/agitmem/heads/feature does not exist' in messages[0]
+    assert '.agent/memory holds the memory of main (refs/agitmem/heads/main)' in messages[1]
+    ok('save', cwd=wired)
+    assert _doctor(wired)[0] == 0
+
+
+def test_unsaved_memory_warns_and_conflicts_fail(wired: Path) -> None:
+    tattoo = mem(wired, 'tattoo.md')
+    original = tattoo.read_text()
+    tattoo.write_text(original + '- one more rule\n')
+    code, findings = _doctor(wired)
+    assert code == 0
+    [unsaved] = _problems(findings, 'unsaved')
+    assert (unsaved['level'], unsaved['message'], unsaved['fix']) == (
+        'warning', 'unsaved memory: tattoo.md', 'agitmem save',
+    )
+    tattoo.write_text(original)
+    git('checkout', '-q', '-b', 'feature', cwd=wired)
+    tattoo.write_text(original.replace('- Never commit secrets', '- Never push secrets'))
+    ok('save', cwd=wired)
+    git('checkout', '-q', 'main', cwd=wired)
+    tattoo.write_text(original.replace('- Never commit secrets', '- Never print secrets'))
+    ok('save', cwd=wired)
+    assert agitmem('merge', 'feature', cwd=wired).returncode == 1
+    code, findings = _doctor(wired)
+    assert code == 1
+    [conflict] = _problems(findings, 'conflicts')
+    assert conflict['message'] == '1 unresolved memory conflict(s): tattoo.md: 1 conflict(s) marked in the file'
+    tattoo.write_text(original.replace('- Never commit secrets', '- Never print or push secrets'))
+    ok('save', cwd=wired)
+    assert _doctor(wired)[0] == 0
+
+
+def test_fetch_refspec_and_remote_memory(repo: Path, tmp_path: Path) -> None:
+    bare = tmp_path / 'remote.git'
+    git('init', '-q', '--bare', str(bare), cwd=tmp_path)
+    git('push', '-q', str(bare), 'main', cwd=repo)
+    clone = tmp_path / 'clone'
+    git('clone', '-q', str(bare), str(clone), cwd=tmp_path)
+    ok('init', cwd=clone)
+    ok('install', 'git', cwd=clone)
+    ok('install', 'claude', cwd=clone)
+    code, findings = _doctor(clone)
+    assert code == 0
+    [remote] = _problems(findings, 'remote-memory')
+    assert remote['message'].startswith('origin has no memory of main')
+    assert remote['fix'] == 'agitmem push origin'
+    ok('push', 'origin', cwd=clone)
+    code, findings = _doctor(clone)
+    assert _problems(findings, 'remote-memory') == []
+
+    git('config', '--unset-all', 'remote.origin.fetch', 'agitmem', cwd=clone)
+    code, findings = _doctor(clone)
+    assert code == 1
+    [problem] = _problems(findings, 'fetch-refspec')
+    assert problem['fix'] == "git config --add remote.origin.fetch '+refs/agitmem/heads/*:refs/agitmem/remotes/origin/*'"
+    subprocess.run(problem['fix'], shell=True, cwd=clone, check=True)
+    assert _doctor(clone)[0] == 0
+
+
+def test_injection_over_budget_and_codex_cap(wired: Path) -> None:
+    (wired / '.agent' / 'config.yaml').write_text('budget_tokens: 60\n')
+    tattoo = mem(wired, 'tattoo.md')
+    tattoo.write_text(tattoo.read_text() + ''.join(f'- rule number {i} is long enough\n' for i in range(20)))
+    ok('save', cwd=wired)
+    code, findings = _doctor(wired)
+    assert code == 1
+    over = [f for f in _problems(findings, 'injection') if f['level'] == 'error']
+    assert over[0]['message'].startswith('injection over budget: ')
+    assert 'budget_tokens' in over[0]['fix']
+
+    (wired / '.agent' / 'config.yaml').write_text('budget_tokens: 3000\n')
+    ok('save', cwd=wired)
+    ok('install', 'codex', '--scope', 'user', cwd=wired)
+    code, findings = _doctor(wired)
+    [cap] = _problems(findings, 'injection')
+    assert cap['level'] == 'warning' and 'Codex' in cap['message']
+    assert cap['fix'] == 'set budget_tokens to 2500 or less in .agent/config.yaml'
+
+
+def test_without_agitmem_init(repo: Path) -> None:
+    proc = agitmem('doctor', cwd=repo)
+    assert proc.returncode == 1
+    assert 'Traceback' not in proc.stderr
+    assert 'fix: agitmem init' in proc.stdout
