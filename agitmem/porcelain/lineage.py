@@ -52,6 +52,15 @@ def born(repo: Repo, branch: str | None) -> tuple[int, str | None] | None:
     return when, m[1] if m else None
 
 
+def head_moved(repo: Repo) -> int | None:
+    """When HEAD last moved to another branch or commit (a checkout, a
+    switch, the end of a rebase); None when git kept no record."""
+    for when, subject in _reflog(repo, 'HEAD'):
+        if subject.startswith('checkout: moving from ') or subject.startswith('rebase'):
+            return when
+    return None
+
+
 def _updated(repo: Repo, ref: str) -> int | None:
     entries = _reflog(repo, ref)
     return entries[0][0] if entries else None

@@ -283,6 +283,9 @@ def align(ctx: Context) -> None:
         head if head and head != '(unborn)' else None,
         held,
     )
+    if base is not None and _edited_here(ctx, pr, base):
+        _carry_edits(ctx, pr, base, old)
+        return
     what, top, said = switch(ctx, old)
     short = str(top.id)[:12] if top is not None else '-'
     for line in said:
@@ -290,5 +293,62 @@ def align(ctx: Context) -> None:
     print(
         f'agitmem: .agent/memory held the memory of {_name(old)} ({held}): '
         f'saved it there; memory of {_name(ctx)} {what} ({short})',
+        file=sys.stderr,
+    )
+
+
+def _edited_here(ctx: Context, pr: pygit2.Repository, base: pygit2.Commit) -> bool:
+    """Were the unsaved edits in .agent/memory made after HEAD last moved
+    to this branch?  Then they are this branch's (as they would be had a
+    post-checkout hook switched the memory), not the memory's old branch's."""
+    files = store.read_memory(ctx.repo, max_file_kb=ctx.cfg['max_file_kb'])
+    old = store.tree_files(pr, base.tree)
+    edited = [p for p in set(files) | set(old) if files.get(p) != old.get(p) and p != memory.CONFIG]
+    if not edited:
+        return False
+    moved = lineage.head_moved(ctx.repo)
+    if moved is None:
+        return False
+    newest = 0.0
+    for path in edited:
+        try:
+            newest = max(newest, (ctx.repo.memory_dir / path).stat().st_mtime)
+        except OSError:
+            newest = max(newest, moved + 1.0)  # deleted since: after, as far as we know
+    return newest >= moved
+
+
+def _carry_edits(ctx: Context, pr: pygit2.Repository, base: pygit2.Commit, old: Context) -> None:
+    """Apply the unsaved edits (base -> working tree) to this branch's
+    memory (forked from base when it has none), leaving the old branch's
+    ref as it was.  Caller holds the lock; the caller's save commits."""
+    top, said = lineage.memory_for(ctx, pr)
+    if top is None:
+        store.update_ref(
+            ctx.repo, ctx.ref, str(base.id), None,
+            f'agitmem: fork from {str(base.id)[:12]} ({_name(old)})',
+        )
+        top = base
+    files = store.read_memory(ctx.repo, max_file_kb=ctx.cfg['max_file_kb'])
+    if top.id != base.id:
+        result = merge.merge(store.tree_files(pr, base.tree), files, store.tree_files(pr, top.tree))
+        if result.conflicts:
+            print(
+                f'agitmem: the unsaved edits conflict with the memory of {_name(ctx)} '
+                f'({result.conflicts[0]}); keeping the edits as they are',
+                file=sys.stderr,
+            )
+        else:
+            merged = dict(result.files)
+            if memory.CONFIG in files:
+                merged[memory.CONFIG] = files[memory.CONFIG]
+            store.checkout(ctx.repo, merged)
+    store.set_base(ctx.repo, top.id, ctx.ref)
+    for line in said:
+        print(f'agitmem: {line}', file=sys.stderr)
+    print(
+        f'agitmem: .agent/memory held the memory of {_name(old)} with edits made '
+        f'since {_name(ctx)} was checked out: they go to {_name(ctx)}\'s memory '
+        f'({ctx.ref}), {_name(old)}\'s stays as it was',
         file=sys.stderr,
     )
