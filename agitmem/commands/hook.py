@@ -103,18 +103,19 @@ def _compactions(payload: agents.Payload) -> list[str] | None:
 
 
 def _new_compactions(payload: agents.Payload, hs: dict[str, Any]) -> list[str]:
-    """Compactions of this session not handled yet; the first look at a
-    transcript only takes note of what is there (a resumed session's old
-    compactions are not news)."""
+    """Compactions of this session not handled yet.  The session's first
+    look only takes note of what is there (a resumed session's old
+    compactions are not news).  Keys seen are kept across transcript
+    paths: Gemini CLI names a new, almost empty file at a resume's
+    SessionStart and the original one in every later hook."""
     found = _compactions(payload)
     if found is None:
         return []
     seen = hs.get('compactions')
-    first = not isinstance(seen, list) or hs.get('transcript') != payload.transcript_path
-    known = set() if first or not isinstance(seen, list) else set(seen)
-    hs['transcript'] = payload.transcript_path
-    hs['compactions'] = found[-50:]
-    return [] if first else [k for k in found if k not in known]
+    first = not isinstance(seen, list)
+    known = [k for k in seen if isinstance(k, str)] if isinstance(seen, list) else []
+    hs['compactions'] = list(dict.fromkeys(known + found))[-100:]
+    return [] if first else [k for k in found if k not in set(known)]
 
 
 def session_start(payload: agents.Payload) -> str:
@@ -126,7 +127,11 @@ def session_start(payload: agents.Payload) -> str:
     fresh: dict[str, Any] = {'prompts': 0, 'context': None, 'compact_pending': False}
     if payload.source in ('compact', 'resume'):
         fresh['checkpoint_asked'] = hs.get('checkpoint_asked', False)
-    _new_compactions(payload, fresh)  # what the transcript holds is handled
+    if 'compactions' in hs:
+        fresh['compactions'] = hs['compactions']
+    # a compaction since this session's hooks last looked (Gemini: one in
+    # the middle of the last prompt of a run now resumed) is news here
+    after = bool(_new_compactions(payload, fresh)) or after
     sessions.write(repo, key, fresh)
     if after:
         audit.log(repo.agent_dir, 'hook session-start', f're-inject after compaction ({payload.agent})')
