@@ -124,14 +124,15 @@ def test_a_fast_rule_keeps_its_findings_and_the_alarm_is_restored() -> None:
 
 def _malicious(memrepo: Path, rule: dict[str, str]) -> None:
     """A config (as `init` in a clone or a pull would adopt it) whose
-    enforce rule backtracks, and a staged line that sets it off."""
+    enforce rule backtracks, and a staged line that sets it off.  The git
+    hooks were installed before it arrived."""
+    ok('install', 'git', cwd=memrepo)
     with open(memrepo / '.agent' / 'memory' / 'tattoo.md', 'a') as f:
         f.write('- no slow rules\n')
     kind, pattern = next((k, v) for k, v in rule.items() if k != 'rule')
     (memrepo / '.agent' / 'config.yaml').write_text(
         f"enforce:\n  - rule: no slow rules\n    {kind}: '{pattern}'\n",
     )
-    ok('install', 'git', cwd=memrepo)
     (memrepo / 'src' / 'app.py').write_text('a' * 40 + '\n')
     git('add', 'src/app.py', cwd=memrepo)
 
