@@ -21,6 +21,9 @@ DEFAULTS: dict[str, Any] = {
     'user_tattoo': True,  # load ~/.agent/memory/tattoo.md first
     'ref': None,  # override the memory ref
     'enforce': [],
+    # shell commands the hooks record as test runs (None: pytest, tox, nox,
+    # npm/yarn/pnpm test, jest, vitest, go/cargo/mvn/gradle/make test, ctest, rspec)
+    'verification_commands': None,
 }
 _TYPES: dict[str, tuple[type, ...]] = {
     'budget_tokens': (int,),
@@ -37,6 +40,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     'user_tattoo': (bool,),
     'ref': (str, type(None)),
     'enforce': (list,),
+    'verification_commands': (list, type(None)),
 }
 
 
@@ -87,6 +91,12 @@ def parse(text: str, path: str = 'config.yaml') -> dict[str, Any]:
                     f'{path}:{line}: "{key}" is out of range: {value}',
                 )
         cfg[key] = value
+    commands = cfg['verification_commands']
+    if commands is not None and not all(isinstance(c, str) and c.strip() for c in commands):
+        raise AgitmemError(
+            f'{path}:{_key_line(text, "verification_commands")}: '
+            f'"verification_commands" must be a list of commands',
+        )
     # enforce rules are checked now: a config `check` cannot apply is never
     # saved
     if cfg['enforce']:

@@ -12,7 +12,7 @@ from testing.util import ok
 @pytest.mark.parametrize(
     ('agent', 'path', 'events'),
     (
-        ('claude', '.claude/settings.json', {'SessionStart', 'PreCompact', 'PostToolUse', 'UserPromptSubmit', 'Stop'}),
+        ('claude', '.claude/settings.json', {'SessionStart', 'PreCompact', 'PostToolUse', 'UserPromptSubmit', 'Stop', 'PostToolUseFailure'}),
         ('codex', '.codex/hooks.json', {'SessionStart', 'PreCompact', 'PostToolUse', 'UserPromptSubmit', 'Stop'}),
         ('gemini', '.gemini/settings.json', {'SessionStart', 'PreCompress', 'AfterTool', 'BeforeAgent', 'AfterAgent'}),
     ),
@@ -34,7 +34,7 @@ def test_install_uninstall_round_trip(memrepo: Path, agent: str, path: str, even
     assert set(data['hooks']) == events
     commands = [h['command'] for groups in data['hooks'].values() for g in groups for h in g['hooks']]
     assert 'echo mine' in commands
-    assert sum('hook ' in c and 'agitmem' in c for c in commands) == 5
+    assert sum('hook ' in c and 'agitmem' in c for c in commands) == len(events)
     if agent == 'claude':
         assert data['hooks']['SessionStart'][0]['matcher'] == 'startup|resume|clear|compact'
     if agent == 'codex':
