@@ -220,3 +220,24 @@ def test_claude_bash_response_parse() -> None:
     data = json.loads((PAYLOADS / 'claude' / 'PostToolUseFailure_Bash.json').read_text())
     run = tools.shell_run(data)
     assert run is not None and run.exit_code == 1 and run.output.startswith('F ')
+
+
+def test_injection_has_an_observed_section_and_the_disagreement(agentrepo: Path) -> None:
+    (agentrepo / 'src' / 'b.py').write_text('def parse_toml(text):\n    return text\n')
+    data = json.loads((PAYLOADS / 'claude_real_post_tool_use_edit.json').read_text())
+    target = str(agentrepo / 'src' / 'b.py')
+    data['tool_response']['structuredPatch'][0].update(newStart=2, newLines=1)
+    data.update(cwd=str(agentrepo), tool_input={**data['tool_input'], 'file_path': target})
+    ok('state', 'set', 'current_file=src/a.py', cwd=agentrepo)
+    hook(agentrepo, 'post-edit', json.dumps(data))
+    hook(agentrepo, 'post-edit', json.dumps(data))
+    hook(agentrepo, 'post-edit', payload('claude/PostToolUseFailure_Bash', agentrepo))
+    hook(agentrepo, 'prompt', payload('claude_real_user_prompt_submit', agentrepo, prompt='make b.py parse TOML', transcript_path=None))
+    out = hook(agentrepo, 'session-start', payload('claude_session_start_compact', agentrepo))
+    text = json.loads(out)['hookSpecificOutput']['additionalContext']
+    observed_at = text.index('## OBSERVED')
+    assert text.index('## STATE') < observed_at
+    assert '- edited src/b.py:2-2 in parse_toml' in text
+    assert '- last test run: failed `python3 -m pytest -q test_a.py`: test_a.py::test_a - AssertionError' in text
+    assert "- user's last request: make b.py parse TOML" in text
+    assert 'state says current_file src/a.py (step ' in text and 'but the last 2 edits were to src/b.py' in text
