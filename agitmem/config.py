@@ -22,6 +22,9 @@ DEFAULTS: dict[str, Any] = {
     'ref': None,  # override the memory ref
     'fetch_refspec': True,  # init adds the memory fetch refspec to each remote
     'enforce': [],
+    # shell commands the hooks record as test runs (None: pytest, tox, nox,
+    # npm/yarn/pnpm test, jest, vitest, go/cargo/mvn/gradle/make test, ctest, rspec)
+    'verification_commands': None,
 }
 _TYPES: dict[str, tuple[type, ...]] = {
     'budget_tokens': (int,),
@@ -39,6 +42,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     'ref': (str, type(None)),
     'fetch_refspec': (bool,),
     'enforce': (list,),
+    'verification_commands': (list, type(None)),
 }
 
 
@@ -89,6 +93,12 @@ def parse(text: str, path: str = 'config.yaml') -> dict[str, Any]:
                     f'{path}:{line}: "{key}" is out of range: {value}',
                 )
         cfg[key] = value
+    commands = cfg['verification_commands']
+    if commands is not None and not all(isinstance(c, str) and c.strip() for c in commands):
+        raise AgitmemError(
+            f'{path}:{_key_line(text, "verification_commands")}: '
+            f'"verification_commands" must be a list of commands',
+        )
     # enforce rules are checked now: a config `check` cannot apply is never
     # saved
     if cfg['enforce']:

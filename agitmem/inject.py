@@ -57,6 +57,8 @@ class Memory:
     snapshot: str = ''
     fragments: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # what the hooks saw (porcelain/observed.py): edits, commands, requests
+    observed: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,39 @@ def state_part(mem: Memory, fresh: Freshness) -> list[str]:
     return lines
 
 
+def observed_part(mem: Memory) -> list[str]:
+    """OBSERVED: facts the hooks recorded, and one line where the state
+    disagrees with them (seed 004: a stale state misleads recovery)."""
+    obs = mem.observed
+    edits = [e for e in obs.get('edits', ()) if isinstance(e, dict) and e.get('file')]
+    lv = mem.state.get('last_verification')
+    requests = [r for r in obs.get('requests', ()) if isinstance(r, dict) and r.get('text')]
+    lines = []
+    for e in reversed(edits):
+        where = e['file']
+        if isinstance(e.get('lines'), list) and e['lines'][0] is not None:
+            where += f':{e["lines"][0]}-{e["lines"][1]}'
+        lines.append(f'- edited {where}' + (f' in {e["symbol"]}' if e.get('symbol') else ''))
+    if isinstance(lv, dict) and lv.get('observed') and lv.get('result'):
+        lines.append(f'- last test run: {lv["result"]} `{lv.get("command", "")}`' + (f': {lv["reason"]}' if lv.get('reason') else ''))
+    if requests:
+        lines.append(f'- user\'s last request: {requests[-1]["text"]}')
+    current = mem.state.get('current_file')
+    if current and edits:
+        latest = edits[-1]['file']
+        run = 0
+        for e in reversed(edits):
+            if e['file'] != latest:
+                break
+            run += 1
+        if latest != current and current not in {e['file'] for e in edits}:
+            lines.append(
+                f'state says current_file {current} (step {mem.state.get("step", 0)}), '
+                f'but the last {run} edit{"s" if run > 1 else ""} were to {latest}',
+            )
+    return ['## OBSERVED (recorded by hooks, not by you)', *lines] if lines else []
+
+
 def snapshot_parts(mem: Memory) -> dict[str, list[str]]:
     snap = snapshot_mod.parse(mem.snapshot)
     ret = {}
@@ -146,12 +181,13 @@ def _render(
         head: list[str],
         tattoo: list[str],
         state: list[str],
+        observed: list[str],
         sections: dict[str, list[str]],
         fragments: list[str],
         notes: list[str],
         omitted: list[str],
 ) -> str:
-    out = [BEGIN, *head, *tattoo, *state]
+    out = [BEGIN, *head, *tattoo, *state, *observed]
     if sections:
         out.append('## SNAPSHOT')
         for name in SNAPSHOT_SECTIONS:
@@ -179,10 +215,11 @@ def build(
         head.append(fresh.memory_of)
     tattoo = tattoo_part(mem)
     state = state_part(mem, fresh)
+    observed = observed_part(mem)
     sections = snapshot_parts(mem)
     fragments = [fragment_line(f) for f in mem.fragments[-NEWEST:]]
     notes = [f'- {n}' for n in mem.notes[-NEWEST:]]
-    cut = {'notes': 0, 'fragments': 0, 'snapshot_sections': 0}
+    cut = {'notes': 0, 'fragments': 0, 'observed': 0, 'snapshot_sections': 0}
 
     def render() -> str:
         omitted = []
@@ -191,7 +228,7 @@ def build(
             omitted.append(
                 f'(left out for size: {what}; read them in .agent/memory/)',
             )
-        return _render(head, tattoo, state, sections, fragments, notes, omitted)
+        return _render(head, tattoo, state, observed, sections, fragments, notes, omitted)
 
     def fits(text: str) -> bool:
         return tokens.estimate(text) <= budget_tokens and len(text) <= MAX_CHARS
@@ -206,16 +243,22 @@ def build(
         fragments.pop(0)
         cut['fragments'] += 1
         text = render()
+    # facts the hooks saw go before the agent's own snapshot: the snapshot
+    # says what the agent meant to do, which a summary loses first
+    if not fits(text) and observed:
+        cut['observed'] = len(observed) - 1
+        observed.clear()
+        text = render()
     for name in SNAPSHOT_CUT_ORDER:
         if fits(text):
             break
         if sections.pop(name, None) is not None:
             cut['snapshot_sections'] += 1
             text = render()
-    if not fits(text) and not sections and not fragments and not notes:
+    if not fits(text) and not sections and not fragments and not notes and not observed:
         # all that could go is gone: the "left out" notice must not be
         # what pushes the block over
-        core = _render(head, tattoo, state, {}, [], [], [])
+        core = _render(head, tattoo, state, [], {}, [], [], [])
         if fits(core):
             text = core
     warnings = []

@@ -793,9 +793,9 @@ def _hits(text: str, lower: str, rule: _Rule) -> list[tuple[int, int]]:
     return ret
 
 
-def scan(text: str, where: str) -> list[Secret]:
-    """Likely credentials in `text`, in line order.  `where` names the text
-    in the findings: a file's path, or e.g. 'commit message'."""
+def spans(text: str) -> list[tuple[int, int, str]]:
+    """Where the likely credentials in `text` are: (start, end, kind) of
+    each value, in order (to redact them)."""
     lower = _ascii_lower(text)
     rules = _active(text, lower)
 
@@ -812,6 +812,13 @@ def scan(text: str, where: str) -> list[Secret]:
                     hits.append((start, end, rule.kind))
 
     hits.sort()
+    return hits
+
+
+def scan(text: str, where: str) -> list[Secret]:
+    """Likely credentials in `text`, in line order.  `where` names the text
+    in the findings: a file's path, or e.g. 'commit message'."""
+    hits = spans(text)
     ret: list[Secret] = []
     seen = set()
     line, pos = 1, 0
@@ -834,3 +841,17 @@ def findings(secrets: list[Secret]) -> list[Finding]:
         )
         for s in secrets
     ]
+
+
+def redact(text: str) -> str:
+    """`text` with each likely credential replaced by `[redacted KIND]`."""
+    out = []
+    pos = 0
+    for start, end, kind in spans(text):
+        if start < pos:  # overlaps the one just redacted
+            continue
+        out.append(text[pos:start])
+        out.append(f'[redacted {kind}]')
+        pos = end
+    out.append(text[pos:])
+    return ''.join(out)

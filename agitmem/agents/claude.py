@@ -18,7 +18,7 @@ EVENT_NAMES = {
 MATCHERS: dict[str, str | None] = {
     'session-start': 'startup|resume|clear|compact',
     'pre-compact': None,
-    'post-edit': 'Write|Edit|MultiEdit|NotebookEdit',
+    'post-edit': 'Write|Edit|MultiEdit|NotebookEdit|Bash',
     'prompt': None,
     'stop': None,
 }
@@ -38,8 +38,13 @@ CONTEXT_EVENTS = frozenset(('session-start', 'post-edit', 'prompt'))
 NATIVE_EVENTS = frozenset((
     'SessionStart', 'SessionEnd', 'Setup', 'UserPromptSubmit', 'PreToolUse',
     'PermissionRequest', 'PostToolUse', 'PostToolUseFailure', 'Notification',
-    'SubagentStart', 'SubagentStop', 'Stop', 'PreCompact',
+    'SubagentStart', 'SubagentStop', 'Stop', 'PreCompact', 'PostCompact',
 ))
+# more of Claude Code's events that feed an agitmem event: native name ->
+# (agitmem event, matcher).  A failed Bash fires PostToolUseFailure only.
+EXTRA_EVENTS: dict[str, tuple[str, str | None]] = {
+    'PostToolUseFailure': ('post-edit', 'Bash'),
+}
 
 
 def hook_entry(event: str, command: str) -> dict[str, object]:

@@ -19,7 +19,7 @@ EVENT_NAMES = {
 MATCHERS: dict[str, str | None] = {
     'session-start': None,
     'pre-compact': None,
-    'post-edit': '^(write_file|replace)$',
+    'post-edit': '^(write_file|replace|run_shell_command)$',
     'prompt': None,
     'stop': None,
 }

@@ -277,6 +277,18 @@ def install(
         if action is not None:
             hooks[name] = new
             changes.append(f'{rel}: {action} {name} hook: {cmd}')
+    for name, (event, matcher) in getattr(mod, 'EXTRA_EVENTS', {}).items():
+        # a second native event into the same agitmem hook (Claude Code's
+        # PostToolUseFailure: a failed Bash)
+        cmd = _command(command, event, agent)
+        wanted[name] = cmd
+        want: dict[str, object] = {'matcher': matcher} if matcher else {}
+        want['hooks'] = [mod.hook_entry(event, cmd)]
+        groups = hooks.get(name, [])
+        new, action = _merge_event(groups if isinstance(groups, list) else [], want)
+        if action is not None:
+            hooks[name] = new
+            changes.append(f'{rel}: {action} {name} hook: {cmd}')
     for name, groups in list(hooks.items()):
         if name in wanted or not isinstance(groups, list):
             continue

@@ -17,6 +17,7 @@ from agitmem import agents
 from agitmem import audit
 from agitmem import config
 from agitmem.porcelain import context
+from agitmem.porcelain import observed
 from agitmem.porcelain import sessions
 from agitmem import memory
 from agitmem import repo as repo_mod
@@ -202,8 +203,19 @@ def _shell_writes_memory(payload: agents.Payload) -> bool:
     return isinstance(command, str) and '.agent/memory' in command
 
 
+def _observe_tool(repo: Repo, cfg: dict[str, Any], payload: agents.Payload) -> None:
+    # a fact lost is better than a memory save lost: never let it stop one
+    try:
+        observed.record_tool(repo, cfg, payload.raw, payload.edited_paths, payload.cwd, _session(payload))
+    except Exception as e:
+        print(f'agitmem hook post-edit: not observed: {type(e).__name__}: {e}', file=sys.stderr)
+
+
 def post_edit(payload: agents.Payload) -> str:
     repo, cfg = _where(payload)
+    _observe_tool(repo, cfg, payload)
+    if payload.event == 'PostToolUseFailure':
+        return agents.envelope(payload.agent, 'post-edit')
     touched = [p for p in payload.edited_paths if _in_memory(repo, p, payload.cwd)]
     if not touched and _shell_writes_memory(payload):
         touched = ['.agent/memory (shell)']
@@ -272,6 +284,10 @@ def _checkpoint_due(payload: agents.Payload, cfg: dict[str, Any], size: int | No
 def prompt(payload: agents.Payload) -> str:
     repo, cfg = _where(payload)
     key = _session(payload)
+    try:
+        observed.record_prompt(repo, payload.prompt, key)
+    except Exception as e:
+        print(f'agitmem hook prompt: not observed: {type(e).__name__}: {e}', file=sys.stderr)
     hs = sessions.read(repo, key)
     prompts = (sessions.int_of(hs.get('prompts')) or 0) + 1
     size = _context_size(payload)

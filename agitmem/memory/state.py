@@ -109,3 +109,26 @@ def human_age(seconds: float | None) -> str:
     if seconds < 172800:
         return f'{seconds / 3600:.1f} h ago'
     return f'{int(seconds // 86400)} days ago'
+
+
+def same_but_observed(before: bytes | None, now: bytes | None) -> bool:
+    """Whether state.json `now` differs from `before` only by a test run the
+    hooks observed (`last_verification.observed`): a fact, not progress,
+    and not an unsaved change."""
+    if before is None or now is None or before == now:
+        return before == now
+    try:
+        old, new = json.loads(before), json.loads(now)
+    except ValueError:
+        return False
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return False
+    lv = new.get('last_verification')
+    if not (isinstance(lv, dict) and lv.get('observed') is True):
+        return False
+    new = dict(new)
+    if 'last_verification' in old:
+        new['last_verification'] = old['last_verification']
+    else:
+        del new['last_verification']
+    return bool(old == new)

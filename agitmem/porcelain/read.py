@@ -4,6 +4,7 @@ A memory file is read only when it is a regular file of UTF-8/LF text; the
 injection block is built here from the layers (inject.py cuts it to budget)."""
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import os
 import stat
@@ -131,7 +132,9 @@ def injection(
 ) -> inject.Block:
     """The injection block, also written to .agent/injected_context.txt:
     exactly what the agent was given, for the user to look at."""
+    from agitmem.porcelain import observed
     mem = layers(repo, cfg)
+    mem = dataclasses.replace(mem, observed=observed.load(repo))
     block = inject.build(
         mem,
         budget_tokens=cfg['budget_tokens'],

@@ -177,7 +177,7 @@ def test_claude_layout(tmp_path: Path) -> None:
             ],
             'PostToolUse': [
                 {
-                    'matcher': 'Write|Edit|MultiEdit|NotebookEdit',
+                    'matcher': 'Write|Edit|MultiEdit|NotebookEdit|Bash',
                     'hooks': [{
                         'type': 'command',
                         'command': 'agitmem hook post-edit --agent claude',
@@ -198,6 +198,17 @@ def test_claude_layout(tmp_path: Path) -> None:
                     'command': 'agitmem hook stop --agent claude',
                     'timeout': 30,
                 }]},
+            ],
+            # a failed Bash fires this one only: its exit code is observed
+            'PostToolUseFailure': [
+                {
+                    'matcher': 'Bash',
+                    'hooks': [{
+                        'type': 'command',
+                        'command': 'agitmem hook post-edit --agent claude',
+                        'timeout': 15,
+                    }],
+                },
             ],
         },
     }
@@ -227,7 +238,7 @@ def test_gemini_layout(tmp_path: Path) -> None:
     (compress,) = _ours(settings, 'PreCompress')
     assert 'matcher' not in compress
     (after,) = _ours(settings, 'AfterTool')
-    assert after['matcher'] == '^(write_file|replace)$'
+    assert after['matcher'] == '^(write_file|replace|run_shell_command)$'
     assert after['hooks'] == [{
         'name': 'agitmem-post-edit',
         'type': 'command',
@@ -265,7 +276,7 @@ def test_update_keeps_the_position(tmp_path: Path) -> None:
     hooks = _load(path)['hooks']
     assert isinstance(hooks, dict)
     first, second = hooks['PostToolUse']
-    assert first['matcher'] == 'Write|Edit|MultiEdit|NotebookEdit'
+    assert first['matcher'] == 'Write|Edit|MultiEdit|NotebookEdit|Bash'
     assert first['hooks'][0]['timeout'] == 15
     assert second == mine
 

@@ -10,7 +10,8 @@ from testing.util import bad
 from testing.util import git
 from testing.util import ok
 
-_CLAUDE = {'SessionStart', 'PreCompact', 'PostToolUse', 'UserPromptSubmit', 'Stop'}
+_CLAUDE = {'SessionStart', 'PreCompact', 'PostToolUse', 'UserPromptSubmit', 'Stop', 'PostToolUseFailure'}
+_CODEX = {'SessionStart', 'PreCompact', 'PostToolUse', 'UserPromptSubmit', 'Stop'}
 _GEMINI = {'SessionStart', 'PreCompress', 'AfterTool', 'BeforeAgent', 'AfterAgent'}
 
 
@@ -24,8 +25,8 @@ def _home() -> Path:
         ('claude', 'local', '.claude/settings.local.json', _CLAUDE),
         ('claude', 'project', '.claude/settings.json', _CLAUDE),
         ('claude', 'user', '~/.claude/settings.json', _CLAUDE),
-        ('codex', 'project', '.codex/hooks.json', _CLAUDE),
-        ('codex', 'user', '~/.codex/hooks.json', _CLAUDE),
+        ('codex', 'project', '.codex/hooks.json', _CODEX),
+        ('codex', 'user', '~/.codex/hooks.json', _CODEX),
         ('gemini', 'local', '.gemini/settings.json', _GEMINI),
         ('gemini', 'user', '~/.gemini/settings.json', _GEMINI),
     ),
@@ -52,7 +53,7 @@ def test_install_uninstall_round_trip(
     assert set(data['hooks']) == events
     commands = [h['command'] for groups in data['hooks'].values() for g in groups for h in g['hooks']]
     assert 'echo mine' in commands
-    assert sum('hook ' in c and 'agitmem' in c for c in commands) == 5
+    assert sum('hook ' in c and 'agitmem' in c for c in commands) == len(events)
     if agent == 'claude':
         assert data['hooks']['SessionStart'][0]['matcher'] == 'startup|resume|clear|compact'
     if agent == 'codex':

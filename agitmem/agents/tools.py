@@ -1,0 +1,136 @@
+"""What a tool event says happened: the shell command run and its exit
+status, the lines an edit wrote.  Each client reports these differently
+(see docs/clients-*.md); standard library only, on the post-edit path."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+SHELL_TOOLS = frozenset(('Bash', 'run_shell_command', 'shell', 'exec_command'))
+
+
+@dataclass(frozen=True)
+class ShellRun:
+    command: str
+    exit_code: int | None  # None: the client does not say (Codex)
+    output: str
+
+
+@dataclass(frozen=True)
+class Edit:
+    path: str
+    start: int | None  # 1-based lines of the new text; None: not known
+    end: int | None
+    text: str  # the text written, to find it in the file when lines are unknown
+
+
+_CLAUDE_ERROR = re.compile(r'\AExit code (\d+)\n?')
+_CODEX_EXEC = re.compile(r'\AExit code: (\d+)\n(?:.*\n)*?Output:\n?', re.MULTILINE)
+_GEMINI_EXIT = re.compile(r'^Exit Code: (\d+)', re.MULTILINE)
+_GEMINI_OUTPUT = re.compile(r'^Output: (.*?)(?=^(?:Error|Exit Code|Signal|Background PIDs|Process Group PGID):|\Z)',
+                            re.MULTILINE | re.DOTALL)
+_HUNK = re.compile(r'^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@', re.MULTILINE)
+
+
+def _command(raw: dict[str, object]) -> str | None:
+    tool_input = raw.get('tool_input')
+    command = tool_input.get('command') if isinstance(tool_input, dict) else None
+    return command if isinstance(command, str) and command.strip() else None
+
+
+def shell_run(raw: dict[str, object]) -> ShellRun | None:
+    """The shell command of a tool event, with its exit code and output."""
+    if raw.get('tool_name') not in SHELL_TOOLS:
+        return None
+    command = _command(raw)
+    if command is None:
+        return None
+    event = raw.get('hook_event_name')
+    response = raw.get('tool_response')
+    if event == 'PostToolUseFailure':  # Claude Code: "Exit code N\n<output>"
+        error = raw.get('error')
+        text = error if isinstance(error, str) else ''
+        m = _CLAUDE_ERROR.match(text)
+        if raw.get('is_interrupt') is True:
+            return ShellRun(command, None, text)
+        return ShellRun(command, int(m[1]) if m else 1, text[m.end():] if m else text)
+    if isinstance(response, dict) and 'llmContent' in response:  # Gemini
+        content = response.get('llmContent')
+        text = content if isinstance(content, str) else ''
+        text = text.replace('<untrusted_context>\n', '').replace('\n</untrusted_context>', '')
+        code = _GEMINI_EXIT.search(text)
+        out = _GEMINI_OUTPUT.search(text)
+        output = out[1].strip() if out else text
+        return ShellRun(command, int(code[1]) if code else 0, '' if output == '(empty)' else output)
+    if isinstance(response, dict):  # Claude Code PostToolUse: it succeeded
+        parts = [response.get('stdout'), response.get('stderr')]
+        output = '\n'.join(p for p in parts if isinstance(p, str) and p)
+        return ShellRun(command, None if response.get('interrupted') is True else 0, output)
+    if isinstance(response, str):
+        # Codex gives the output alone; its own exec format names the code
+        m = _CODEX_EXEC.match(response)
+        if m:
+            return ShellRun(command, int(m[1]), response[m.end():])
+        return ShellRun(command, None, response)
+    return ShellRun(command, None, '')
+
+
+def _hunk_lines(diff: str) -> tuple[int, int] | None:
+    spans = [(int(m[1]), int(m[1]) + max(int(m[2] or 1), 1) - 1) for m in _HUNK.finditer(diff)]
+    if not spans:
+        return None
+    return min(s for s, _ in spans), max(e for _, e in spans)
+
+
+def _patch_edits(patch: str) -> list[Edit]:
+    """Codex apply_patch: each file's added lines (the patch has no line
+    numbers: they are found in the file afterwards)."""
+    ret: list[Edit] = []
+    path = None
+    added: list[str] = []
+    for line in patch.splitlines() + ['*** End Patch']:
+        if line.startswith('*** '):
+            if path is not None:
+                ret.append(Edit(path, None, None, '\n'.join(added)))
+            path, added = None, []
+            for head in ('*** Update File: ', '*** Add File: '):
+                if line.startswith(head):
+                    path = line[len(head):].strip()
+            if line.startswith('*** Move to: ') and ret:
+                last = ret.pop()
+                ret.append(Edit(line[len('*** Move to: '):].strip(), None, None, last.text))
+        elif path is not None and line.startswith('+'):
+            added.append(line[1:])
+    return ret
+
+
+def edits(raw: dict[str, object], paths: tuple[str, ...]) -> list[Edit]:
+    """The edits of a tool event whose written files are `paths`."""
+    tool_input = raw.get('tool_input')
+    tin = tool_input if isinstance(tool_input, dict) else {}
+    response = raw.get('tool_response')
+    resp = response if isinstance(response, dict) else {}
+    if raw.get('tool_name') == 'apply_patch' and isinstance(tin.get('command'), str):
+        return _patch_edits(str(tin['command']))
+    if not paths:
+        return []
+    text = next((v for k in ('new_string', 'content', 'new_source') if isinstance(v := tin.get(k), str)), '')
+    lines: tuple[int, int] | None = None
+    patch = resp.get('structuredPatch')
+    if isinstance(patch, list) and patch:  # Claude Code
+        spans = [
+            (h['newStart'], h['newStart'] + max(h.get('newLines', 1), 1) - 1) for h in patch
+            if isinstance(h, dict) and isinstance(h.get('newStart'), int) and isinstance(h.get('newLines', 1), int)
+        ]
+        if spans:
+            lines = min(s for s, _ in spans), max(e for _, e in spans)
+    display = resp.get('returnDisplay')
+    if lines is None and isinstance(display, dict) and isinstance(display.get('fileDiff'), str):
+        lines = _hunk_lines(display['fileDiff'])  # Gemini
+    if lines is None and isinstance(tin.get('edits'), list):  # MultiEdit
+        text = '\n'.join(e['new_string'] for e in tin['edits'] if isinstance(e, dict) and isinstance(e.get('new_string'), str))
+    if lines is None and tin.get('content') is not None and raw.get('tool_name') in ('Write', 'write_file'):
+        lines = (1, max(text.count('\n') + (0 if text.endswith('\n') else 1), 1))
+    if lines is None:
+        return [Edit(paths[0], None, None, text)]
+    return [Edit(paths[0], lines[0], lines[1], text)]

@@ -1,0 +1,102 @@
+"""A test run's outcome: which commands count as one, and the specific
+reason it failed (shared by `agitmem verify` and the observed test runs of
+the agent hooks).  Standard library only: the hooks run it."""
+from __future__ import annotations
+
+import re
+import shlex
+
+_ANSI = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')
+# most specific first: a named failing test with its error, then the error
+# line itself, then anything that says error or failed
+_FAILURE_PATTERNS = (
+    re.compile(r'^(?:FAILED|ERROR) (\S+::\S+.*)$'),  # pytest summary
+    re.compile(r'^(\S+\.\w+:\d+(?::\d+)?:? .*(?:[Ee]rror|[Ff]ail).*)$'),
+    re.compile(r'^E\s+(\S.*)$'),  # pytest assertion detail
+    re.compile(r'^\s*●\s+(.+)$'),  # jest
+    re.compile(r'^--- FAIL: (.+)$'),  # go test
+    re.compile(r'^(\w*(?:Error|Exception)\b.*)$'),
+    re.compile(r'^(.*\b(?:error|failed|failure|FAIL)\b.*)$', re.IGNORECASE),
+)
+_MAX_REASON = 240
+
+# config `verification_commands`: a command counts as a test run when one of
+# its parts starts with one of these (after env assignments and wrappers)
+DEFAULT_COMMANDS = (
+    'pytest', 'tox', 'nox', 'npm test', 'npm run test', 'yarn test',
+    'yarn run test', 'pnpm test', 'pnpm run test', 'jest', 'vitest',
+    'go test', 'cargo test', 'mvn test', 'gradle test', './gradlew test',
+    'make test', 'ctest', 'rspec',
+)
+# words that run the next one: `python -m pytest`, `npx jest`, `uv run tox`
+_WRAPPERS = frozenset((
+    'python', 'python3', 'py', '-m', 'npx', 'uv', 'uvx', 'poetry', 'pipenv',
+    'hatch', 'pdm', 'run', 'bundle', 'exec', 'time', 'env', 'nice', 'command',
+    'xvfb-run', 'bunx',
+))
+_SEPARATORS = re.compile(r'&&|\|\||[;|\n]')
+_ASSIGNMENT = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*=')
+# a result read from output alone (Codex hooks get no exit code)
+_SAYS_FAILED = re.compile(
+    r'\b(?:\d+ failed|FAILED|FAIL\b|failures?:|\d+ errors?\b|'
+    r'Tests?: .*\bfailed|test result: FAILED|BUILD FAILURE)',
+)
+
+
+def reason(output: str, exit_code: int) -> str:
+    """The most specific line of the output that says why it failed (or,
+    when it passed, its last summary line)."""
+    lines = [_ANSI.sub('', ln).rstrip() for ln in output.splitlines()]
+    lines = [ln for ln in lines if ln.strip()]
+    if exit_code == 0:
+        found = lines[-1].strip(' =') if lines else 'exit 0'
+        return found[:_MAX_REASON]
+    for pattern in _FAILURE_PATTERNS:
+        hits = [m[1].strip() for ln in lines if (m := pattern.match(ln))]
+        if hits:
+            found = hits[0]
+            # a pytest FAILED line says which test; its "E" line says why
+            if pattern is _FAILURE_PATTERNS[0]:
+                detail = [
+                    m[1].strip() for ln in lines
+                    if (m := _FAILURE_PATTERNS[2].match(ln))
+                ]
+                if detail and detail[0] not in found:
+                    found = f'{found} ({detail[0]})'
+            return found[:_MAX_REASON]
+    tail = lines[-1].strip() if lines else ''
+    return (tail or f'exit code {exit_code}')[:_MAX_REASON]
+
+
+def failed_by_output(output: str) -> bool:
+    """Whether a test run's output says it failed (when no exit code came)."""
+    return bool(_SAYS_FAILED.search(_ANSI.sub('', output)))
+
+
+def _words(part: str) -> list[str]:
+    try:
+        return shlex.split(part)
+    except ValueError:  # an unclosed quote: the words still tell
+        return part.split()
+
+
+def is_test_run(command: str, patterns: list[str] | tuple[str, ...]) -> bool:
+    """Whether shell `command` runs one of `patterns` (each a command's
+    leading words, e.g. "go test")."""
+    wanted = [p.split() for p in patterns if p.strip()]
+    for part in _SEPARATORS.split(command):
+        words = _words(part)
+        i = 0
+        while i < len(words) and (
+                _ASSIGNMENT.match(words[i]) or
+                words[i].rsplit('/', 1)[-1].rstrip('0123456789.') in _WRAPPERS
+        ):
+            i += 1
+        rest = words[i:]
+        if not rest:
+            continue
+        first = rest[0] if rest[0].startswith('./') else rest[0].rsplit('/', 1)[-1]
+        rest = [first, *rest[1:]]
+        if any(rest[:len(w)] == w for w in wanted):
+            return True
+    return False

@@ -1,0 +1,253 @@
+"""Observed state: what the hooks saw the agent do, never written by it.
+
+The last edits (file, lines, enclosing definition), the last shell
+commands with their exit status, the user's last requests, kept in one
+per-worktree file under the git dir (<git dir>/agitmem/observed.json): not
+memory, never committed, never "unsaved".  A test run (a command matching
+config `verification_commands`) also goes into state.json's
+`last_verification`, marked `"observed": true`, under the writers' lock and
+without a commit (the next save carries it).
+
+On the post-edit and prompt path: standard library only, except for a
+test run, which takes the writers' lock (the test itself took far longer)."""
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from agitmem import memory
+from agitmem import repo as repo_mod
+from agitmem.agents import tools
+from agitmem.memory import state as state_mod
+from agitmem.memory import verification
+from agitmem.repo import Repo
+
+EDITS = 5
+COMMANDS = 5
+REQUESTS = 3
+REQUEST_CHARS = 300
+COMMAND_CHARS = 200
+# how far above an edit to look for its enclosing definition
+_SCAN_LINES = 400
+
+_PY = (r'^\s*(?:async\s+)?def\s+(\w+)', r'^\s*class\s+(\w+)')
+_JS = (
+    r'^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*(\w+)',
+    r'^\s*(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+(\w+)',
+    r'^\s*(?:export\s+)?(?:const|let|var)\s+(\w+)\s*=\s*(?:async\s+)?(?:function\b|\([^)]*\)\s*(?::[^=]+)?=>|\w+\s*=>)',
+    r'^\s*(?:export\s+)?(?:interface|type|enum)\s+(\w+)',
+    r'^\s+(?:public\s+|private\s+|protected\s+|static\s+|async\s+|readonly\s+)*(?!if\b|for\b|while\b|switch\b|catch\b|return\b)(\w+)\s*\([^;]*\)\s*(?::[^{;]+)?\{\s*$',
+)
+_C = (
+    r'^(?!\s*(?:if|for|while|switch|return|else)\b)[\w\s\*&:<>,~]*?\b([A-Za-z_]\w*(?:::~?\w+)?)\s*\([^;]*\)\s*(?:const\s*)?(?:noexcept\s*)?\{?\s*$',
+    r'^\s*(?:typedef\s+)?(?:struct|class|union|enum|namespace)\s+(\w+)',
+)
+_JAVA = (
+    r'^\s*(?:(?:public|private|protected|internal|static|final|abstract|open|override|suspend|inline|data|sealed|synchronized)\s+)*(?:class|interface|enum|object|record)\s+(\w+)',
+    r'^\s*(?:(?:public|private|protected|internal|static|final|abstract|open|override|suspend|inline|synchronized)\s+)*fun\s+(?:<[^>]*>\s*)?(?:\w+\.)?(\w+)',
+    r'^\s*(?:(?:public|private|protected|static|final|abstract|synchronized|native|default)\s+)+[\w<>\[\],\s]+?\s(\w+)\s*\([^;]*$',
+)
+# extension -> definition patterns, most specific first (group 1: the name)
+SYMBOL_PATTERNS: dict[str, tuple[str, ...]] = {
+    'py': _PY, 'pyi': _PY,
+    'js': _JS, 'jsx': _JS, 'mjs': _JS, 'cjs': _JS, 'ts': _JS, 'tsx': _JS, 'mts': _JS,
+    'go': (r'^func\s+(?:\([^)]*\)\s*)?(\w+)', r'^type\s+(\w+)'),
+    'rs': (
+        r'^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?(?:extern\s+"\w+"\s+)?fn\s+(\w+)',
+        r'^\s*(?:pub(?:\([^)]*\))?\s+)?(?:struct|enum|trait|mod|union)\s+(\w+)',
+        r'^\s*impl(?:<[^>]*>)?\s+(?:[\w:<>]+\s+for\s+)?([\w:]+)',
+    ),
+    'java': _JAVA, 'kt': _JAVA, 'kts': _JAVA,
+    'c': _C, 'h': _C, 'cc': _C, 'cpp': _C, 'cxx': _C, 'hpp': _C, 'hh': _C,
+    'rb': (r'^\s*def\s+(?:self\.)?([\w?!=]+)', r'^\s*(?:class|module)\s+([\w:]+)'),
+}
+_COMPILED: dict[str, list[re.Pattern[str]]] = {}
+
+
+def _path(repo: Repo) -> Path:
+    return repo.git_dir / 'agitmem' / 'observed.json'
+
+
+def now_iso() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
+
+
+def load(repo: Repo) -> dict[str, Any]:
+    """What was observed ({} when nothing, or when the file is damaged:
+    it is a cache of facts, never worth failing a hook over)."""
+    try:
+        data = json.loads(_path(repo).read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _store(repo: Repo, data: dict[str, Any]) -> None:
+    repo_mod.atomic_write(_path(repo), (json.dumps(data, ensure_ascii=False, indent=1) + '\n').encode())
+
+
+def _patterns(ext: str) -> list[re.Pattern[str]]:
+    if ext not in _COMPILED:
+        _COMPILED[ext] = [re.compile(p) for p in SYMBOL_PATTERNS.get(ext, ())]
+    return _COMPILED[ext]
+
+
+def enclosing(lines: list[str], start: int, ext: str) -> str | None:
+    """The nearest definition at or above 1-based line `start` that
+    encloses it (indented less, or the block opener of a brace language)."""
+    patterns = _patterns(ext)
+    if not patterns or not lines:
+        return None
+    start = min(max(start, 1), len(lines))
+    first = lines[start - 1]
+    here = len(first) - len(first.lstrip()) if first.strip() else None
+    for i in range(start - 1, max(start - 1 - _SCAN_LINES, -1), -1):
+        line = lines[i]
+        if not line.strip() or line.strip() == '{':  # Allman braces open, not enclose
+            continue
+        indent = len(line) - len(line.lstrip())
+        for p in patterns:
+            m = p.match(line)
+            if m and (i == start - 1 or here is None or indent < here):
+                return m[1]
+        if here is not None and line.strip() and indent < here:
+            here = indent  # deeper definitions above do not enclose it
+    return None
+
+
+def _relative(repo: Repo, path: str, cwd: str | None) -> str:
+    p = Path(path)
+    if not p.is_absolute():
+        p = Path(cwd or repo.root) / p
+    try:
+        return p.resolve().relative_to(repo.root.resolve()).as_posix()
+    except (ValueError, OSError, RuntimeError):
+        return path
+
+
+def _locate(edit: tools.Edit, text: str) -> tuple[int | None, int | None]:
+    if edit.start is not None:
+        return edit.start, edit.end
+    needle = edit.text.strip('\n')
+    if not needle:
+        return None, None
+    at = text.find(needle)
+    if at < 0:
+        first = needle.splitlines()[0].strip()
+        at = text.find(first) if first else -1
+        if at < 0:
+            return None, None
+        needle = first
+    start = text.count('\n', 0, at) + 1
+    return start, start + needle.count('\n')
+
+
+def edit_entry(repo: Repo, edit: tools.Edit, cwd: str | None) -> dict[str, Any]:
+    rel = _relative(repo, edit.path, cwd)
+    full = repo.root / rel
+    try:
+        text = full.read_text(errors='replace') if full.stat().st_size < 2_000_000 else ''
+    except OSError:
+        text = ''
+    start, end = _locate(edit, text)
+    ext = rel.rsplit('.', 1)[-1].lower() if '.' in rel.rsplit('/', 1)[-1] else ''
+    symbol = enclosing(text.splitlines(), start, ext) if start is not None and text else None
+    return {'file': rel, 'lines': [start, end] if start is not None else None, 'symbol': symbol, 'at': now_iso()}
+
+
+def _push(items: object, entry: dict[str, Any], keep: int) -> list[dict[str, Any]]:
+    old = [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
+    return [*old, entry][-keep:]
+
+
+def _clip(text: str, n: int) -> str:
+    text = ' '.join(text.split())
+    return text if len(text) <= n else text[:n - 1] + '…'
+
+
+def record_tool(
+        repo: Repo,
+        cfg: dict[str, Any],
+        raw: dict[str, object],
+        paths: tuple[str, ...],
+        cwd: str | None,
+        session: str,
+) -> dict[str, Any] | None:
+    """Record a tool event's edits and shell command; returns the observed
+    test run (already in state.json) when the command was one."""
+    edits = tools.edits(raw, paths)
+    run = tools.shell_run(raw)
+    if not edits and run is None:
+        return None
+    data = load(repo)
+    for e in edits:
+        if '.agent/' in f'/{_relative(repo, e.path, cwd)}':
+            continue  # memory and agitmem's own files are not the work
+        data['edits'] = _push(data.get('edits'), {**edit_entry(repo, e, cwd), 'session': session}, EDITS)
+    test = None
+    if run is not None:
+        from agitmem import secrets  # a command line may hold a token
+        command = _clip(secrets.redact(run.command), COMMAND_CHARS)
+        data['commands'] = _push(
+            data.get('commands'),
+            {'command': command, 'exit_code': run.exit_code, 'at': now_iso(), 'session': session},
+            COMMANDS,
+        )
+        patterns = cfg.get('verification_commands') or verification.DEFAULT_COMMANDS
+        if verification.is_test_run(run.command, patterns):
+            test = _verification(repo, command, run)
+    _store(repo, data)
+    return test
+
+
+def _verification(repo: Repo, command: str, run: tools.ShellRun) -> dict[str, Any] | None:
+    if run.exit_code is None:
+        failed = verification.failed_by_output(run.output)
+        code = None
+    else:
+        failed = run.exit_code != 0
+        code = run.exit_code
+    from agitmem import secrets
+    lv = {
+        'command': command,
+        'result': 'failed' if failed else 'passed',
+        'exit_code': code,
+        'reason': secrets.redact(verification.reason(run.output, (code if code is not None else int(failed)))),
+        'at': now_iso(),
+        'tree': repo_mod.worktree_tree(repo),
+        'observed': True,
+    }
+    return lv if write_verification(repo, lv) else None
+
+
+def write_verification(repo: Repo, lv: dict[str, Any]) -> bool:
+    """Put an observed test run into state.json under the writers' lock
+    (so a concurrent `state set` is never lost), without a commit, keeping
+    its step, updated_at and mtime: a fact, not the agent's progress."""
+    from agitmem import store  # the lock lives with the writers
+    path = repo.memory_dir / memory.STATE
+    with store.locked(repo):
+        try:
+            st = os.stat(path)
+            text = path.read_text()
+        except FileNotFoundError:
+            return False  # no state yet: nothing the agent would read it in
+        current = state_mod.parse(text, f'.agent/memory/{memory.STATE}') if text.strip() else {}
+        current['last_verification'] = lv
+        repo_mod.atomic_write(path, state_mod.render(current).encode())
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    return True
+
+
+def record_prompt(repo: Repo, prompt: str | None, session: str) -> None:
+    if not prompt or not prompt.strip():
+        return
+    from agitmem import secrets
+    text = _clip(secrets.redact(prompt), REQUEST_CHARS)
+    data = load(repo)
+    data['requests'] = _push(data.get('requests'), {'text': text, 'at': now_iso(), 'session': session}, REQUESTS)
+    _store(repo, data)
