@@ -18,6 +18,7 @@ from agitmem import audit
 from agitmem import config
 from agitmem.porcelain import context
 from agitmem.porcelain import observed
+from agitmem.porcelain import notices
 from agitmem.porcelain import sessions
 from agitmem import memory
 from agitmem import repo as repo_mod
@@ -52,7 +53,7 @@ def _restore(repo: Repo) -> None:
     _NOTICES.append(said)
 
 
-_NOTICES: list[str] = []  # said once to the user, with the hook's output
+_NOTICES: list[str] = []  # said to the user with the hook's output
 
 
 def _with_notices(agent: str, out: str) -> str:
@@ -370,6 +371,8 @@ def hook(
         environ: Mapping[str, str] | None = None,
 ) -> int:
     environ = os.environ if environ is None else environ
+    global _NOTICES
+    _NOTICES = notices.collect()
     try:
         if event not in _HANDLERS:
             raise AgitmemError(

@@ -356,6 +356,8 @@ def push_remote(repo: Repo, branch: str | None) -> str | None:
             up = pr.config[f'branch.{branch}.remote']
         except KeyError:
             up = None
+        except UnicodeError:  # a branch name that is not UTF-8: ask git
+            up = repo_mod.upstream_remote(repo, branch)
         if up and up != '.':
             name = up
     return name if name in pr.remotes.names() else None

@@ -25,6 +25,7 @@ from agitmem.checks.secrets import blocking
 from agitmem.checks.secrets import blocking_message
 from agitmem.errors import AgitmemError
 from agitmem.porcelain import lineage
+from agitmem.porcelain import notices
 from agitmem.porcelain import read
 from agitmem.porcelain.context import Context
 from agitmem.repo import Repo
@@ -289,11 +290,10 @@ def align(ctx: Context) -> None:
     what, top, said = switch(ctx, old)
     short = str(top.id)[:12] if top is not None else '-'
     for line in said:
-        print(f'agitmem: {line}', file=sys.stderr)
-    print(
+        notices.say(f'agitmem: {line}')
+    notices.say(
         f'agitmem: .agent/memory held the memory of {_name(old)} ({held}): '
-        f'saved it there; memory of {_name(ctx)} {what} ({short})',
-        file=sys.stderr,
+        f'saved it there; memory of {_name(ctx)} {what} ({short})'
     )
 
 
@@ -333,10 +333,9 @@ def _carry_edits(ctx: Context, pr: pygit2.Repository, base: pygit2.Commit, old: 
     if top.id != base.id:
         result = merge.merge(store.tree_files(pr, base.tree), files, store.tree_files(pr, top.tree))
         if result.conflicts:
-            print(
+            notices.say(
                 f'agitmem: the unsaved edits conflict with the memory of {_name(ctx)} '
-                f'({result.conflicts[0]}); keeping the edits as they are',
-                file=sys.stderr,
+                f'({result.conflicts[0]}); keeping the edits as they are'
             )
         else:
             merged = dict(result.files)
@@ -345,10 +344,9 @@ def _carry_edits(ctx: Context, pr: pygit2.Repository, base: pygit2.Commit, old: 
             store.checkout(ctx.repo, merged)
     store.set_base(ctx.repo, top.id, ctx.ref)
     for line in said:
-        print(f'agitmem: {line}', file=sys.stderr)
-    print(
+        notices.say(f'agitmem: {line}')
+    notices.say(
         f'agitmem: .agent/memory held the memory of {_name(old)} with edits made '
         f'since {_name(ctx)} was checked out: they go to {_name(ctx)}\'s memory '
-        f'({ctx.ref}), {_name(old)}\'s stays as it was',
-        file=sys.stderr,
+        f'({ctx.ref}), {_name(old)}\'s stays as it was'
     )
