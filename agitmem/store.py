@@ -182,6 +182,18 @@ def safe_entry(prefix: str, name: str, mode: int) -> str:
     return path
 
 
+def check_tree(pr: pygit2.Repository, tree: pygit2.Tree, prefix: str = '') -> None:
+    """Every entry of a memory tree through safe_entry, without reading a
+    blob: a commit from a remote is checked before anything moves to it
+    (a fast-forward) or is saved for it (the pre-save of a rollback)."""
+    for entry in tree:
+        path = safe_entry(prefix, entry.name or '', entry.filemode)
+        if entry.filemode == pygit2.GIT_FILEMODE_TREE:
+            sub = pr[entry.id]
+            if isinstance(sub, pygit2.Tree):
+                check_tree(pr, sub, f'{path}/')
+
+
 def tree_files(pr: pygit2.Repository, tree: pygit2.Tree, prefix: str = '') -> Files:
     """Every file of a memory tree, each entry checked by safe_entry."""
     ret: Files = {}

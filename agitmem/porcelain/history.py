@@ -28,7 +28,9 @@ def _check_rev(ctx: Context, pr: pygit2.Repository, rev: str, pending: bool) -> 
     counts from the tip as it will be once the pending edits are saved."""
     m = _RELATIVE.match(rev)
     if m is None:
-        store.resolve(pr, ctx.ref, rev)  # an id: the pre-save does not move it
+        # an id: the pre-save does not move it.  It may name a fetched
+        # commit: its tree is checked before the pre-save writes anything
+        store.check_tree(pr, store.resolve(pr, ctx.ref, rev).tree)
         return
     top = store.tip(pr, ctx.ref) or store.base(ctx.repo, pr)
     if top is None and not pending:
