@@ -125,6 +125,7 @@ def merge_into_worktree(ctx: Context, theirs_ref: str, name: str, *, subject: st
     and its conflicts recorded."""
     pr = store.open_repo(ctx.repo)
     with store.locked(ctx.repo):
+        write.align(ctx)  # another branch's memory here goes to its ref first
         files = store.read_memory(ctx.repo, max_file_kb=ctx.cfg['max_file_kb'])
         left = merge_mod.unresolved(files)
         if left:

@@ -116,6 +116,13 @@ def save(
     with store.locked(ctx.repo):
         if worktree and parents is None and files is None:
             align(ctx)
+        elif worktree and parents is None and foreign(ctx) is not None:
+            # files computed from another branch's memory (a caller that
+            # did not align first): never commit them onto this ref
+            raise AgitmemError(
+                f'.agent/memory holds the memory of {foreign(ctx)}, not of '
+                f'{ctx.ref}: run `agitmem save` to switch it, then try again',
+            )
         if files is None:
             files = store.read_memory(
                 ctx.repo, max_file_kb=ctx.cfg['max_file_kb'],
