@@ -80,22 +80,22 @@ def _then_a_save_follows(repo: Path, goal: str) -> None:
     assert goal_here(repo) == goal
 
 
-ROUTES: dict[str, Callable[[Path], None]] = {
-    'rebase': lambda r: git('rebase', '-q', 'main', 'feat', cwd=r) and None,
+ROUTES: dict[str, Callable[[Path], object]] = {
+    'rebase': lambda r: git('rebase', '-q', 'main', 'feat', cwd=r),
     'rebase-interactive': lambda r: git(
         'rebase', '-q', '-i', 'main', 'feat', cwd=r, env={'GIT_SEQUENCE_EDITOR': 'true'},
-    ) and None,
+    ),
     'rebase-autostash': lambda r: (
         (r / 'README').write_text('dirty\n'),
         git('rebase', '-q', '--autostash', 'main', 'feat', cwd=r),
-    ) and None,
+    ),
     'pull-rebase': lambda r: (
         git('branch', '-q', '-u', 'main', 'feat', cwd=r),
         git('switch', '-q', 'feat', cwd=r),
         git('pull', '-q', '--rebase', cwd=r),
-    ) and None,
-    'switch': lambda r: git('switch', '-q', 'feat', cwd=r) and None,
-    'checkout': lambda r: git('checkout', '-q', 'feat', cwd=r) and None,
+    ),
+    'switch': lambda r: git('switch', '-q', 'feat', cwd=r),
+    'checkout': lambda r: git('checkout', '-q', 'feat', cwd=r),
 }
 
 
@@ -162,8 +162,8 @@ def test_bisect_keeps_the_bisected_branchs_memory(two: Path, start: str) -> None
 
 # -- item 6: agent hooks only, every writer after a hookless switch ---------------
 
-def _edit(repo: Path) -> None:
-    mem(repo, 'snapshot.md').write_text('# Goal\nedited on main\n')
+def _edit(repo: Path) -> int:
+    return mem(repo, 'snapshot.md').write_text('# Goal\nedited on main\n')
 
 
 WRITERS: dict[str, Callable[[Path], object]] = {
