@@ -416,7 +416,10 @@ def base_ref(repo: Repo) -> str | None:
 
 
 def set_base(repo: Repo, oid: pygit2.Oid | str, ref: str) -> None:
-    repo_mod.atomic_write(_base_path(repo), f'{oid} {ref}\n'.encode())
+    # a ref name may hold any bytes git allows (a branch `caf\xe9`)
+    repo_mod.atomic_write(
+        _base_path(repo), f'{oid} {ref}\n'.encode('utf-8', 'surrogateescape'),
+    )
 
 
 # -- revisions and history ----------------------------------------------------

@@ -248,12 +248,16 @@ def switch(ctx: Context, old: Context) -> tuple[str, pygit2.Commit | None, list[
         what = 'checked out'
     if top is not None:
         checkout(ctx, top)
-        audit.log(ctx.repo.agent_dir, 'write checkout', f'{ctx.ref} {what} {str(top.id)[:12]}')
+        audit.log(
+            ctx.repo.agent_dir, 'write checkout',
+            f'{repo_mod.shown(ctx.ref)} {what} {str(top.id)[:12]}',
+        )
     return what, top, said
 
 
 def _name(ctx: Context) -> str:
-    return ctx.branch or 'detached HEAD'
+    # shown: into commit messages and the audit log, which are UTF-8
+    return repo_mod.shown(ctx.branch) if ctx.branch else 'detached HEAD'
 
 
 def foreign(ctx: Context) -> str | None:
@@ -291,7 +295,7 @@ def align(ctx: Context) -> None:
     for line in said:
         print(f'agitmem: {line}', file=sys.stderr)
     print(
-        f'agitmem: .agent/memory held the memory of {_name(old)} ({held}): '
+        f'agitmem: .agent/memory held the memory of {_name(old)} ({repo_mod.shown(held)}): '
         f'saved it there; memory of {_name(ctx)} {what} ({short})',
         file=sys.stderr,
     )
