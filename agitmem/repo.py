@@ -353,7 +353,9 @@ def memory_base(repo: Repo) -> tuple[str | None, str | None]:
     or saved to, as recorded in its git dir; plain text, so the hot hooks
     read it without pygit2."""
     try:
-        words = memory_base_path(repo).read_bytes().decode('utf-8', 'surrogateescape').split()
+        words = memory_base_path(repo).read_bytes().decode(
+            'utf-8', 'surrogateescape',
+        ).split()
     except (OSError, ValueError):
         return None, None
     return (words[0] if words else None), (words[1] if len(words) > 1 else None)

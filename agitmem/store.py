@@ -182,6 +182,18 @@ def safe_entry(prefix: str, name: str, mode: int) -> str:
     return path
 
 
+def check_tree(pr: pygit2.Repository, tree: pygit2.Tree, prefix: str = '') -> None:
+    """Every entry of a memory tree through safe_entry, without reading a
+    blob: a commit from a remote is checked before anything moves to it
+    (a fast-forward) or is saved for it (the pre-save of a rollback)."""
+    for entry in tree:
+        path = safe_entry(prefix, entry.name or '', entry.filemode)
+        if entry.filemode == pygit2.GIT_FILEMODE_TREE:
+            sub = pr[entry.id]
+            if isinstance(sub, pygit2.Tree):
+                check_tree(pr, sub, f'{path}/')
+
+
 def tree_files(pr: pygit2.Repository, tree: pygit2.Tree, prefix: str = '') -> Files:
     """Every file of a memory tree, each entry checked by safe_entry."""
     ret: Files = {}
@@ -406,8 +418,10 @@ def base_ref(repo: Repo) -> str | None:
 
 
 def set_base(repo: Repo, oid: pygit2.Oid | str, ref: str) -> None:
-    # a branch name git allows need not be UTF-8 (kept as surrogates)
-    repo_mod.atomic_write(_base_path(repo), f'{oid} {ref}\n'.encode('utf-8', 'surrogateescape'))
+    # a ref name may hold any bytes git allows (a branch `caf\xe9`)
+    repo_mod.atomic_write(
+        _base_path(repo), f'{oid} {ref}\n'.encode('utf-8', 'surrogateescape'),
+    )
 
 
 # -- revisions and history ----------------------------------------------------

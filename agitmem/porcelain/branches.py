@@ -208,6 +208,10 @@ def on_checkout(ctx: Context, old: str, new: str, flag: str | bool) -> int:
         return _new_worktree(ctx, old)
     if lineage.pinned(ctx):
         return 0
+    if store.base_ref(ctx.repo) == ctx.ref:
+        # the memory here is already this branch's: back from a bisect or
+        # a rebase, whose detached HEAD kept the branch's memory
+        return 0
     pr = store.open_repo(ctx.repo)
     switched, old_branch = _old_branch(ctx, pr, old)
     old_ref = repo_mod.memory_ref(old_branch)

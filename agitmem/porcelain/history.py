@@ -28,7 +28,9 @@ def _check_rev(ctx: Context, pr: pygit2.Repository, rev: str, pending: bool) -> 
     counts from the tip as it will be once the pending edits are saved."""
     m = _RELATIVE.match(rev)
     if m is None:
-        store.resolve(pr, ctx.ref, rev)  # an id: the pre-save does not move it
+        # an id: the pre-save does not move it.  It may name a fetched
+        # commit: its tree is checked before the pre-save writes anything
+        store.check_tree(pr, store.resolve(pr, ctx.ref, rev).tree)
         return
     top = store.tip(pr, ctx.ref) or store.base(ctx.repo, pr)
     if top is None and not pending:
@@ -60,6 +62,9 @@ def rollback(ctx: Context, rev: str | None, file: str | None) -> list[str]:
     path = store.memory_path(file) if file is not None else None
     rev = rev or '@~1'
     with store.locked(ctx.repo):
+        # another branch's memory here (a switch no hook saw) goes to its
+        # own ref first: its edits are not rolled back onto this branch's
+        write.align(ctx)
         files = store.read_memory(ctx.repo, max_file_kb=ctx.cfg['max_file_kb'])
         parent = store.tip(pr, ctx.ref) or store.base(ctx.repo, pr)
         pending = parent is None or store.tree_files(pr, parent.tree) != files
@@ -128,6 +133,7 @@ def archive(ctx: Context) -> list[str]:
     in a dated commit; snapshot and state start again from the templates."""
     templates = resource_dir('templates')
     with store.locked(ctx.repo):
+        write.align(ctx)  # archive this branch's snapshot, not another's
         files = store.read_memory(ctx.repo, max_file_kb=ctx.cfg['max_file_kb'])
         if memory.ARCHIVE in files:
             raise AgitmemError(

@@ -38,7 +38,8 @@ def _reflog(repo: Repo, ref: str) -> list[tuple[int, str]]:
 
 def born(repo: Repo, branch: str | None) -> tuple[int, str | None] | None:
     """When the code branch (or this detached HEAD) began, and the branch
-    it was created from; None when git kept no record."""
+    it was created from; None when git kept no record of its creation (a
+    reflog expired or never kept: then nothing is judged abandoned)."""
     if branch is None:
         for when, subject in _reflog(repo, 'HEAD'):
             if subject.startswith('checkout: moving from '):
@@ -49,7 +50,7 @@ def born(repo: Repo, branch: str | None) -> tuple[int, str | None] | None:
         return None
     when, subject = entries[-1]
     m = _CREATED.match(subject)
-    return when, m[1] if m else None
+    return (when, m[1]) if m else None
 
 
 def head_moved(repo: Repo) -> int | None:
@@ -66,38 +67,32 @@ def _updated(repo: Repo, ref: str) -> int | None:
     return entries[0][0] if entries else None
 
 
-def _source_memory(repo: Repo, pr: pygit2.Repository, name: str | None) -> pygit2.Commit | None:
-    if not name or name == 'HEAD':
+def _remote_memory(repo: Repo, pr: pygit2.Repository, name: str | None) -> pygit2.Commit | None:
+    """The memory of the remote-tracking branch a branch was created from
+    (`git checkout x` in a clone: `Created from origin/x`)."""
+    if not name:
         return None
-    for ref in (MEMORY_NS + name, REMOTES_NS + name):
-        top = store.tip(pr, ref)
-        if top is not None:
-            return top
-    return None
+    name = name.removeprefix('refs/remotes/')  # `git checkout x` names it so
+    if not repo_mod.ref_exists(repo, f'refs/remotes/{name}'):
+        return None
+    return store.tip(pr, REMOTES_NS + name)
 
 
 def abandoned(ctx: Context, pr: pygit2.Repository, top: pygit2.Commit) -> bool:
-    """Is ctx.ref's memory older than the branch it is named after, and
-    not its memory: left by a deleted branch of that name (or a renamed
-    one), or by an earlier detached session?  Memory written since the
-    branch began is its own; memory from before is its own only when the
-    code it was saved with is in the branch's history and it was not
-    merged into the memory the branch was created from."""
+    """Is ctx.ref's memory older than the branch it is named after, and so
+    not its memory: left by a deleted branch of that name (merged or not),
+    by a renamed one, or by an earlier detached session?  Memory written
+    since the branch began is its own.  Memory from before is its own only
+    when it is the memory of the remote branch this one was created from
+    (a clone: init fetched it before `git checkout x` made the branch)."""
     birth = born(ctx.repo, ctx.branch)
     updated = _updated(ctx.repo, ctx.ref)
     if birth is None or updated is None or updated >= birth[0]:
         return False
-    code_head = store.trailers(top).get('Code-Head', '')
-    in_history = bool(re.fullmatch(r'[0-9a-f]{40}', code_head)) and ctx.head is not None and (
-        repo_mod.git(
-            'merge-base', '--is-ancestor', code_head, ctx.head,
-            cwd=ctx.repo.root, check=False,
-        ).returncode == 0
+    remote = _remote_memory(ctx.repo, pr, birth[1]) if ctx.branch else None
+    return remote is None or not (
+        store.contains(pr, remote.id, top.id) or store.contains(pr, top.id, remote.id)
     )
-    if not in_history:
-        return True
-    source = _source_memory(ctx.repo, pr, birth[1])
-    return source is not None and source.id != top.id and store.contains(pr, source.id, top.id)
 
 
 def from_remote(ctx: Context, pr: pygit2.Repository) -> pygit2.Commit | None:

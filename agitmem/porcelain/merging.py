@@ -47,6 +47,9 @@ def merge_refs(
     not committed ('conflicts', ref left as it was).  Caller holds the
     lock."""
     repo = ctx.repo
+    # theirs may come from a remote: no ref moves to a tree that could
+    # write outside .agent/memory (a fast-forward reads no file)
+    store.check_tree(pr, theirs.tree)
     for _ in range(5):
         ours = store.tip(pr, ref)
         try:
@@ -121,6 +124,7 @@ def merge_into_worktree(ctx: Context, theirs_ref: str, name: str, *, subject: st
     and its conflicts recorded."""
     pr = store.open_repo(ctx.repo)
     with store.locked(ctx.repo):
+        write.align(ctx)  # another branch's memory here goes to its ref first
         files = store.read_memory(ctx.repo, max_file_kb=ctx.cfg['max_file_kb'])
         left = merge_mod.unresolved(files)
         if left:
@@ -131,6 +135,7 @@ def merge_into_worktree(ctx: Context, theirs_ref: str, name: str, *, subject: st
         theirs = store.tip(pr, theirs_ref)
         if theirs is None:
             raise AgitmemError(f'no memory on {theirs_ref}')
+        store.check_tree(pr, theirs.tree)  # before the pre-save writes
         pre = write.save(ctx, f'save: before {subject}', files=files)
         if pre is not None:
             print(f'saved unsaved memory as {str(pre)[:12]}')

@@ -86,10 +86,12 @@ def memory_of(repo: Repo, ref: str | None) -> str | None:
         return None
     if not repo_mod.is_memory_ref(ref):
         return None  # a pinned ref: the memory is where it was asked to be
-    return repo_mod.shown(
-        f'NOTE: this is the memory of {repo_mod.short_ref(held)} ({held}), not of '
-        f'{repo_mod.short_ref(ref)}: the next save switches .agent/memory to '
-        f'{repo_mod.short_ref(ref)}\'s memory (`agitmem save`)'
+    # shown: a ref name may hold bytes that are not UTF-8 (a branch `caf\xe9`)
+    held_name, name = repo_mod.shown(repo_mod.short_ref(held)), repo_mod.shown(repo_mod.short_ref(ref))
+    return (
+        f'NOTE: this is the memory of {held_name} ({repo_mod.shown(held)}), not of '
+        f'{name}: the next save switches .agent/memory to {name}\'s memory '
+        f'(`agitmem save`)'
     )
 
 

@@ -119,6 +119,13 @@ def save(
     with store.locked(ctx.repo):
         if worktree and parents is None and files is None:
             align(ctx)
+        elif worktree and parents is None and foreign(ctx) is not None:
+            # files computed from another branch's memory (a caller that
+            # did not align first): never commit them onto this ref
+            raise AgitmemError(
+                f'.agent/memory holds the memory of {foreign(ctx)}, not of '
+                f'{ctx.ref}: run `agitmem save` to switch it, then try again',
+            )
         if files is None:
             files = store.read_memory(
                 ctx.repo, max_file_kb=ctx.cfg['max_file_kb'],
@@ -246,12 +253,16 @@ def switch(ctx: Context, old: Context) -> tuple[str, pygit2.Commit | None, list[
         what = 'checked out'
     if top is not None:
         checkout(ctx, top)
-        audit.log(ctx.repo.agent_dir, 'write checkout', f'{ctx.ref} {what} {str(top.id)[:12]}')
+        audit.log(
+            ctx.repo.agent_dir, 'write checkout',
+            f'{repo_mod.shown(ctx.ref)} {what} {str(top.id)[:12]}',
+        )
     return what, top, said
 
 
 def _name(ctx: Context) -> str:
-    return ctx.branch or 'detached HEAD'
+    # shown: into commit messages and the audit log, which are UTF-8
+    return repo_mod.shown(ctx.branch) if ctx.branch else 'detached HEAD'
 
 
 def foreign(ctx: Context) -> str | None:
@@ -292,7 +303,7 @@ def align(ctx: Context) -> None:
     for line in said:
         notices.say(f'agitmem: {line}')
     notices.say(
-        f'agitmem: .agent/memory held the memory of {_name(old)} ({held}): '
+        f'agitmem: .agent/memory held the memory of {_name(old)} ({repo_mod.shown(held)}): '
         f'saved it there; memory of {_name(ctx)} {what} ({short})'
     )
 

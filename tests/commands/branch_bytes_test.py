@@ -81,7 +81,12 @@ def test_agent_hooks(on_branch: Path, event: str) -> None:
     }
     proc = _run(on_branch, 'hook', event, '--agent', 'claude', input=json.dumps(payload))
     assert proc.returncode == 0
-    assert proc.stderr == ''
+    # a save first switches .agent/memory (main's: no post-checkout ran) to
+    # the branch's, and says so; nothing else
+    said = [x for x in proc.stderr.splitlines() if 'held the memory of main' not in x]
+    assert said == [], proc.stderr
+    if event in ('post-edit', 'pre-compact'):
+        assert f'memory of {SHOWN} forked from main' in proc.stderr
     if proc.stdout:
         json.loads(proc.stdout)
     if event in ('post-edit', 'pre-compact'):  # these save

@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -28,6 +29,7 @@ from typing import Any
 import pytest
 import yaml
 
+from testing import crafted
 from testing import util
 from testing.util import git
 from testing.util import ok
@@ -177,7 +179,12 @@ def case_repo(request: pytest.FixtureRequest, tmp_path: Path,
 
 # -- setup steps ---------------------------------------------------------------
 
+_REV = re.compile(r'\{rev:([^{}]+)\}')
+
+
 def _fmt(value: str, root: Path, outside: Path) -> str:
+    # {rev:REF}: the commit REF points at (a crafted memory commit's id)
+    value = _REV.sub(lambda m: git('rev-parse', m[1], cwd=root).strip(), value)
     if '{code_head}' in value:
         value = value.replace('{code_head}', git('rev-parse', 'HEAD', cwd=root).strip())
     return (
@@ -238,6 +245,13 @@ def _setup(case: dict[str, Any], root: Path, outside: Path) -> None:
             os.mkfifo(_path(arg, root, outside))
         elif kind == 'git':
             git(*[_fmt(a, root, outside) for a in arg], cwd=root)
+        elif kind == 'crafted':
+            # a hostile memory commit (testing/crafted.py's variant) on top
+            # of `from` (default main's memory), put on `ref`
+            under, entries, _ = crafted.variants(outside)[arg['variant']]
+            start = arg.get('from', 'refs/agitmem/heads/main')
+            git('update-ref', arg['ref'], start, cwd=root)
+            crafted.hostile_commit(root, arg['ref'], entries, under=under)
         elif kind == 'agitmem':
             ok(*[_fmt(a, root, outside) for a in arg], cwd=root)
         else:
