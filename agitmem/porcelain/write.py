@@ -359,5 +359,5 @@ def _carry_edits(ctx: Context, pr: pygit2.Repository, base: pygit2.Commit, old: 
     notices.say(
         f'agitmem: .agent/memory held the memory of {_name(old)} with edits made '
         f'since {_name(ctx)} was checked out: they go to {_name(ctx)}\'s memory '
-        f'({ctx.ref}), {_name(old)}\'s stays as it was'
+        f'({repo_mod.shown(ctx.ref)}), {_name(old)}\'s stays as it was'
     )
