@@ -172,8 +172,10 @@ def _assert_intact(repo: Path, versions: Versions, where: str) -> None:
     versions.assert_complete(where)
     base = repo / '.git' / 'agitmem' / 'base'
     if base.exists():
-        sha = base.read_text().strip()
-        assert re.fullmatch(r'[0-9a-f]{40}', sha), (where, sha)
+        # "<commit> <memory ref>", written whole or not at all
+        text = base.read_text().strip()
+        assert re.fullmatch(r'[0-9a-f]{40} refs/agitmem/heads/main', text), (where, text)
+        sha = text.split()[0]
         assert run('git', 'cat-file', '-e', f'{sha}^{{commit}}', cwd=repo).returncode == 0
     log = repo / '.agent' / 'log' / 'memory.log'
     if log.exists():
