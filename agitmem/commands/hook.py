@@ -50,7 +50,7 @@ def _restore(repo: Repo) -> None:
         'memory ref (memory edits not saved before it went are lost)'
     )
     audit.log(repo.agent_dir, 'write restore', said)
-    _NOTICES.append(said)
+    notices.say(said)
 
 
 _NOTICES: list[str] = []  # said to the user with the hook's output

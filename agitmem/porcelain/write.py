@@ -295,8 +295,9 @@ def align(ctx: Context) -> None:
         head if head and head != '(unborn)' else None,
         held,
     )
-    if base is not None and _edited_here(ctx, pr, base):
-        _carry_edits(ctx, pr, base, old)
+    files = store.read_memory(ctx.repo, max_file_kb=ctx.cfg['max_file_kb'])
+    if base is not None and _edited_here(ctx, pr, base, files):
+        _carry_edits(ctx, pr, base, old, files)
         return
     what, top, said = switch(ctx, old)
     short = str(top.id)[:12] if top is not None else '-'
@@ -308,11 +309,12 @@ def align(ctx: Context) -> None:
     )
 
 
-def _edited_here(ctx: Context, pr: pygit2.Repository, base: pygit2.Commit) -> bool:
+def _edited_here(
+        ctx: Context, pr: pygit2.Repository, base: pygit2.Commit, files: store.Files,
+) -> bool:
     """Were the unsaved edits in .agent/memory made after HEAD last moved
     to this branch?  Then they are this branch's (as they would be had a
     post-checkout hook switched the memory), not the memory's old branch's."""
-    files = store.read_memory(ctx.repo, max_file_kb=ctx.cfg['max_file_kb'])
     old = store.tree_files(pr, base.tree)
     edited = [p for p in set(files) | set(old) if files.get(p) != old.get(p) and p != memory.CONFIG]
     if not edited:
@@ -329,7 +331,10 @@ def _edited_here(ctx: Context, pr: pygit2.Repository, base: pygit2.Commit) -> bo
     return newest >= moved
 
 
-def _carry_edits(ctx: Context, pr: pygit2.Repository, base: pygit2.Commit, old: Context) -> None:
+def _carry_edits(
+        ctx: Context, pr: pygit2.Repository, base: pygit2.Commit, old: Context,
+        files: store.Files,
+) -> None:
     """Apply the unsaved edits (base -> working tree) to this branch's
     memory (forked from base when it has none), leaving the old branch's
     ref as it was.  Caller holds the lock; the caller's save commits."""
@@ -340,7 +345,6 @@ def _carry_edits(ctx: Context, pr: pygit2.Repository, base: pygit2.Commit, old: 
             f'agitmem: fork from {str(base.id)[:12]} ({_name(old)})',
         )
         top = base
-    files = store.read_memory(ctx.repo, max_file_kb=ctx.cfg['max_file_kb'])
     if top.id != base.id:
         result = merge.merge(store.tree_files(pr, base.tree), files, store.tree_files(pr, top.tree))
         if result.conflicts:
