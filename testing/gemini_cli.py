@@ -47,6 +47,7 @@ ALL_EVENTS = (
     "Notification",
 )
 # Environment variables that must not leak from the outer session into the CLI.
+_CI_MARKERS = frozenset(("CI", "GITHUB_ACTIONS", "CONTINUOUS_INTEGRATION", "BUILD_NUMBER", "RUN_ID"))
 _DROP_PREFIXES = ("GEMINI", "GOOGLE", "AGITMEM_", "GIT_", "OTEL_", "CLOUDSDK")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]|\x1b[=>]")
 
@@ -392,6 +393,11 @@ class GeminiHarness:
         (its SessionStart hooks ran and the banner is on screen)."""
         env = dict(self.env, TERM="xterm-256color", COLUMNS="120", LINES="50")
         env.pop("NO_COLOR", None)
+        # Under CI=true (or GITHUB_ACTIONS=true) Gemini CLI runs headless even on a
+        # terminal, and ink's is-in-ci stops drawing: the UI would never come up.
+        for name in list(env):
+            if name in _CI_MARKERS or name.startswith("CI_"):
+                del env[name]
         argv = [self.gemini, "--approval-mode", "yolo", *extra_args]
         starts = len(self.hook_payloads("SessionStart"))
         pid, fd = pty.fork()
