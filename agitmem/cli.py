@@ -112,6 +112,16 @@ def _parser() -> _Parser:
     _add_ref(p)
     _add_json(p)
 
+    p = sub.add_parser(
+        'recovery', help='compactions and how the agent recovered from each',
+        description='With no action: the report (seed 004\'s table). '
+        '`show N`: one compaction in full. `mark N ok|drift|location|state|reset`: '
+        'your verdict, which overrides the heuristic.',
+    )
+    p.add_argument('words', nargs='*', metavar='show N | mark N VERDICT')
+    p.add_argument('--since', metavar='DATE', help='only compactions from DATE (YYYY-MM-DD) on')
+    _add_json(p)
+
     p = sub.add_parser('fragment', help='memory fragments')
     frag_sub = p.add_subparsers(dest='fragment_command', metavar='add')
     frag_sub.required = True
@@ -261,6 +271,9 @@ def _run(args: argparse.Namespace) -> int:
     elif cmd == 'review':
         from agitmem.commands.review import review
         return review(ctx, args.range, args.markdown, args.json)
+    elif cmd == 'recovery':
+        from agitmem.commands.recovery import recovery
+        return recovery(ctx, args.words, args.since, args.json)
     elif cmd == 'promote':
         from agitmem.commands.promote import promote
         return promote(ctx, args.what, args.json)

@@ -42,8 +42,10 @@ NATIVE_EVENTS = frozenset((
 ))
 # more of Claude Code's events that feed an agitmem event: native name ->
 # (agitmem event, matcher).  A failed Bash fires PostToolUseFailure only.
+# PostCompact carries the client's summary, for the recovery log.
 EXTRA_EVENTS: dict[str, tuple[str, str | None]] = {
     'PostToolUseFailure': ('post-edit', 'Bash'),
+    'PostCompact': ('pre-compact', None),
 }
 
 

@@ -43,6 +43,12 @@ NATIVE_EVENTS = frozenset((
     'PostToolUse', 'PreCompact', 'PostCompact', 'UserPromptSubmit',
     'SubagentStart', 'SubagentStop', 'Stop', 'StopFailure', 'Interrupt',
 ))
+# another of Codex's events into an agitmem hook: native name -> (agitmem
+# event, matcher).  PostCompact marks the end of a compaction, whose summary
+# the rollout's `compacted` record holds (for the recovery log).
+EXTRA_EVENTS: dict[str, tuple[str, str | None]] = {
+    'PostCompact': ('pre-compact', None),
+}
 
 TRUST_NOTE = (
     'codex: Codex skips hooks it does not trust WITHOUT A WORD (even with '

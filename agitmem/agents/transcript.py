@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import stat
+from collections.abc import Callable
 
 from agitmem.errors import AgitmemError
 
@@ -346,3 +347,76 @@ def compactions(path: str) -> list[str]:
             if key not in ret:
                 ret.append(key)
     return ret
+
+
+# -- what a compaction left, and what the agent said --------------------------
+# - the summary: Claude Code's user record with `isCompactSummary`, Codex's
+#   `compacted` record's `payload.message`, Gemini's user turn before
+#   GEMINI_ACK;
+# - the agent's text: Claude Code `assistant` records' text blocks, Codex
+#   `response_item` messages of role assistant, Gemini `gemini` records.
+
+def _summary_of(obj: object) -> str | None:
+    if not isinstance(obj, dict):
+        return None
+    if obj.get('isCompactSummary') is True:
+        return _text_of(_dict(obj.get('message')).get('content')) or None
+    if obj.get('type') == 'compacted':
+        message = _dict(obj.get('payload')).get('message')
+        return message if isinstance(message, str) and message else None
+    messages = _dict(obj.get('$set')).get('messages')
+    if isinstance(messages, list):
+        found = None
+        for before, after in zip(messages, messages[1:]):
+            if (
+                    isinstance(before, dict) and isinstance(after, dict) and
+                    before.get('type') == 'user' and after.get('type') == 'gemini' and
+                    _text_of(after.get('content')).strip() == GEMINI_ACK
+            ):
+                found = _text_of(before.get('content')) or None
+        return found
+    return None
+
+
+def _assistant_text(obj: object) -> str | None:
+    if not isinstance(obj, dict):
+        return None
+    kind = obj.get('type')
+    if kind == 'assistant' and obj.get('isSidechain') is not True:
+        content = _dict(obj.get('message')).get('content')
+        if isinstance(content, list):
+            content = [p for p in content if isinstance(p, dict) and p.get('type') == 'text']
+        return _text_of(content) or None
+    if kind == 'response_item':
+        payload = _dict(obj.get('payload'))
+        if payload.get('type') == 'message' and payload.get('role') == 'assistant':
+            return _text_of(payload.get('content')) or None
+    if kind == 'gemini':
+        return _text_of(obj.get('content')) or None
+    return None
+
+
+def _last(path: str, pick: Callable[[object], str | None]) -> str | None:
+    data, start, _ = _read_tail(path, COMPACTION_BYTES)
+    lines = data.split(b'\n')
+    if start > 0:
+        lines = lines[1:]
+    for line in reversed(lines):
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        found = pick(obj)
+        if found:
+            return found
+    return None
+
+
+def summary(path: str) -> str | None:
+    """The summary of the last compaction the transcript records."""
+    return _last(path, _summary_of)
+
+
+def last_assistant_text(path: str) -> str | None:
+    """The agent's last text in the transcript (its last turn's answer)."""
+    return _last(path, _assistant_text)

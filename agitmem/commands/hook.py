@@ -19,6 +19,7 @@ from agitmem import config
 from agitmem.porcelain import context
 from agitmem.porcelain import observed
 from agitmem.porcelain import notices
+from agitmem.porcelain import recovery
 from agitmem.porcelain import sessions
 from agitmem import memory
 from agitmem import repo as repo_mod
@@ -80,13 +81,79 @@ def _save(repo: Repo, subject: str, event: str) -> str | None:
     return str(oid)[:12] if oid is not None else None
 
 
-def _inject(repo: Repo, cfg: dict[str, Any], agent: str, event: str,
-            *, after_compact: bool) -> str:
+def _block(repo: Repo, cfg: dict[str, Any], agent: str, event: str,
+           *, after_compact: bool) -> tuple[str, str]:
+    """(the hook's output, the injection in it)"""
     from agitmem.porcelain import read
     ref = context.make(repo, cfg).ref
     block = read.injection(repo, cfg, after_compact=after_compact, ref=ref)
     message = '; '.join(f'agitmem: {w}' for w in block.warnings) or None
-    return agents.envelope(agent, event, context=block.text, message=message)
+    return agents.envelope(agent, event, context=block.text, message=message), block.text
+
+
+def _inject(repo: Repo, cfg: dict[str, Any], agent: str, event: str,
+            *, after_compact: bool) -> str:
+    return _block(repo, cfg, agent, event, after_compact=after_compact)[0]
+
+
+def _recovering(what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """The recovery log is a measurement: a failure there is said, and the
+    hook goes on with the agent's memory."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as e:
+        print(f'agitmem hook: recovery log ({what}): {type(e).__name__}: {e}', file=sys.stderr)
+        return None
+
+
+def _summary(payload: agents.Payload) -> str | None:
+    """The client's summary of the compaction: Claude Code's PostCompact
+    carries it; Codex and Gemini CLI write it in their transcripts."""
+    given = payload.raw.get('compact_summary')
+    if isinstance(given, str) and given.strip():
+        return given
+    if payload.transcript_path:
+        try:
+            return transcript.summary(payload.transcript_path)
+        except AgitmemError:
+            return None
+    return None
+
+
+def _agent_text(payload: agents.Payload) -> str | None:
+    """The agent's last text of the turn: Codex's Stop and Claude Code's
+    carry `last_assistant_message`, Gemini's AfterAgent `prompt_response`;
+    else the transcript."""
+    for key in ('last_assistant_message', 'prompt_response'):
+        given = payload.raw.get(key)
+        if isinstance(given, str) and given.strip():
+            return given
+    if payload.transcript_path:
+        try:
+            return transcript.last_assistant_text(payload.transcript_path)
+        except AgitmemError:
+            return None
+    return None
+
+
+def _open_recovery(
+        repo: Repo, cfg: dict[str, Any], payload: agents.Payload, hs: dict[str, Any],
+        *, trigger: str, injection: str, prompted: bool,
+) -> None:
+    stash = hs.get('compaction')
+    if not isinstance(stash, dict):
+        stash = hs['compaction'] = {}
+    if not stash.get('summary'):
+        stash['summary'] = _summary(payload)
+    recovery.open_record(
+        repo, cfg, hs, agent=payload.agent, session_id=payload.session_id,
+        trigger=trigger, injection=injection, prompted=prompted,
+    )
+
+
+def _close_recovery(repo: Repo, payload: agents.Payload, hs: dict[str, Any]) -> None:
+    size = _context_size(payload)
+    recovery.close(repo, hs, _agent_text(payload), size)
 
 
 def _session(payload: agents.Payload) -> str:
@@ -129,15 +196,27 @@ def session_start(payload: agents.Payload) -> str:
     fresh: dict[str, Any] = {'prompts': 0, 'context': None, 'compact_pending': False}
     if payload.source in ('compact', 'resume'):
         fresh['checkpoint_asked'] = hs.get('checkpoint_asked', False)
-    if 'compactions' in hs:
-        fresh['compactions'] = hs['compactions']
+    for carried in ('compactions', 'compaction', 'recovery'):
+        if carried in hs:
+            fresh[carried] = hs[carried]
     # a compaction since this session's hooks last looked (Gemini: one in
     # the middle of the last prompt of a run now resumed) is news here
     after = bool(_new_compactions(payload, fresh)) or after
+    if not after:
+        sessions.write(repo, key, fresh)
+        return _inject(repo, cfg, payload.agent, 'session-start', after_compact=False)
+    audit.log(repo.agent_dir, 'hook session-start', f're-inject after compaction ({payload.agent})')
+    out, text = _block(repo, cfg, payload.agent, 'session-start', after_compact=True)
+    stash = fresh.get('compaction')
+    trigger = stash.get('trigger') if isinstance(stash, dict) else None
+    # an automatic compaction comes in the middle of a turn, which goes on
+    # now; after a manual one (/compact) the next prompt starts the turn
+    _recovering(
+        'open', _open_recovery, repo, cfg, payload, fresh,
+        trigger=trigger or 'compact', injection=text, prompted=trigger == 'auto',
+    )
     sessions.write(repo, key, fresh)
-    if after:
-        audit.log(repo.agent_dir, 'hook session-start', f're-inject after compaction ({payload.agent})')
-    return _inject(repo, cfg, payload.agent, 'session-start', after_compact=after)
+    return out
 
 
 def _state_age(repo: Repo) -> float | None:
@@ -157,13 +236,39 @@ def pre_compact(payload: agents.Payload) -> str:
         # or not: a compression is seen in its chat file at the next prompt
         return agents.envelope(payload.agent, 'pre-compact')
     repo, cfg = _where(payload)
+    key = _session(payload)
+    if payload.event == 'PostCompact':
+        return _post_compact(repo, payload, key)
     trigger = payload.trigger or 'compact'
     saved = _save(repo, f'hook pre-compact: checkpoint ({trigger})', 'pre-compact')
-    key = _session(payload)
     hs = sessions.read(repo, key)
     hs['compact_pending'] = True
+    before = _context_size(payload)
+    hs['compaction'] = {
+        'trigger': trigger,
+        'checkpoint': saved or _recovering('checkpoint', recovery.checkpoint_of, repo, context.make(repo, cfg).ref),
+        'tokens_before': before if before is not None else hs.get('context'),
+    }
     sessions.write(repo, key, hs)
     return agents.envelope(payload.agent, 'pre-compact', message=_checkpoint_said(repo, cfg, saved))
+
+
+def _post_compact(repo: Repo, payload: agents.Payload, key: str) -> str:
+    """Claude Code's and Codex's PostCompact: the client's summary, for the
+    recovery log (to the open record when SessionStart came first)."""
+    summary = _summary(payload)
+    if summary:
+        hs = sessions.read(repo, key)
+        rec = hs.get('recovery')
+        stash = hs.get('compaction')
+        if isinstance(stash, dict):
+            stash['summary'] = summary
+        elif isinstance(rec, dict):
+            _recovering('summary', recovery.add_summary, repo, rec.get('id'), summary)
+        else:
+            hs['compaction'] = {'summary': summary}
+        sessions.write(repo, key, hs)
+    return agents.envelope(payload.agent, 'pre-compact')
 
 
 def _checkpoint_said(repo: Repo, cfg: dict[str, Any], saved: str | None) -> str:
@@ -206,10 +311,16 @@ def _shell_writes_memory(payload: agents.Payload) -> bool:
 
 def _observe_tool(repo: Repo, cfg: dict[str, Any], payload: agents.Payload) -> None:
     # a fact lost is better than a memory save lost: never let it stop one
+    key = _session(payload)
     try:
-        observed.record_tool(repo, cfg, payload.raw, payload.edited_paths, payload.cwd, _session(payload))
+        events = observed.record_tool(repo, cfg, payload.raw, payload.edited_paths, payload.cwd, key)
     except Exception as e:
         print(f'agitmem hook post-edit: not observed: {type(e).__name__}: {e}', file=sys.stderr)
+        return
+    if events:
+        hs = sessions.read(repo, key)
+        if recovery.note_events(hs, events):  # the first turn after a compaction
+            sessions.write(repo, key, hs)
 
 
 def post_edit(payload: agents.Payload) -> str:
@@ -310,12 +421,25 @@ def prompt(payload: agents.Payload) -> str:
         'context': size if size is not None else last,
         'compact_pending': False,
     })
-    sessions.write(repo, key, hs)
+    compacted = bool(new) or dropped or pending
+    rec = hs.get('recovery')
+    if not compacted and isinstance(rec, dict):
+        if rec.get('prompted'):
+            # the turn after the compaction ended without a stop hook
+            _recovering('close', _close_recovery, repo, payload, hs)
+        else:
+            rec['prompted'] = True  # the turn after a /compact starts
     if new and payload.agent == 'gemini':
         # Gemini's only sign of a compression: the checkpoint is saved now
-        _save(repo, 'hook pre-compact: checkpoint (compressed)', 'pre-compact')
-    compacted = bool(new) or dropped or pending
+        saved = _save(repo, 'hook pre-compact: checkpoint (compressed)', 'pre-compact')
+        hs['compaction'] = {
+            'trigger': 'compressed', 'tokens_before': last,
+            'checkpoint': saved or _recovering('checkpoint', recovery.checkpoint_of, repo, context.make(repo, cfg).ref),
+        }
+    elif dropped:
+        hs['compaction'] = {'trigger': 'context drop', 'tokens_before': last}
     if not (compacted or due):
+        sessions.write(repo, key, hs)
         if checkpoint:
             audit.log(repo.agent_dir, 'hook prompt', f'checkpoint asked at {size} tokens')
             return agents.envelope(payload.agent, 'prompt', context=checkpoint)
@@ -325,13 +449,25 @@ def prompt(payload: agents.Payload) -> str:
         else 'after compaction' if pending else f'prompt {prompts}'
     )
     audit.log(repo.agent_dir, 'hook prompt', f're-inject: {why}')
-    return _inject(
-        repo, cfg, payload.agent, 'prompt', after_compact=compacted,
-    )
+    out, text = _block(repo, cfg, payload.agent, 'prompt', after_compact=compacted)
+    if compacted:
+        _recovering(
+            'open', _open_recovery, repo, cfg, payload, hs,
+            trigger='compact', injection=text, prompted=True,
+        )
+    sessions.write(repo, key, hs)
+    return out
 
 
 def stop(payload: agents.Payload) -> str:
     repo, cfg = _where(payload)
+    key = _session(payload)
+    hs = sessions.read(repo, key)
+    rec = hs.get('recovery')
+    if isinstance(rec, dict) and (rec.get('prompted') or rec.get('events')):
+        # the end of the first turn after a compaction: judge it
+        _recovering('close', _close_recovery, repo, payload, hs)
+        sessions.write(repo, key, hs)
     if not cfg['block_stop_without_progress'] or payload.stop_hook_active:
         return agents.envelope(payload.agent, 'stop')
     from agitmem.porcelain import read

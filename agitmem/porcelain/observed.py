@@ -176,19 +176,23 @@ def record_tool(
         paths: tuple[str, ...],
         cwd: str | None,
         session: str,
-) -> dict[str, Any] | None:
-    """Record a tool event's edits and shell command; returns the observed
-    test run (already in state.json) when the command was one."""
+) -> list[dict[str, Any]]:
+    """Record a tool event's edits and shell command (a test run goes into
+    state.json too).  Returns what was seen, as events for the recovery
+    log: edits with file and symbol, the command with its exit status and,
+    for a test run, its result."""
     edits = tools.edits(raw, paths)
     run = tools.shell_run(raw)
     if not edits and run is None:
-        return None
+        return []
     data = load(repo)
+    events: list[dict[str, Any]] = []
     for e in edits:
         if '.agent/' in f'/{_relative(repo, e.path, cwd)}':
             continue  # memory and agitmem's own files are not the work
-        data['edits'] = _push(data.get('edits'), {**edit_entry(repo, e, cwd), 'session': session}, EDITS)
-    test = None
+        entry = edit_entry(repo, e, cwd)
+        data['edits'] = _push(data.get('edits'), {**entry, 'session': session}, EDITS)
+        events.append({'kind': 'edit', 'file': entry['file'], 'symbol': entry['symbol']})
     if run is not None:
         from agitmem import secrets  # a command line may hold a token
         command = _clip(secrets.redact(run.command), COMMAND_CHARS)
@@ -197,14 +201,17 @@ def record_tool(
             {'command': command, 'exit_code': run.exit_code, 'at': now_iso(), 'session': session},
             COMMANDS,
         )
+        event: dict[str, Any] = {'kind': 'command', 'command': command, 'exit_code': run.exit_code, 'test': None}
         patterns = cfg.get('verification_commands') or verification.DEFAULT_COMMANDS
         if verification.is_test_run(run.command, patterns):
-            test = _verification(repo, command, run)
+            lv = _verification(repo, command, run)
+            event['test'] = lv['result']
+        events.append(event)
     _store(repo, data)
-    return test
+    return events
 
 
-def _verification(repo: Repo, command: str, run: tools.ShellRun) -> dict[str, Any] | None:
+def _verification(repo: Repo, command: str, run: tools.ShellRun) -> dict[str, Any]:
     if run.exit_code is None:
         failed = verification.failed_by_output(run.output)
         code = None
@@ -221,7 +228,8 @@ def _verification(repo: Repo, command: str, run: tools.ShellRun) -> dict[str, An
         'tree': repo_mod.worktree_tree(repo),
         'observed': True,
     }
-    return lv if write_verification(repo, lv) else None
+    write_verification(repo, lv)
+    return lv
 
 
 def write_verification(repo: Repo, lv: dict[str, Any]) -> bool:

@@ -210,6 +210,14 @@ def test_claude_layout(tmp_path: Path) -> None:
                     }],
                 },
             ],
+            # the client's summary of a compaction, for the recovery log
+            'PostCompact': [
+                {'hooks': [{
+                    'type': 'command',
+                    'command': 'agitmem hook pre-compact --agent claude',
+                    'timeout': 60,
+                }]},
+            ],
         },
     }
 

@@ -45,7 +45,7 @@ def wired(memrepo: Path) -> Path:
 def test_clean_setup(wired: Path) -> None:
     proc = agitmem('doctor', cwd=wired)
     assert proc.returncode == 0, proc.stdout
-    assert 'claude: 6 hooks in .claude/settings.local.json' in proc.stdout
+    assert 'claude: 7 hooks in .claude/settings.local.json' in proc.stdout
     assert 'git hooks: all 6 in place' in proc.stdout
     assert proc.stdout.endswith('doctor: all good (0 warning(s))\n')
 

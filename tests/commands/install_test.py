@@ -10,8 +10,8 @@ from testing.util import bad
 from testing.util import git
 from testing.util import ok
 
-_CLAUDE = {'SessionStart', 'PreCompact', 'PostToolUse', 'UserPromptSubmit', 'Stop', 'PostToolUseFailure'}
-_CODEX = {'SessionStart', 'PreCompact', 'PostToolUse', 'UserPromptSubmit', 'Stop'}
+_CLAUDE = {'SessionStart', 'PreCompact', 'PostToolUse', 'UserPromptSubmit', 'Stop', 'PostToolUseFailure', 'PostCompact'}
+_CODEX = {'SessionStart', 'PreCompact', 'PostToolUse', 'UserPromptSubmit', 'Stop', 'PostCompact'}
 _GEMINI = {'SessionStart', 'PreCompress', 'AfterTool', 'BeforeAgent', 'AfterAgent'}
 
 

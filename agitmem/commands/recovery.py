@@ -1,0 +1,135 @@
+"""`agitmem recovery [--json] [--since DATE]`, `recovery show N`,
+`recovery mark N VERDICT`: the compactions in this worktree and how the
+agent recovered from each (seed 004's table, on the user's own sessions)."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agitmem import audit
+from agitmem.errors import AgitmemError
+from agitmem.memory import recovery as log_format
+from agitmem.porcelain import recovery as recovery_mod
+from agitmem.porcelain.context import Context
+
+USAGE = 'usage: agitmem recovery [--json] [--since DATE] | show N | mark N ok|drift|location|state|reset'
+
+
+def _number(word: str) -> int:
+    try:
+        return int(word)
+    except ValueError:
+        raise AgitmemError(f'"{word}" is not a compaction number (see `agitmem recovery`)')
+
+
+def _pct(value: object) -> str:
+    return f'{value:5.1f}%' if isinstance(value, (int, float)) else '     -'
+
+
+def _age(seconds: object) -> str:
+    if not isinstance(seconds, (int, float)):
+        return 'unknown'
+    if seconds < 120:
+        return f'{int(seconds)} s'
+    if seconds < 7200:
+        return f'{int(seconds // 60)} min'
+    return f'{seconds / 3600:.1f} h'
+
+
+def _table(summary: dict[str, Any], stale_minutes: int) -> list[str]:
+    cols = log_format.VERDICTS
+    head = f'{"":22} {"n":>4} ' + ' '.join(f'{log_format.TITLES[v]:>15}' for v in cols)
+    lines = [head]
+
+    def row(name: str, c: dict[str, Any]) -> None:
+        lines.append(f'{name:22} {c["compactions"]:>4} ' + ' '.join(f'{_pct(c[v]):>15}' for v in cols))
+
+    row('all', summary['all'])
+    row('state fresh', summary['fresh'])
+    row(f'state > {stale_minutes} min old', summary['stale'])
+    for agent, c in summary['agents'].items():
+        row(f'agent {agent}', c)
+    return lines
+
+
+def _report(ctx: Context, since: str | None, as_json: bool) -> int:
+    rows = recovery_mod.since(recovery_mod.rows(ctx.repo), since)
+    stale = ctx.cfg['stale_minutes']
+    summary = log_format.summarize(rows, stale * 60)
+    audit.log(ctx.repo.agent_dir, 'read recovery', f'{len(rows)} compactions')
+    if as_json:
+        listed = [
+            {k: r.get(k) for k in (
+                'n', 'id', 'at', 'agent', 'session', 'trigger', 'tokens_before', 'tokens_after',
+                'checkpoint', 'state_step', 'state_age', 'stale', 'verdict', 'heuristic', 'mark',
+                'first_action', 'evidence',
+            )}
+            for r in rows
+        ]
+        print(json.dumps({'compactions': listed, 'summary': summary}, indent=2, ensure_ascii=False))
+        return 0
+    if not rows:
+        print('no compactions recorded yet (.agent/log/recovery.jsonl): the agent hooks record each one')
+        return 0
+    print(f'{len(rows)} compaction(s); {summary["marked"]} verdict(s) marked by hand ({_pct(summary["marked_pct"]).strip()})')
+    for line in _table(summary, stale):
+        print(line)
+    print()
+    for r in rows:
+        verdict = r.get('verdict') or 'pending'
+        hand = ' (marked)' if r.get('mark') else ''
+        title = log_format.TITLES.get(verdict, verdict)
+        first = r.get('first_action') or '-'
+        print(f'{r["n"]:>3}. {r.get("at")} {r.get("agent")} {r.get("trigger")}: {title}{hand}; first: {first}')
+    print('one in full: `agitmem recovery show N`; correct a verdict: `agitmem recovery mark N ok|drift|location|state|reset`')
+    return 0
+
+
+def _show(ctx: Context, n: int, as_json: bool) -> int:
+    r = recovery_mod.one(ctx.repo, n)
+    if as_json:
+        print(json.dumps(r, indent=2, ensure_ascii=False))
+        return 0
+    verdict = r.get('verdict')
+    title = log_format.TITLES.get(verdict, verdict) if verdict else 'pending (the first turn after it has not ended)'
+    if r.get('mark'):
+        title += f' (marked by hand; the heuristic said {r.get("heuristic") or "nothing"})'
+    expect = r.get('expect')
+    expect = expect if isinstance(expect, dict) else {}
+    before, after = r.get('tokens_before'), r.get('tokens_after')
+    print(f'compaction {r["n"]} ({r["id"]}) at {r.get("at")}')
+    print(f'agent: {r.get("agent")}, session {r.get("session")}, trigger {r.get("trigger")}')
+    print(f'tokens: {before if before is not None else "?"} before, {after if after is not None else "?"} after')
+    print(f'checkpoint: {r.get("checkpoint") or "-"}')
+    print(f'state: step {r.get("state_step")}, {_age(r.get("state_age"))} old{" (stale)" if r.get("stale") else ""}')
+    for key in ('current_goal', 'current_file', 'current_symbol', 'next_intent', 'verification'):
+        if expect.get(key):
+            print(f'  {key}: {expect[key]}')
+    print(f'verdict: {title}')
+    for e in r.get('evidence') or ():
+        print(f'  evidence: {e}')
+    print(f'first action: {r.get("first_action") or "-"}')
+    if r.get('text'):
+        print(f'agent said: {r["text"]}')
+    print('--- the client\'s summary ---')
+    print(r.get('summary') or '(none recorded)')
+    print('--- the injection given ---')
+    print((r.get('injection') or '(none recorded)').rstrip('\n'))
+    return 0
+
+
+def recovery(ctx: Context, words: list[str], since: str | None, as_json: bool) -> int:
+    if not words:
+        return _report(ctx, since, as_json)
+    action, rest = words[0], words[1:]
+    if action == 'show' and len(rest) == 1:
+        return _show(ctx, _number(rest[0]), as_json)
+    if action == 'mark' and len(rest) == 2:
+        n = _number(rest[0])
+        row = recovery_mod.mark(ctx.repo, n, rest[1])
+        verdict = log_format.MARKS[rest[1]]
+        audit.log(ctx.repo.agent_dir, 'write recovery', f'mark {n} {verdict}')
+        was = row.get('verdict')
+        print(f'compaction {n}: marked {log_format.TITLES[verdict]} (was {log_format.TITLES.get(was, was) if was else "pending"})')
+        return 0
+    raise AgitmemError(USAGE)

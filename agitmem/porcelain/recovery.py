@@ -1,0 +1,239 @@
+"""Record each compaction and judge the agent's first turn after it
+(`.agent/log/recovery.jsonl`, memory/recovery.py has the format).
+
+The hooks drive it: the injection after a compaction opens a record (in
+the log, and in the session's hook state, which then collects the turn's
+tool events); the end of that turn (Stop / AfterAgent, or the next prompt
+where no stop hook runs) classifies it.  Standard library only: it runs
+on the post-edit and prompt path."""
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from agitmem import memory
+from agitmem import repo as repo_mod
+from agitmem.errors import AgitmemError
+from agitmem.memory import recovery as recovery_mod
+from agitmem.memory import snapshot as snapshot_mod
+from agitmem.memory import state as state_mod
+from agitmem.repo import Repo
+
+SUMMARY_CHARS = 4000
+SESSION_CHARS = 80
+
+
+def log_path(repo: Repo) -> Path:
+    return repo.agent_dir / 'log' / recovery_mod.LOG
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
+
+
+def _append(repo: Repo, record: dict[str, Any]) -> None:
+    """One whole line, one O_APPEND write: two sessions never interleave."""
+    if not repo.agent_dir.is_dir():
+        return
+    line = (json.dumps(record, ensure_ascii=False, sort_keys=True) + '\n').encode('utf-8', 'backslashreplace')
+    path = log_path(repo)
+    path.parent.mkdir(exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)
+
+
+def rows(repo: Repo) -> list[dict[str, Any]]:
+    try:
+        text = log_path(repo).read_text(errors='replace')
+    except FileNotFoundError:
+        return []
+    except OSError as e:
+        raise AgitmemError(f'.agent/log/{recovery_mod.LOG}: cannot read: {e.strerror}')
+    return recovery_mod.fold(recovery_mod.parse(text))
+
+
+def _expectation(repo: Repo) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(state.json, the yardstick) as they are now; a damaged file gives
+    an empty yardstick, never a failed hook."""
+    def text(name: str) -> str:
+        try:
+            return (repo.memory_dir / name).read_text(errors='replace')
+        except OSError:
+            return ''
+    try:
+        raw = text(memory.STATE)
+        state = state_mod.parse(raw, f'.agent/memory/{memory.STATE}') if raw.strip() else {}
+    except AgitmemError:
+        state = {}
+    snap = snapshot_mod.parse(text(memory.SNAPSHOT))
+
+    def lines(name: str) -> list[str]:
+        return [t for _, t in snapshot_mod.content_lines(snap.get(name))][:20]
+    expect = recovery_mod.expectation(
+        state, lines(snapshot_mod.IN_PROGRESS), lines(snapshot_mod.GOAL), lines(snapshot_mod.TODO),
+    )
+    return state, expect
+
+
+def open_record(
+        repo: Repo,
+        cfg: dict[str, Any],
+        hs: dict[str, Any],
+        *,
+        agent: str,
+        session_id: str | None,
+        trigger: str,
+        injection: str,
+        prompted: bool,
+) -> str:
+    """Log a compaction whose injection was just given, and open its
+    first turn in the session's hook state `hs` (the caller writes it).
+    What pre-compact and post-compact stashed in `hs['compaction']`
+    (checkpoint, sizes, the client's summary) goes in.  Returns its id."""
+    stash = hs.pop('compaction', None)
+    stash = stash if isinstance(stash, dict) else {}
+    if isinstance(hs.get('recovery'), dict):
+        # compacted again before the first turn after the last one ended
+        close(repo, hs, None, None, why='compacted again before the turn after the last compaction ended')
+    state, expect = _expectation(repo)
+    age = state_mod.age_seconds(state.get('updated_at'), datetime.datetime.now(datetime.timezone.utc))
+    summary = stash.get('summary') if isinstance(stash.get('summary'), str) else None
+    if summary:
+        from agitmem import secrets  # a summary may quote a token
+        summary = secrets.redact(summary)[:SUMMARY_CHARS]
+    session = (session_id or '-')[:SESSION_CHARS]
+    rid = hashlib.sha1(f'{agent}\0{session}\0{time.time_ns()}'.encode('utf-8', 'surrogateescape')).hexdigest()[:12]
+    _append(repo, {
+        'kind': 'compaction',
+        'id': rid,
+        'at': _now(),
+        'agent': agent,
+        'session': session,
+        'trigger': stash.get('trigger') or trigger,
+        'tokens_before': stash.get('tokens_before', hs.get('context')),
+        'checkpoint': stash.get('checkpoint'),
+        'state_step': state.get('step'),
+        'state_age': round(age) if age is not None else None,
+        'stale': age is None or age > cfg['stale_minutes'] * 60,
+        'expect': expect,
+        'summary': summary,
+        'injection': injection,
+    })
+    hs['recovery'] = {'id': rid, 'expect': expect, 'events': [], 'prompted': prompted}
+    return rid
+
+
+def is_open(hs: dict[str, Any]) -> bool:
+    return isinstance(hs.get('recovery'), dict)
+
+
+def note_events(hs: dict[str, Any], events: list[dict[str, Any]]) -> bool:
+    """Add the first turn's tool events; False when no record is open."""
+    rec = hs.get('recovery')
+    if not isinstance(rec, dict) or not events:
+        return False
+    old = rec.get('events')
+    rec['events'] = [*(old if isinstance(old, list) else []), *events][:recovery_mod.EVENTS]
+    return True
+
+
+def close(
+        repo: Repo,
+        hs: dict[str, Any],
+        text: str | None,
+        tokens_after: int | None,
+        *,
+        why: str | None = None,
+) -> str | None:
+    """Judge the open first turn and log the verdict; returns it."""
+    rec = hs.pop('recovery', None)
+    if not isinstance(rec, dict) or not isinstance(rec.get('id'), str):
+        return None
+    expect = rec.get('expect')
+    expect = expect if isinstance(expect, dict) else {}
+    events = [e for e in rec.get('events') or () if isinstance(e, dict)]
+    if why:
+        verdict, evidence, first = 'unknown', [why], None
+    else:
+        if text:
+            from agitmem import secrets
+            text = secrets.redact(text)
+        verdict, evidence, first = recovery_mod.classify(expect, events, text)
+    _append(repo, {
+        'kind': 'verdict',
+        'id': rec['id'],
+        'at': _now(),
+        'verdict': verdict,
+        'evidence': evidence,
+        'first_action': first,
+        'events': events,
+        'text': (text or '')[:recovery_mod.TEXT_CHARS] or None,
+        'tokens_after': tokens_after,
+    })
+    return verdict
+
+
+def mark(repo: Repo, n: int, verdict: str) -> dict[str, Any]:
+    """Seed 004's hand label for compaction `n`; it overrides the
+    heuristic.  Returns the row as it was."""
+    if verdict not in recovery_mod.MARKS:
+        raise AgitmemError(
+            f'unknown verdict "{verdict}" (one of: {", ".join(recovery_mod.MARKS)})',
+        )
+    row = one(repo, n)
+    _append(repo, {'kind': 'mark', 'id': row['id'], 'at': _now(), 'verdict': recovery_mod.MARKS[verdict]})
+    return row
+
+
+def one(repo: Repo, n: int) -> dict[str, Any]:
+    found = rows(repo)
+    if not 1 <= n <= len(found):
+        have = f'1 to {len(found)}' if found else 'none recorded yet'
+        raise AgitmemError(f'no compaction {n} in the recovery log ({have})')
+    return found[n - 1]
+
+
+def since(found: list[dict[str, Any]], date: str | None) -> list[dict[str, Any]]:
+    """Rows at or after `date` (YYYY-MM-DD, or an ISO time)."""
+    if not date:
+        return found
+    try:
+        start = datetime.datetime.fromisoformat(date.replace('Z', '+00:00'))
+    except ValueError:
+        raise AgitmemError(f'--since {date}: not a date (YYYY-MM-DD or an ISO time)')
+    if start.tzinfo is None:
+        start = start.replace(tzinfo=datetime.timezone.utc)
+    ret = []
+    for r in found:
+        try:
+            at = datetime.datetime.fromisoformat(str(r.get('at')).replace('Z', '+00:00'))
+        except ValueError:
+            continue
+        if at >= start:
+            ret.append(r)
+    return ret
+
+
+def checkpoint_of(repo: Repo, ref: str | None) -> str | None:
+    """The memory ref's tip: the checkpoint a compaction starts from when
+    pre-compact had nothing new to save."""
+    if not ref:
+        return None
+    return repo_mod.git_out(repo, 'rev-parse', '-q', '--verify', '--short=12', f'{ref}^{{commit}}') or None
+
+
+def add_summary(repo: Repo, rid: object, summary: str) -> None:
+    """The client's summary, for a record opened before it came (Claude
+    Code may start the session again before its PostCompact)."""
+    if not isinstance(rid, str):
+        return
+    from agitmem import secrets
+    _append(repo, {'kind': 'summary', 'id': rid, 'at': _now(), 'summary': secrets.redact(summary)[:SUMMARY_CHARS]})
