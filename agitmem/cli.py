@@ -120,6 +120,7 @@ def _parser() -> _Parser:
     )
     p.add_argument('words', nargs='*', metavar='show N | mark N VERDICT')
     p.add_argument('--since', metavar='DATE', help='only compactions from DATE (YYYY-MM-DD) on')
+    _add_ref(p)
     _add_json(p)
 
     p = sub.add_parser('fragment', help='memory fragments')

@@ -124,7 +124,20 @@ def state_part(mem: Memory, fresh: Freshness) -> list[str]:
     return lines
 
 
-def observed_part(mem: Memory) -> list[str]:
+def authority(mem: Memory, fresh: Freshness) -> str:
+    """After a compaction: the state, not the summary, says where things
+    stand (seed 004 section 6.3), with its step and age to weigh it by."""
+    when = f', updated {fresh.state_age}' if fresh.state_age else ''
+    line = (
+        f'Where the summary of the conversation disagrees with STATE, STATE '
+        f'is authoritative (step {mem.state.get("step", 0)}{when})'
+    )
+    if fresh.state_changed is not None:
+        line += ', except where it is marked STALE'
+    return line + '.'
+
+
+def observed_part(mem: Memory, fresh: Freshness = Freshness()) -> list[str]:
     """OBSERVED: facts the hooks recorded, and one line where the state
     disagrees with them (seed 004: a stale state misleads recovery)."""
     obs = mem.observed
@@ -150,9 +163,10 @@ def observed_part(mem: Memory) -> list[str]:
                 break
             run += 1
         if latest != current and current not in {e['file'] for e in edits}:
+            age = f', {fresh.state_age}' if fresh.state_age else ''
             lines.append(
-                f'state says current_file {current} (step {mem.state.get("step", 0)}), '
-                f'but the last {run} edit{"s" if run > 1 else ""} were to {latest}',
+                f'state says current_file {current} (step {mem.state.get("step", 0)}{age}), '
+                f'but ' + (f'the last {run} edits were' if run > 1 else 'the last edit was') + f' to {latest}',
             )
     return ['## OBSERVED (recorded by hooks, not by you)', *lines] if lines else []
 
@@ -210,12 +224,12 @@ def build(
         after_compact: bool = False,
         fresh: Freshness = Freshness(),
 ) -> Block:
-    head = [RESTATE] if after_compact else []
+    head = [RESTATE, authority(mem, fresh)] if after_compact else []
     if fresh.memory_of:
         head.append(fresh.memory_of)
     tattoo = tattoo_part(mem)
     state = state_part(mem, fresh)
-    observed = observed_part(mem)
+    observed = observed_part(mem, fresh)
     sections = snapshot_parts(mem)
     fragments = [fragment_line(f) for f in mem.fragments[-NEWEST:]]
     notes = [f'- {n}' for n in mem.notes[-NEWEST:]]

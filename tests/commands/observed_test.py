@@ -240,4 +240,4 @@ def test_injection_has_an_observed_section_and_the_disagreement(agentrepo: Path)
     assert '- edited src/b.py:2-2 in parse_toml' in text
     assert '- last test run: failed `python3 -m pytest -q test_a.py`: test_a.py::test_a - AssertionError' in text
     assert "- user's last request: make b.py parse TOML" in text
-    assert 'state says current_file src/a.py (step ' in text and 'but the last 2 edits were to src/b.py' in text
+    assert "state says current_file src/a.py (step 2, less than a minute ago), but the last 2 edits were to src/b.py" in text
