@@ -75,8 +75,36 @@ def shell_run(raw: dict[str, object]) -> ShellRun | None:
     return ShellRun(command, None, '')
 
 
+def _changed(start: int, body: list[str]) -> list[int]:
+    """New-file line numbers a hunk changes: its context lines (" ") are
+    not the edit, and a deletion counts at the line that follows it."""
+    at, ret = start, []
+    for line in body:
+        if line.startswith('+'):
+            ret.append(at)
+            at += 1
+        elif line.startswith('-'):
+            ret.append(at)
+        else:
+            at += 1
+    return ret
+
+
+def _span(start: int, count: int, body: list[str]) -> tuple[int, int]:
+    changed = _changed(start, body)
+    if changed:
+        return min(changed), max(changed)
+    return start, start + max(count, 1) - 1
+
+
 def _hunk_lines(diff: str) -> tuple[int, int] | None:
-    spans = [(int(m[1]), int(m[1]) + max(int(m[2] or 1), 1) - 1) for m in _HUNK.finditer(diff)]
+    spans = []
+    heads = list(_HUNK.finditer(diff))
+    for i, m in enumerate(heads):
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(diff)
+        body = diff[m.end():end].split('\n')[1:]
+        body = [b for b in body if b[:1] in ('+', '-', ' ')]
+        spans.append(_span(int(m[1]), int(m[2] or 1), body))
     if not spans:
         return None
     return min(s for s, _ in spans), max(e for _, e in spans)
@@ -119,8 +147,10 @@ def edits(raw: dict[str, object], paths: tuple[str, ...]) -> list[Edit]:
     patch = resp.get('structuredPatch')
     if isinstance(patch, list) and patch:  # Claude Code
         spans = [
-            (h['newStart'], h['newStart'] + max(h.get('newLines', 1), 1) - 1) for h in patch
+            _span(h['newStart'], h.get('newLines', 1), [b for b in h.get('lines') or () if isinstance(b, str)])
+            for h in patch
             if isinstance(h, dict) and isinstance(h.get('newStart'), int) and isinstance(h.get('newLines', 1), int)
+            and isinstance(h.get('lines', []), list)
         ]
         if spans:
             lines = min(s for s, _ in spans), max(e for _, e in spans)

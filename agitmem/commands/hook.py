@@ -187,6 +187,14 @@ def _new_compactions(payload: agents.Payload, hs: dict[str, Any]) -> list[str]:
     return [] if first else [k for k in found if k not in set(known)]
 
 
+def _absorbed(found: list[str], hs: dict[str, Any]) -> list[str]:
+    """Compactions found in the transcript, less the one SessionStart
+    (compact) already handled before its record was written."""
+    if found and hs.pop('absorb', False):
+        return found[1:]
+    return found
+
+
 def session_start(payload: agents.Payload) -> str:
     repo, cfg = _where(payload)
     key = _session(payload)
@@ -196,12 +204,17 @@ def session_start(payload: agents.Payload) -> str:
     fresh: dict[str, Any] = {'prompts': 0, 'context': None, 'compact_pending': False}
     if payload.source in ('compact', 'resume'):
         fresh['checkpoint_asked'] = hs.get('checkpoint_asked', False)
-    for carried in ('compactions', 'compaction', 'recovery'):
+    for carried in ('compactions', 'compaction', 'recovery', 'absorb'):
         if carried in hs:
             fresh[carried] = hs[carried]
     # a compaction since this session's hooks last looked (Gemini: one in
     # the middle of the last prompt of a run now resumed) is news here
-    after = bool(_new_compactions(payload, fresh)) or after
+    found = _absorbed(_new_compactions(payload, fresh), fresh)
+    if payload.source == 'compact' and not found:
+        # Claude Code writes this compaction's compact_boundary after its
+        # SessionStart: when a later hook sees it, it is this one, not news
+        fresh['absorb'] = True
+    after = bool(found) or after
     if not after:
         sessions.write(repo, key, fresh)
         return _inject(repo, cfg, payload.agent, 'session-start', after_compact=False)
@@ -404,7 +417,7 @@ def prompt(payload: agents.Payload) -> str:
     prompts = (sessions.int_of(hs.get('prompts')) or 0) + 1
     size = _context_size(payload)
     last = sessions.int_of(hs.get('context'))
-    new = _new_compactions(payload, hs)
+    new = _absorbed(_new_compactions(payload, hs), hs)
     # the 40% rule, within this session's own sizes, is for agents that
     # say nothing of their compactions (shell shims, unknown agents)
     dropped = (

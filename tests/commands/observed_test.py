@@ -58,8 +58,24 @@ def test_claude_edit_records_lines_and_symbol(agentrepo: Path) -> None:
     before = tip(agentrepo)
     hook(agentrepo, 'post-edit', json.dumps(data))
     edit, = seen(agentrepo)['edits']
-    assert (edit['file'], edit['lines'], edit['symbol']) == ('src/app.py', [5, 6], 'load_config')
+    # the hunk replaces one line: 5, whatever its header spans
+    assert (edit['file'], edit['lines'], edit['symbol']) == ('src/app.py', [5, 5], 'load_config')
     assert tip(agentrepo) == before
+
+
+def test_claude_hunk_context_lines_are_not_the_edit(agentrepo: Path) -> None:
+    # Claude Code's hunks carry 3 lines of context each side: the edit is
+    # the changed line inside load_config, not the blank line above it
+    target = str(agentrepo / 'src' / 'app.py')
+    data = json.loads((PAYLOADS / 'claude_real_post_tool_use_edit.json').read_text())
+    data['tool_response']['structuredPatch'] = [{
+        'oldStart': 2, 'oldLines': 6, 'newStart': 2, 'newLines': 6,
+        'lines': ['', '', ' def load_config(path):', '-    data = open(path).read()', '+    data = open(path).read()  # x', '     return data'],
+    }]
+    data.update(cwd=str(agentrepo), tool_input={**data['tool_input'], 'file_path': target})
+    hook(agentrepo, 'post-edit', json.dumps(data))
+    edit, = seen(agentrepo)['edits']
+    assert (edit['lines'], edit['symbol']) == ([5, 5], 'load_config')
 
 
 def test_codex_apply_patch_lines_found_in_the_file(agentrepo: Path) -> None:

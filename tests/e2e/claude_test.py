@@ -393,3 +393,105 @@ def test_two_sessions_never_cross(claude: ClaudeHarness) -> None:
     a3 = claude.run("And then?", resume=a.session_id)
     tail = a3.model_requests[0].text.rsplit("And then?", 1)[-1]
     assert "restate" not in tail.lower()
+
+
+# ---------------------------------------------------------------------------
+# Issue 12: observed state and the recovery report, with the real client
+
+APP_PY = (
+    "import configparser\n\n\n"
+    "def load_config(path):\n"
+    "    parser = configparser.ConfigParser()\n"
+    "    parser.read(path)\n"
+    "    return dict(parser['main'])\n"
+)
+TEST_APP = (
+    "from src.app import load_config\n\n\n"
+    "def test_load_config_reads_toml():\n"
+    "    assert load_config('config.toml') == {'name': 'demo'}\n"
+)
+SUMMARIES = ("SUMMARY-ONE: porting load_config", "SUMMARY-TWO", "SUMMARY-THREE", "SUMMARY-FOUR")
+
+
+def test_recovery_report_classifies_four_behaviours(claude: ClaudeHarness) -> None:
+    """Four /compact's in one real Claude Code session, the model stand-in
+    answering differently after each: it edits current_file, edits an
+    unrelated file, asks the user what to do, claims the tests pass after
+    a failed run.  `agitmem recovery --json` judges each, and the first
+    request after the first /compact holds an OBSERVED section with the
+    edited symbol and the failed test's reason, which the agent never wrote."""
+    claude.init_repo({
+        "README.md": "# scratch\n",
+        "src/__init__.py": "",
+        "src/app.py": APP_PY,
+        "tests/test_app.py": TEST_APP,
+        "docs/guide.md": "# guide\n",
+    })
+    agitmem(claude, "init")
+    agitmem(
+        claude, "state", "set", f"current_goal={GOAL}", "current_file=src/app.py",
+        "current_symbol=load_config", "next_intent=replace configparser in load_config with tomllib",
+    )
+    agitmem(claude, "install", "claude")
+    api = claude.server
+    app = claude.repo / "src" / "app.py"
+    pytest_cmd = "python3 -m pytest -q -p no:cacheprovider tests/test_app.py"
+
+    # The work before any compaction: an edit inside load_config, a failed test run.
+    api.queue_tool_use("Edit", {
+        "file_path": str(app), "old_string": "    parser.read(path)\n",
+        "new_string": "    parser.read(path)  # TOML next\n",
+    })
+    api.queue_tool_use("Bash", {"command": pytest_cmd, "description": "run the tests"})
+    api.queue_text("The test fails: load_config still reads INI.")
+    first = claude.run("Port the config loader to TOML.")
+    session = first.session_id
+    state = json.loads((claude.repo / ".agent" / "memory" / "state.json").read_text())
+    lv = state["last_verification"]
+    assert (lv["result"], lv["observed"]) == ("failed", True), lv
+    assert state["step"] == 1, "the observed test run counted as progress"
+
+    def compact_then(summary: str, prompt: str) -> ClaudeRun:
+        api.summary_text = f"<summary>{summary}</summary>"
+        done = claude.run("/compact", resume=session)
+        assert len(done.summary_requests) == 1, done.describe()
+        return claude.run(prompt, resume=session)
+
+    # 1. recovered: the first action edits current_file, in load_config
+    api.queue_tool_use("Edit", {
+        "file_path": str(app), "old_string": "    parser = configparser.ConfigParser()\n",
+        "new_string": "    parser = configparser.ConfigParser()  # to go\n",
+    })
+    api.queue_text("Continuing in load_config.")
+    after = compact_then(SUMMARIES[0], "Carry on.")
+    opening = after.model_requests[0].text
+    assert "## OBSERVED (recorded by hooks, not by you)" in opening
+    assert re.search(r"- edited src/app\.py:\d+-\d+ in load_config", opening), opening
+    assert "- last test run: failed `python3 -m pytest" in opening
+    assert "test_load_config_reads_toml" in opening.split("## OBSERVED", 1)[1], "no failure reason"
+    assert "STATE is authoritative (step 1" in opening
+
+    # 2. goal drift: an unrelated file
+    api.queue_tool_use("Write", {"file_path": str(claude.repo / "docs" / "guide.md"), "content": "# guide\n\nNew words.\n"})
+    api.queue_text("Rewrote the guide.")
+    compact_then(SUMMARIES[1], "Carry on.")
+
+    # 3. full reset: asks the user, no tool use
+    api.queue_text("I am not sure where we are. What would you like me to work on?")
+    compact_then(SUMMARIES[2], "Carry on.")
+
+    # 4. state confusion: claims the tests pass after the failed run
+    api.queue_text("All tests pass now; the port is complete.")
+    compact_then(SUMMARIES[3], "Carry on.")
+
+    report = json.loads(agitmem(claude, "recovery", "--json").stdout)
+    rows = report["compactions"]
+    assert [r["verdict"] for r in rows] == ["recovered", "drift", "reset", "state"], json.dumps(rows, indent=1)
+    assert {(r["agent"], r["trigger"]) for r in rows} == {("claude", "manual")}
+    assert all(r["checkpoint"] for r in rows)
+    assert report["summary"]["all"]["recovered"] == 25.0
+    shown = agitmem(claude, "recovery", "show", "1").stdout
+    assert SUMMARIES[0] in shown, "the client's summary (PostCompact) is not in the log"
+    assert "--- the injection given ---" in shown and "restate" in shown
+    table = agitmem(claude, "recovery").stdout
+    assert table.splitlines()[0] == "4 compaction(s); 0 verdict(s) marked by hand (0.0%)"
