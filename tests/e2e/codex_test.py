@@ -204,6 +204,13 @@ def test_auto_compaction_reinjects_with_restate(codex: CodexHarness) -> None:
         "resume",
     ]
 
+    # (f) the recovery log holds the compaction once, judged at its Stop,
+    # with Codex's summary read from the rollout's `compacted` record
+    (row,) = json.loads(agitmem(codex, "recovery", "--json").stdout)["compactions"]
+    assert (row["agent"], row["trigger"], row["session"]) == ("codex", "auto", session)
+    assert row["checkpoint"] and row["verdict"], row
+    assert api.summary_text in agitmem(codex, "recovery", "show", "1").stdout
+
 
 def _wait_for(condition: Any, what: str, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
@@ -378,7 +385,8 @@ def test_hook_payloads(codex: CodexHarness) -> None:
     assert (bash_post["tool_name"], bash_post["tool_input"]) == ("Bash", {"command": "printf 'ok\\n' > b.txt"})
     assert bash_post["tool_response"] == ""
     assert failed_post["tool_name"] == "Bash"
-    assert failed_post["tool_response"] == "out\nerr\n"
+    # stdout and stderr share one pipe: their order is the scheduler's
+    assert sorted(failed_post["tool_response"].splitlines()) == ["err", "out"]
     (stop_first, stop_resumed) = codex.hook_payloads("Stop")
     assert (stop_first["stop_hook_active"], stop_first["last_assistant_message"]) == (False, "Done after compaction.")
     assert stop_resumed["last_assistant_message"] == "Resumed."

@@ -338,6 +338,16 @@ def test_auto_compression_memory_back_in_next_model_request(headless: Scenario) 
     assert restate_count(post) > restate_count(before)
 
 
+def test_auto_compression_is_in_the_recovery_log(headless: Scenario) -> None:
+    """Seen at the next BeforeAgent, recorded once with the checkpoint and
+    Gemini's summary (its <state_snapshot>, from the chat file)."""
+    report = json.loads(_agitmem(headless.h, "recovery", "--json"))
+    rows = report["compactions"]
+    assert [(r["agent"], r["trigger"]) for r in rows] == [("gemini", "compressed")], rows
+    assert rows[0]["checkpoint"]
+    assert "<state_snapshot>" in _agitmem(headless.h, "recovery", "show", "1")
+
+
 def test_manual_compress_in_interactive_mode(interactive: Scenario) -> None:
     h = interactive.h
     compress = interactive.term_requests["compress"]
