@@ -79,7 +79,7 @@ def parse(text: str) -> list[dict[str, Any]]:
     for line in text.splitlines():
         try:
             obj = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: a deep array
             continue
         if isinstance(obj, dict) and isinstance(obj.get('id'), str):
             ret.append(obj)
