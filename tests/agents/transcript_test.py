@@ -469,7 +469,7 @@ def _read_elsewhere(fn: str, path: str) -> subprocess.CompletedProcess[str]:
         f'try:\n    transcript.{fn}(sys.argv[1])\nexcept AgitmemError as e:\n    print(e)\n    sys.exit(2)\n'
     )
     return subprocess.run(
-        [sys.executable, '-c', code, path], capture_output=True, text=True, timeout=60,
+        [sys.executable, '-c', code, path], capture_output=True, text=True, timeout=60, check=False,
     )
 
 

@@ -105,10 +105,10 @@ def test_only_the_first_edit_counts() -> None:
 def test_claiming_tests_pass_after_a_failed_verification_is_state_confusion() -> None:
     verdict, evidence, first = classify(_expect(**FAILED), [], 'All tests pass now.')
     assert verdict == 'state'
-    assert evidence == [
+    assert evidence == [(
         'said "All tests pass now." while the last verification failed '
-        '(test_load: KeyError: port), with no passing test run since',
-    ]
+        '(test_load: KeyError: port), with no passing test run since'
+    )]
     assert first == 'said: All tests pass now.'
 
 
@@ -171,7 +171,7 @@ def test_a_claim_is_found(said: str) -> None:
 
 def test_a_test_run_when_the_last_verification_failed_is_recovered() -> None:
     events = [_run('python -m pytest tests/', 1, 'failed'), _run('git status', 0)]
-    verdict, evidence, first = classify(_expect(**FAILED), events, None)
+    verdict, _, first = classify(_expect(**FAILED), events, None)
     assert verdict == 'recovered'
     assert first == 'ran `python -m pytest tests/` (exit 1)'
 
