@@ -100,6 +100,32 @@ class _Demo:
             f.write(text)
 
 
+def _first_turn(d: _Demo, session_id: str) -> None:
+    """The turn an automatic compaction interrupted goes on: the agent
+    edits the state's current_file, in its current_symbol, and stops."""
+    path = d.root / 'src' / 'config' / 'loader.ts'
+    added = '  // moved to index.ts: delete once the imports are updated'
+    d.write('src/config/loader.ts', _LOADER.replace('{\n', '{\n' + added + '\n', 1))
+    edit = {
+        'session_id': session_id, 'transcript_path': None, 'cwd': str(d.root),
+        'hook_event_name': 'PostToolUse', 'tool_name': 'Edit',
+        'tool_input': {'file_path': str(path), 'old_string': '{\n', 'new_string': '{\n' + added + '\n'},
+        'tool_response': {'filePath': str(path), 'structuredPatch': [{
+            'oldStart': 1, 'oldLines': 1, 'newStart': 1, 'newLines': 2,
+            'lines': [' export function loadConfig(path: string) {', '+' + added],
+        }]},
+    }
+    d.say('Claude Code runs the PostToolUse hook: agitmem observes the edit (file, lines, symbol)')
+    d.run('agitmem', 'hook', 'post-edit', '--agent', 'claude', stdin=json.dumps(edit))
+    stop = {
+        'session_id': session_id, 'transcript_path': None, 'cwd': str(d.root),
+        'hook_event_name': 'Stop', 'stop_hook_active': False,
+        'last_assistant_message': 'Marked the original loadConfig in loader.ts for deletion; next, the imports.',
+    }
+    d.say('the turn ends (Stop hook): its first action is judged against what the state said')
+    d.run('agitmem', 'hook', 'stop', '--agent', 'claude', stdin=json.dumps(stop))
+
+
 def demo(directory: str | None) -> int:
     if directory is None:
         root = Path(tempfile.mkdtemp(prefix='agitmem-demo-'))
@@ -166,6 +192,10 @@ def demo(directory: str | None) -> int:
     envelope['hookSpecificOutput']['additionalContext'] = '<the block below>'
     print('  ' + json.dumps(envelope))
     print('\n'.join(f'  | {line}' for line in context.splitlines()), flush=True)
+
+    d.step('did the agent recover? its first turn after the compaction is judged')
+    _first_turn(d, 'demo')
+    d.run('agitmem', 'recovery')
 
     d.step('a bad snapshot is saved ...')
     d.write('.agent/memory/snapshot.md', _BAD_SNAPSHOT)

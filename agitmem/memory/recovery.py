@@ -52,7 +52,11 @@ _CLAIM = re.compile(
     r'|\b(?:task|work|everything|it)\s+(?:is\s+)?(?:now\s+)?(?:done|complete|completed|finished)\b)',
     re.I,
 )
-_NEGATED = re.compile(r"\b(?:not|n't|never|no longer|fail\w*)\b", re.I)
+# "n't" has no word boundary before it ("don't"); "no tests pass", "none
+# of the tests pass"; "all tests pass except/but ..." says some do not
+_NEGATED = re.compile(r"(?:\b(?:not|never|no longer|none|fail\w*)\b|n't\b)", re.I)
+_NO = re.compile(r'\bno\s+$', re.I)
+_EXCEPT = re.compile(r'\s*,?\s*(?:except|but|apart from|other than)\b', re.I)
 # asking the user what to do instead of doing it
 _ASK = re.compile(
     r'\b(?:what would you like|what should i|what do you want|how would you like'
@@ -75,7 +79,7 @@ def parse(text: str) -> list[dict[str, Any]]:
     for line in text.splitlines():
         try:
             obj = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: a deep array
             continue
         if isinstance(obj, dict) and isinstance(obj.get('id'), str):
             ret.append(obj)
@@ -125,6 +129,19 @@ def expectation(state: dict[str, Any], in_progress: list[str], goal: list[str], 
     }
 
 
+def _sound(expect: dict[str, Any]) -> dict[str, Any]:
+    """`expect` with text where text belongs: it comes back from the
+    session's hook state, which may be damaged."""
+    ret = dict(expect)
+    for key in ('current_file', 'current_symbol', 'current_goal', 'next_intent', 'verification_reason'):
+        ret[key] = _str(expect.get(key))
+    for key in ('in_progress', 'goal', 'todo'):
+        value = expect.get(key)
+        ret[key] = [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+    ret['verification'] = _str(expect.get('verification')) or None
+    return ret
+
+
 def _mentions(text: str, path: str) -> bool:
     """`path` (or its file name) is named in `text`."""
     if not path or not text:
@@ -157,7 +174,10 @@ def claims_done(text: str) -> str | None:
     (not negated), else None."""
     for sentence in re.split(r'(?<=[.!?\n])\s+', text):
         m = _CLAIM.search(sentence)
-        if m and not _NEGATED.search(sentence[:m.start()] + sentence[m.end():m.end() + 12]):
+        if not m:
+            continue
+        before, after = sentence[:m.start()], sentence[m.end():]
+        if not (_NEGATED.search(before + after[:12]) or _NO.search(before) or _EXCEPT.match(after)):
             return sentence.strip()[:200]
     return None
 
@@ -199,6 +219,7 @@ def classify(
     """(verdict, evidence, first action) of the first turn after a
     compaction: its tool events (edits with file and symbol, commands with
     exit status and test result) and the agent's last text of the turn."""
+    expect = _sound(expect)
     text = text or ''
     evidence = []
     first = None

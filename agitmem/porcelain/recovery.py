@@ -12,6 +12,7 @@ import datetime
 import hashlib
 import json
 import os
+import stat
 import time
 from pathlib import Path
 from typing import Any
@@ -43,21 +44,44 @@ def _append(repo: Repo, record: dict[str, Any]) -> None:
     line = (json.dumps(record, ensure_ascii=False, sort_keys=True) + '\n').encode('utf-8', 'backslashreplace')
     path = log_path(repo)
     path.parent.mkdir(exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = _open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 'cannot write')
     try:
         os.write(fd, line)
     finally:
         os.close(fd)
 
 
+def _open(path: Path, flags: int, what: str) -> int:
+    """The log, a regular file.  O_NONBLOCK: a FIFO there must not hang a
+    hook (or `agitmem recovery`) waiting for its other end."""
+    name = f'.agent/log/{recovery_mod.LOG}'
+    try:
+        fd = os.open(path, flags | os.O_NONBLOCK | getattr(os, 'O_CLOEXEC', 0), 0o644)
+    except FileNotFoundError:
+        raise
+    except OSError as e:
+        raise AgitmemError(f'{name}: {what}: {e.strerror}')
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise AgitmemError(f'{name}: not a regular file')
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def rows(repo: Repo) -> list[dict[str, Any]]:
     try:
-        text = log_path(repo).read_text(errors='replace')
+        fd = _open(log_path(repo), os.O_RDONLY, 'cannot read')
     except FileNotFoundError:
         return []
+    try:
+        with os.fdopen(fd, 'rb') as f:
+            data = f.read()
     except OSError as e:
         raise AgitmemError(f'.agent/log/{recovery_mod.LOG}: cannot read: {e.strerror}')
-    return recovery_mod.fold(recovery_mod.parse(text))
+    return recovery_mod.fold(recovery_mod.parse(data.decode('utf-8', 'replace')))
 
 
 def _expectation(repo: Repo) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -299,3 +302,200 @@ def test_synthetic_compaction_end_to_end(tmp_path: Path) -> None:
     sizes = context_sizes(_jsonl(tmp_path / 't.jsonl', records))
     assert sizes[-1] == 21003
     assert dropped(sizes)
+
+
+# -- what a compaction left (summary) and what the agent said last -------------
+
+PAYLOADS = Path(__file__).parent / 'payloads'
+
+
+def _head(tmp_path: Path, name: str, lines: int | None = None) -> str:
+    """The recorded transcript `name`, or its first `lines` lines: the file
+    as the client had written it by then."""
+    path = tmp_path / f'{lines}-{Path(name).name}'
+    kept = (PAYLOADS / name).read_text().splitlines(keepends=True)
+    path.write_text(''.join(kept if lines is None else kept[:lines]))
+    return str(path)
+
+
+def test_codex_rollout_summary_and_last_text(tmp_path: Path) -> None:
+    path = _head(tmp_path, 'codex/rollout.jsonl')
+    summary = transcript.summary(path)
+    assert summary is not None
+    assert summary.startswith('Another language model started to solve this problem and produced a summary')
+    # the answer of the last turn, not the developer and user messages
+    assert transcript.last_assistant_text(path) == 'Resumed.'
+
+
+def test_codex_rollout_as_it_grew(tmp_path: Path) -> None:
+    # before the `compacted` record: no summary; the agent's own summary
+    # message is an assistant text, not the compaction's
+    before = _head(tmp_path, 'codex/rollout.jsonl', 28)
+    assert transcript.summary(before) is None
+    assert transcript.last_assistant_text(before) == (
+        'Summary of the conversation so far: the user asked for files to be edited; '
+        'they were edited. Pending tasks: none.'
+    )
+    first_turn = _head(tmp_path, 'codex/rollout.jsonl', 36)
+    assert transcript.summary(first_turn) == transcript.summary(_head(tmp_path, 'codex/rollout.jsonl'))
+    assert transcript.last_assistant_text(first_turn) == 'Done after compaction.'
+
+
+def test_gemini_chat_summary_is_the_user_turn_before_the_ack(tmp_path: Path) -> None:
+    path = _head(tmp_path, 'gemini/chat-compress-manual.jsonl')
+    assert transcript.summary(path) == (
+        '<state_snapshot>\n<overall_goal>The user asked for files to be written; they were written.'
+        '</overall_goal>\n<key_knowledge>none</key_knowledge>\n</state_snapshot>'
+    )
+    assert transcript.last_assistant_text(path) == 'Second answer.'
+
+
+def test_gemini_chat_as_it_grew(tmp_path: Path) -> None:
+    # the session's first `$set` of messages (its startup context) is no
+    # compression; a `gemini` record with empty content (a tool call) is no text
+    assert transcript.summary(_head(tmp_path, 'gemini/chat-compress-manual.jsonl', 20)) is None
+    assert transcript.last_assistant_text(_head(tmp_path, 'gemini/chat-compress-manual.jsonl', 12)) is None
+    assert transcript.last_assistant_text(_head(tmp_path, 'gemini/chat-compress-manual.jsonl', 20)) == 'Wrote hello.'
+    assert transcript.summary(_head(tmp_path, 'gemini/chat-compress-manual.jsonl', 21)) is not None
+
+
+CLAUDE_SUMMARY = (
+    'This session is being continued from a previous conversation that ran out of context. '
+    'The conversation is summarized below:\nAnalysis: porting load_config to TOML.'
+)
+
+
+def _claude(kind: str, uuid: str, content: Any, **more: Any) -> dict[str, Any]:
+    return {
+        'parentUuid': None, 'isSidechain': False, 'type': kind, 'uuid': uuid, 'sessionId': 's',
+        'message': {'role': kind, 'content': content}, **more,
+    }
+
+
+def _claude_transcript() -> list[dict[str, Any]]:
+    return [
+        _claude('user', 'u1', 'port load_config to TOML'),
+        _claude('assistant', 'a1', [{'type': 'text', 'text': 'Before the compaction.'}]),
+        {'type': 'system', 'subtype': 'compact_boundary', 'uuid': 'b1', 'content': 'Conversation compacted',
+         'compactMetadata': {'trigger': 'manual', 'preTokens': 91234}},
+        _claude('user', 'u2', CLAUDE_SUMMARY, isCompactSummary=True, isVisibleInTranscriptOnly=True),
+        _claude('user', 'u3', 'go on'),
+        _claude('assistant', 'a2', [
+            {'type': 'thinking', 'thinking': 'not said to anyone'},
+            {'type': 'text', 'text': 'Editing load_config. '},
+            {'type': 'tool_use', 'id': 't1', 'name': 'Edit', 'input': {'file_path': 'src/app.py'}},
+            {'type': 'text', 'text': 'Then the tests.'},
+        ]),
+        _claude('user', 'u4', [{'type': 'tool_result', 'tool_use_id': 't1', 'content': 'ok'}]),
+        # a subagent's answer is not the agent's
+        _claude('assistant', 's1', [{'type': 'text', 'text': 'subagent: all done'}], isSidechain=True),
+        # a turn that only calls a tool says nothing
+        _claude('assistant', 'a3', [{'type': 'tool_use', 'id': 't2', 'name': 'Bash', 'input': {'command': 'pytest'}}]),
+    ]
+
+
+def test_claude_summary_and_last_text(tmp_path: Path) -> None:
+    path = _jsonl(tmp_path / 't.jsonl', _claude_transcript())
+    assert transcript.summary(path) == CLAUDE_SUMMARY
+    assert transcript.last_assistant_text(path) == 'Editing load_config. Then the tests.'
+
+
+def test_claude_summary_given_as_text_blocks_and_the_last_one_wins(tmp_path: Path) -> None:
+    records = [
+        *_claude_transcript(),
+        _claude('user', 'u5', [{'type': 'text', 'text': 'Second '}, {'type': 'text', 'text': 'summary.'}], isCompactSummary=True),
+        _claude('assistant', 'a4', [{'type': 'text', 'text': '读取配置：完成 ✓'}]),
+        _claude('assistant', 's2', [{'type': 'text', 'text': 'subagent again'}], isSidechain=True),
+    ]
+    path = _jsonl(tmp_path / 't.jsonl', records)
+    assert transcript.summary(path) == 'Second summary.'
+    assert transcript.last_assistant_text(path) == '读取配置：完成 ✓'
+
+
+def test_claude_without_a_compaction_or_text(tmp_path: Path) -> None:
+    path = _jsonl(tmp_path / 't.jsonl', [
+        _claude('user', 'u1', 'hello', isCompactSummary=False),
+        _claude('assistant', 's1', [{'type': 'text', 'text': 'subagent'}], isSidechain=True),
+        _claude('assistant', 'a1', [{'type': 'tool_use', 'id': 't', 'name': 'Read', 'input': {}}]),
+        _claude('assistant', 'a2', 'not a list of blocks'),
+        _claude('assistant', 'a3', None),
+    ])
+    assert transcript.summary(path) is None
+    # a plain string content is the text itself
+    assert transcript.last_assistant_text(path) == 'not a list of blocks'
+    empty = tmp_path / 'empty.jsonl'
+    empty.write_text('')
+    assert transcript.summary(str(empty)) is None
+    assert transcript.last_assistant_text(str(empty)) is None
+
+
+def test_damaged_lines_are_skipped_not_fatal(tmp_path: Path) -> None:
+    path = tmp_path / 't.jsonl'
+    lines = [json.dumps(r) for r in _claude_transcript()]
+    lines.insert(4, '{not json')
+    lines.insert(2, '[1, 2]')
+    path.write_bytes(('\n'.join(lines) + '\n').encode() + b'\xff\xfe garbage\n{"type": "assistant", "message": {"con')
+    assert transcript.summary(str(path)) == CLAUDE_SUMMARY
+    assert transcript.last_assistant_text(str(path)) == 'Editing load_config. Then the tests.'
+
+
+def test_only_the_tail_is_read(tmp_path: Path) -> None:
+    # a summary further back than COMPACTION_BYTES is not looked for
+    path = tmp_path / 't.jsonl'
+    with open(path, 'w') as f:
+        f.write(json.dumps(_claude('user', 'u', 'old summary', isCompactSummary=True)) + '\n')
+        filler = json.dumps(_claude('user', 'f', 'x' * 1000)) + '\n'
+        f.write(filler * (transcript.COMPACTION_BYTES // len(filler) + 2))
+        f.write(json.dumps(_claude('assistant', 'a', [{'type': 'text', 'text': 'late'}])) + '\n')
+    assert transcript.summary(str(path)) is None
+    assert transcript.last_assistant_text(str(path)) == 'late'
+
+
+def test_huge_sparse_transcript_reads_a_bounded_tail(tmp_path: Path) -> None:
+    path = tmp_path / 't.jsonl'
+    with open(path, 'wb') as f:
+        f.truncate(1 << 40)
+        f.seek(0, 2)
+        f.write(b'\n' + json.dumps(_claude('user', 'u', 'the summary', isCompactSummary=True)).encode() + b'\n')
+    assert transcript.summary(str(path)) == 'the summary'
+    assert transcript.last_assistant_text(str(path)) is None
+
+
+def _read_elsewhere(fn: str, path: str) -> subprocess.CompletedProcess[str]:
+    """`transcript.<fn>(path)` in a child process: a read that blocks fails
+    the test (a hang guard, not a timing)."""
+    code = (
+        'import sys\nfrom agitmem.agents import transcript\nfrom agitmem.errors import AgitmemError\n'
+        f'try:\n    transcript.{fn}(sys.argv[1])\nexcept AgitmemError as e:\n    print(e)\n    sys.exit(2)\n'
+    )
+    return subprocess.run(
+        [sys.executable, '-c', code, path], capture_output=True, text=True, timeout=60, check=False,
+    )
+
+
+@pytest.mark.parametrize('fn', ['summary', 'last_assistant_text'])
+def test_a_fifo_is_refused_without_blocking(tmp_path: Path, fn: str) -> None:
+    fifo = tmp_path / 't.jsonl'
+    os.mkfifo(fifo)
+    proc = _read_elsewhere(fn, str(fifo))
+    assert (proc.returncode, proc.stdout, proc.stderr) == (2, f'{fifo}: is not a regular file, not a transcript\n', '')
+
+
+@pytest.mark.parametrize('fn', ['summary', 'last_assistant_text'])
+@pytest.mark.skipif(not os.path.exists('/dev/zero'), reason='no /dev/zero')
+def test_dev_zero_is_refused(fn: str) -> None:
+    proc = _read_elsewhere(fn, '/dev/zero')
+    assert (proc.returncode, proc.stdout) == (2, '/dev/zero: is not a regular file, not a transcript\n')
+
+
+@pytest.mark.parametrize('fn', [transcript.summary, transcript.last_assistant_text])
+def test_a_directory_or_a_missing_file_is_one_line_error(tmp_path: Path, fn: Any) -> None:
+    for path, why in (
+            (str(tmp_path), 'is a directory, not a transcript'),
+            (str(tmp_path / 'nosuch.jsonl'), 'transcript not found'),
+            (f'{tmp_path}/a\0b', 'cannot read transcript'),
+    ):
+        with pytest.raises(AgitmemError) as excinfo:
+            fn(path)
+        assert str(excinfo.value).startswith(f'{path}: {why}')
+        assert '\n' not in str(excinfo.value).replace(path, '')

@@ -17,6 +17,16 @@ def test_demo_walks_through_and_ends_with_history(tmp_path: Path) -> None:
     assert '| Your context was just compacted. Before doing anything else, restate' in out
     assert '| STALE verification: files changed since it ran:' in out
     assert "| next_intent: delete the original in loader.ts and update the imports" in out
+    # the first turn after the compaction edits current_file: recovered
+    recovery = out[out.index('did the agent recover?'):out.index('a bad snapshot is saved')]
+    assert '$ agitmem hook post-edit --agent claude' in recovery
+    assert '$ agitmem hook stop --agent claude' in recovery
+    report = recovery[recovery.index('$ agitmem recovery'):]
+    assert '1 compaction(s); 0 verdict(s) marked by hand (0.0%)' in report
+    row = next(line for line in report.splitlines() if line.strip().startswith('all '))
+    assert row.split()[1:3] == ['1', '100.0%']  # compactions, recovered
+    assert 'claude auto: recovered; first: edit src/config/loader.ts in loadConfig' in report
+    assert 'recovery log' not in out  # no failure of the log was reported
     # doctor finds one problem, its fix is run, doctor is clean
     doctor = out[out.index('agitmem doctor: is everything wired?'):out.index('git refuses a commit')]
     first, fixed = doctor.split('$ agitmem install git')

@@ -53,6 +53,8 @@ SCENARIOS = {
     'detached', 'half_init',
 }
 
+LONG = 'x' * 10_000  # {long}: an overlong value (a session id)
+
 _bases: dict[str, Path] = {}
 
 
@@ -189,7 +191,7 @@ def _fmt(value: str, root: Path, outside: Path) -> str:
         value = value.replace('{code_head}', git('rev-parse', 'HEAD', cwd=root).strip())
     return (
         value.replace('{root}', str(root)).replace('{outside}', str(outside))
-        .replace('{agitmem_home}', os.environ['AGITMEM_HOME'])
+        .replace('{agitmem_home}', os.environ['AGITMEM_HOME']).replace('{long}', LONG)
     )
 
 
@@ -254,6 +256,12 @@ def _setup(case: dict[str, Any], root: Path, outside: Path) -> None:
             crafted.hostile_commit(root, arg['ref'], entries, under=under)
         elif kind == 'agitmem':
             ok(*[_fmt(a, root, outside) for a in arg], cwd=root)
+        elif kind == 'hook':
+            # an agent hook with its payload (the events before the one a
+            # case runs): it must answer, as hooks always do
+            stdin = _fmt(json.dumps(arg['stdin_json']), root, outside).encode()
+            proc = _invoke(['hook', *arg['run']], root, stdin, {})
+            assert proc.returncode == 0 and 'Traceback' not in proc.stderr, proc.stderr
         else:
             raise AssertionError(f'unknown setup step {kind}')
 
@@ -367,7 +375,7 @@ def test_corpus_is_big_and_broad() -> None:
         'init', 'save', 'status', 'log', 'show', 'diff', 'rollback', 'archive',
         'state', 'verify', 'note', 'fragment', 'load', 'check', 'hook',
         'install', 'uninstall', 'push', 'fetch', 'pull', 'merge', 'review',
-        'demo',
+        'demo', 'recovery',
     ):
         assert command in commands, f'no case runs `agitmem {command}`'
     events = {c['run'][1] for c in CASES if c['run'][:1] == ['hook']}

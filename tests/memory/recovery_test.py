@@ -1,0 +1,488 @@
+"""The recovery log's pure half (agitmem/memory/recovery.py): the verdict
+on the first turn after a compaction, the log folded into rows, and seed
+004's table.  The hooks that feed it are driven in
+tests/commands/recovery_test.py."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agitmem.memory import recovery
+from agitmem.memory.recovery import classify
+from agitmem.memory.recovery import fold
+from agitmem.memory.recovery import parse
+from agitmem.memory.recovery import summarize
+from agitmem.memory.recovery import VERDICTS
+from agitmem.porcelain.recovery import note_events
+
+
+def _expect(**changes: Any) -> dict[str, Any]:
+    state = {
+        'current_goal': 'read the config as TOML',
+        'current_file': 'src/app.py',
+        'current_symbol': 'load_config',
+        'next_intent': 'replace the INI parsing in load_config with tomllib',
+    }
+    expect = recovery.expectation(
+        state,
+        ['porting `load_config` to tomllib'],
+        ['read the config as TOML (src/config.py too)'],
+        ['update docs/config.md'],
+    )
+    expect.update(changes)
+    return expect
+
+
+FAILED = {'verification': 'failed', 'verification_reason': 'test_load: KeyError: port'}
+
+
+def _edit(f: str, symbol: str | None = None) -> dict[str, Any]:
+    return {'kind': 'edit', 'file': f, 'symbol': symbol}
+
+
+def _run(command: str, code: int, test: str | None = None) -> dict[str, Any]:
+    return {'kind': 'command', 'command': command, 'exit_code': code, 'test': test}
+
+
+# -- classify: each verdict ------------------------------------------------------
+
+def test_edit_on_current_file_is_recovered() -> None:
+    verdict, evidence, first = classify(_expect(), [_edit('src/app.py', 'load_config')], 'Editing.')
+    assert verdict == 'recovered'
+    assert evidence == ["first edit src/app.py in load_config: the state's current_file"]
+    assert first == 'edit src/app.py in load_config'
+
+
+def test_edit_on_current_file_without_a_symbol_is_recovered() -> None:
+    assert classify(_expect(), [_edit('src/app.py')], None)[0] == 'recovered'
+
+
+def test_edit_on_a_file_named_in_progress_is_recovered() -> None:
+    expect = _expect(current_file='', in_progress=['next: src/loader.py'])
+    verdict, evidence, _ = classify(expect, [_edit('src/loader.py')], None)
+    assert verdict == 'recovered'
+    assert evidence == ['first edit src/loader.py: named in next_intent / In progress']
+
+
+def test_current_file_but_another_symbol_is_location_lost() -> None:
+    verdict, evidence, _ = classify(_expect(), [_edit('src/app.py', 'save_config')], None)
+    assert verdict == 'location'
+    assert 'current_symbol load_config' in evidence[0]
+
+
+def test_another_symbol_named_in_next_intent_is_recovered() -> None:
+    expect = _expect(next_intent='then call save_config from load_config')
+    assert classify(expect, [_edit('src/app.py', 'save_config')], None)[0] == 'recovered'
+
+
+@pytest.mark.parametrize('path', [
+    'src/other.py',  # next to current_file
+    'tests/app.py',  # the same stem
+    'src/config.py',  # named in the goal
+    'docs/config.md',  # named in the Todo
+])
+def test_an_edit_elsewhere_in_the_task_is_location_lost(path: str) -> None:
+    verdict, evidence, _ = classify(_expect(), [_edit(path)], None)
+    assert verdict == 'location', evidence
+    assert evidence == [f'first edit {path}: same task, but state says current_file src/app.py']
+
+
+def test_an_unrelated_edit_is_goal_drift() -> None:
+    verdict, evidence, _ = classify(_expect(), [_edit('docs/changelog.md')], 'Updating the changelog.')
+    assert verdict == 'drift'
+    assert 'not current_file (src/app.py)' in evidence[0]
+
+
+def test_only_the_first_edit_counts() -> None:
+    events = [_edit('docs/changelog.md'), _edit('src/app.py', 'load_config')]
+    assert classify(_expect(), events, None)[0] == 'drift'
+
+
+def test_claiming_tests_pass_after_a_failed_verification_is_state_confusion() -> None:
+    verdict, evidence, first = classify(_expect(**FAILED), [], 'All tests pass now.')
+    assert verdict == 'state'
+    assert evidence == [(
+        'said "All tests pass now." while the last verification failed '
+        '(test_load: KeyError: port), with no passing test run since'
+    )]
+    assert first == 'said: All tests pass now.'
+
+
+def test_claim_beats_an_edit_on_current_file() -> None:
+    events = [_edit('src/app.py', 'load_config')]
+    assert classify(_expect(**FAILED), events, 'Done: the task is complete.')[0] == 'state'
+
+
+def test_claim_after_a_failing_test_run_in_the_turn_is_still_confusion() -> None:
+    events = [_run('pytest -q', 1, 'failed')]
+    assert classify(_expect(**FAILED), events, 'All tests pass.')[0] == 'state'
+
+
+def test_claim_after_a_passing_test_run_is_no_confusion() -> None:
+    events = [_run('pytest -q', 0, 'passed')]
+    verdict, evidence, first = classify(_expect(**FAILED), events, 'All tests pass.')
+    assert verdict == 'recovered'
+    assert first == 'ran `pytest -q` (exit 0)'
+    assert evidence == ['first test run `pytest -q`: checking the failing verification the state names']
+
+
+def test_claim_without_a_failed_verification_is_no_confusion() -> None:
+    assert classify(_expect(verification='passed'), [], 'All tests pass.')[0] != 'state'
+    assert classify(_expect(verification=None), [], 'All tests pass.')[0] != 'state'
+
+
+@pytest.mark.parametrize('said', [
+    'The tests do not pass yet.',
+    "The tests don't pass yet; test_load still fails.",
+    "I don't think all tests pass.",
+    "We can't say all tests pass yet.",
+    'Not all tests pass.',
+    'No tests pass.',
+    'None of the tests pass.',
+    'All tests pass except test_load.',
+    'All tests pass, but test_load fails.',
+    'The task is not done yet.',
+    "The task isn't complete.",
+    'The test failed again.',
+])
+def test_a_negated_claim_is_no_state_confusion(said: str) -> None:
+    assert recovery.claims_done(said) is None
+    assert classify(_expect(**FAILED), [], said)[0] != 'state'
+
+
+@pytest.mark.parametrize('said', [
+    'All tests pass.',
+    'all the unit tests passed',
+    'Tests are passing now.',
+    'The tests pass.',
+    'All green!',
+    'The task is done.',
+    'Everything is complete.',
+    'I fixed the import. All tests pass now, the port is complete.',
+])
+def test_a_claim_is_found(said: str) -> None:
+    assert recovery.claims_done(said)
+    assert classify(_expect(**FAILED), [], said)[0] == 'state'
+
+
+def test_a_test_run_when_the_last_verification_failed_is_recovered() -> None:
+    events = [_run('python -m pytest tests/', 1, 'failed'), _run('git status', 0)]
+    verdict, _, first = classify(_expect(**FAILED), events, None)
+    assert verdict == 'recovered'
+    assert first == 'ran `python -m pytest tests/` (exit 1)'
+
+
+def test_a_test_run_when_next_intent_says_test_is_recovered() -> None:
+    expect = _expect(next_intent='run the tests again')
+    assert classify(expect, [_run('cargo test', 0, 'passed')], None)[0] == 'recovered'
+
+
+def test_a_test_run_with_nothing_to_check_is_unknown() -> None:
+    verdict, evidence, _ = classify(_expect(verification='passed'), [_run('pytest', 0, 'passed')], None)
+    assert verdict == 'unknown'
+    assert evidence == ['1 tool event(s), none an edit or a test run: nothing to judge by']
+
+
+@pytest.mark.parametrize('said', [
+    'I have lost track of things. What would you like me to work on?',
+    'Could you remind me which file we were editing',
+    'Sorry, I do not have context on the task. Let me know what to do.',
+    'Where were we?',
+])
+def test_asking_the_user_without_tool_use_is_full_reset(said: str) -> None:
+    verdict, evidence, _ = classify(_expect(), [], said)
+    assert verdict == 'reset'
+    assert evidence[0].startswith('no tool use; asked the user: "')
+
+
+def test_asking_after_a_tool_use_is_no_reset() -> None:
+    events = [_run('ls', 0)]
+    assert classify(_expect(), events, 'What would you like me to do?')[0] == 'unknown'
+
+
+def test_restating_next_intent_while_asking_is_recovered() -> None:
+    said = 'Next I replace the INI parsing in load_config with tomllib. Shall I go ahead?'
+    verdict, evidence, _ = classify(_expect(), [], said)
+    assert verdict == 'recovered'
+    assert evidence == ['restated next_intent: "replace the INI parsing in load_config with tomllib"']
+
+
+def test_naming_current_file_is_recovered() -> None:
+    verdict, evidence, _ = classify(_expect(next_intent=''), [], 'Back to src/app.py.')
+    assert (verdict, evidence) == ('recovered', ['named current_file src/app.py'])
+
+
+def test_saying_nothing_to_judge_is_unknown() -> None:
+    verdict, evidence, first = classify(_expect(), [], 'OK.')
+    assert verdict == 'unknown' and first == 'said: OK.'
+    assert evidence == ['no tool use, and the text neither restates next_intent nor asks the user']
+    assert classify(_expect(), [], None) == (
+        'unknown', ['no tool use, and the text neither restates next_intent nor asks the user'], None,
+    )
+
+
+def test_a_damaged_expectation_is_read_as_empty() -> None:
+    damaged = {'current_file': 7, 'next_intent': ['x'], 'in_progress': None, 'goal': 'src/app.py', 'verification': {}}
+    assert classify(damaged, [_edit('src/app.py')], None)[0] == 'drift'
+    assert classify(damaged, [_run('pytest', 1, 'failed')], 'All tests pass.')[0] == 'unknown'
+
+
+def test_an_empty_expectation() -> None:
+    empty = recovery.expectation({}, [], [], [])
+    assert empty['current_file'] == '' and empty['verification'] is None
+    assert classify(empty, [_edit('src/app.py')], None)[0] == 'drift'
+    assert classify(empty, [], 'All tests pass.')[0] == 'unknown'
+    assert classify(empty, [], 'What should I do?')[0] == 'reset'
+    assert classify({}, [_edit('a.py'), _run('pytest', 1, 'failed')], 'done')[0] == 'drift'
+    assert classify({}, [], '')[0] == 'unknown'
+
+
+def test_expectation_takes_only_strings_from_a_damaged_state() -> None:
+    state = {'current_file': ['x'], 'next_intent': 7, 'last_verification': 'failed'}
+    expect = recovery.expectation(state, [], [], [])
+    assert (expect['current_file'], expect['next_intent'], expect['verification']) == ('', '', None)
+    lv = {'last_verification': {'result': 'failed', 'reason': 'E   boom'}}
+    assert recovery.expectation(lv, [], [], [])['verification_reason'] == 'E   boom'
+
+
+def test_chinese_and_other_non_ascii_text() -> None:
+    expect = _expect(
+        current_file='src/配置.py', next_intent='把 load_config 改成读取 TOML 配置文件',
+        **FAILED,
+    )
+    assert classify(expect, [_edit('src/配置.py', '读取')], '我修改了配置。')[0] == 'recovered'
+    assert classify(expect, [], '所有测试都通过了。')[0] == 'unknown'
+    assert classify(expect, [], '我们在做什么？请告诉我')[0] in VERDICTS
+    assert classify(expect, [], 'Ünïcödé ✓ — all tests pass 🎉')[0] == 'state'
+    assert classify(expect, [], '\x00\udcff\u2028')[0] in VERDICTS
+
+
+def test_evidence_and_first_action_are_capped() -> None:
+    said = 'word ' * 1000 + 'What should I do?'
+    verdict, evidence, first = classify(_expect(), [], said)
+    assert verdict == 'reset'
+    assert first is not None and len(first) <= len('said: ') + 200
+    assert len(evidence[0]) <= 250
+    claim = 'All tests pass ' + 'x' * 1000
+    verdict, evidence, _ = classify(_expect(**FAILED), [], claim)
+    assert verdict == 'state' and len(evidence[0]) < 400
+
+
+def test_the_first_turn_keeps_at_most_EVENTS_events() -> None:
+    hs: dict[str, Any] = {}
+    assert note_events(hs, [_edit('a.py')]) is False  # no record open
+    hs['recovery'] = {'id': 'x', 'events': None}
+    assert note_events(hs, []) is False
+    for i in range(3 * recovery.EVENTS):
+        assert note_events(hs, [_edit(f'f{i}.py')])
+    events = hs['recovery']['events']
+    assert len(events) == recovery.EVENTS
+    assert events[0]['file'] == 'f0.py'  # the first ones are what counts
+
+
+_VALUE = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+_EVENT = st.dictionaries(
+    st.sampled_from(['kind', 'file', 'symbol', 'command', 'exit_code', 'test']) | st.text(max_size=5),
+    _VALUE | st.sampled_from(['edit', 'command', 'passed', 'failed', 'src/app.py']),
+    max_size=6,
+)
+_STATE = st.dictionaries(
+    st.sampled_from(['current_file', 'current_symbol', 'current_goal', 'next_intent', 'last_verification']),
+    _VALUE | st.text() | st.fixed_dictionaries({'result': st.sampled_from(['failed', 'passed']), 'reason': st.text()}),
+)
+
+
+# the expectation comes back from the session's hook state: it may be damaged
+_DAMAGE = st.dictionaries(
+    st.sampled_from([
+        'current_file', 'current_symbol', 'current_goal', 'next_intent', 'in_progress',
+        'goal', 'todo', 'verification', 'verification_reason',
+    ]),
+    _VALUE,
+    max_size=4,
+)
+
+
+@given(
+    state=_STATE,
+    lines=st.lists(st.text(max_size=40), max_size=3),
+    damage=_DAMAGE,
+    events=st.lists(_EVENT, max_size=5),
+    text=st.none() | st.text() | st.sampled_from([
+        'All tests pass.', 'What should I do?', 'src/app.py', 'the task is done',
+    ]),
+)
+def test_classify_never_raises_and_gives_a_verdict(
+        state: dict[str, Any], lines: list[str], damage: dict[str, Any],
+        events: list[dict[str, Any]], text: str | None,
+) -> None:
+    expect = {**recovery.expectation(state, lines, lines, lines), **damage}
+    verdict, evidence, first = classify(expect, events, text)
+    assert verdict in VERDICTS
+    assert evidence and all(isinstance(e, str) for e in evidence)
+    assert first is None or isinstance(first, str)
+
+
+# -- parse and fold ----------------------------------------------------------------
+
+def _log(*records: dict[str, Any] | str) -> str:
+    return ''.join((r if isinstance(r, str) else json.dumps(r)) + '\n' for r in records)
+
+
+def _compaction(rid: str, **more: Any) -> dict[str, Any]:
+    return {'kind': 'compaction', 'id': rid, 'at': '2026-01-02T03:04:05Z', 'agent': 'claude', **more}
+
+
+def test_parse_skips_damaged_lines() -> None:
+    text = _log(
+        _compaction('a'),
+        '{not json',
+        '["a", "list"]',
+        '"a string"',
+        '{"kind": "compaction"}',  # no id
+        '{"kind": "compaction", "id": 7}',  # an id that is no string
+        '',
+        '\udcff\x00garbage',
+        _compaction('b'),
+    )
+    assert [r['id'] for r in parse(text)] == ['a', 'b']
+
+
+def test_fold_numbers_compactions_in_log_order() -> None:
+    rows = fold(parse(_log(
+        _compaction('a'),
+        _compaction('b'),
+        {'kind': 'verdict', 'id': 'a', 'verdict': 'drift', 'evidence': ['e', 3], 'first_action': 'edit x'},
+    )))
+    assert [(r['n'], r['id'], r['verdict'], r['mark']) for r in rows] == [
+        (1, 'a', 'drift', None), (2, 'b', None, None),
+    ]
+    assert rows[0]['evidence'] == ['e']  # what is no text is dropped
+    assert rows[0]['first_action'] == 'edit x'
+
+
+def test_fold_a_mark_overrides_the_heuristic_whatever_the_order() -> None:
+    rows = fold([
+        _compaction('a'),
+        {'kind': 'mark', 'id': 'a', 'verdict': 'recovered'},
+        {'kind': 'verdict', 'id': 'a', 'verdict': 'drift', 'evidence': []},
+        _compaction('b'),
+        {'kind': 'mark', 'id': 'b', 'verdict': 'reset'},
+        {'kind': 'mark', 'id': 'b', 'verdict': 'state'},  # the last mark counts
+    ])
+    assert [(r['heuristic'], r['mark'], r['verdict']) for r in rows] == [
+        ('drift', 'recovered', 'recovered'), (None, 'state', 'state'),
+    ]
+
+
+def test_fold_skips_unknown_ids_and_bad_verdicts() -> None:
+    rows = fold([
+        {'kind': 'verdict', 'id': 'x', 'verdict': 'drift'},  # before any compaction x
+        _compaction('a'),
+        {'kind': 'verdict', 'id': 'nosuch', 'verdict': 'drift'},
+        {'kind': 'mark', 'id': 'nosuch', 'verdict': 'reset'},
+        {'kind': 'summary', 'id': 'nosuch', 'summary': 'elsewhere'},
+        {'kind': 'mark', 'id': 'a', 'verdict': 'ok'},  # a word `mark` takes, not a verdict
+        {'kind': 'mark', 'id': 'a', 'verdict': ['reset']},
+        {'kind': 'verdict', 'id': 'a', 'verdict': 'splendid'},
+        {'kind': 'frobnicate', 'id': 'a'},
+        _compaction('x'),
+    ])
+    assert [(r['id'], r['verdict'], r['mark']) for r in rows] == [('a', None, None), ('x', None, None)]
+    assert rows[0].get('summary') is None
+
+
+def test_fold_a_repeated_compaction_id_is_one_row() -> None:
+    rows = fold([_compaction('a', agent='codex'), _compaction('a', agent='gemini')])
+    assert len(rows) == 1 and rows[0]['agent'] == 'codex'
+
+
+def test_fold_a_summary_record_fills_an_empty_summary_only() -> None:
+    rows = fold([
+        _compaction('a', summary=None),
+        _compaction('b', summary='given at the compaction'),
+        {'kind': 'summary', 'id': 'a', 'summary': 'came later'},
+        {'kind': 'summary', 'id': 'a', 'summary': 'came even later'},
+        {'kind': 'summary', 'id': 'b', 'summary': 'came later'},
+        _compaction('c'),
+        {'kind': 'summary', 'id': 'c', 'summary': 42},
+    ])
+    assert [r.get('summary') for r in rows] == ['came later', 'given at the compaction', None]
+
+
+def test_fold_a_verdict_without_evidence() -> None:
+    row, = fold([_compaction('a'), {'kind': 'verdict', 'id': 'a', 'verdict': 'unknown', 'evidence': 'text'}])
+    assert (row['verdict'], row['evidence']) == ('unknown', [])
+
+
+# -- summarize ---------------------------------------------------------------------
+
+def _row(verdict: str | None, *, agent: str | None = 'claude', age: object = 10, mark: str | None = None) -> dict[str, Any]:
+    return {'verdict': verdict, 'agent': agent, 'state_age': age, 'mark': mark}
+
+
+def test_summarize_nothing() -> None:
+    s = summarize([], 600)
+    assert s['all'] == {'compactions': 0, 'judged': 0, **{v: None for v in VERDICTS}}
+    assert (s['agents'], s['marked'], s['marked_pct']) == ({}, 0, None)
+
+
+def test_summarize_percentages_of_judged_compactions() -> None:
+    rows = [_row('recovered'), _row('recovered'), _row('drift'), _row(None)]
+    c = summarize(rows, 600)['all']
+    assert (c['compactions'], c['judged']) == (4, 3)
+    assert (c['recovered'], c['drift'], c['location'], c['unknown']) == (66.7, 33.3, 0.0, 0.0)
+    assert sum(c[v] for v in VERDICTS) == pytest.approx(100, abs=0.2)
+
+
+def test_summarize_splits_fresh_from_stale_at_stale_seconds() -> None:
+    rows = [
+        _row('recovered', age=0),
+        _row('recovered', age=600),  # exactly stale_seconds: still fresh
+        _row('drift', age=601),
+        _row('reset', age=None),  # no age known: stale
+        _row('state', age='10'),  # not a number: stale
+        _row('location', age=599.5),
+    ]
+    s = summarize(rows, 600)
+    assert (s['fresh']['compactions'], s['stale']['compactions']) == (3, 3)
+    assert (s['fresh']['recovered'], s['fresh']['location']) == (66.7, 33.3)
+    assert (s['stale']['drift'], s['stale']['reset'], s['stale']['state']) == (33.3, 33.3, 33.3)
+    assert summarize(rows, 0)['fresh']['compactions'] == 1  # age 0
+
+
+def test_summarize_per_agent() -> None:
+    rows = [_row('recovered', agent='claude'), _row('reset', agent='codex'), _row('drift', agent='codex'), _row('drift', agent=None), _row(None, agent='')]
+    agents = summarize(rows, 600)['agents']
+    assert list(agents) == ['?', 'claude', 'codex']
+    assert agents['codex']['compactions'] == 2 and agents['codex']['reset'] == 50.0
+    assert agents['?']['compactions'] == 2 and agents['?']['judged'] == 1
+
+
+def test_summarize_share_marked_by_hand() -> None:
+    rows = [_row('recovered', mark='recovered'), _row('drift'), _row(None), _row('state', mark='state')]
+    s = summarize(rows, 600)
+    assert (s['marked'], s['marked_pct']) == (2, 50.0)
+    assert summarize([_row('drift')] * 3 + [_row('reset', mark='reset')], 600)['marked_pct'] == 25.0
+
+
+def test_summarize_folded_rows() -> None:
+    rows = fold([
+        _compaction('a', state_age=30, agent='gemini'),
+        {'kind': 'verdict', 'id': 'a', 'verdict': 'drift', 'evidence': []},
+        {'kind': 'mark', 'id': 'a', 'verdict': 'recovered'},
+        _compaction('b', state_age=3600, agent='gemini'),
+        {'kind': 'verdict', 'id': 'b', 'verdict': 'reset', 'evidence': []},
+    ])
+    s = summarize(rows, 900)
+    assert s['all']['recovered'] == 50.0 and s['all']['drift'] == 0.0
+    assert s['fresh']['recovered'] == 100.0 and s['stale']['reset'] == 100.0
+    assert (s['marked'], s['marked_pct']) == (1, 50.0)
