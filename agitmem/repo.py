@@ -83,6 +83,32 @@ def git(
     return proc
 
 
+def git_each(
+        *calls: tuple[str, ...],
+        cwd: Path | str,
+) -> list[subprocess.CompletedProcess[str]]:
+    """Several independent git reads at once (each as `git(...,
+    check=False)`): their run times overlap instead of adding up."""
+    procs = []
+    try:
+        for args in calls:
+            procs.append((args, subprocess.Popen(
+                ('git', '--no-optional-locks', *args), cwd=cwd, env=clean_env(),
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                text=True, encoding='utf-8', errors='surrogateescape',
+            )))
+    except FileNotFoundError:
+        for _, p in procs:
+            p.kill()
+            p.wait()
+        raise AgitmemError('git is not installed or not on PATH')
+    done = []
+    for args, p in procs:
+        out, err = p.communicate()
+        done.append(subprocess.CompletedProcess(('git', '--no-optional-locks', *args), p.returncode, out, err))
+    return done
+
+
 def error_line(stderr: str, default: str) -> str:
     """The line of git's stderr that says what went wrong: its `fatal:` or
     `error:` line, not the advice git prints after it."""
@@ -117,14 +143,14 @@ def find(cwd: Path | str | None = None) -> Repo:
 
 def head(repo: Repo) -> tuple[str | None, str | None]:
     """(branch name or None when detached, HEAD's sha or None when unborn)"""
-    sym = git('symbolic-ref', '-q', 'HEAD', cwd=repo.root, check=False)
+    sym, sha_proc = git_each(
+        ('symbolic-ref', '-q', 'HEAD'),
+        ('rev-parse', '-q', '--verify', 'HEAD^{commit}'),
+        cwd=repo.root,
+    )
     branch = None
     if sym.returncode == 0:
         branch = sym.stdout.strip().removeprefix('refs/heads/')
-    sha_proc = git(
-        'rev-parse', '-q', '--verify', 'HEAD^{commit}',
-        cwd=repo.root, check=False,
-    )
     sha = sha_proc.stdout.strip() if sha_proc.returncode == 0 else None
     return branch, sha
 

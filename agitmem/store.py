@@ -10,6 +10,7 @@ import datetime
 import os
 import re
 import stat
+import subprocess
 from collections.abc import Generator
 from collections.abc import Iterator
 from pathlib import Path
@@ -227,10 +228,17 @@ def tip(pr: pygit2.Repository, ref: str) -> pygit2.Commit | None:
     return obj if isinstance(obj, pygit2.Commit) else None
 
 
-def signature(repo: Repo, who: str) -> pygit2.Signature:
-    """git's own identity (`git var`: env, config, its defaults); a fixed one
-    when git has none, so a save never fails for want of user.name."""
-    proc = repo_mod.git('var', f'GIT_{who}_IDENT', cwd=repo.root, check=False)
+def signatures(repo: Repo) -> tuple[pygit2.Signature, pygit2.Signature]:
+    """(author, committer): git's own identities (`git var`: env, config,
+    its defaults), asked at once; a fixed one when git has none, so a save
+    never fails for want of user.name."""
+    author, committer = repo_mod.git_each(
+        ('var', 'GIT_AUTHOR_IDENT'), ('var', 'GIT_COMMITTER_IDENT'), cwd=repo.root,
+    )
+    return _signature(author), _signature(committer)
+
+
+def _signature(proc: subprocess.CompletedProcess[str]) -> pygit2.Signature:
     m = re.match(_IDENT, proc.stdout.strip()) if proc.returncode == 0 else None
     if m is None or not m[1].strip():
         return pygit2.Signature(_FALLBACK_NAME, _FALLBACK_EMAIL)
@@ -376,8 +384,7 @@ def commit(
             return None
         parents = [parent.id] if parent is not None else []
         parents.extend(extra_parents)
-        author = signature(repo, 'AUTHOR')
-        committer = signature(repo, 'COMMITTER')
+        author, committer = signatures(repo)
         oid = pr.create_commit(None, author, committer, msg, tree, parents)
         subject = msg.split('\n', 1)[0]
         try:
@@ -596,8 +603,7 @@ def commit_merge(
     (compare-and-swap, one attempt: a merge computed against an old tip
     must be computed again, so Race is the caller's to handle).  Caller
     holds the lock."""
-    author = signature(repo, 'AUTHOR')
-    committer = signature(repo, 'COMMITTER')
+    author, committer = signatures(repo)
     oid = pr.create_commit(None, author, committer, msg, tree, parents)
     update_ref(
         repo, ref, str(oid), str(old) if old is not None else None,
