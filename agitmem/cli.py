@@ -2,8 +2,10 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 from typing import NoReturn
 
 from agitmem.errors import AgitmemError
@@ -12,7 +14,40 @@ from agitmem.errors import CheckFailed
 VERSION = '0.1.0'
 
 
+def _columns() -> int:
+    """The terminal's width as shutil.get_terminal_size finds it."""
+    try:
+        columns = int(os.environ['COLUMNS'])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's own, told the width: argparse asks shutil for it as each
+    argument is added, and importing shutil (zlib, bz2, lzma) is a
+    noticeable part of a hook's run time."""
+
+    def __init__(
+            self, prog: str, indent_increment: int = 2,
+            max_help_position: int = 24, width: int | None = None,
+    ) -> None:
+        super().__init__(
+            prog, indent_increment, max_help_position,
+            _columns() - 2 if width is None else width,
+        )
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault('formatter_class', _Formatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> NoReturn:
         # one line, not argparse's usage block: agents read stderr too
         self.exit(2, f'agitmem: {message} (see `{self.prog} --help`)\n')
