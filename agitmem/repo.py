@@ -120,13 +120,29 @@ def error_line(stderr: str, default: str) -> str:
     return lines[-1] if lines else default
 
 
+_FIND = (
+    'rev-parse', '--path-format=absolute',
+    '--git-dir', '--git-common-dir', '--show-toplevel',
+)
+_BRANCH = ('symbolic-ref', '-q', 'HEAD')
+_HEAD = ('rev-parse', '-q', '--verify', 'HEAD^{commit}')
+
+
 def find(cwd: Path | str | None = None) -> Repo:
     cwd = Path.cwd() if cwd is None else Path(cwd)
-    proc = git(
-        'rev-parse', '--path-format=absolute',
-        '--git-dir', '--git-common-dir', '--show-toplevel',
-        cwd=cwd, check=False,
-    )
+    return _found(git(*_FIND, cwd=cwd, check=False), cwd)
+
+
+def find_with_head(
+        cwd: Path | str | None = None,
+) -> tuple[Repo, tuple[str | None, str | None]]:
+    """`find` and `head` of the repository there, asked at once."""
+    cwd = Path.cwd() if cwd is None else Path(cwd)
+    found, branch, sha = git_each(_FIND, _BRANCH, _HEAD, cwd=cwd)
+    return _found(found, cwd), _head(branch, sha)
+
+
+def _found(proc: subprocess.CompletedProcess[str], cwd: Path) -> Repo:
     if proc.returncode != 0:
         err = proc.stderr.lower()
         if 'must be run in a work tree' in err:
@@ -143,11 +159,13 @@ def find(cwd: Path | str | None = None) -> Repo:
 
 def head(repo: Repo) -> tuple[str | None, str | None]:
     """(branch name or None when detached, HEAD's sha or None when unborn)"""
-    sym, sha_proc = git_each(
-        ('symbolic-ref', '-q', 'HEAD'),
-        ('rev-parse', '-q', '--verify', 'HEAD^{commit}'),
-        cwd=repo.root,
-    )
+    return _head(*git_each(_BRANCH, _HEAD, cwd=repo.root))
+
+
+def _head(
+        sym: subprocess.CompletedProcess[str],
+        sha_proc: subprocess.CompletedProcess[str],
+) -> tuple[str | None, str | None]:
     branch = None
     if sym.returncode == 0:
         branch = sym.stdout.strip().removeprefix('refs/heads/')
@@ -212,16 +230,25 @@ def is_code(path: str) -> bool:
 def worktree_tree(repo: Repo) -> str:
     """The tree id of the working tree now (.agent/ excluded), computed on a
     copy of the index so the user's index is never touched."""
-    import shutil
     fd, tmp = _mkstemp(repo.git_dir, 'agitmem-index-')
-    os.close(fd)
     try:
         index = repo.git_dir / 'index'
-        if index.exists():
-            # keep the mtime: git's racy-clean check depends on it
-            shutil.copy2(index, tmp)
-        else:
+        with open(fd, 'wb') as out:
+            try:
+                src = open(index, 'rb')
+            except FileNotFoundError:
+                src = None
+            if src is not None:
+                # a copy that keeps the mtime, as shutil.copy2 makes (git's
+                # racy-clean check depends on it), without importing shutil
+                with src:
+                    while chunk := src.read(1 << 20):
+                        out.write(chunk)
+                    st = os.fstat(src.fileno())
+        if src is None:
             os.unlink(tmp)
+        else:
+            os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
         env = {'GIT_INDEX_FILE': tmp}
         git(
             'add', '-A', '--ignore-errors', '--', '.', *NOT_CODE_PATHSPECS,
