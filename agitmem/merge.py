@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from typing import NamedTuple
 
 from agitmem import memory
 from agitmem import repo as repo_mod
@@ -44,8 +44,7 @@ _ID = r'^(.*)-(\d+)$'
 _MISSING: Any = object()
 
 
-@dataclass(frozen=True)
-class Conflict:
+class Conflict(NamedTuple):
     path: str  # inside .agent/memory, e.g. tattoo.md
     detail: str  # what is unresolved, e.g. 'conflict markers'
 
@@ -53,15 +52,13 @@ class Conflict:
         return f'{self.path}: {self.detail}'
 
 
-@dataclass(frozen=True)
-class Result:
+class Result(NamedTuple):
     files: Files
     conflicts: tuple[Conflict, ...]
     notices: tuple[str, ...]  # resolved on our own, but worth saying
 
 
-@dataclass(frozen=True)
-class Labels:
+class Labels(NamedTuple):
     ours: str = 'ours'
     base: str = 'base'
     theirs: str = 'theirs'
@@ -194,8 +191,7 @@ def count_markers(text: str) -> int:
 
 # -- fragments.jsonl ----------------------------------------------------------
 
-@dataclass(frozen=True)
-class _Frag:
+class _Frag(NamedTuple):
     id: str
     obj: dict[str, Any]
     line: str
