@@ -1,8 +1,8 @@
 """The audit log: one line per memory read or write."""
 from __future__ import annotations
 
-import datetime
 import os
+import time
 from pathlib import Path
 
 
@@ -12,7 +12,7 @@ def log(agent_dir: Path, event: str, detail: str = '') -> None:
     concurrent writers never interleave inside a line."""
     if not agent_dir.is_dir():
         return
-    now = datetime.datetime.now().strftime('%Y-%m-%d %H:%M:%S')
+    now = time.strftime('%Y-%m-%d %H:%M:%S')
     detail = ' '.join(detail.split())
     line = f'[{now}] {event}: {detail}\n'.encode('utf-8', 'backslashreplace')
     path = agent_dir / 'log' / 'memory.log'

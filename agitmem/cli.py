@@ -2,8 +2,10 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 from typing import NoReturn
 
 from agitmem.errors import AgitmemError
@@ -12,7 +14,40 @@ from agitmem.errors import CheckFailed
 VERSION = '0.1.0'
 
 
+def _columns() -> int:
+    """The terminal's width as shutil.get_terminal_size finds it."""
+    try:
+        columns = int(os.environ['COLUMNS'])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's own, told the width: argparse asks shutil for it as each
+    argument is added, and importing shutil (zlib, bz2, lzma) is a
+    noticeable part of a hook's run time."""
+
+    def __init__(
+            self, prog: str, indent_increment: int = 2,
+            max_help_position: int = 24, width: int | None = None,
+    ) -> None:
+        super().__init__(
+            prog, indent_increment, max_help_position,
+            _columns() - 2 if width is None else width,
+        )
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault('formatter_class', _Formatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> NoReturn:
         # one line, not argparse's usage block: agents read stderr too
         self.exit(2, f'agitmem: {message} (see `{self.prog} --help`)\n')
@@ -36,7 +71,21 @@ def _add_no_save(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _parser() -> _Parser:
+COMMANDS = (
+    'init', 'save', 'status', 'log', 'show', 'diff', 'rollback', 'archive',
+    'state', 'verify', 'note', 'promote', 'recovery', 'fragment', 'load', 'check', 'hook',
+    'install', 'uninstall', 'push', 'fetch', 'pull', 'merge', 'review',
+    'doctor', 'demo',
+)
+
+
+def _parser(command: str | None = None) -> _Parser:
+    """The parser of every command, or of `command` only: building all of
+    them is a noticeable part of a hook's run time.  Errors, usage and help
+    of one command are the same either way."""
+    def want(name: str) -> bool:
+        return command is None or name == command
+
     parser = _Parser(
         prog='agitmem',
         description="Keep an AI coding agent's memory in git, across "
@@ -46,118 +95,137 @@ def _parser() -> _Parser:
     sub = parser.add_subparsers(dest='command', metavar='COMMAND')
     sub.required = True
 
-    p = sub.add_parser('init', help='create .agent/ and the first memory commit')
-    _add_ref(p)
+    if want('init'):
+        p = sub.add_parser('init', help='create .agent/ and the first memory commit')
+        _add_ref(p)
 
-    p = sub.add_parser('save', help='commit .agent/memory to the memory ref')
-    p.add_argument('-m', '--message', help='what this save records')
-    _add_ref(p)
+    if want('save'):
+        p = sub.add_parser('save', help='commit .agent/memory to the memory ref')
+        p.add_argument('-m', '--message', help='what this save records')
+        _add_ref(p)
 
-    p = sub.add_parser('status', help='unsaved memory changes, state age')
-    _add_ref(p)
-    _add_json(p)
+    if want('status'):
+        p = sub.add_parser('status', help='unsaved memory changes, state age')
+        _add_ref(p)
+        _add_json(p)
 
-    p = sub.add_parser('log', help='memory history')
-    p.add_argument('-n', type=int, metavar='N', help='at most N commits')
-    _add_ref(p)
-    _add_json(p)
+    if want('log'):
+        p = sub.add_parser('log', help='memory history')
+        p.add_argument('-n', type=int, metavar='N', help='at most N commits')
+        _add_ref(p)
+        _add_json(p)
 
-    p = sub.add_parser('show', help='a memory file at a memory revision')
-    p.add_argument(
-        'spec', nargs='?', default='@', metavar='[REV][:FILE]',
-        help='e.g. @, @~2:state.json, :tattoo.md, archive:2026-11-30',
-    )
-    _add_ref(p)
-    _add_json(p)
+    if want('show'):
+        p = sub.add_parser('show', help='a memory file at a memory revision')
+        p.add_argument(
+            'spec', nargs='?', default='@', metavar='[REV][:FILE]',
+            help='e.g. @, @~2:state.json, :tattoo.md, archive:2026-11-30',
+        )
+        _add_ref(p)
+        _add_json(p)
 
-    p = sub.add_parser('diff', help='memory diff (working tree vs saved)')
-    p.add_argument('revs', nargs='*', metavar='REV')
-    _add_ref(p)
-    _add_json(p)
+    if want('diff'):
+        p = sub.add_parser('diff', help='memory diff (working tree vs saved)')
+        p.add_argument('revs', nargs='*', metavar='REV')
+        _add_ref(p)
+        _add_json(p)
 
-    p = sub.add_parser('rollback', help='restore memory, recorded as a new commit')
-    p.add_argument('rev', nargs='?', metavar='REV', help='default: @~1')
-    p.add_argument('--file', metavar='F', help='restore only this memory file')
-    _add_ref(p)
+    if want('rollback'):
+        p = sub.add_parser('rollback', help='restore memory, recorded as a new commit')
+        p.add_argument('rev', nargs='?', metavar='REV', help='default: @~1')
+        p.add_argument('--file', metavar='F', help='restore only this memory file')
+        _add_ref(p)
 
-    p = sub.add_parser('archive', help='archive the finished snapshot and reset it')
-    _add_ref(p)
+    if want('archive'):
+        p = sub.add_parser('archive', help='archive the finished snapshot and reset it')
+        _add_ref(p)
 
-    p = sub.add_parser('state', help='read or update state.json')
-    state_sub = p.add_subparsers(dest='state_command', metavar='show|set')
-    state_sub.required = True
-    ps = state_sub.add_parser('show', help='print the state block')
-    _add_ref(ps)
-    _add_json(ps)
-    ps = state_sub.add_parser('set', help='set KEY=VALUE (or KEY:=JSON)')
-    ps.add_argument('pairs', nargs='+', metavar='KEY=VALUE')
-    _add_ref(ps)
-    _add_no_save(ps)
+    if want('state'):
+        p = sub.add_parser('state', help='read or update state.json')
+        state_sub = p.add_subparsers(dest='state_command', metavar='show|set')
+        state_sub.required = True
+        ps = state_sub.add_parser('show', help='print the state block')
+        _add_ref(ps)
+        _add_json(ps)
+        ps = state_sub.add_parser('set', help='set KEY=VALUE (or KEY:=JSON)')
+        ps.add_argument('pairs', nargs='+', metavar='KEY=VALUE')
+        _add_ref(ps)
+        _add_no_save(ps)
 
-    p = sub.add_parser('verify', help='run a command and record the result')
-    p.add_argument('cmd', nargs=argparse.REMAINDER, metavar='-- CMD')
-    _add_ref(p)
-    _add_no_save(p)
+    if want('verify'):
+        p = sub.add_parser('verify', help='run a command and record the result')
+        p.add_argument('cmd', nargs=argparse.REMAINDER, metavar='-- CMD')
+        _add_ref(p)
+        _add_no_save(p)
 
-    p = sub.add_parser('note', help='append a note')
-    p.add_argument('text', nargs='+')
-    _add_ref(p)
-    _add_no_save(p)
+    if want('note'):
+        p = sub.add_parser('note', help='append a note')
+        p.add_argument('text', nargs='+')
+        _add_ref(p)
+        _add_no_save(p)
 
-    p = sub.add_parser('promote', help='recurring notes as tattoo candidates; move one into tattoo.md')
-    p.add_argument(
-        'what', nargs='?', metavar='N|TEXT',
-        help='the number of a candidate (or the text of a note) to move into tattoo.md',
-    )
-    _add_ref(p)
-    _add_json(p)
+    if want('promote'):
+        p = sub.add_parser('promote', help='recurring notes as tattoo candidates; move one into tattoo.md')
+        p.add_argument(
+            'what', nargs='?', metavar='N|TEXT',
+            help='the number of a candidate (or the text of a note) to move into tattoo.md',
+        )
+        _add_ref(p)
+        _add_json(p)
 
-    p = sub.add_parser(
-        'recovery', help='compactions and how the agent recovered from each',
-        description='With no action: the report (seed 004\'s table). '
-        '`show N`: one compaction in full. `mark N ok|drift|location|state|reset`: '
-        'your verdict, which overrides the heuristic.',
-    )
-    p.add_argument('words', nargs='*', metavar='show N | mark N VERDICT')
-    p.add_argument('--since', metavar='DATE', help='only compactions from DATE (YYYY-MM-DD) on')
-    _add_ref(p)
-    _add_json(p)
+    if want('recovery'):
+        p = sub.add_parser(
+            'recovery', help='compactions and how the agent recovered from each',
+            description='With no action: the report (seed 004\'s table). '
+            '`show N`: one compaction in full. `mark N ok|drift|location|state|reset`: '
+            'your verdict, which overrides the heuristic.',
+        )
+        p.add_argument('words', nargs='*', metavar='show N | mark N VERDICT')
+        p.add_argument('--since', metavar='DATE', help='only compactions from DATE (YYYY-MM-DD) on')
+        _add_ref(p)
+        _add_json(p)
 
-    p = sub.add_parser('fragment', help='memory fragments')
-    frag_sub = p.add_subparsers(dest='fragment_command', metavar='add')
-    frag_sub.required = True
-    pf = frag_sub.add_parser('add', help='append a self-contained fragment')
-    pf.add_argument('--goal', required=True)
-    pf.add_argument('--next', required=True, dest='next_')
-    pf.add_argument('--basis')
-    pf.add_argument('--action')
-    pf.add_argument('--result')
-    pf.add_argument(
-        '--refs', default='', help='comma-separated fragment ids, e.g. A-001,A-004',
-    )
-    _add_ref(pf)
-    _add_no_save(pf)
+    if want('fragment'):
+        p = sub.add_parser('fragment', help='memory fragments')
+        frag_sub = p.add_subparsers(dest='fragment_command', metavar='add')
+        frag_sub.required = True
+        pf = frag_sub.add_parser('add', help='append a self-contained fragment')
+        pf.add_argument('--goal', required=True)
+        pf.add_argument('--next', required=True, dest='next_')
+        pf.add_argument('--basis')
+        pf.add_argument('--action')
+        pf.add_argument('--result')
+        pf.add_argument(
+            '--refs', default='', help='comma-separated fragment ids, e.g. A-001,A-004',
+        )
+        _add_ref(pf)
+        _add_no_save(pf)
 
-    p = sub.add_parser('load', help='print the injection block and write injected_context.txt')
-    p.add_argument(
-        '--after-compact', action='store_true',
-        help='the form given after a compaction (restate goal and next intent)',
-    )
-    _add_ref(p)
-    _add_json(p)
+    if want('load'):
+        p = sub.add_parser('load', help='print the injection block and write injected_context.txt')
+        p.add_argument(
+            '--after-compact', action='store_true',
+            help='the form given after a compaction (restate goal and next intent)',
+        )
+        _add_ref(p)
+        _add_json(p)
 
-    p = sub.add_parser('check', help='consistency checks of memory and code')
-    p.add_argument('--staged', action='store_true', help='check what is staged for commit')
-    p.add_argument('--commit-msg', metavar='FILE', help='check a commit message file')
-    _add_ref(p)
-    _add_json(p)
+    if want('check'):
+        p = sub.add_parser('check', help='consistency checks of memory and code')
+        p.add_argument('--staged', action='store_true', help='check what is staged for commit')
+        p.add_argument('--commit-msg', metavar='FILE', help='check a commit message file')
+        _add_ref(p)
+        _add_json(p)
 
-    p = sub.add_parser('hook', help='agent and git hook entry points')
-    p.add_argument('event', metavar='EVENT')
-    p.add_argument('--agent', help='claude, codex, gemini or shell (default: detect)')
-    p.add_argument('hook_args', nargs='*', metavar='ARG')
+    if want('hook'):
+        p = sub.add_parser('hook', help='agent and git hook entry points')
+        p.add_argument('event', metavar='EVENT')
+        p.add_argument('--agent', help='claude, codex, gemini or shell (default: detect)')
+        p.add_argument('hook_args', nargs='*', metavar='ARG')
 
     for name in ('install', 'uninstall'):
+        if not want(name):
+            continue
         p = sub.add_parser(name, help=f'{name} hooks for an agent or git')
         p.add_argument('target', metavar='AGENT', help='claude, codex, gemini or git')
         p.add_argument(
@@ -173,27 +241,33 @@ def _parser() -> _Parser:
     for name, what in (('push', 'send memory refs to a remote'),
                        ('fetch', 'fetch memory refs from a remote'),
                        ('pull', 'fetch and merge the remote memory')):
+        if not want(name):
+            continue
         p = sub.add_parser(name, help=what)
         p.add_argument('remote', nargs='?', metavar='REMOTE')
         _add_ref(p)
 
-    p = sub.add_parser('merge', help="merge another branch's memory into this one")
-    p.add_argument('branch', metavar='BRANCH')
-    _add_ref(p)
+    if want('merge'):
+        p = sub.add_parser('merge', help="merge another branch's memory into this one")
+        p.add_argument('branch', metavar='BRANCH')
+        _add_ref(p)
 
-    p = sub.add_parser('review', help='what changed in memory over a code range')
-    p.add_argument('range', nargs='?', metavar='BASE..HEAD')
-    p.add_argument('--markdown', action='store_true', help='ready to post on a pull request')
-    _add_ref(p)
-    _add_json(p)
+    if want('review'):
+        p = sub.add_parser('review', help='what changed in memory over a code range')
+        p.add_argument('range', nargs='?', metavar='BASE..HEAD')
+        p.add_argument('--markdown', action='store_true', help='ready to post on a pull request')
+        _add_ref(p)
+        _add_json(p)
 
-    p = sub.add_parser('doctor', help='check the whole setup; print the fix for each problem')
-    _add_json(p)
+    if want('doctor'):
+        p = sub.add_parser('doctor', help='check the whole setup; print the fix for each problem')
+        _add_json(p)
 
-    p = sub.add_parser('demo', help='walk through agitmem on a scratch repository')
-    p.add_argument('dir', nargs='?', help='where to build it (default: a temp dir)')
+    if want('demo'):
+        p = sub.add_parser('demo', help='walk through agitmem on a scratch repository')
+        p.add_argument('dir', nargs='?', help='where to build it (default: a temp dir)')
+
     return parser
-
 
 def _run(args: argparse.Namespace) -> int:
     # imports per command: the hot hook paths must not pay for pygit2
@@ -321,7 +395,11 @@ def _printable_streams() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     _printable_streams()
-    args = _parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # the command's own parser only, when the first word names one (an
+    # option or a typo first: the whole parser, for its message)
+    only = argv[0] if argv and argv[0] in COMMANDS else None
+    args = _parser(only).parse_args(argv)
     if args.command == 'hook':
         return _hook(args)
     try:

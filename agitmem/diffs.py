@@ -8,10 +8,9 @@ so shows as `+++ b/x`) is content, not a header.
 """
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 # what the staged change is, in the form this module parses, whatever the
 # user's git config says about colors, external diff drivers and textconv
@@ -21,15 +20,13 @@ DIFF_ARGS = (
 )
 
 
-@dataclass(frozen=True)
-class Added:
+class Added(NamedTuple):
     path: str
     line: int  # line number in the new file
     text: str  # without the leading '+' and the newline
 
 
-@dataclass(frozen=True)
-class FileDiff:
+class FileDiff(NamedTuple):
     old_path: str | None  # None for a file the change adds
     new_path: str | None  # None for a file the change deletes
     binary: bool
@@ -229,15 +226,24 @@ def _lines(data: bytes | None) -> list[str]:
     return data.decode('utf-8', 'replace').splitlines(keepends=True)
 
 
-def unified(old: dict[str, bytes], new: dict[str, bytes]) -> list[tuple[str, str, str]]:
-    """(path, status, unified diff text) for each memory file that differs
-    between two sets of files (a commit's, the working tree's)."""
+def changes(old: dict[str, bytes], new: dict[str, bytes]) -> list[tuple[str, str]]:
+    """(path, status) for each memory file that differs between two sets
+    of files (a commit's, the working tree's)."""
     ret = []
     for path in sorted(set(old) | set(new)):
         a, b = old.get(path), new.get(path)
-        if a == b:
-            continue
-        status = 'added' if a is None else 'deleted' if b is None else 'modified'
+        if a != b:
+            ret.append((path, 'added' if a is None else 'deleted' if b is None else 'modified'))
+    return ret
+
+
+def unified(old: dict[str, bytes], new: dict[str, bytes]) -> list[tuple[str, str, str]]:
+    """(path, status, unified diff text) for each memory file that differs
+    between two sets of files."""
+    import difflib
+    ret = []
+    for path, status in changes(old, new):
+        a, b = old.get(path), new.get(path)
         text = ''.join(difflib.unified_diff(
             _lines(a), _lines(b),
             '/dev/null' if a is None else f'a/{path}',

@@ -6,9 +6,8 @@ budget, notes go first, then fragments, then snapshot sections; tattoo and
 state are never cut (a warning says so when they alone overflow)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from dataclasses import field
 from typing import Any
+from typing import NamedTuple
 
 from agitmem import tokens
 from agitmem.memory import snapshot as snapshot_mod
@@ -39,8 +38,7 @@ STATE_FIELDS = (
 NEWEST = 5
 
 
-@dataclass(frozen=True)
-class Freshness:
+class Freshness(NamedTuple):
     """How state and verification relate to the working tree now."""
     state_age: str | None = None  # "3 min ago"
     state_changed: tuple[str, ...] | None = None  # None: fresh / unknown
@@ -49,20 +47,18 @@ class Freshness:
     memory_of: str | None = None
 
 
-@dataclass(frozen=True)
-class Memory:
+class Memory(NamedTuple):
     user_tattoo: str = ''
     project_tattoo: str = ''
-    state: dict[str, Any] = field(default_factory=dict)
+    state: dict[str, Any] = {}
     snapshot: str = ''
-    fragments: list[dict[str, Any]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    fragments: list[dict[str, Any]] = []
+    notes: list[str] = []
     # what the hooks saw (porcelain/observed.py): edits, commands, requests
-    observed: dict[str, Any] = field(default_factory=dict)
+    observed: dict[str, Any] = {}
 
 
-@dataclass(frozen=True)
-class Block:
+class Block(NamedTuple):
     text: str
     tokens: int
     warnings: tuple[str, ...]

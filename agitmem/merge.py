@@ -22,10 +22,9 @@ from __future__ import annotations
 
 import json
 import re
-import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from typing import NamedTuple
 
 from agitmem import memory
 from agitmem import repo as repo_mod
@@ -37,15 +36,15 @@ Files = dict[str, bytes]
 # the key state.json records its unresolved keys under
 STATE_CONFLICTS = 'merge_conflicts'
 MARKER_SIZE = 7
-_OPEN = re.compile(r'^<{7}(?: |$)', re.MULTILINE)
-_CLOSE = re.compile(r'^>{7}(?: |$)', re.MULTILINE)
-_STAMP = re.compile(r'^- (\d{4}-\d\d-\d\d[ T]\d\d:\d\d)')
-_ID = re.compile(r'^(.*)-(\d+)$')
+# patterns, compiled (and cached by re) when first used
+_OPEN = r'(?m)^<{7}(?: |$)'
+_CLOSE = r'(?m)^>{7}(?: |$)'
+_STAMP = r'^- (\d{4}-\d\d-\d\d[ T]\d\d:\d\d)'
+_ID = r'^(.*)-(\d+)$'
 _MISSING: Any = object()
 
 
-@dataclass(frozen=True)
-class Conflict:
+class Conflict(NamedTuple):
     path: str  # inside .agent/memory, e.g. tattoo.md
     detail: str  # what is unresolved, e.g. 'conflict markers'
 
@@ -53,15 +52,13 @@ class Conflict:
         return f'{self.path}: {self.detail}'
 
 
-@dataclass(frozen=True)
-class Result:
+class Result(NamedTuple):
     files: Files
     conflicts: tuple[Conflict, ...]
     notices: tuple[str, ...]  # resolved on our own, but worth saying
 
 
-@dataclass(frozen=True)
-class Labels:
+class Labels(NamedTuple):
     ours: str = 'ours'
     base: str = 'base'
     theirs: str = 'theirs'
@@ -124,6 +121,7 @@ def merge_text(
     """git's 3-way merge of three texts: (result, number of conflicts);
     conflicts are left in the text with diff3 markers.  union_adds: a
     conflict where both sides only added lines keeps both additions."""
+    import tempfile  # a merge of text only: its import is a noticeable cost
     with tempfile.TemporaryDirectory(prefix='agitmem-merge-') as tmp:
         names = []
         for name, data in (('ours', ours), ('base', base), ('theirs', theirs)):
@@ -188,13 +186,12 @@ def _ended(lines: list[str]) -> list[str]:
 
 
 def count_markers(text: str) -> int:
-    return len(_OPEN.findall(text))
+    return len(re.findall(_OPEN, text))
 
 
 # -- fragments.jsonl ----------------------------------------------------------
 
-@dataclass(frozen=True)
-class _Frag:
+class _Frag(NamedTuple):
     id: str
     obj: dict[str, Any]
     line: str
@@ -203,7 +200,7 @@ class _Frag:
         return {k: v for k, v in self.obj.items() if k != 'id'}
 
     def key(self) -> tuple[str, str, int, str]:
-        m = _ID.match(self.id)
+        m = re.match(_ID, self.id)
         agent, seq = (m[1], int(m[2])) if m else (self.id, 0)
         return str(self.obj.get('at') or ''), agent, seq, self.line
 
@@ -273,11 +270,11 @@ def merge_fragments(base: bytes, ours: bytes, theirs: bytes) -> tuple[bytes, lis
 
 
 def _next_id(taken: set[str], fid: str) -> str:
-    m = _ID.match(fid)
+    m = re.match(_ID, fid)
     agent = m[1] if m else fid
     width = len(m[2]) if m else 3
     seqs = [
-        int(x[2]) for x in map(_ID.match, taken) if x and x[1] == agent
+        int(x[2]) for x in (re.match(_ID, t) for t in taken) if x and x[1] == agent
     ]
     return f'{agent}-{max(seqs, default=0) + 1:0{width}d}'
 
@@ -309,7 +306,7 @@ def _stamps(notes: list[str]) -> dict[str, str]:
     ret: dict[str, str] = {}
     last = ''
     for n in notes:
-        m = _STAMP.match(n)
+        m = re.match(_STAMP, n)
         if m:
             last = m[1].replace('T', ' ')
         ret.setdefault(n, last)
@@ -420,7 +417,7 @@ def unresolved(files: Files) -> list[Conflict]:
     ret = []
     for path, data in sorted(files.items()):
         text = data.decode('utf-8', 'surrogateescape')
-        n = len(_OPEN.findall(text)) or len(_CLOSE.findall(text))
+        n = len(re.findall(_OPEN, text)) or len(re.findall(_CLOSE, text))
         if n:
             ret.append(Conflict(path, f'{n} conflict(s) marked in the file'))
     state = _state(files.get(memory.STATE, b''))

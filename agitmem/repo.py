@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
@@ -85,6 +83,32 @@ def git(
     return proc
 
 
+def git_each(
+        *calls: tuple[str, ...],
+        cwd: Path | str,
+) -> list[subprocess.CompletedProcess[str]]:
+    """Several independent git reads at once (each as `git(...,
+    check=False)`): their run times overlap instead of adding up."""
+    procs = []
+    try:
+        for args in calls:
+            procs.append((args, subprocess.Popen(
+                ('git', '--no-optional-locks', *args), cwd=cwd, env=clean_env(),
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                text=True, encoding='utf-8', errors='surrogateescape',
+            )))
+    except FileNotFoundError:
+        for _, p in procs:
+            p.kill()
+            p.wait()
+        raise AgitmemError('git is not installed or not on PATH')
+    done = []
+    for args, p in procs:
+        out, err = p.communicate()
+        done.append(subprocess.CompletedProcess(('git', '--no-optional-locks', *args), p.returncode, out, err))
+    return done
+
+
 def error_line(stderr: str, default: str) -> str:
     """The line of git's stderr that says what went wrong: its `fatal:` or
     `error:` line, not the advice git prints after it."""
@@ -96,13 +120,29 @@ def error_line(stderr: str, default: str) -> str:
     return lines[-1] if lines else default
 
 
+_FIND = (
+    'rev-parse', '--path-format=absolute',
+    '--git-dir', '--git-common-dir', '--show-toplevel',
+)
+_BRANCH = ('symbolic-ref', '-q', 'HEAD')
+_HEAD = ('rev-parse', '-q', '--verify', 'HEAD^{commit}')
+
+
 def find(cwd: Path | str | None = None) -> Repo:
     cwd = Path.cwd() if cwd is None else Path(cwd)
-    proc = git(
-        'rev-parse', '--path-format=absolute',
-        '--git-dir', '--git-common-dir', '--show-toplevel',
-        cwd=cwd, check=False,
-    )
+    return _found(git(*_FIND, cwd=cwd, check=False), cwd)
+
+
+def find_with_head(
+        cwd: Path | str | None = None,
+) -> tuple[Repo, tuple[str | None, str | None]]:
+    """`find` and `head` of the repository there, asked at once."""
+    cwd = Path.cwd() if cwd is None else Path(cwd)
+    found, branch, sha = git_each(_FIND, _BRANCH, _HEAD, cwd=cwd)
+    return _found(found, cwd), _head(branch, sha)
+
+
+def _found(proc: subprocess.CompletedProcess[str], cwd: Path) -> Repo:
     if proc.returncode != 0:
         err = proc.stderr.lower()
         if 'must be run in a work tree' in err:
@@ -119,14 +159,16 @@ def find(cwd: Path | str | None = None) -> Repo:
 
 def head(repo: Repo) -> tuple[str | None, str | None]:
     """(branch name or None when detached, HEAD's sha or None when unborn)"""
-    sym = git('symbolic-ref', '-q', 'HEAD', cwd=repo.root, check=False)
+    return _head(*git_each(_BRANCH, _HEAD, cwd=repo.root))
+
+
+def _head(
+        sym: subprocess.CompletedProcess[str],
+        sha_proc: subprocess.CompletedProcess[str],
+) -> tuple[str | None, str | None]:
     branch = None
     if sym.returncode == 0:
         branch = sym.stdout.strip().removeprefix('refs/heads/')
-    sha_proc = git(
-        'rev-parse', '-q', '--verify', 'HEAD^{commit}',
-        cwd=repo.root, check=False,
-    )
     sha = sha_proc.stdout.strip() if sha_proc.returncode == 0 else None
     return branch, sha
 
@@ -164,12 +206,12 @@ def shown(name: str) -> str:
     return raw.decode('utf-8', 'backslashreplace')
 
 
-_BAD_REF = re.compile(r'(?:\.\.|@\{|//|/\.|\.lock(?:/|$)|[\x00-\x20~^:?*\[\\\x7f])')
+_BAD_REF = r'(?:\.\.|@\{|//|/\.|\.lock(?:/|$)|[\x00-\x20~^:?*\[\\\x7f])'
 
 
 def _valid_ref(ref: str) -> bool:
     """git check-ref-format's rules, without a process on the hot path."""
-    return not (_BAD_REF.search(ref) or ref.endswith(('/', '.')))
+    return not (re.search(_BAD_REF, ref) or ref.endswith(('/', '.')))
 
 
 # .agent/ and the files `agitmem install` writes: never code changes (for
@@ -188,15 +230,25 @@ def is_code(path: str) -> bool:
 def worktree_tree(repo: Repo) -> str:
     """The tree id of the working tree now (.agent/ excluded), computed on a
     copy of the index so the user's index is never touched."""
-    fd, tmp = tempfile.mkstemp(prefix='agitmem-index-', dir=repo.git_dir)
-    os.close(fd)
+    fd, tmp = _mkstemp(repo.git_dir, 'agitmem-index-')
     try:
         index = repo.git_dir / 'index'
-        if index.exists():
-            # keep the mtime: git's racy-clean check depends on it
-            shutil.copy2(index, tmp)
-        else:
+        with open(fd, 'wb') as out:
+            try:
+                src = open(index, 'rb')
+            except FileNotFoundError:
+                src = None
+            if src is not None:
+                # a copy that keeps the mtime, as shutil.copy2 makes (git's
+                # racy-clean check depends on it), without importing shutil
+                with src:
+                    while chunk := src.read(1 << 20):
+                        out.write(chunk)
+                    st = os.fstat(src.fileno())
+        if src is None:
             os.unlink(tmp)
+        else:
+            os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
         env = {'GIT_INDEX_FILE': tmp}
         git(
             'add', '-A', '--ignore-errors', '--', '.', *NOT_CODE_PATHSPECS,
@@ -263,11 +315,25 @@ def tracked(repo: Repo, rel: str) -> bool:
     return bool(git_out(repo, 'ls-files', '--full-name', '--', rel))
 
 
+def _mkstemp(directory: Path, prefix: str) -> tuple[int, str]:
+    """tempfile.mkstemp's new file (O_EXCL, mode 0600) without importing
+    tempfile (random, shutil, weakref: a noticeable part of a hook's run
+    time)."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, 'O_CLOEXEC', 0)
+    for _ in range(100):
+        name = os.path.join(os.path.abspath(directory), f'{prefix}{os.urandom(6).hex()}')
+        try:
+            return os.open(name, flags, 0o600), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(f'no free temporary name in {directory}')
+
+
 def atomic_write(path: Path, data: bytes, *, mode: int | None = None) -> None:
     """temp file in the same directory + rename: readers see old or new,
     never half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f'.{path.name}.', dir=path.parent)
+    fd, tmp = _mkstemp(path.parent, f'.{path.name}.')
     try:
         with os.fdopen(fd, 'wb') as f:
             f.write(data)

@@ -30,13 +30,12 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from agitmem.checks import Finding
 
 
-@dataclass(frozen=True)
-class Secret:
+class Secret(NamedTuple):
     path: str  # where it was found: a file, or e.g. 'commit message'
     line: int
     kind: str  # human name, e.g. 'AWS access key'

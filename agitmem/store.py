@@ -10,12 +10,12 @@ import datetime
 import os
 import re
 import stat
+import subprocess
 from collections.abc import Generator
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import filelock
 import pygit2
 
 from agitmem import memory
@@ -28,10 +28,11 @@ from agitmem.repo import Repo
 ZERO = '0' * 40
 _FALLBACK_NAME = 'agitmem'
 _FALLBACK_EMAIL = 'agitmem@localhost'
-_TRAILER = re.compile(r'^([A-Za-z-]+): (.*)$', re.MULTILINE)
-_REV = re.compile(r'^@(?:~(\d+))?$')
-_HEX = re.compile(r'^[0-9a-fA-F]{4,40}$')
-_IDENT = re.compile(r'^(.*) <(.*)> (\d+) ([+-])(\d{4})$')
+# patterns, compiled (and cached by re) when first used
+_TRAILER = r'(?m)^([A-Za-z-]+): (.*)$'
+_REV = r'^@(?:~(\d+))?$'
+_HEX = r'^[0-9a-fA-F]{4,40}$'
+_IDENT = r'^(.*) <(.*)> (\d+) ([+-])(\d{4})$'
 
 Files = dict[str, bytes]  # path inside a memory commit -> content
 
@@ -227,11 +228,18 @@ def tip(pr: pygit2.Repository, ref: str) -> pygit2.Commit | None:
     return obj if isinstance(obj, pygit2.Commit) else None
 
 
-def signature(repo: Repo, who: str) -> pygit2.Signature:
-    """git's own identity (`git var`: env, config, its defaults); a fixed one
-    when git has none, so a save never fails for want of user.name."""
-    proc = repo_mod.git('var', f'GIT_{who}_IDENT', cwd=repo.root, check=False)
-    m = _IDENT.match(proc.stdout.strip()) if proc.returncode == 0 else None
+def signatures(repo: Repo) -> tuple[pygit2.Signature, pygit2.Signature]:
+    """(author, committer): git's own identities (`git var`: env, config,
+    its defaults), asked at once; a fixed one when git has none, so a save
+    never fails for want of user.name."""
+    author, committer = repo_mod.git_each(
+        ('var', 'GIT_AUTHOR_IDENT'), ('var', 'GIT_COMMITTER_IDENT'), cwd=repo.root,
+    )
+    return _signature(author), _signature(committer)
+
+
+def _signature(proc: subprocess.CompletedProcess[str]) -> pygit2.Signature:
+    m = re.match(_IDENT, proc.stdout.strip()) if proc.returncode == 0 else None
     if m is None or not m[1].strip():
         return pygit2.Signature(_FALLBACK_NAME, _FALLBACK_EMAIL)
     sign = -1 if m[4] == '-' else 1
@@ -261,7 +269,7 @@ def message(
 
 def trailers(commit: pygit2.Commit) -> dict[str, str]:
     ret = {}
-    for m in _TRAILER.finditer(commit.message):
+    for m in re.finditer(_TRAILER, commit.message):
         if m[1] in ('Agitmem-Event', 'Code-Branch', 'Code-Head'):
             ret[m[1]] = m[2].strip()
     return ret
@@ -330,7 +338,7 @@ def update_ref(repo: Repo, ref: str, new: str, old: str | None, reason: str) -> 
         )
 
 
-_LOCKS: dict[Path, filelock.FileLock] = {}
+_LOCKS: dict[Path, Any] = {}  # filelock.FileLock
 
 
 @contextlib.contextmanager
@@ -340,6 +348,7 @@ def locked(repo: Repo) -> Generator[None]:
     first) without deadlocking on its own flock."""
     path = repo.common_dir / 'agitmem' / 'lock'
     if path not in _LOCKS:
+        import filelock  # writers only: its import is a noticeable cost
         path.parent.mkdir(exist_ok=True)
         _LOCKS[path] = filelock.FileLock(str(path), timeout=120)
     with _LOCKS[path]:
@@ -375,8 +384,7 @@ def commit(
             return None
         parents = [parent.id] if parent is not None else []
         parents.extend(extra_parents)
-        author = signature(repo, 'AUTHOR')
-        committer = signature(repo, 'COMMITTER')
+        author, committer = signatures(repo)
         oid = pr.create_commit(None, author, committer, msg, tree, parents)
         subject = msg.split('\n', 1)[0]
         try:
@@ -429,7 +437,7 @@ def set_base(repo: Repo, oid: pygit2.Oid | str, ref: str) -> None:
 def resolve(pr: pygit2.Repository, ref: str, rev: str) -> pygit2.Commit:
     """@ (the tip), @~N, or a full or short memory commit id."""
     top = tip(pr, ref)
-    m = _REV.match(rev or '@')
+    m = re.match(_REV, rev or '@')
     if m:
         if top is None:
             raise AgitmemError(f'no memory yet on {ref}: run `agitmem save`')
@@ -442,7 +450,7 @@ def resolve(pr: pygit2.Repository, ref: str, rev: str) -> pygit2.Commit:
                 )
             commit_ = commit_.parents[0]
         return commit_
-    if _HEX.match(rev):
+    if re.match(_HEX, rev):
         try:
             obj = pr.revparse_single(rev)
         except (KeyError, ValueError, pygit2.GitError):
@@ -595,8 +603,7 @@ def commit_merge(
     (compare-and-swap, one attempt: a merge computed against an old tip
     must be computed again, so Race is the caller's to handle).  Caller
     holds the lock."""
-    author = signature(repo, 'AUTHOR')
-    committer = signature(repo, 'COMMITTER')
+    author, committer = signatures(repo)
     oid = pr.create_commit(None, author, committer, msg, tree, parents)
     update_ref(
         repo, ref, str(oid), str(old) if old is not None else None,

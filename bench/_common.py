@@ -10,8 +10,8 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 PY = sys.executable
 # this interpreter's console script first: not another agitmem found on PATH
@@ -77,15 +77,16 @@ def tmpdir(prefix: str) -> Path:
     return Path(tempfile.mkdtemp(prefix=prefix))
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(NamedTuple):
     """One line of the table: a figure, the floor it is divided by (both
-    keys of the medians), and the target ratio where there is one."""
+    keys of the medians), the target ratio where there is one, and the
+    figure's three most expensive imports where it is an agitmem command."""
     label: str
     key: str
     floor: str
     floor_label: str
     target: float | None = None
+    imports: str = ''
 
 
 def render(rows: Sequence[Row], m: dict[str, float]) -> str:
@@ -93,7 +94,7 @@ def render(rows: Sequence[Row], m: dict[str, float]) -> str:
     fwidth = max([len(r.floor_label) for r in rows] + [len('floor')])
     out = [
         f'{"figure":{width}}  {"median":>9}  {"floor":{fwidth}}  {"floor med":>9}  '
-        f'{"ratio":>6}  target',
+        f'{"ratio":>6}  {"target":13}  top imports (ms, -X importtime)',
     ]
     for r in rows:
         value, floor = m[r.key], m[r.floor]
@@ -103,6 +104,69 @@ def render(rows: Sequence[Row], m: dict[str, float]) -> str:
             target = f'<= {r.target:g}x ' + ('ok' if ratio <= r.target else 'OVER')
         out.append(
             f'{r.label:{width}}  {value * 1000:7.1f}ms  {r.floor_label:{fwidth}}  '
-            f'{floor * 1000:7.1f}ms  {ratio:5.2f}x  {target}'.rstrip(),
+            f'{floor * 1000:7.1f}ms  {ratio:5.2f}x  {target:13}  {r.imports}'.rstrip(),
         )
     return '\n'.join(out)
+
+# -- what a command imports ----------------------------------------------------
+
+def _import_tree(stderr: str) -> list[tuple[str, int, list[object]]]:
+    """`python -X importtime`'s lines as a tree: (name, cumulative us,
+    children), roots in import order.  A line comes after its own imports,
+    one level deeper."""
+    stack: list[tuple[int, tuple[str, int, list[object]]]] = []
+    for line in stderr.splitlines():
+        if not line.startswith('import time:') or 'cumulative' in line:
+            continue
+        _, cumulative, name = line[len('import time:'):].split('|')
+        depth = (len(name) - len(name.lstrip())) // 2
+        children: list[object] = []
+        while stack and stack[-1][0] > depth:
+            children.insert(0, stack.pop()[1])
+        stack.append((depth, (name.strip(), int(cumulative), children)))
+    return [node for _, node in stack]
+
+
+def top_imports(stderr: str, n: int = 3) -> list[tuple[str, float]]:
+    """The n most expensive imports a command makes itself (not the
+    interpreter's start-up): what agitmem's own modules import from outside
+    agitmem, top-level names merged, in ms, dearest first."""
+    cost: dict[str, float] = {}
+
+    def walk(node: tuple[str, int, list[object]]) -> None:
+        name, cumulative, children = node
+        if name == 'agitmem' or name.startswith('agitmem.'):
+            for child in children:
+                walk(child)  # type: ignore[arg-type]
+        else:
+            top = name.split('.')[0]
+            cost[top] = cost.get(top, 0.0) + cumulative / 1000
+
+    started = False
+    for root in _import_tree(stderr):
+        started = started or root[0].startswith('agitmem')
+        if started:  # before agitmem: site, encodings, the console script
+            walk(root)
+    return sorted(cost.items(), key=lambda kv: -kv[1])[:n]
+
+
+def imports(args: Sequence[str], cwd: Path, stdin: str | None = None, pre: str | None = None) -> str:
+    """`agitmem ARGS`' three most expensive imports, as one cell of a table
+    (one run under `python -X importtime`; its figures are inflated alike)."""
+    cmd = [PY, '-X', 'importtime', *([_SCRIPT] if _SCRIPT else ['-m', 'agitmem']), *args]
+    if pre:
+        cmd = ['sh', '-c', f'{pre} && exec "$@"', 'sh', *cmd]
+    proc = subprocess.run(cmd, cwd=cwd, env=env(), input=stdin, capture_output=True, text=True)
+    return ', '.join(f'{name} {ms:.0f}' for name, ms in top_imports(proc.stderr)) or '-'
+
+
+def compile_bytecode() -> str:
+    """Write agitmem's bytecode caches first: without them (a checkout run
+    under PYTHONDONTWRITEBYTECODE=1) every import compiles its source."""
+    import agitmem
+    pkg = os.path.dirname(agitmem.__file__)
+    proc = subprocess.run(
+        [PY, '-m', 'compileall', '-q', pkg], env=env(), capture_output=True, text=True,
+    )
+    said = 'bytecode caches written' if proc.returncode == 0 else 'compileall failed'
+    return f'{said} ({PY} -m compileall -q {pkg}); PYTHONDONTWRITEBYTECODE unset for the runs'

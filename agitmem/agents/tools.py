@@ -4,32 +4,30 @@ status, the lines an edit wrote.  Each client reports these differently
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 SHELL_TOOLS = frozenset(('Bash', 'run_shell_command', 'shell', 'exec_command'))
 
 
-@dataclass(frozen=True)
-class ShellRun:
+class ShellRun(NamedTuple):
     command: str
     exit_code: int | None  # None: the client does not say (Codex)
     output: str
 
 
-@dataclass(frozen=True)
-class Edit:
+class Edit(NamedTuple):
     path: str
     start: int | None  # 1-based lines of the new text; None: not known
     end: int | None
     text: str  # the text written, to find it in the file when lines are unknown
 
 
-_CLAUDE_ERROR = re.compile(r'\AExit code (\d+)\n?')
-_CODEX_EXEC = re.compile(r'\AExit code: (\d+)\n(?:.*\n)*?Output:\n?', re.MULTILINE)
-_GEMINI_EXIT = re.compile(r'^Exit Code: (\d+)', re.MULTILINE)
-_GEMINI_OUTPUT = re.compile(r'^Output: (.*?)(?=^(?:Error|Exit Code|Signal|Background PIDs|Process Group PGID):|\Z)',
-                            re.MULTILINE | re.DOTALL)
-_HUNK = re.compile(r'^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@', re.MULTILINE)
+# patterns, compiled (and cached by re) the first time an event needs one
+_CLAUDE_ERROR = r'\AExit code (\d+)\n?'
+_CODEX_EXEC = r'(?m)\AExit code: (\d+)\n(?:.*\n)*?Output:\n?'
+_GEMINI_EXIT = r'(?m)^Exit Code: (\d+)'
+_GEMINI_OUTPUT = r'(?ms)^Output: (.*?)(?=^(?:Error|Exit Code|Signal|Background PIDs|Process Group PGID):|\Z)'
+_HUNK = r'(?m)^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@'
 
 
 def _command(raw: dict[str, object]) -> str | None:
@@ -50,7 +48,7 @@ def shell_run(raw: dict[str, object]) -> ShellRun | None:
     if event == 'PostToolUseFailure':  # Claude Code: "Exit code N\n<output>"
         error = raw.get('error')
         text = error if isinstance(error, str) else ''
-        m = _CLAUDE_ERROR.match(text)
+        m = re.match(_CLAUDE_ERROR, text)
         if raw.get('is_interrupt') is True:
             return ShellRun(command, None, text)
         return ShellRun(command, int(m[1]) if m else 1, text[m.end():] if m else text)
@@ -58,8 +56,8 @@ def shell_run(raw: dict[str, object]) -> ShellRun | None:
         content = response.get('llmContent')
         text = content if isinstance(content, str) else ''
         text = text.replace('<untrusted_context>\n', '').replace('\n</untrusted_context>', '')
-        code = _GEMINI_EXIT.search(text)
-        out = _GEMINI_OUTPUT.search(text)
+        code = re.search(_GEMINI_EXIT, text)
+        out = re.search(_GEMINI_OUTPUT, text)
         output = out[1].strip() if out else text
         return ShellRun(command, int(code[1]) if code else 0, '' if output == '(empty)' else output)
     if isinstance(response, dict):  # Claude Code PostToolUse: it succeeded
@@ -68,7 +66,7 @@ def shell_run(raw: dict[str, object]) -> ShellRun | None:
         return ShellRun(command, None if response.get('interrupted') is True else 0, output)
     if isinstance(response, str):
         # Codex gives the output alone; its own exec format names the code
-        m = _CODEX_EXEC.match(response)
+        m = re.match(_CODEX_EXEC, response)
         if m:
             return ShellRun(command, int(m[1]), response[m.end():])
         return ShellRun(command, None, response)
@@ -99,7 +97,7 @@ def _span(start: int, count: int, body: list[str]) -> tuple[int, int]:
 
 def _hunk_lines(diff: str) -> tuple[int, int] | None:
     spans = []
-    heads = list(_HUNK.finditer(diff))
+    heads = list(re.finditer(_HUNK, diff))
     for i, m in enumerate(heads):
         end = heads[i + 1].start() if i + 1 < len(heads) else len(diff)
         body = diff[m.end():end].split('\n')[1:]

@@ -22,7 +22,6 @@ comes from the agent's payload, and a FIFO would block the hook forever,
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
@@ -301,6 +300,7 @@ def _text_of(content: object) -> str:
 
 
 def _key(text: str) -> str:
+    import hashlib
     return hashlib.sha1(text.encode('utf-8', 'surrogateescape')).hexdigest()[:16]
 
 

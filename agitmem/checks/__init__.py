@@ -1,10 +1,9 @@
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     id: str  # the check id of DESIGN.md section 6, e.g. 'secrets'
     severity: str  # 'error' blocks, 'warning' informs
     message: str  # one sentence that says what to do

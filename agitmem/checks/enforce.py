@@ -13,7 +13,6 @@ import json
 import posixpath
 import re
 import time
-import tomllib
 from collections.abc import Callable
 from collections.abc import Iterator
 
@@ -297,6 +296,7 @@ def _list(value: object) -> list[object]:
 
 
 def _pyproject_deps(text: str) -> list[str]:
+    import tomllib  # a pyproject.toml staged: only then
     data = tomllib.loads(text)
     project = _table(data, 'project')
     reqs = list(_list(project.get('dependencies')))

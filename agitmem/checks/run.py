@@ -11,9 +11,9 @@ import functools
 import os
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from typing import NamedTuple
 
 from agitmem import diffs
 from agitmem import memory
@@ -58,8 +58,7 @@ def parse_skip(value: str) -> tuple[frozenset[str], list[str]]:
 
 # -- the memory ---------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Memory:
+class Memory(NamedTuple):
     files: dict[str, bytes]  # shown path -> content (within max_file_kb)
     sizes: dict[str, int]  # shown path -> size, every regular file
     unreadable: tuple[Finding, ...]  # symlinks and other non-files

@@ -8,7 +8,6 @@ from agitmem import audit
 from agitmem.errors import AgitmemError
 from agitmem.memory import state as state_mod
 from agitmem.porcelain import read
-from agitmem.porcelain import state as state_porcelain
 from agitmem.porcelain.context import Context
 
 
@@ -47,6 +46,8 @@ def parse_assignments(pairs: list[str]) -> dict[str, Any]:
 def state_set(ctx: Context, pairs: list[str], save: bool) -> int:
     changes = parse_assignments(pairs)
     read.state(ctx.repo)  # a broken state.json is reported before anything runs
+    # writes only: `state show` needs neither pygit2 nor the scanner
+    from agitmem.porcelain import state as state_porcelain
     new = state_porcelain.update(ctx, changes, event='state', save=save)
     print(f'state updated (step {new["step"]})')
     return 0

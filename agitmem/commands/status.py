@@ -7,7 +7,7 @@ from typing import Any
 from agitmem import audit
 from agitmem import memory
 from agitmem import store
-from agitmem.diffs import unified
+from agitmem.diffs import changes as file_changes
 from agitmem.porcelain import sharing
 from agitmem.porcelain.context import Context
 from agitmem.memory import state as state_mod
@@ -23,7 +23,7 @@ def status(ctx: Context, as_json: bool) -> int:
     files = store.read_memory(ctx.repo, max_file_kb=ctx.cfg['max_file_kb'])
     old = store.tree_files(pr, against.tree) if against is not None else {}
     changes = [
-        (p, s) for p, s, _ in unified(old, files)
+        (p, s) for p, s in file_changes(old, files)
         # a test run the hooks observed is carried by the next save
         if not (p == memory.STATE and state_mod.same_but_observed(old.get(p), files.get(p)))
     ]

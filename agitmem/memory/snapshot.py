@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 GOAL = 'Goal'
 DONE = 'Done'
@@ -22,16 +22,14 @@ _ALIASES = {
 _HEADING = re.compile(r'^(#{1,6})\s+(.+?)\s*#*\s*$')
 
 
-@dataclass(frozen=True)
-class Section:
+class Section(NamedTuple):
     heading: str  # the heading line as written
     name: str  # canonical name (one of SECTIONS) or the title as written
     line: int  # line number of the heading
     body: str  # text up to the next heading, trailing newline kept
 
 
-@dataclass(frozen=True)
-class Snapshot:
+class Snapshot(NamedTuple):
     preamble: str
     sections: tuple[Section, ...]
 

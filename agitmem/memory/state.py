@@ -1,11 +1,14 @@
 """state.json: the structured state block."""
 from __future__ import annotations
 
-import datetime
 import json
 from typing import Any
+from typing import TYPE_CHECKING
 
 from agitmem.errors import AgitmemError
+
+if TYPE_CHECKING:
+    import datetime
 
 STRING_KEYS = (
     'current_goal', 'current_file', 'current_symbol', 'last_action',
@@ -88,6 +91,7 @@ def update(
 
 
 def age_seconds(stamp: str | None, now: datetime.datetime) -> float | None:
+    import datetime  # the hooks read state.json without asking its age
     if not stamp:
         return None
     try:

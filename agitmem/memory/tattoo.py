@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from agitmem.memory import bullets
 
@@ -15,8 +15,7 @@ _NEGATIVE = re.compile(
 _TERM = re.compile(r'`([^`\n]+)`')
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     line: int
     text: str
     key: str | None

@@ -62,7 +62,7 @@ def get(
         cwd: str | None = None,
         need_memory: bool = True,
 ) -> Context:
-    repo = repo_mod.find(cwd)
+    repo, head = repo_mod.find_with_head(cwd)
     if need_memory:
         require_memory(repo)
-    return make(repo, config.load(repo.config_path), ref)
+    return make(repo, config.load(repo.config_path), ref, head=head)

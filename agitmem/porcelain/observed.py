@@ -12,7 +12,6 @@ On the post-edit and prompt path: standard library only, except for a
 test run, which takes the writers' lock (the test itself took far longer)."""
 from __future__ import annotations
 
-import datetime
 import json
 import os
 import re
@@ -23,7 +22,6 @@ from agitmem import memory
 from agitmem import repo as repo_mod
 from agitmem.agents import tools
 from agitmem.memory import state as state_mod
-from agitmem.memory import verification
 from agitmem.repo import Repo
 
 EDITS = 5
@@ -73,6 +71,7 @@ def _path(repo: Repo) -> Path:
 
 
 def now_iso() -> str:
+    import datetime
     return datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
 
 
@@ -202,6 +201,7 @@ def record_tool(
             COMMANDS,
         )
         event: dict[str, Any] = {'kind': 'command', 'command': command, 'exit_code': run.exit_code, 'test': None}
+        from agitmem.memory import verification
         patterns = cfg.get('verification_commands') or verification.DEFAULT_COMMANDS
         if verification.is_test_run(run.command, patterns):
             lv = _verification(repo, command, run)
@@ -212,6 +212,7 @@ def record_tool(
 
 
 def _verification(repo: Repo, command: str, run: tools.ShellRun) -> dict[str, Any]:
+    from agitmem.memory import verification
     if run.exit_code is None:
         failed = verification.failed_by_output(run.output)
         code = None

@@ -4,7 +4,6 @@ A memory file is read only when it is a regular file of UTF-8/LF text; the
 injection block is built here from the layers (inject.py cuts it to budget)."""
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import os
 import stat
@@ -136,7 +135,7 @@ def injection(
     exactly what the agent was given, for the user to look at."""
     from agitmem.porcelain import observed
     mem = layers(repo, cfg)
-    mem = dataclasses.replace(mem, observed=observed.load(repo))
+    mem = mem._replace(observed=observed.load(repo))
     block = inject.build(
         mem,
         budget_tokens=cfg['budget_tokens'],

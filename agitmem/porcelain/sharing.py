@@ -6,22 +6,26 @@ never force: a push that lost a race (the remote moved) fetches, merges the
 remote's memory into ours and pushes again."""
 from __future__ import annotations
 
-import random
 import re
 import sys
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from agitmem import audit
-from agitmem import merge as merge_mod
 from agitmem import repo as repo_mod
 from agitmem import store
-from agitmem.porcelain import merging
 from agitmem.porcelain.context import Context
 from agitmem.errors import AgitmemError
 from agitmem.repo import MEMORY_NS
 from agitmem.repo import Repo
 from agitmem.repo import REMOTES_NS
+
+if TYPE_CHECKING:
+    from agitmem.porcelain import merging
+
+# merging and merge are imported where a merge is made: `status` reads this
+# module too
 
 _PORCELAIN = re.compile(r'^(.)\t([^\t]*):([^\t]*)\t(.*)$')
 
@@ -378,6 +382,7 @@ def _catch_up(ctx: Context, remote: str, ref: str) -> bool:
 def _merge_remote(ctx: Context, remote: str, ref: str) -> bool:
     """Merge <remote>'s copy of a memory ref into ours; False when that
     would leave conflicts in a ref no worktree here is on (left alone)."""
+    from agitmem.porcelain import merging
     name = ref.removeprefix(MEMORY_NS)
     theirs_ref = f'{REMOTES_NS}{remote}/{name}'
     label = f'{remote}/{name}'
@@ -413,6 +418,7 @@ def _merge_remote(ctx: Context, remote: str, ref: str) -> bool:
 def unresolved_refs(repo: Repo) -> list[str]:
     """Memory refs whose tip still holds merge conflicts: not pushed, so a
     conflict never spreads to other clones."""
+    from agitmem import merge as merge_mod
     pr = store.open_repo(repo)
     ret = []
     for ref in sorted(_refs(repo, MEMORY_NS)):
@@ -472,6 +478,7 @@ def push_refs(ctx: Context, remote: str) -> list[Row]:
                 f'{lost[0]} was rejected by {remote} (it moved): fetch and '
                 f'merge need a named remote (`git remote add`)',
             )
+        import random
         pause = backoff(attempt, random.random())
         if (
                 attempt >= (_RACES if lost else _ATTEMPTS) or
@@ -539,6 +546,7 @@ def pull(ctx: Context, remote: str) -> tuple[str, merging.Outcome | None]:
     pr = store.open_repo(ctx.repo)
     if store.tip(pr, theirs_ref) is None:
         return label, None
+    from agitmem.porcelain import merging
     return label, merging.merge_into_worktree(
         ctx, theirs_ref, label, subject=f'merge: {label}',
     )

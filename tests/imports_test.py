@@ -1,0 +1,107 @@
+"""The import rules that keep commands near their floors (issue 14): the
+hot hooks never import pygit2 (nor filelock, nor yaml without a config that
+needs it), and commands that do not scan never import the secret scanner.
+Each command runs in its own interpreter, as `agitmem` would, and reports
+what it imported."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from testing.util import mem
+from testing.util import ok
+
+# runs agitmem.cli.main as the console script does, then writes the names
+# of every module imported to the file named by argv[1]
+_PROBE = '''
+import json, sys
+out, sys.argv = sys.argv[1], ['agitmem', *sys.argv[2:]]
+from agitmem.cli import main
+try:
+    rc = main()
+finally:
+    with open(out, 'w') as f:
+        json.dump(sorted(sys.modules), f)
+sys.exit(rc)
+'''
+
+SCANNER = ('agitmem.secrets', 'agitmem.checks.secrets')
+
+
+def imported(repo: Path, *args: str, stdin: str = '') -> set[str]:
+    out = repo.parent / 'modules.json'
+    proc = subprocess.run(
+        [sys.executable, '-c', _PROBE, str(out), *args],
+        cwd=repo, input=stdin, capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
+    assert 'Traceback' not in proc.stderr, proc.stderr
+    return set(json.loads(out.read_text()))
+
+
+def _payload(repo: Path, event: str, **fields: object) -> str:
+    return json.dumps({
+        'session_id': 's', 'transcript_path': None, 'cwd': str(repo),
+        'hook_event_name': event, **fields,
+    })
+
+
+@pytest.fixture
+def worked(memrepo: Path) -> Path:
+    """A memory with every layer written and saved, and code to edit."""
+    (memrepo / 'src.py').write_text('def f():\n    return 1\n')
+    ok('state', 'set', 'current_goal=move the loader', 'next_intent=edit src.py', cwd=memrepo)
+    ok('note', 'a note', cwd=memrepo)
+    ok('fragment', 'add', '--goal', 'g', '--next', 'n', cwd=memrepo)
+    mem(memrepo, 'snapshot.md').write_text('## Goal\nmove the loader\n## In progress\n- src.py\n')
+    ok('save', cwd=memrepo)
+    return memrepo
+
+
+@pytest.mark.parametrize('event,payload', [
+    ('post-edit', lambda repo: _payload(
+        repo, 'PostToolUse', tool_name='Edit',
+        tool_input={'file_path': str(repo / 'src.py'), 'old_string': '1', 'new_string': '2'},
+    )),
+    ('prompt', lambda repo: _payload(repo, 'UserPromptSubmit', prompt='go on')),
+])
+def test_hot_hooks_import_no_pygit2(worked: Path, event: str, payload: object) -> None:
+    stdin = payload(worked)  # type: ignore[operator]
+    modules = imported(worked, 'hook', event, '--agent', 'claude', stdin=stdin)
+    assert 'agitmem.commands.hook' in modules  # the probe ran the hook
+    for name in ('pygit2', 'filelock', 'yaml', 'dataclasses', 'tempfile'):
+        assert name not in modules, f'hook {event} imports {name}'
+
+
+@pytest.mark.parametrize('args', [
+    ('status',), ('log', '-n', '20'), ('load',), ('state', 'show'),
+    ('show', ':state.json'), ('diff',),
+])
+def test_commands_that_do_not_scan_import_no_scanner(worked: Path, args: tuple[str, ...]) -> None:
+    modules = imported(worked, *args)
+    assert f'agitmem.commands.{args[0]}' in modules  # the probe ran it
+    for name in SCANNER:
+        assert name not in modules, f'{" ".join(args)} imports {name}'
+
+
+def test_load_and_state_show_import_no_pygit2(worked: Path) -> None:
+    for args in (('load',), ('state', 'show')):
+        modules = imported(worked, *args)
+        assert 'pygit2' not in modules, f'{" ".join(args)} imports pygit2'
+        assert 'filelock' not in modules, f'{" ".join(args)} imports filelock'
+
+
+def test_reads_import_no_filelock(worked: Path) -> None:
+    for args in (('status',), ('log',)):
+        assert 'filelock' not in imported(worked, *args), f'{args[0]} imports filelock'
+
+
+def test_a_save_scans(worked: Path) -> None:
+    """The other side of the rule: the probe does see the scanner where it
+    is used (a write refuses credentials)."""
+    mem(worked, 'notes.md').write_text('- one more\n')
+    assert 'agitmem.secrets' in imported(worked, 'save')
