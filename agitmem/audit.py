@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import time
 from pathlib import Path
 
@@ -18,9 +19,11 @@ def log(agent_dir: Path, event: str, detail: str = '') -> None:
     path = agent_dir / 'log' / 'memory.log'
     try:
         path.parent.mkdir(exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        # O_NONBLOCK: a FIFO put there must not hang every command
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
         try:
-            os.write(fd, line)
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                os.write(fd, line)
         finally:
             os.close(fd)
     except OSError:

@@ -19,7 +19,6 @@ from agitmem import config
 from agitmem.porcelain import context
 from agitmem.porcelain import observed
 from agitmem.porcelain import notices
-from agitmem.porcelain import recovery
 from agitmem.porcelain import sessions
 from agitmem import memory
 from agitmem import repo as repo_mod
@@ -96,6 +95,12 @@ def _inject(repo: Repo, cfg: dict[str, Any], agent: str, event: str,
     return _block(repo, cfg, agent, event, after_compact=after_compact)[0]
 
 
+def _recovery() -> Any:
+    # only where a compaction is being handled: not on every edit and prompt
+    from agitmem.porcelain import recovery
+    return recovery
+
+
 def _recovering(what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
     """The recovery log is a measurement: a failure there is said, and the
     hook goes on with the agent's memory."""
@@ -145,7 +150,7 @@ def _open_recovery(
         stash = hs['compaction'] = {}
     if not stash.get('summary'):
         stash['summary'] = _summary(payload)
-    recovery.open_record(
+    _recovery().open_record(
         repo, cfg, hs, agent=payload.agent, session_id=payload.session_id,
         trigger=trigger, injection=injection, prompted=prompted,
     )
@@ -153,7 +158,7 @@ def _open_recovery(
 
 def _close_recovery(repo: Repo, payload: agents.Payload, hs: dict[str, Any]) -> None:
     size = _context_size(payload)
-    recovery.close(repo, hs, _agent_text(payload), size)
+    _recovery().close(repo, hs, _agent_text(payload), size)
 
 
 def _session(payload: agents.Payload) -> str:
@@ -259,7 +264,7 @@ def pre_compact(payload: agents.Payload) -> str:
     before = _context_size(payload)
     hs['compaction'] = {
         'trigger': trigger,
-        'checkpoint': saved or _recovering('checkpoint', recovery.checkpoint_of, repo, context.make(repo, cfg).ref),
+        'checkpoint': saved or _recovering('checkpoint', _recovery().checkpoint_of, repo, context.make(repo, cfg).ref),
         'tokens_before': before if before is not None else hs.get('context'),
     }
     sessions.write(repo, key, hs)
@@ -277,7 +282,7 @@ def _post_compact(repo: Repo, payload: agents.Payload, key: str) -> str:
         if isinstance(stash, dict):
             stash['summary'] = summary
         elif isinstance(rec, dict):
-            _recovering('summary', recovery.add_summary, repo, rec.get('id'), summary)
+            _recovering('summary', _recovery().add_summary, repo, rec.get('id'), summary)
         else:
             hs['compaction'] = {'summary': summary}
         sessions.write(repo, key, hs)
@@ -332,7 +337,8 @@ def _observe_tool(repo: Repo, cfg: dict[str, Any], payload: agents.Payload) -> N
         return
     if events:
         hs = sessions.read(repo, key)
-        if recovery.note_events(hs, events):  # the first turn after a compaction
+        if isinstance(hs.get('recovery'), dict) and _recovery().note_events(hs, events):
+            # the first turn after a compaction
             sessions.write(repo, key, hs)
 
 
@@ -447,7 +453,7 @@ def prompt(payload: agents.Payload) -> str:
         saved = _save(repo, 'hook pre-compact: checkpoint (compressed)', 'pre-compact')
         hs['compaction'] = {
             'trigger': 'compressed', 'tokens_before': last,
-            'checkpoint': saved or _recovering('checkpoint', recovery.checkpoint_of, repo, context.make(repo, cfg).ref),
+            'checkpoint': saved or _recovering('checkpoint', _recovery().checkpoint_of, repo, context.make(repo, cfg).ref),
         }
     elif dropped:
         hs['compaction'] = {'trigger': 'context drop', 'tokens_before': last}

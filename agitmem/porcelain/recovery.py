@@ -8,8 +8,6 @@ where no stop hook runs) classifies it.  Standard library only: it runs
 on the post-edit and prompt path."""
 from __future__ import annotations
 
-import datetime
-import hashlib
 import json
 import os
 import stat
@@ -34,7 +32,7 @@ def log_path(repo: Repo) -> Path:
 
 
 def _now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
+    return time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
 
 
 def _append(repo: Repo, record: dict[str, Any]) -> None:
@@ -127,14 +125,16 @@ def open_record(
     if isinstance(hs.get('recovery'), dict):
         # compacted again before the first turn after the last one ended
         close(repo, hs, None, None, why='compacted again before the turn after the last compaction ended')
+    import datetime
     state, expect = _expectation(repo)
     age = state_mod.age_seconds(state.get('updated_at'), datetime.datetime.now(datetime.timezone.utc))
     summary = stash.get('summary') if isinstance(stash.get('summary'), str) else None
     if summary:
         from agitmem import secrets  # a summary may quote a token
         summary = secrets.redact(summary)[:SUMMARY_CHARS]
-    session = (session_id or '-')[:SESSION_CHARS]
-    rid = hashlib.sha1(f'{agent}\0{session}\0{time.time_ns()}'.encode('utf-8', 'surrogateescape')).hexdigest()[:12]
+    # an id from a payload: no line of its own in `recovery show`
+    session = ''.join(c if c.isprintable() else '?' for c in (session_id or '-'))[:SESSION_CHARS]
+    rid = os.urandom(6).hex()
     _append(repo, {
         'kind': 'compaction',
         'id': rid,
@@ -229,6 +229,7 @@ def since(found: list[dict[str, Any]], date: str | None) -> list[dict[str, Any]]
     """Rows at or after `date` (YYYY-MM-DD, or an ISO time)."""
     if not date:
         return found
+    import datetime
     try:
         start = datetime.datetime.fromisoformat(date.replace('Z', '+00:00'))
     except ValueError:
