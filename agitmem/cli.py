@@ -269,6 +269,18 @@ def _parser(command: str | None = None) -> _Parser:
 
     return parser
 
+WRITES = ('save', 'note', 'fragment', 'verify', 'rollback', 'archive')
+
+
+def _writes(args: argparse.Namespace) -> bool:
+    """A command that commits memory (`--no-save` writes the file only)."""
+    if getattr(args, 'save', True) is False:
+        return False
+    if args.command == 'state':
+        return bool(args.state_command == 'set')
+    return args.command in WRITES
+
+
 def _run(args: argparse.Namespace) -> int:
     # imports per command: the hot hook paths must not pay for pygit2
     cmd = args.command
@@ -288,6 +300,11 @@ def _run(args: argparse.Namespace) -> int:
             scope=args.scope,
         )
 
+    if _writes(args):
+        # the git reads first, on their own core, while pygit2 imports
+        from agitmem import repo as repo_mod
+        repo_mod.start_early(os.getcwd(), identity=True)
+        import agitmem.porcelain.write  # noqa: F401
     from agitmem.porcelain import context
     # review reads the memory refs only: it runs in CI, where no .agent/ is
     ctx = context.get(args.ref, need_memory=cmd != 'review')

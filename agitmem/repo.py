@@ -83,6 +83,41 @@ def git(
     return proc
 
 
+IDENTITY = (('var', 'GIT_AUTHOR_IDENT'), ('var', 'GIT_COMMITTER_IDENT'))
+# git reads started ahead of need: (cwd, args) -> the running process
+_EARLY: dict[tuple[str, tuple[str, ...]], subprocess.Popen[str]] = {}
+
+
+def _spawn(args: tuple[str, ...], cwd: Path | str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        ('git', '--no-optional-locks', *args), cwd=cwd, env=clean_env(),
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, encoding='utf-8', errors='surrogateescape',
+    )
+
+
+def start_early(cwd: str, *, identity: bool) -> None:
+    """Start the git reads a memory write makes first (where the repository
+    is, HEAD, and with `identity` the commit identities), so they run while
+    Python imports pygit2: a second core does them for free.  `git_each`
+    picks them up; any left over are ended at exit."""
+    calls = [_FIND, _BRANCH, _HEAD, *(IDENTITY if identity else ())]
+    try:
+        for args in calls:
+            _EARLY.setdefault((str(cwd), args), _spawn(args, cwd))
+    except OSError:
+        return  # git missing or cwd gone: the real call says so
+    import atexit
+    atexit.register(_end_early)
+
+
+def _end_early() -> None:
+    for p in _EARLY.values():
+        p.kill()
+        p.wait()
+    _EARLY.clear()
+
+
 def git_each(
         *calls: tuple[str, ...],
         cwd: Path | str,
@@ -92,11 +127,8 @@ def git_each(
     procs = []
     try:
         for args in calls:
-            procs.append((args, subprocess.Popen(
-                ('git', '--no-optional-locks', *args), cwd=cwd, env=clean_env(),
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                text=True, encoding='utf-8', errors='surrogateescape',
-            )))
+            early = _EARLY.pop((str(cwd), args), None)
+            procs.append((args, early or _spawn(args, cwd)))
     except FileNotFoundError:
         for _, p in procs:
             p.kill()

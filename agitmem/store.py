@@ -232,9 +232,7 @@ def signatures(repo: Repo) -> tuple[pygit2.Signature, pygit2.Signature]:
     """(author, committer): git's own identities (`git var`: env, config,
     its defaults), asked at once; a fixed one when git has none, so a save
     never fails for want of user.name."""
-    author, committer = repo_mod.git_each(
-        ('var', 'GIT_AUTHOR_IDENT'), ('var', 'GIT_COMMITTER_IDENT'), cwd=repo.root,
-    )
+    author, committer = repo_mod.git_each(*repo_mod.IDENTITY, cwd=repo.root)
     return _signature(author), _signature(committer)
 
 
@@ -339,16 +337,56 @@ def update_ref(repo: Repo, ref: str, new: str, old: str | None, reason: str) -> 
 
 
 _LOCKS: dict[Path, Any] = {}  # filelock.FileLock
+_HELD: dict[Path, list[int]] = {}  # path -> [fd, depth]: taken without filelock
+
+
+def _flock_now(path: Path) -> int | None:
+    """The lock's fd when nobody holds it, else None.  The same flock on
+    the same file as filelock's, so the two exclude each other; filelock
+    (about 16 ms to import) is only loaded to wait for it, or where flock
+    does not work and it falls back to a soft lock."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        return None
+    try:
+        path.parent.mkdir(exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, 'O_CLOEXEC', 0), 0o644)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:  # held by another writer, or no flock here
+        os.close(fd)
+        return None
+    return fd
 
 
 @contextlib.contextmanager
 def locked(repo: Repo) -> Generator[None]:
     """Serialize writers of memory refs across processes and worktrees.
-    One lock object per path, so a command may nest it (rollback saves
+    Re-entrant within a process, so a command may nest it (rollback saves
     first) without deadlocking on its own flock."""
     path = repo.common_dir / 'agitmem' / 'lock'
+    held = _HELD.get(path)
+    if held is not None:
+        held[1] += 1
+        try:
+            yield
+        finally:
+            held[1] -= 1
+        return
+    fd = _flock_now(path) if path not in _LOCKS else None
+    if fd is not None:
+        _HELD[path] = [fd, 1]
+        try:
+            yield
+        finally:
+            del _HELD[path]
+            os.close(fd)  # closing the only fd releases the flock
+        return
     if path not in _LOCKS:
-        import filelock  # writers only: its import is a noticeable cost
+        import filelock  # to wait for another writer
         path.parent.mkdir(exist_ok=True)
         _LOCKS[path] = filelock.FileLock(str(path), timeout=120)
     with _LOCKS[path]:
