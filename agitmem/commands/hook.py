@@ -111,34 +111,35 @@ def _recovering(what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         return None
 
 
+def _given_or_read(
+        payload: agents.Payload, keys: tuple[str, ...], read: Any,
+) -> str | None:
+    """The first of `keys` the payload carries, else `read` of its
+    transcript (None when neither has it)."""
+    for key in keys:
+        given = payload.raw.get(key)
+        if isinstance(given, str) and given.strip():
+            return given
+    if payload.transcript_path:
+        try:
+            found = read(payload.transcript_path)
+        except AgitmemError:
+            return None
+        return found if isinstance(found, str) else None
+    return None
+
+
 def _summary(payload: agents.Payload) -> str | None:
     """The client's summary of the compaction: Claude Code's PostCompact
     carries it; Codex and Gemini CLI write it in their transcripts."""
-    given = payload.raw.get('compact_summary')
-    if isinstance(given, str) and given.strip():
-        return given
-    if payload.transcript_path:
-        try:
-            return transcript.summary(payload.transcript_path)
-        except AgitmemError:
-            return None
-    return None
+    return _given_or_read(payload, ('compact_summary',), transcript.summary)
 
 
 def _agent_text(payload: agents.Payload) -> str | None:
     """The agent's last text of the turn: Codex's Stop and Claude Code's
     carry `last_assistant_message`, Gemini's AfterAgent `prompt_response`;
     else the transcript."""
-    for key in ('last_assistant_message', 'prompt_response'):
-        given = payload.raw.get(key)
-        if isinstance(given, str) and given.strip():
-            return given
-    if payload.transcript_path:
-        try:
-            return transcript.last_assistant_text(payload.transcript_path)
-        except AgitmemError:
-            return None
-    return None
+    return _given_or_read(payload, ('last_assistant_message', 'prompt_response'), transcript.last_assistant_text)
 
 
 def _open_recovery(
