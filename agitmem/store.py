@@ -11,6 +11,7 @@ import os
 import re
 import stat
 import subprocess
+from collections.abc import Callable
 from collections.abc import Generator
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,10 +48,32 @@ def open_repo(repo: Repo) -> pygit2.Repository:
 
 # -- the working tree's memory ---------------------------------------------
 
-def read_memory(repo: Repo, *, max_file_kb: int) -> Files:
+def same_as(pr: pygit2.Repository, commit: pygit2.Commit | None) -> Callable[[str, bytes], bool]:
+    """Whether a file is byte for byte what `commit` holds: it was checked
+    (layers parsed, credentials scanned) when that commit was written."""
+    if commit is None:
+        return lambda name, data: False
+    tree = commit.tree
+
+    def same(name: str, data: bytes) -> bool:
+        try:
+            entry = tree[name]
+        except (KeyError, ValueError):
+            return False
+        return entry.type_str == 'blob' and entry.id == pygit2.hash(data)
+    return same
+
+
+def read_memory(
+        repo: Repo,
+        *,
+        max_file_kb: int,
+        checked: Callable[[str, bytes], bool] | None = None,
+) -> Files:
     """Every file under .agent/memory/ (and .agent/config.yaml), checked:
     regular files only, UTF-8/LF text, within the size limit, and the
-    structured layers well formed.  Anything wrong raises before a write."""
+    structured layers well formed (those `checked` says were, skipped).
+    Anything wrong raises before a write."""
     files: Files = {}
     root = repo.memory_dir
     limit = max_file_kb * 1024
@@ -66,7 +89,7 @@ def read_memory(repo: Repo, *, max_file_kb: int) -> Files:
         files[memory.CONFIG] = _read_checked(
             repo.config_path, '.agent/config.yaml', limit,
         )
-    check_layers(files)
+    check_layers({k: v for k, v in files.items() if checked is None or not checked(k, v)})
     return files
 
 

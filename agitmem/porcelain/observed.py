@@ -71,8 +71,8 @@ def _path(repo: Repo) -> Path:
 
 
 def now_iso() -> str:
-    import datetime
-    return datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
+    import time
+    return time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
 
 
 def load(repo: Repo) -> dict[str, Any]:

@@ -126,13 +126,15 @@ def save(
                 f'.agent/memory holds the memory of {foreign(ctx)}, not of '
                 f'{ctx.ref}: run `agitmem save` to switch it, then try again',
             )
+        # what the ref already holds was checked when it was committed
+        checked = store.same_as(pr, store.tip(pr, ctx.ref))
         if files is None:
             files = store.read_memory(
-                ctx.repo, max_file_kb=ctx.cfg['max_file_kb'],
+                ctx.repo, max_file_kb=ctx.cfg['max_file_kb'], checked=checked,
             )
         if worktree and parents is None:
             files = _catch_up(ctx, pr, files)
-        _refuse_secrets(files)
+        _refuse_secrets({k: v for k, v in files.items() if not checked(k, v)})
         try:
             tree = store.build_tree(pr, files)
             if parents is not None:
