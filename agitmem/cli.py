@@ -429,6 +429,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print('agitmem: interrupted', file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # `agitmem log | head`: the reader is gone, as with git, say nothing;
+        # stdout goes to /dev/null so the flush at exit does not fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == '__main__':

@@ -26,11 +26,15 @@ def git(*args: str, cwd: Path | str, env: dict[str, str] | None = None) -> str:
     return proc.stdout
 
 
+def agitmem_argv() -> list[str]:
+    """How to run the installed console script."""
+    return [_AGITMEM] if _AGITMEM else [sys.executable, '-m', 'agitmem']
+
+
 def agitmem(*args: str, cwd: Path | str, input: str | None = None,
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """The installed console script, exactly as a user runs it."""
-    exe = [_AGITMEM] if _AGITMEM else [sys.executable, '-m', 'agitmem']
-    return run(*exe, *args, cwd=cwd, input=input, env=env)
+    return run(*agitmem_argv(), *args, cwd=cwd, input=input, env=env)
 
 
 def ok(*args: str, cwd: Path | str, input: str | None = None,
