@@ -1,12 +1,15 @@
 from __future__ import annotations
 
-import argparse
 import io
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 from typing import Any
 from typing import NoReturn
+
+if TYPE_CHECKING:
+    import argparse
 
 from agitmem.errors import AgitmemError
 from agitmem.errors import CheckFailed
@@ -28,29 +31,36 @@ def _columns() -> int:
     return columns or 80
 
 
-class _Formatter(argparse.HelpFormatter):
-    """argparse's own, told the width: argparse asks shutil for it as each
-    argument is added, and importing shutil (zlib, bz2, lzma) is a
-    noticeable part of a hook's run time."""
+def _parser_class() -> type[argparse.ArgumentParser]:
+    """argparse's parser, made once it is needed: the installed agent hooks
+    (`hook EVENT --agent A`) never need it, nor its import."""
+    import argparse
 
-    def __init__(
-            self, prog: str, indent_increment: int = 2,
-            max_help_position: int = 24, width: int | None = None,
-    ) -> None:
-        super().__init__(
-            prog, indent_increment, max_help_position,
-            _columns() - 2 if width is None else width,
-        )
+    class _Formatter(argparse.HelpFormatter):
+        """argparse's own, told the width: argparse asks shutil for it as each
+        argument is added, and importing shutil (zlib, bz2, lzma) is a
+        noticeable part of a hook's run time."""
+
+        def __init__(
+                self, prog: str, indent_increment: int = 2,
+                max_help_position: int = 24, width: int | None = None,
+        ) -> None:
+            super().__init__(
+                prog, indent_increment, max_help_position,
+                _columns() - 2 if width is None else width,
+            )
 
 
-class _Parser(argparse.ArgumentParser):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault('formatter_class', _Formatter)
-        super().__init__(*args, **kwargs)
+    class _Parser(argparse.ArgumentParser):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs.setdefault('formatter_class', _Formatter)
+            super().__init__(*args, **kwargs)
 
-    def error(self, message: str) -> NoReturn:
-        # one line, not argparse's usage block: agents read stderr too
-        self.exit(2, f'agitmem: {message} (see `{self.prog} --help`)\n')
+        def error(self, message: str) -> NoReturn:
+            # one line, not argparse's usage block: agents read stderr too
+            self.exit(2, f'agitmem: {message} (see `{self.prog} --help`)\n')
+
+    return _Parser
 
 
 def _add_ref(p: argparse.ArgumentParser) -> None:
@@ -79,14 +89,15 @@ COMMANDS = (
 )
 
 
-def _parser(command: str | None = None) -> _Parser:
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command, or of `command` only: building all of
     them is a noticeable part of a hook's run time.  Errors, usage and help
     of one command are the same either way."""
     def want(name: str) -> bool:
         return command is None or name == command
 
-    parser = _Parser(
+    import argparse
+    parser = _parser_class()(
         prog='agitmem',
         description="Keep an AI coding agent's memory in git, across "
                     'context compaction.',
@@ -388,17 +399,33 @@ GIT_EVENTS = (
 )
 
 
-def _hook(args: argparse.Namespace) -> int:
-    if args.event in GIT_EVENTS:
+def _hook(event: str, agent: str | None, hook_args: list[str]) -> int:
+    if event in GIT_EVENTS:
         # of git's hooks only pre-push gets stdin: never wait on another's
         stdin = ''
-        if args.event == 'pre-push' and sys.stdin is not None and not sys.stdin.isatty():
+        if event == 'pre-push' and sys.stdin is not None and not sys.stdin.isatty():
             stdin = sys.stdin.read()
         from agitmem.commands.githook import githook
-        return githook(args.event, args.hook_args, stdin)
+        return githook(event, hook_args, stdin)
     stdin = '' if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
     from agitmem.commands.hook import hook
-    return hook(args.event, args.agent, stdin)
+    return hook(event, agent, stdin)
+
+
+def _hook_call(argv: list[str]) -> tuple[str, str | None, list[str]] | None:
+    """(event, agent, args) of `hook EVENT [--agent A] [ARG...]` as the
+    installed hooks call it, read without argparse (it runs on every edit
+    and prompt); None for anything else, which argparse reads."""
+    if len(argv) < 2 or argv[0] != 'hook' or argv[1].startswith('-'):
+        return None
+    event, rest, agent = argv[1], argv[2:], None
+    if rest[:1] == ['--agent'] and len(rest) >= 2:
+        agent, rest = rest[1], rest[2:]
+    elif rest[:1] and rest[0].startswith('--agent='):
+        agent, rest = rest[0].partition('=')[2], rest[1:]
+    if any(a.startswith('-') for a in rest):
+        return None
+    return event, agent, rest
 
 
 def _printable_streams() -> None:
@@ -413,12 +440,15 @@ def _printable_streams() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     _printable_streams()
     argv = sys.argv[1:] if argv is None else list(argv)
+    called = _hook_call(argv)
+    if called is not None:
+        return _hook(*called)
     # the command's own parser only, when the first word names one (an
     # option or a typo first: the whole parser, for its message)
     only = argv[0] if argv and argv[0] in COMMANDS else None
     args = _parser(only).parse_args(argv)
     if args.command == 'hook':
-        return _hook(args)
+        return _hook(args.event, args.agent, args.hook_args)
     try:
         return _run(args)
     except AgitmemError as e:

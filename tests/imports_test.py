@@ -73,8 +73,13 @@ def test_hot_hooks_import_no_pygit2(worked: Path, event: str, payload: object) -
     stdin = payload(worked)  # type: ignore[operator]
     modules = imported(worked, 'hook', event, '--agent', 'claude', stdin=stdin)
     assert 'agitmem.commands.hook' in modules  # the probe ran the hook
-    for name in ('pygit2', 'filelock', 'yaml', 'dataclasses', 'tempfile'):
+    for name in ('pygit2', 'filelock', 'yaml', 'dataclasses', 'tempfile', 'argparse'):
         assert name not in modules, f'hook {event} imports {name}'
+
+
+def test_a_write_imports_no_filelock_when_nobody_holds_the_lock(worked: Path) -> None:
+    # filelock is only for waiting on another writer
+    assert 'filelock' not in imported(worked, 'note', 'x')
 
 
 @pytest.mark.parametrize('args', [
