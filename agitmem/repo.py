@@ -270,12 +270,18 @@ def worktree_tree(repo: Repo) -> str:
                 src = open(index, 'rb')
             except FileNotFoundError:
                 src = None
+            tracked = False  # may the index hold agitmem's install files?
             if src is not None:
                 # a copy that keeps the mtime, as shutil.copy2 makes (git's
                 # racy-clean check depends on it), without importing shutil
                 with src:
-                    while chunk := src.read(1 << 20):
-                        out.write(chunk)
+                    data = src.read()
+                    out.write(data)
+                    # v2/v3 indexes hold whole paths; v4 compresses their
+                    # prefixes, so there it cannot be told
+                    tracked = data[4:8] not in (b'\0\0\0\x02', b'\0\0\0\x03') or any(
+                        p.encode() in data for p in NOT_CODE[1:]
+                    )
                     st = os.fstat(src.fileno())
         if src is None:
             os.unlink(tmp)
@@ -286,11 +292,12 @@ def worktree_tree(repo: Repo) -> str:
             'add', '-A', '--ignore-errors', '--', '.', *NOT_CODE_PATHSPECS,
             cwd=repo.root, env=env, check=False,
         )
-        # agitmem's own install files, committed or not, are not code
-        git(
-            'rm', '--cached', '-q', '-r', '--ignore-unmatch', '--', *NOT_CODE[1:],
-            cwd=repo.root, env=env, check=False,
-        )
+        if tracked:
+            # agitmem's own install files, committed, are not code either
+            git(
+                'rm', '--cached', '-q', '-r', '--ignore-unmatch', '--', *NOT_CODE[1:],
+                cwd=repo.root, env=env, check=False,
+            )
         return git('write-tree', cwd=repo.root, env=env).stdout.strip()
     finally:
         if os.path.exists(tmp):

@@ -3,8 +3,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from testing.util import agitmem
 from testing.util import bad
+from testing.util import git
 from testing.util import mem
 from testing.util import ok
 
@@ -148,3 +151,22 @@ def test_load_chinese_snapshot_headings(memrepo: Path) -> None:
 def test_load_bad_input(repo: Path, memrepo: Path) -> None:
     mem(memrepo, 'state.json').write_text('{')
     assert 'state.json:1: not valid JSON' in bad('load', cwd=memrepo)
+
+
+@pytest.mark.parametrize('version', ['2', '4'])
+def test_committed_install_files_are_not_code(memrepo: Path, version: str) -> None:
+    # agitmem's install files, even committed (a team's .claude/settings.json),
+    # never make the state STALE; index v4 compresses paths, so it is asked
+    git('config', 'index.version', version, cwd=memrepo)
+    settings = memrepo / '.claude' / 'settings.json'
+    settings.parent.mkdir()
+    settings.write_text('{}\n')
+    git('add', '-A', cwd=memrepo)
+    git('commit', '-qm', 'team settings', cwd=memrepo)
+    ok('state', 'set', 'current_goal=g', cwd=memrepo)
+    settings.write_text('{"hooks": {}}\n')
+    git('add', '-A', cwd=memrepo)
+    git('commit', '-qm', 'hooks', cwd=memrepo)
+    assert 'STALE' not in ok('load', cwd=memrepo)
+    (memrepo / 'src' / 'app.py').write_text('changed\n')
+    assert 'STALE: the working tree changed since this state was written: src/app.py.' in ok('load', cwd=memrepo)

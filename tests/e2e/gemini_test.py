@@ -66,7 +66,7 @@ def gemini_bin(tmp_path_factory: pytest.TempPathFactory) -> str:
     return path
 
 
-def _agitmem(h: GeminiHarness, *args: str) -> str:
+def _agitmem(h: GeminiHarness, *args: str, stdout_only: bool = False) -> str:
     exe = Path(sys.executable).parent / "agitmem"
     argv = [str(exe)] if exe.exists() else [sys.executable, "-m", "agitmem"]
     proc = subprocess.run(
@@ -74,7 +74,7 @@ def _agitmem(h: GeminiHarness, *args: str) -> str:
         stdin=subprocess.DEVNULL,
     )
     assert proc.returncode == 0, f"agitmem {' '.join(args)}: {proc.stdout}{proc.stderr}"
-    return proc.stdout + proc.stderr
+    return proc.stdout if stdout_only else proc.stdout + proc.stderr
 
 
 def _harness(gemini_bin: str, tmp: Path, server: FakeGemini) -> GeminiHarness:
@@ -341,7 +341,7 @@ def test_auto_compression_memory_back_in_next_model_request(headless: Scenario) 
 def test_auto_compression_is_in_the_recovery_log(headless: Scenario) -> None:
     """Seen at the next BeforeAgent, recorded once with the checkpoint and
     Gemini's summary (its <state_snapshot>, from the chat file)."""
-    report = json.loads(_agitmem(headless.h, "recovery", "--json"))
+    report = json.loads(_agitmem(headless.h, "recovery", "--json", stdout_only=True))
     rows = report["compactions"]
     assert [(r["agent"], r["trigger"]) for r in rows] == [("gemini", "compressed")], rows
     assert rows[0]["checkpoint"]
