@@ -220,6 +220,8 @@ def session_start(payload: agents.Payload) -> str:
         # Claude Code writes this compaction's compact_boundary after its
         # SessionStart: when a later hook sees it, it is this one, not news
         fresh['absorb'] = True
+    if found and payload.agent == 'gemini':
+        _compressed(repo, cfg, fresh, sessions.int_of(hs.get('context')))
     after = bool(found) or after
     if not after:
         sessions.write(repo, key, fresh)
@@ -288,6 +290,16 @@ def _post_compact(repo: Repo, payload: agents.Payload, key: str) -> str:
             hs['compaction'] = {'summary': summary}
         sessions.write(repo, key, hs)
     return agents.envelope(payload.agent, 'pre-compact')
+
+
+def _compressed(repo: Repo, cfg: dict[str, Any], hs: dict[str, Any], before: int | None) -> None:
+    """Gemini's only sign of a compression is its chat file: the checkpoint
+    is saved when a hook first sees it there."""
+    saved = _save(repo, 'hook pre-compact: checkpoint (compressed)', 'pre-compact')
+    hs['compaction'] = {
+        'trigger': 'compressed', 'tokens_before': before,
+        'checkpoint': saved or _recovering('checkpoint', _recovery().checkpoint_of, repo, context.make(repo, cfg).ref),
+    }
 
 
 def _checkpoint_said(repo: Repo, cfg: dict[str, Any], saved: str | None) -> str:
@@ -450,12 +462,7 @@ def prompt(payload: agents.Payload) -> str:
         else:
             rec['prompted'] = True  # the turn after a /compact starts
     if new and payload.agent == 'gemini':
-        # Gemini's only sign of a compression: the checkpoint is saved now
-        saved = _save(repo, 'hook pre-compact: checkpoint (compressed)', 'pre-compact')
-        hs['compaction'] = {
-            'trigger': 'compressed', 'tokens_before': last,
-            'checkpoint': saved or _recovering('checkpoint', _recovery().checkpoint_of, repo, context.make(repo, cfg).ref),
-        }
+        _compressed(repo, cfg, hs, last)
     elif dropped:
         hs['compaction'] = {'trigger': 'context drop', 'tokens_before': last}
     if not (compacted or due):

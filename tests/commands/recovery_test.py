@@ -15,7 +15,6 @@ from testing.util import ok
 from testing.util import tip
 
 PAYLOADS = Path(__file__).parent.parent / 'agents' / 'payloads'
-SHARED = Path(__file__).parents[3] / 'shared' / 'payloads'
 APP = 'import os\n\n\ndef load_config(path):\n    data = open(path).read()\n    return data\n\n\ndef save_config(path, data):\n    open(path, "w").write(data)\n'
 SESSION = 'rec-session-1'
 TOKEN = 'ghp_' + 'A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8'
@@ -51,7 +50,7 @@ def edit(repo: Path, rel: str, line: int) -> dict[str, Any]:
 
 
 def failed_pytest(repo: Path) -> dict[str, Any]:
-    data = json.loads((SHARED / 'claude' / 'PostToolUseFailure_Bash.json').read_text())
+    data = json.loads((PAYLOADS / 'claude' / 'PostToolUseFailure_Bash.json').read_text())
     data.update(cwd=str(repo), session_id=SESSION, transcript_path=None)
     return data
 
@@ -75,7 +74,7 @@ def compact(repo: Path, *, summary: str = 'We were porting load_config to TOML.'
     """A manual /compact in Claude Code: PreCompact, PostCompact (with
     its summary), SessionStart(compact); returns the injection given."""
     hook(repo, 'pre-compact', _data('claude_pre_compact_manual', repo))
-    post = json.loads((SHARED / 'claude' / 'PostCompact.json').read_text())
+    post = json.loads((PAYLOADS / 'claude' / 'PostCompact.json').read_text())
     post.update(cwd=str(repo), session_id=SESSION, transcript_path=None, compact_summary=summary)
     hook(repo, 'pre-compact', post)
     out = hook(repo, 'session-start', _data('claude_session_start_compact', repo))
