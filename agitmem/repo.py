@@ -96,12 +96,37 @@ def _spawn(args: tuple[str, ...], cwd: Path | str) -> subprocess.Popen[str]:
     )
 
 
+_CRUD = ''.join(map(chr, range(33))) + ',:;<>"\\\''
+
+
+def env_identities() -> tuple[tuple[str, str], tuple[str, str]] | None:
+    """(author, committer) as (name, email) when the environment names
+    both whole, which git takes before any config (git-var(1)): no git
+    process is needed then.  None when git decides more (a date given, a
+    part from config)."""
+    ret = []
+    for kind in ('AUTHOR', 'COMMITTER'):
+        name = os.environ.get(f'GIT_{kind}_NAME', '')
+        email = os.environ.get(f'GIT_{kind}_EMAIL', '')
+        # git trims "crud" off both ends (ident.c): only a value it would
+        # keep as it is is taken here
+        if (
+                f'GIT_{kind}_DATE' in os.environ or
+                not name or name.strip(_CRUD) != name or
+                not email or email.strip(_CRUD) != email
+        ):
+            return None
+        ret.append((name, email))
+    return ret[0], ret[1]
+
+
 def start_early(cwd: str, *, identity: bool) -> None:
     """Start the git reads a memory write makes first (where the repository
     is, HEAD, and with `identity` the commit identities), so they run while
     Python imports pygit2: a second core does them for free.  `git_each`
     picks them up; any left over are ended at exit."""
-    calls = [_FIND, _BRANCH, _HEAD, *(IDENTITY if identity else ())]
+    wanted = identity and env_identities() is None
+    calls = [_FIND, _BRANCH, _HEAD, *(IDENTITY if wanted else ())]
     try:
         for args in calls:
             _EARLY.setdefault((str(cwd), args), _spawn(args, cwd))

@@ -255,6 +255,12 @@ def signatures(repo: Repo) -> tuple[pygit2.Signature, pygit2.Signature]:
     """(author, committer): git's own identities (`git var`: env, config,
     its defaults), asked at once; a fixed one when git has none, so a save
     never fails for want of user.name."""
+    given = repo_mod.env_identities()
+    if given is not None:
+        try:
+            return pygit2.Signature(*given[0]), pygit2.Signature(*given[1])
+        except (ValueError, pygit2.GitError):
+            pass  # a name git would clean up first: let git say
     author, committer = repo_mod.git_each(*repo_mod.IDENTITY, cwd=repo.root)
     return _signature(author), _signature(committer)
 

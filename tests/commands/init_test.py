@@ -1,7 +1,12 @@
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
+import pytest
+
+from testing.util import agitmem_argv
 from testing.util import bad
 from testing.util import count
 from testing.util import git
@@ -124,6 +129,33 @@ def test_identity_from_git(memrepo: Path) -> None:
     ok('note', 'x', cwd=memrepo, env={'GIT_AUTHOR_NAME': 'Ada', 'GIT_AUTHOR_EMAIL': 'ada@example.com'})
     author = git('log', '-1', '--format=%an <%ae>', 'refs/agitmem/heads/main', cwd=memrepo).strip()
     assert author == 'Ada <ada@example.com>'
+
+
+@pytest.mark.parametrize('env, expected', [
+    # both whole in the environment: taken as they are, no git process
+    ({'GIT_AUTHOR_NAME': 'Ada Lovelace', 'GIT_AUTHOR_EMAIL': 'ada@example.com',
+      'GIT_COMMITTER_NAME': 'Bot', 'GIT_COMMITTER_EMAIL': 'bot@example.com'},
+     'Ada Lovelace <ada@example.com>|Bot <bot@example.com>'),
+    # what git trims ("crud" at the ends) is git's to trim
+    ({'GIT_AUTHOR_NAME': ' Ada, ', 'GIT_AUTHOR_EMAIL': '<ada@example.com>'},
+     'Ada <ada@example.com>|Conf Igured <conf@example.com>'),
+    # a date given, or a part from config: git decides
+    ({'GIT_AUTHOR_NAME': 'Ada', 'GIT_AUTHOR_EMAIL': 'ada@example.com',
+      'GIT_AUTHOR_DATE': '2020-01-02T03:04:05Z'},
+     'Ada <ada@example.com>|Conf Igured <conf@example.com>'),
+    # none in the environment: config
+    ({}, 'Conf Igured <conf@example.com>|Conf Igured <conf@example.com>'),
+])
+def test_identity_is_gits(memrepo: Path, env: dict[str, str], expected: str) -> None:
+    git('config', 'user.name', 'Conf Igured', cwd=memrepo)
+    git('config', 'user.email', 'conf@example.com', cwd=memrepo)
+    full = {k: v for k, v in os.environ.items() if not k.startswith(('GIT_AUTHOR_', 'GIT_COMMITTER_'))}
+    proc = subprocess.run([*agitmem_argv(), 'note', 'x'], cwd=memrepo, env={**full, **env}, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    who = git('log', '-1', '--format=%an <%ae>|%cn <%ce>', 'refs/agitmem/heads/main', cwd=memrepo).strip()
+    assert who == expected
+    if 'GIT_AUTHOR_DATE' in env:
+        assert git('log', '-1', '--format=%aI', 'refs/agitmem/heads/main', cwd=memrepo).strip() == '2020-01-02T03:04:05+00:00'
 
 
 def test_ref_override(repo: Path) -> None:
