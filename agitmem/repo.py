@@ -126,7 +126,7 @@ def start_early(cwd: str, *, identity: bool) -> None:
     Python imports pygit2: a second core does them for free.  `git_each`
     picks them up; any left over are ended at exit."""
     wanted = identity and env_identities() is None
-    calls = [_FIND, _BRANCH, _HEAD, *(IDENTITY if wanted else ())]
+    calls = [_FIND_HEAD, _BRANCH, *(IDENTITY if wanted else ())]
     try:
         for args in calls:
             _EARLY.setdefault((str(cwd), args), _spawn(args, cwd))
@@ -183,6 +183,9 @@ _FIND = (
 )
 _BRANCH = ('symbolic-ref', '-q', 'HEAD')
 _HEAD = ('rev-parse', '-q', '--verify', 'HEAD^{commit}')
+# where the repository is and HEAD's commit, in one process (it fails on
+# an unborn HEAD: then they are asked apart)
+_FIND_HEAD = (*_FIND, 'HEAD^{commit}')
 
 
 def find(cwd: Path | str | None = None) -> Repo:
@@ -195,8 +198,12 @@ def find_with_head(
 ) -> tuple[Repo, tuple[str | None, str | None]]:
     """`find` and `head` of the repository there, asked at once."""
     cwd = Path.cwd() if cwd is None else Path(cwd)
-    found, branch, sha = git_each(_FIND, _BRANCH, _HEAD, cwd=cwd)
-    return _found(found, cwd), _head(branch, sha)
+    both, branch = git_each(_FIND_HEAD, _BRANCH, cwd=cwd)
+    if both.returncode == 0:
+        lines = both.stdout.splitlines()
+        sha = lines[3].strip() if len(lines) > 3 else None
+        return _found(both, cwd), (_head(branch, both)[0], sha or None)
+    return _found(git(*_FIND, cwd=cwd, check=False), cwd), (_head(branch, both)[0], None)
 
 
 def _found(proc: subprocess.CompletedProcess[str], cwd: Path) -> Repo:
