@@ -4,14 +4,13 @@ A memory file is read only when it is a regular file of UTF-8/LF text; the
 injection block is built here from the layers (inject.py cuts it to budget)."""
 from __future__ import annotations
 
-import datetime
 import os
 import stat
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import Any
 
 from agitmem import audit
-from agitmem import inject
 from agitmem import memory
 from agitmem import repo as repo_mod
 from agitmem.errors import AgitmemError
@@ -19,6 +18,9 @@ from agitmem.memory import fragments as fragments_mod
 from agitmem.memory import notes as notes_mod
 from agitmem.memory import state as state_mod
 from agitmem.repo import Repo
+
+if TYPE_CHECKING:
+    from agitmem import inject
 
 INJECTED = 'injected_context.txt'
 
@@ -59,6 +61,7 @@ def state(repo: Repo) -> dict[str, Any]:
 
 
 def layers(repo: Repo, cfg: dict[str, Any]) -> inject.Memory:
+    from agitmem import inject  # the injection's: not every read pays for it
     user = ''
     if cfg['user_tattoo']:
         # the user's own file may be a symlink (dotfile managers make them)
@@ -97,6 +100,9 @@ def memory_of(repo: Repo, ref: str | None) -> str | None:
 def freshness(repo: Repo, state: dict[str, Any], ref: str | None = None) -> inject.Freshness:
     """Compare the trees the state and the last verification were written
     against with the working tree now."""
+    import datetime
+
+    from agitmem import inject
     held = memory_of(repo, ref)
     now = datetime.datetime.now(datetime.timezone.utc)
     age = state_mod.age_seconds(state.get('updated_at'), now)
@@ -133,6 +139,7 @@ def injection(
 ) -> inject.Block:
     """The injection block, also written to .agent/injected_context.txt:
     exactly what the agent was given, for the user to look at."""
+    from agitmem import inject
     from agitmem.porcelain import observed
     mem = layers(repo, cfg)
     mem = mem._replace(observed=observed.load(repo))

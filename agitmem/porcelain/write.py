@@ -12,13 +12,13 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 from pathlib import Path
 
 import pygit2
 
 from agitmem import audit
 from agitmem import memory
-from agitmem import merge
 from agitmem import repo as repo_mod
 from agitmem import store
 from agitmem.checks.secrets import blocking
@@ -29,6 +29,9 @@ from agitmem.porcelain import notices
 from agitmem.porcelain import read
 from agitmem.porcelain.context import Context
 from agitmem.repo import Repo
+
+if TYPE_CHECKING:
+    from agitmem import merge
 
 
 # -- the conflicts a merge left, per worktree ---------------------------------
@@ -71,6 +74,7 @@ def _catch_up(ctx: Context, pr: pygit2.Repository, files: store.Files) -> store.
     if not pr.descendant_of(top.id, base.id):
         return files
     theirs = store.tree_files(pr, top.tree)
+    from agitmem import merge  # a merge's: not every write pays for it
     result = merge.merge(store.tree_files(pr, base.tree), files, theirs)
     if result.conflicts:
         print(
@@ -169,6 +173,7 @@ def save(
                 conflicts is not None or conflicts_path(ctx.repo).exists()
         ):
             # a merge records what it left; a save after resolving clears it
+            from agitmem import merge  # a merge's: not every write pays for it
             record_conflicts(
                 ctx.repo, merge.unresolved(files) if conflicts is None else conflicts,
             )
@@ -225,6 +230,7 @@ def checkout(
     files = store.tree_files(pr, commit.tree)
     changed_paths = store.checkout(ctx.repo, files)
     store.set_base(ctx.repo, commit.id, ctx.ref)
+    from agitmem import merge
     record_conflicts(
         ctx.repo, merge.unresolved(files) if conflicts is None else conflicts,
     )
@@ -348,6 +354,7 @@ def _carry_edits(
         )
         top = base
     if top.id != base.id:
+        from agitmem import merge
         result = merge.merge(store.tree_files(pr, base.tree), files, store.tree_files(pr, top.tree))
         if result.conflicts:
             notices.say(
