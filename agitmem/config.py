@@ -53,11 +53,19 @@ def _key_line(text: str, key: str) -> int:
     return 1
 
 
+def _is_blank(text: str) -> bool:
+    # the template as shipped is all comments: no need to load yaml
+    # (a noticeable part of a hook's run time)
+    return all(not ln.strip() or ln.lstrip().startswith('#') for ln in text.splitlines())
+
+
 def parse(text: str, path: str = 'config.yaml') -> dict[str, Any]:
-    if all(not ln.strip() or ln.lstrip().startswith('#') for ln in text.splitlines()):
-        # the template as shipped is all comments: no need to load yaml
-        # (a noticeable part of a hook's run time)
+    if _is_blank(text):
         return dict(DEFAULTS)
+    return settings(_yaml(text, path), text, path)
+
+
+def _yaml(text: str, path: str) -> object:
     import yaml
     try:
         raw = yaml.load(text, Loader=getattr(yaml, 'CSafeLoader', yaml.SafeLoader))
@@ -66,6 +74,12 @@ def parse(text: str, path: str = 'config.yaml') -> dict[str, Any]:
         line = mark.line + 1 if mark is not None else 1
         problem = getattr(e, 'problem', None) or 'not valid YAML'
         raise AgitmemError(f'{path}:{line}: not valid YAML: {problem}')
+    return raw
+
+
+def settings(raw: object, text: str, path: str) -> dict[str, Any]:
+    """The settings of a parsed config.yaml, checked (`text` for line
+    numbers)."""
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
@@ -110,9 +124,32 @@ def parse(text: str, path: str = 'config.yaml') -> dict[str, Any]:
 
 
 def load(path: Path) -> dict[str, Any]:
+    """The settings in `path` (.agent/config.yaml).  Its YAML, once parsed,
+    is kept beside it (.agent/.config-cache.json, with the text it came
+    from) so that a command or hook does not import yaml (about 12 ms)
+    while the file is unchanged; the settings are checked every time."""
     from agitmem.memory import decode
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         return dict(DEFAULTS)
-    return parse(decode(data, f'.agent/{path.name}'), f'.agent/{path.name}')
+    shown = f'.agent/{path.name}'
+    text = decode(data, shown)
+    if _is_blank(text):
+        return dict(DEFAULTS)
+    import json
+    cache = path.parent / '.config-cache.json'
+    try:
+        kept = json.loads(cache.read_text())
+        if isinstance(kept, dict) and kept.get('text') == text:
+            return settings(kept.get('raw'), text, shown)
+    except (OSError, ValueError):
+        pass
+    raw = _yaml(text, shown)
+    cfg = settings(raw, text, shown)
+    try:
+        from agitmem import repo as repo_mod
+        repo_mod.atomic_write(cache, json.dumps({'text': text, 'raw': raw}).encode())
+    except (OSError, TypeError, ValueError):
+        pass  # a value JSON cannot hold (a date): parsed again next time
+    return cfg
