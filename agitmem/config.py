@@ -59,10 +59,16 @@ def _is_blank(text: str) -> bool:
     return all(not ln.strip() or ln.lstrip().startswith('#') for ln in text.splitlines())
 
 
+# text -> its parsed YAML, for texts read in this process (a check of the
+# same config.yaml then needs no yaml either)
+_PARSED: dict[str, object] = {}
+
+
 def parse(text: str, path: str = 'config.yaml') -> dict[str, Any]:
     if _is_blank(text):
         return dict(DEFAULTS)
-    return settings(_yaml(text, path), text, path)
+    raw = _PARSED[text] if text in _PARSED else _yaml(text, path)
+    return settings(raw, text, path)
 
 
 def _yaml(text: str, path: str) -> object:
@@ -142,11 +148,14 @@ def load(path: Path) -> dict[str, Any]:
     try:
         kept = json.loads(cache.read_text())
         if isinstance(kept, dict) and kept.get('text') == text:
-            return settings(kept.get('raw'), text, shown)
+            cfg = settings(kept.get('raw'), text, shown)
+            _PARSED[text] = kept.get('raw')
+            return cfg
     except (OSError, ValueError):
         pass
     raw = _yaml(text, shown)
     cfg = settings(raw, text, shown)
+    _PARSED[text] = raw
     try:
         from agitmem import repo as repo_mod
         repo_mod.atomic_write(cache, json.dumps({'text': text, 'raw': raw}).encode())

@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 from testing.util import agitmem
+from testing.util import git
 from testing.util import ok
 from tests.imports_test import imported
 
@@ -52,3 +53,17 @@ def test_a_damaged_or_forged_cache_is_no_way_round_the_checks(memrepo: Path) -> 
     cache.write_text(json.dumps({'text': 'stale_minutes: 3\n', 'raw': {'stale_minutes': -5}}))
     proc = agitmem('state', 'show', cwd=memrepo)
     assert proc.returncode == 2 and 'out of range' in proc.stderr
+
+
+def test_check_staged_reads_an_unchanged_config_without_yaml(memrepo: Path) -> None:
+    _config(memrepo, CONFIG)
+    with (memrepo / '.agent' / 'memory' / 'tattoo.md').open('a') as f:
+        f.write('- no tabs\n')  # an enforce rule stands for a tattoo rule
+    ok('save', cwd=memrepo)  # parsed once
+    (memrepo / 'a.py').write_text('x = 1\n')
+    git('add', 'a.py', cwd=memrepo)
+    assert 'yaml' not in imported(memrepo, 'check', '--staged')
+    (memrepo / 'b.py').write_text('\tx = 1\n')
+    git('add', 'b.py', cwd=memrepo)
+    proc = agitmem('check', '--staged', cwd=memrepo)
+    assert proc.returncode == 1 and 'no tabs' in proc.stdout + proc.stderr
