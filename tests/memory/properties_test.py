@@ -368,3 +368,18 @@ def test_state_refuses_nan() -> None:
     are refused."""
     with pytest.raises(AgitmemError):
         state_mod.parse('{"x": NaN}')
+
+
+@pytest.mark.parametrize('bad, line, says', [
+    ('{"id": "A-001"}, {"id": "A-002"}', 3, 'not valid JSON: Extra data'),
+    ('{"id": "A-001"},', 3, 'not valid JSON: Extra data'),
+    ('{oops', 3, 'not valid JSON'),
+    ('[1]', 3, 'each line must be a JSON object'),
+    ('{"id": "A-001"}', 3, 'duplicate id A-001'),
+])
+def test_fragments_errors_name_their_line(bad: str, line: int, says: str) -> None:
+    # all lines are parsed at once first: a bad one must still be named
+    good = ['{"id": "A-001"}', '', bad, *(f'{{"id": "B-{i:03d}"}}' for i in range(1, 300))]
+    with pytest.raises(AgitmemError) as e:
+        fragments_mod.parse('\n'.join(good) + '\n', 'f.jsonl')
+    assert str(e.value).startswith(f'f.jsonl:{line}: {says}')
