@@ -347,8 +347,41 @@ def _make_room(repo: Repo, ref: str) -> list[str]:
     return [move_aside(repo, r, f'moved aside for {ref}') for r in blocking]
 
 
-def update_ref(repo: Repo, ref: str, new: str, old: str | None, reason: str) -> None:
+def _moved_in_process(
+        repo: Repo, pr: pygit2.Repository, ref: str, new: str, old: str, reason: str,
+        who: pygit2.Signature,
+) -> bool:
+    """The compare-and-swap of an existing ref with a reflog, done by
+    libgit2 (git_reference_set_target fails when the ref changed since it
+    was read): a git process less for every memory commit.  Its reflog
+    entry is git's: `who` (the commit's committer) now.  False when it is
+    not that case (no reflog yet, a committer date given, which git would
+    write), or anything goes wrong: git then does it, and says what went
+    wrong."""
+    logs = repo.git_dir if ref.startswith('refs/worktree/') else repo.common_dir
+    if 'GIT_COMMITTER_DATE' in os.environ or not (logs / 'logs' / ref).is_file():
+        return False
+    try:
+        reference = pr.references.get(ref)
+        if reference is None or str(reference.target) != old:
+            return False
+        pr.set_ident(who.name, who.email)
+        reference.set_target(pygit2.Oid(hex=new), reason)
+    except (pygit2.GitError, ValueError, TypeError):
+        return False
+    return True
+
+
+def update_ref(
+        repo: Repo, ref: str, new: str, old: str | None, reason: str,
+        *, pr: pygit2.Repository | None = None, who: pygit2.Signature | None = None,
+) -> None:
     """Compare-and-swap: git moves the ref only if it still points at old."""
+    if (
+            pr is not None and who is not None and old is not None and
+            _moved_in_process(repo, pr, ref, new, old, reason, who)
+    ):
+        return
     for attempt in range(2):
         proc = repo_mod.git(
             'update-ref', '--create-reflog', '-m', reason, ref, new,
@@ -458,7 +491,7 @@ def commit(
             update_ref(
                 repo, ref, str(oid),
                 str(current.id) if current is not None else None,
-                f'agitmem {subject}',
+                f'agitmem {subject}', pr=pr, who=committer,
             )
         except Race:
             continue

@@ -173,3 +173,18 @@ def test_init_takes_config_from_existing_ref(memrepo: Path) -> None:
     ok('init', cwd=memrepo)
     assert (memrepo / '.agent' / 'config.yaml').read_text() == 'budget_tokens: 600\n'
     assert 'nothing to save' in ok('save', cwd=memrepo)
+
+
+def test_the_reflog_is_gits(memrepo: Path) -> None:
+    # a memory commit moves its ref in process (libgit2's compare-and-swap):
+    # the reflog entry names the committer and the subject as git's would
+    ok('note', 'one', cwd=memrepo)
+    ok('note', 'two', cwd=memrepo, env={'GIT_COMMITTER_NAME': 'Bot', 'GIT_COMMITTER_EMAIL': 'bot@example.com'})
+    log = git('reflog', '-3', '--format=%gn <%ge>|%gs|%H', 'refs/agitmem/heads/main', cwd=memrepo).splitlines()
+    tip_ = git('rev-parse', 'refs/agitmem/heads/main', cwd=memrepo).strip()
+    assert log[0] == f'Bot <bot@example.com>|agitmem note: two|{tip_}'
+    assert log[1].startswith('Test User <test@example.com>|agitmem note: one|')
+    # a committer date given: git moves it, and dates the entry so
+    ok('note', 'three', cwd=memrepo, env={'GIT_COMMITTER_DATE': '2020-01-02T03:04:05Z'})
+    when = git('reflog', '-1', '--date=iso-strict', '--format=%gd', 'refs/agitmem/heads/main', cwd=memrepo).strip()
+    assert '2020-01-02' in when
