@@ -311,10 +311,12 @@ def _run(args: argparse.Namespace) -> int:
             scope=args.scope,
         )
 
-    if _writes(args):
-        # the git reads first, on their own core, while pygit2 imports
-        from agitmem import repo as repo_mod
-        repo_mod.start_early(os.getcwd(), identity=True)
+    # the first git reads start now, on the other core, while Python
+    # imports what the command needs (pygit2, for a write)
+    from agitmem import repo as repo_mod
+    writes = _writes(args)
+    repo_mod.start_early(os.getcwd(), identity=writes)
+    if writes:
         import agitmem.porcelain.write  # noqa: F401
     from agitmem.porcelain import context
     # review reads the memory refs only: it runs in CI, where no .agent/ is
