@@ -367,8 +367,8 @@ def _moved_in_process(
             return False
         pr.set_ident(who.name, who.email)
         reference.set_target(pygit2.Oid(hex=new), reason)
-    except (pygit2.GitError, ValueError, TypeError):
-        return False
+    except (pygit2.GitError, OSError, ValueError, TypeError, KeyError):
+        return False  # libgit2 maps a lock it cannot take to OSError
     return True
 
 
