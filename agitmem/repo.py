@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -384,6 +385,34 @@ def unexclude(repo: Repo, line: str) -> bool:
 def tracked(repo: Repo, rel: str) -> bool:
     """Whether git tracks the file at rel (relative to the worktree top)."""
     return bool(git_out(repo, 'ls-files', '--full-name', '--', rel))
+
+
+class NotRegularFile(OSError):
+    """open_regular found something else there: `kind` says what."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind
+
+
+def open_regular(path: Path | str, flags: int = os.O_RDONLY) -> tuple[int, os.stat_result]:
+    """(fd, stat) of `path` opened as a regular file, or NotRegularFile
+    ('a directory', 'not a regular file').  O_NONBLOCK: opening a FIFO
+    does not wait for its other end (the fd blocks again once it is known
+    to be a file); the kind is checked on the open fd, so a swap after a
+    stat cannot slip a device in."""
+    fd = os.open(
+        path, flags | os.O_NONBLOCK | getattr(os, 'O_NOCTTY', 0) | getattr(os, 'O_CLOEXEC', 0), 0o644,
+    )
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile('a directory' if stat.S_ISDIR(st.st_mode) else 'not a regular file')
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
 
 
 def _mkstemp(directory: Path, prefix: str) -> tuple[int, str]:

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from collections.abc import Callable
 
+from agitmem import repo as repo_mod
 from agitmem.errors import AgitmemError
 
 TAIL_BYTES = 200 * 1024
@@ -128,26 +128,17 @@ def _line_number(path: str, offset: int) -> int | None:
 
 
 def _open(path: str) -> tuple[int, int]:
-    """(fd, size) of the transcript, a regular file.  O_NONBLOCK: opening a
-    FIFO does not wait for a writer; the kind is checked on the open fd, so
-    a swap after a stat cannot slip a device in."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, 'O_NOCTTY', 0) | getattr(os, 'O_CLOEXEC', 0)
+    """(fd, size) of the transcript, a regular file (never a FIFO to wait
+    on, nor a device)."""
     try:
-        fd = os.open(path, flags)
+        fd, st = repo_mod.open_regular(path)
     except FileNotFoundError:
         raise AgitmemError(f'{path}: transcript not found')
+    except repo_mod.NotRegularFile as e:
+        raise AgitmemError(f'{path}: is {e.kind}, not a transcript')
     except (OSError, ValueError) as e:  # ValueError: a NUL in the path
         detail = e.strerror if isinstance(e, OSError) else str(e)
         raise AgitmemError(f'{path}: cannot read transcript: {detail}')
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            kind = 'a directory' if stat.S_ISDIR(st.st_mode) else 'not a regular file'
-            raise AgitmemError(f'{path}: is {kind}, not a transcript')
-        os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
     return fd, st.st_size
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import time
 from pathlib import Path
 from typing import Any
@@ -50,23 +49,17 @@ def _append(repo: Repo, record: dict[str, Any]) -> None:
 
 
 def _open(path: Path, flags: int, what: str) -> int:
-    """The log, a regular file.  O_NONBLOCK: a FIFO there must not hang a
-    hook (or `agitmem recovery`) waiting for its other end."""
+    """The log, a regular file: a FIFO there must not hang a hook (or
+    `agitmem recovery`) waiting for its other end."""
     name = f'.agent/log/{recovery_mod.LOG}'
     try:
-        fd = os.open(path, flags | os.O_NONBLOCK | getattr(os, 'O_CLOEXEC', 0), 0o644)
+        return repo_mod.open_regular(path, flags)[0]
     except FileNotFoundError:
         raise
+    except repo_mod.NotRegularFile:
+        raise AgitmemError(f'{name}: not a regular file')
     except OSError as e:
         raise AgitmemError(f'{name}: {what}: {e.strerror}')
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise AgitmemError(f'{name}: not a regular file')
-        os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
 
 
 def rows(repo: Repo) -> list[dict[str, Any]]:
