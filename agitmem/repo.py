@@ -199,12 +199,12 @@ def find_with_head(
 ) -> tuple[Repo, tuple[str | None, str | None]]:
     """`find` and `head` of the repository there, asked at once."""
     cwd = Path.cwd() if cwd is None else Path(cwd)
-    both, branch = git_each(_FIND_HEAD, _BRANCH, cwd=cwd)
+    both, sym = git_each(_FIND_HEAD, _BRANCH, cwd=cwd)
     if both.returncode == 0:
         lines = both.stdout.splitlines()
         sha = lines[3].strip() if len(lines) > 3 else None
-        return _found(both, cwd), (_head(branch, both)[0], sha or None)
-    return _found(git(*_FIND, cwd=cwd, check=False), cwd), (_head(branch, both)[0], None)
+        return _found(both, cwd), (_branch(sym), sha or None)
+    return _found(git(*_FIND, cwd=cwd, check=False), cwd), (_branch(sym), None)
 
 
 def _found(proc: subprocess.CompletedProcess[str], cwd: Path) -> Repo:
@@ -231,11 +231,13 @@ def _head(
         sym: subprocess.CompletedProcess[str],
         sha_proc: subprocess.CompletedProcess[str],
 ) -> tuple[str | None, str | None]:
-    branch = None
-    if sym.returncode == 0:
-        branch = sym.stdout.strip().removeprefix('refs/heads/')
     sha = sha_proc.stdout.strip() if sha_proc.returncode == 0 else None
-    return branch, sha
+    return _branch(sym), sha
+
+
+def _branch(sym: subprocess.CompletedProcess[str]) -> str | None:
+    """The branch `git symbolic-ref -q HEAD` names; None when detached."""
+    return sym.stdout.strip().removeprefix('refs/heads/') if sym.returncode == 0 else None
 
 
 def memory_ref(
@@ -295,31 +297,29 @@ def is_code(path: str) -> bool:
 def worktree_tree(repo: Repo) -> str:
     """The tree id of the working tree now (.agent/ excluded), computed on a
     copy of the index so the user's index is never touched."""
+    try:
+        # a copy that keeps the mtime, as shutil.copy2 makes (git's
+        # racy-clean check depends on it), without importing shutil
+        with open(repo.git_dir / 'index', 'rb') as src:
+            data: bytes | None = src.read()
+            st = os.fstat(src.fileno())
+    except FileNotFoundError:
+        data = None
     fd, tmp = _mkstemp(repo.git_dir, 'agitmem-index-')
     try:
-        index = repo.git_dir / 'index'
         with open(fd, 'wb') as out:
-            try:
-                src = open(index, 'rb')
-            except FileNotFoundError:
-                src = None
-            tracked = False  # may the index hold agitmem's install files?
-            if src is not None:
-                # a copy that keeps the mtime, as shutil.copy2 makes (git's
-                # racy-clean check depends on it), without importing shutil
-                with src:
-                    data = src.read()
-                    out.write(data)
-                    # v2/v3 indexes hold whole paths; v4 compresses their
-                    # prefixes, so there it cannot be told
-                    tracked = data[4:8] not in (b'\0\0\0\x02', b'\0\0\0\x03') or any(
-                        p.encode() in data for p in NOT_CODE[1:]
-                    )
-                    st = os.fstat(src.fileno())
-        if src is None:
-            os.unlink(tmp)
+            if data is not None:
+                out.write(data)
+        if data is None:
+            os.unlink(tmp)  # no index yet: git starts an empty one
         else:
             os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
+        # may the index hold agitmem's install files?  v2/v3 indexes hold
+        # whole paths; v4 compresses their prefixes, so there it cannot be told
+        tracked = data is not None and (
+            data[4:8] not in (b'\0\0\0\x02', b'\0\0\0\x03') or
+            any(p.encode() in data for p in NOT_CODE[1:])
+        )
         env = {'GIT_INDEX_FILE': tmp}
         git(
             'add', '-A', '--ignore-errors', '--', '.', *NOT_CODE_PATHSPECS,

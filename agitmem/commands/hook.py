@@ -74,10 +74,18 @@ def _with_notices(agent: str, out: str) -> str:
 
 
 def _save(repo: Repo, subject: str, event: str) -> str | None:
+    return _checkpoint(repo, subject, event)[0]
+
+
+def _checkpoint(repo: Repo, subject: str, event: str = 'pre-compact') -> tuple[str | None, str | None]:
+    """(the commit saved, or None when nothing changed; the memory ref's
+    tip either way: the checkpoint a compaction starts from)."""
     from agitmem.porcelain import write  # pygit2: only when saving
     ctx = context.make(repo, config.load(repo.config_path))
     oid = write.save(ctx, subject, event=event)
-    return str(oid)[:12] if oid is not None else None
+    if oid is not None:
+        return str(oid)[:12], str(oid)[:12]
+    return None, _recovering('checkpoint', _recovery().checkpoint_of, repo, ctx.ref)
 
 
 def _block(repo: Repo, cfg: dict[str, Any], agent: str, event: str,
@@ -221,7 +229,7 @@ def session_start(payload: agents.Payload) -> str:
         # SessionStart: when a later hook sees it, it is this one, not news
         fresh['absorb'] = True
     if found and payload.agent == 'gemini':
-        _compressed(repo, cfg, fresh, sessions.int_of(hs.get('context')))
+        _compressed(repo, fresh, sessions.int_of(hs.get('context')))
     after = bool(found) or after
     if not after:
         sessions.write(repo, key, fresh)
@@ -261,13 +269,13 @@ def pre_compact(payload: agents.Payload) -> str:
     if payload.event == 'PostCompact':
         return _post_compact(repo, payload, key)
     trigger = payload.trigger or 'compact'
-    saved = _save(repo, f'hook pre-compact: checkpoint ({trigger})', 'pre-compact')
+    saved, checkpoint = _checkpoint(repo, f'hook pre-compact: checkpoint ({trigger})')
     hs = sessions.read(repo, key)
     hs['compact_pending'] = True
     before = _context_size(payload)
     hs['compaction'] = {
         'trigger': trigger,
-        'checkpoint': saved or _recovering('checkpoint', _recovery().checkpoint_of, repo, context.make(repo, cfg).ref),
+        'checkpoint': checkpoint,
         'tokens_before': before if before is not None else hs.get('context'),
     }
     sessions.write(repo, key, hs)
@@ -292,13 +300,12 @@ def _post_compact(repo: Repo, payload: agents.Payload, key: str) -> str:
     return agents.envelope(payload.agent, 'pre-compact')
 
 
-def _compressed(repo: Repo, cfg: dict[str, Any], hs: dict[str, Any], before: int | None) -> None:
+def _compressed(repo: Repo, hs: dict[str, Any], before: int | None) -> None:
     """Gemini's only sign of a compression is its chat file: the checkpoint
     is saved when a hook first sees it there."""
-    saved = _save(repo, 'hook pre-compact: checkpoint (compressed)', 'pre-compact')
     hs['compaction'] = {
         'trigger': 'compressed', 'tokens_before': before,
-        'checkpoint': saved or _recovering('checkpoint', _recovery().checkpoint_of, repo, context.make(repo, cfg).ref),
+        'checkpoint': _checkpoint(repo, 'hook pre-compact: checkpoint (compressed)')[1],
     }
 
 
@@ -462,7 +469,7 @@ def prompt(payload: agents.Payload) -> str:
         else:
             rec['prompted'] = True  # the turn after a /compact starts
     if new and payload.agent == 'gemini':
-        _compressed(repo, cfg, hs, last)
+        _compressed(repo, hs, last)
     elif dropped:
         hs['compaction'] = {'trigger': 'context drop', 'tokens_before': last}
     if not (compacted or due):
