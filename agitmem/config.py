@@ -68,7 +68,9 @@ def parse(text: str, path: str = 'config.yaml') -> dict[str, Any]:
     if _is_blank(text):
         return dict(DEFAULTS)
     raw = _PARSED[text] if text in _PARSED else _yaml(text, path)
-    return settings(raw, text, path)
+    cfg = settings(raw, text, path)
+    _PARSED[text] = raw
+    return cfg
 
 
 def _yaml(text: str, path: str) -> object:
@@ -141,24 +143,29 @@ def load(path: Path) -> dict[str, Any]:
         return dict(DEFAULTS)
     shown = f'.agent/{path.name}'
     text = decode(data, shown)
-    if _is_blank(text):
-        return dict(DEFAULTS)
-    import json
     cache = path.parent / '.config-cache.json'
+    known = _is_blank(text) or text in _PARSED or _kept(cache, text)
+    cfg = parse(text, shown)
+    if not known:
+        try:
+            import json
+
+            from agitmem import repo as repo_mod
+            repo_mod.atomic_write(cache, json.dumps({'text': text, 'raw': _PARSED[text]}).encode())
+        except (OSError, TypeError, ValueError):
+            pass  # a value JSON cannot hold (a date): parsed again next time
+    return cfg
+
+
+def _kept(cache: Path, text: str) -> bool:
+    """Whether the cache beside config.yaml holds `text`'s YAML (then in
+    _PARSED; `parse` checks its settings like any other)."""
+    import json
     try:
         kept = json.loads(cache.read_text())
-        if isinstance(kept, dict) and kept.get('text') == text:
-            cfg = settings(kept.get('raw'), text, shown)
-            _PARSED[text] = kept.get('raw')
-            return cfg
     except (OSError, ValueError):
-        pass
-    raw = _yaml(text, shown)
-    cfg = settings(raw, text, shown)
-    _PARSED[text] = raw
-    try:
-        from agitmem import repo as repo_mod
-        repo_mod.atomic_write(cache, json.dumps({'text': text, 'raw': raw}).encode())
-    except (OSError, TypeError, ValueError):
-        pass  # a value JSON cannot hold (a date): parsed again next time
-    return cfg
+        return False
+    if not isinstance(kept, dict) or kept.get('text') != text:
+        return False
+    _PARSED[text] = kept.get('raw')
+    return True

@@ -123,11 +123,11 @@ def save(
     with store.locked(ctx.repo):
         if worktree and parents is None and files is None:
             align(ctx)
-        elif worktree and parents is None and foreign(ctx) is not None:
+        elif worktree and parents is None and (held := foreign(ctx)) is not None:
             # files computed from another branch's memory (a caller that
             # did not align first): never commit them onto this ref
             raise AgitmemError(
-                f'.agent/memory holds the memory of {foreign(ctx)}, not of '
+                f'.agent/memory holds the memory of {held}, not of '
                 f'{ctx.ref}: run `agitmem save` to switch it, then try again',
             )
         # what the ref already holds was checked when it was committed
