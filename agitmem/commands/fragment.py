@@ -2,13 +2,13 @@
 memory fragment."""
 from __future__ import annotations
 
-import datetime
 import os
 
 from agitmem import audit
 from agitmem import memory
 from agitmem.errors import AgitmemError
 from agitmem.memory import fragments as fragments_mod
+from agitmem.memory import state as state_mod
 from agitmem.porcelain import write
 from agitmem.porcelain.context import Context
 
@@ -46,9 +46,7 @@ def fragment_add(
         fid = fragments_mod.next_id(existing, agent)
         fragment: dict[str, str | list[str]] = {
             'id': fid,
-            'at': datetime.datetime.now(datetime.timezone.utc).strftime(
-                '%Y-%m-%dT%H:%M:%SZ',
-            ),
+            'at': state_mod.now_iso(),
             'goal': goal,
             'basis': basis or '',
             'action': action or '',

@@ -9,6 +9,7 @@ from agitmem.porcelain import read
 from agitmem.porcelain import state
 from agitmem.porcelain.context import Context
 from agitmem.errors import AgitmemError
+from agitmem.memory import state as state_mod
 from agitmem.memory.verification import reason
 
 
@@ -40,7 +41,7 @@ def verify(ctx: Context, cmd: list[str], save: bool) -> int:
         'result': result,
         'exit_code': code,
         'reason': why,
-        'at': state.now_iso(),
+        'at': state_mod.now_iso(),
         'tree': tree,
     }
     state.update(ctx, {'last_verification': verification}, event='verify', save=save, tree=tree)

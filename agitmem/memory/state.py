@@ -19,6 +19,12 @@ MANAGED_KEYS = ('step', 'updated_at', 'tree')
 RESULTS = ('passed', 'failed')
 
 
+def now_iso() -> str:
+    """Now, as state.json and the logs beside it write a time (UTC)."""
+    import time
+    return time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
+
+
 def _no_constant(name: str) -> Any:
     raise AgitmemError(f'state.json: {name} is not valid JSON')
 

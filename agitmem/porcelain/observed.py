@@ -70,11 +70,6 @@ def _path(repo: Repo) -> Path:
     return repo.git_dir / 'agitmem' / 'observed.json'
 
 
-def now_iso() -> str:
-    import time
-    return time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
-
-
 def load(repo: Repo) -> dict[str, Any]:
     """What was observed ({} when nothing, or when the file is damaged:
     it is a cache of facts, never worth failing a hook over)."""
@@ -155,7 +150,7 @@ def edit_entry(repo: Repo, edit: tools.Edit, cwd: str | None) -> dict[str, Any]:
     start, end = _locate(edit, text)
     ext = rel.rsplit('.', 1)[-1].lower() if '.' in rel.rsplit('/', 1)[-1] else ''
     symbol = enclosing(text.splitlines(), start, ext) if start is not None and text else None
-    return {'file': rel, 'lines': [start, end] if start is not None else None, 'symbol': symbol, 'at': now_iso()}
+    return {'file': rel, 'lines': [start, end] if start is not None else None, 'symbol': symbol, 'at': state_mod.now_iso()}
 
 
 def _push(items: object, entry: dict[str, Any], keep: int) -> list[dict[str, Any]]:
@@ -197,7 +192,7 @@ def record_tool(
         command = _clip(secrets.redact(run.command), COMMAND_CHARS)
         data['commands'] = _push(
             data.get('commands'),
-            {'command': command, 'exit_code': run.exit_code, 'at': now_iso(), 'session': session},
+            {'command': command, 'exit_code': run.exit_code, 'at': state_mod.now_iso(), 'session': session},
             COMMANDS,
         )
         event: dict[str, Any] = {'kind': 'command', 'command': command, 'exit_code': run.exit_code, 'test': None}
@@ -225,7 +220,7 @@ def _verification(repo: Repo, command: str, run: tools.ShellRun) -> dict[str, An
         'result': 'failed' if failed else 'passed',
         'exit_code': code,
         'reason': secrets.redact(verification.reason(run.output, (code if code is not None else int(failed)))),
-        'at': now_iso(),
+        'at': state_mod.now_iso(),
         'tree': repo_mod.worktree_tree(repo),
         'observed': True,
     }
@@ -258,5 +253,5 @@ def record_prompt(repo: Repo, prompt: str | None, session: str) -> None:
     from agitmem import secrets
     text = _clip(secrets.redact(prompt), REQUEST_CHARS)
     data = load(repo)
-    data['requests'] = _push(data.get('requests'), {'text': text, 'at': now_iso(), 'session': session}, REQUESTS)
+    data['requests'] = _push(data.get('requests'), {'text': text, 'at': state_mod.now_iso(), 'session': session}, REQUESTS)
     _store(repo, data)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +27,6 @@ SESSION_CHARS = 80
 
 def log_path(repo: Repo) -> Path:
     return repo.agent_dir / 'log' / recovery_mod.LOG
-
-
-def _now() -> str:
-    return time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
 
 
 def _append(repo: Repo, record: dict[str, Any]) -> None:
@@ -131,7 +126,7 @@ def open_record(
     _append(repo, {
         'kind': 'compaction',
         'id': rid,
-        'at': _now(),
+        'at': state_mod.now_iso(),
         'agent': agent,
         'session': session,
         'trigger': stash.get('trigger') or trigger,
@@ -187,7 +182,7 @@ def close(
     _append(repo, {
         'kind': 'verdict',
         'id': rec['id'],
-        'at': _now(),
+        'at': state_mod.now_iso(),
         'verdict': verdict,
         'evidence': evidence,
         'first_action': first,
@@ -206,7 +201,7 @@ def mark(repo: Repo, n: int, verdict: str) -> dict[str, Any]:
             f'unknown verdict "{verdict}" (one of: {", ".join(recovery_mod.MARKS)})',
         )
     row = one(repo, n)
-    _append(repo, {'kind': 'mark', 'id': row['id'], 'at': _now(), 'verdict': recovery_mod.MARKS[verdict]})
+    _append(repo, {'kind': 'mark', 'id': row['id'], 'at': state_mod.now_iso(), 'verdict': recovery_mod.MARKS[verdict]})
     return row
 
 
@@ -254,4 +249,4 @@ def add_summary(repo: Repo, rid: object, summary: str) -> None:
     if not isinstance(rid, str):
         return
     from agitmem import secrets
-    _append(repo, {'kind': 'summary', 'id': rid, 'at': _now(), 'summary': secrets.redact(summary)[:SUMMARY_CHARS]})
+    _append(repo, {'kind': 'summary', 'id': rid, 'at': state_mod.now_iso(), 'summary': secrets.redact(summary)[:SUMMARY_CHARS]})

@@ -2,7 +2,6 @@
 and the working tree's tree id, under the writers' lock."""
 from __future__ import annotations
 
-import datetime
 from typing import Any
 
 from agitmem import audit
@@ -11,12 +10,6 @@ from agitmem import repo as repo_mod
 from agitmem.memory import state as state_mod
 from agitmem.porcelain import write
 from agitmem.porcelain.context import Context
-
-
-def now_iso() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).strftime(
-        '%Y-%m-%dT%H:%M:%SZ',
-    )
 
 
 def update(
@@ -38,7 +31,7 @@ def update(
     def change(text: str) -> str:
         nonlocal new
         current = state_mod.parse(text, shown) if text else {}
-        new = state_mod.update(current, changes, now=now_iso(), tree=tree)
+        new = state_mod.update(current, changes, now=state_mod.now_iso(), tree=tree)
         return state_mod.render(new)
 
     write.edit(
