@@ -9,6 +9,7 @@ from typing import Any
 from agitmem import audit
 from agitmem.errors import AgitmemError
 from agitmem.memory import recovery as log_format
+from agitmem.memory import state as state_mod
 from agitmem.porcelain import recovery as recovery_mod
 from agitmem.porcelain.context import Context
 
@@ -24,16 +25,6 @@ def _number(word: str) -> int:
 
 def _pct(value: object) -> str:
     return f'{value:5.1f}%' if isinstance(value, (int, float)) else '     -'
-
-
-def _age(seconds: object) -> str:
-    if not isinstance(seconds, (int, float)):
-        return 'unknown'
-    if seconds < 120:
-        return f'{int(seconds)} s'
-    if seconds < 7200:
-        return f'{int(seconds // 60)} min'
-    return f'{seconds / 3600:.1f} h'
 
 
 def _table(summary: dict[str, Any], stale_minutes: int) -> list[str]:
@@ -101,7 +92,9 @@ def _show(ctx: Context, n: int, as_json: bool) -> int:
     print(f'agent: {r.get("agent")}, session {r.get("session")}, trigger {r.get("trigger")}')
     print(f'tokens: {before if before is not None else "?"} before, {after if after is not None else "?"} after')
     print(f'checkpoint: {r.get("checkpoint") or "-"}')
-    print(f'state: step {r.get("state_step")}, {_age(r.get("state_age"))} old{" (stale)" if r.get("stale") else ""}')
+    age = r.get('state_age')
+    updated = state_mod.human_age(age if isinstance(age, (int, float)) else None)
+    print(f'state: step {r.get("state_step")}, updated {updated}{" (stale)" if r.get("stale") else ""}')
     for key in ('current_goal', 'current_file', 'current_symbol', 'next_intent', 'verification'):
         if expect.get(key):
             print(f'  {key}: {expect[key]}')
