@@ -303,18 +303,22 @@ def _compaction_keys(obj: object) -> list[str]:
         return [f'claude:{uid if isinstance(uid, str) else _key(json.dumps(obj, sort_keys=True))}']
     if obj.get('type') == 'compacted':
         return [f'codex:{_key(json.dumps(obj, sort_keys=True))}']
+    return [f'gemini:{_key(text)}' for text in _gemini_summaries(obj)]
+
+
+def _gemini_summaries(obj: dict[str, object]) -> list[str]:
+    """The summaries a Gemini `$set` of `messages` holds: each user turn
+    that GEMINI_ACK answers."""
     messages = _dict(obj.get('$set')).get('messages')
     if not isinstance(messages, list):
         return []
-    ret = []
-    for before, after in zip(messages, messages[1:]):
-        if (
-                isinstance(before, dict) and isinstance(after, dict) and
-                before.get('type') == 'user' and after.get('type') == 'gemini' and
-                _text_of(after.get('content')).strip() == GEMINI_ACK
-        ):
-            ret.append(f'gemini:{_key(_text_of(before.get("content")))}')
-    return ret
+    return [
+        _text_of(before.get('content'))
+        for before, after in zip(messages, messages[1:])
+        if isinstance(before, dict) and isinstance(after, dict) and
+        before.get('type') == 'user' and after.get('type') == 'gemini' and
+        _text_of(after.get('content')).strip() == GEMINI_ACK
+    ]
 
 
 def compactions(path: str) -> list[str]:
@@ -355,18 +359,8 @@ def _summary_of(obj: object) -> str | None:
     if obj.get('type') == 'compacted':
         message = _dict(obj.get('payload')).get('message')
         return message if isinstance(message, str) and message else None
-    messages = _dict(obj.get('$set')).get('messages')
-    if isinstance(messages, list):
-        found = None
-        for before, after in zip(messages, messages[1:]):
-            if (
-                    isinstance(before, dict) and isinstance(after, dict) and
-                    before.get('type') == 'user' and after.get('type') == 'gemini' and
-                    _text_of(after.get('content')).strip() == GEMINI_ACK
-            ):
-                found = _text_of(before.get('content')) or None
-        return found
-    return None
+    found = _gemini_summaries(obj)
+    return (found[-1] or None) if found else None
 
 
 def _assistant_text(obj: object) -> str | None:
