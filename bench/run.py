@@ -151,6 +151,10 @@ def writes(plan: Plan, realistic: Path, work: Path) -> None:
     the plumbing save in the same repository for scale."""
     root = work / 'writes'
     shutil.copytree(realistic, root, symlinks=True)
+    # the copies have new inodes, so every entry of the index looks changed
+    # until a git command refreshes it (any the user runs would): otherwise
+    # each working-tree tree agitmem computes re-hashes all 200 files
+    c.sh('git', 'status', '--porcelain', cwd=root)
     tip = c.sh('git', 'rev-parse', 'refs/agitmem/heads/main', cwd=root).strip()
     c.sh('git', 'update-ref', 'refs/bench/plumbing', tip, cwd=root)
     c.sh(*c.AGITMEM, 'note', 'one more, so rollback has a step to undo', cwd=root)
