@@ -317,7 +317,11 @@ def _run(args: argparse.Namespace) -> int:
     from agitmem import repo as repo_mod
     writes = _writes(args)
     repo_mod.start_early(os.getcwd(), identity=writes)
-    if writes:
+    if cmd == 'load' or (cmd == 'state' and args.state_command == 'set'):
+        repo_mod.start_tree(os.getcwd())  # the state's tree (or the load's freshness)
+    if writes and cmd != 'verify':
+        # (verify imports it after its command has run, beside the tree's
+        # git processes)
         import agitmem.porcelain.write  # noqa: F401
     from agitmem.porcelain import context
     # review reads the memory refs only: it runs in CI, where no .agent/ is
@@ -403,16 +407,33 @@ GIT_EVENTS = (
 
 
 def _hook(event: str, agent: str | None, hook_args: list[str]) -> int:
+    # where the repository is, asked on the other core while the hook's
+    # modules import
+    from agitmem import repo as repo_mod
     if event in GIT_EVENTS:
         # of git's hooks only pre-push gets stdin: never wait on another's
         stdin = ''
         if event == 'pre-push' and sys.stdin is not None and not sys.stdin.isatty():
             stdin = sys.stdin.read()
+        repo_mod.start_find(None)
         from agitmem.commands.githook import githook
         return githook(event, hook_args, stdin)
     stdin = '' if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+    repo_mod.start_find(_payload_cwd(stdin))
     from agitmem.commands.hook import hook
     return hook(event, agent, stdin)
+
+
+def _payload_cwd(stdin: str) -> str | None:
+    """The directory an agent's payload names, as the hook will take it
+    (a guess only: a wrong one costs an unused git process)."""
+    import json
+    try:
+        data = json.loads(stdin)
+    except (ValueError, RecursionError):
+        return None
+    cwd = data.get('cwd') if isinstance(data, dict) else None
+    return cwd if isinstance(cwd, str) and cwd and os.path.isdir(cwd) else None
 
 
 def _hook_call(argv: list[str]) -> tuple[str, str | None, list[str]] | None:

@@ -127,10 +127,19 @@ def start_early(cwd: str, *, identity: bool) -> None:
     Python imports pygit2: a second core does them for free.  `git_each`
     picks them up; any left over are ended at exit."""
     wanted = identity and env_identities() is None
-    calls = [_FIND_HEAD, _BRANCH, *(IDENTITY if wanted else ())]
+    _start(cwd, _FIND_HEAD, _BRANCH, *(IDENTITY if wanted else ()))
+
+
+def start_find(cwd: str | None) -> None:
+    """Start `find`'s git process for cwd (None: the current directory)
+    now, while the hooks import what they need (see start_early)."""
+    _start(str(Path.cwd() if cwd is None else Path(cwd)), _FIND)
+
+
+def _start(cwd: str, *calls: tuple[str, ...]) -> None:
     try:
         for args in calls:
-            _EARLY.setdefault((str(cwd), args), _spawn(args, cwd))
+            _EARLY.setdefault((cwd, args), _spawn(args, cwd))
     except OSError:
         return  # git missing or cwd gone: the real call says so
     import atexit
@@ -191,7 +200,7 @@ _FIND_HEAD = (*_FIND, 'HEAD^{commit}')
 
 def find(cwd: Path | str | None = None) -> Repo:
     cwd = Path.cwd() if cwd is None else Path(cwd)
-    return _found(git(*_FIND, cwd=cwd, check=False), cwd)
+    return _found(git_each(_FIND, cwd=cwd)[0], cwd)
 
 
 def find_with_head(
@@ -294,18 +303,59 @@ def is_code(path: str) -> bool:
     return not any(path == p or path.startswith(f'{p}/') for p in NOT_CODE)
 
 
-def worktree_tree(repo: Repo) -> str:
-    """The tree id of the working tree now (.agent/ excluded), computed on a
-    copy of the index so the user's index is never touched."""
+def _quoted(words: tuple[str, ...]) -> str:
+    # for the shell, without importing shlex: none of them holds a quote
+    return ' '.join(f"'{w}'" for w in words)
+
+
+# The working tree's tree: `git add -A` into a copy of the index (the
+# user's is never touched), agitmem's own files taken out, `git write-tree`.
+# One shell chain, so the whole of it can run on the other core while
+# Python imports or reads.  $1: the copy to use; empty, the chain finds the
+# repository, makes the copy and prints the git dir first.  $2: 1 when the
+# index may hold agitmem's install files (taken out of the tree too).
+_TREE_SH = f"""
+tmp=$1
+if [ -z "$tmp" ]; then
+  gd=$(git --no-optional-locks rev-parse --path-format=absolute --git-dir) || exit 128
+  tmp=$(mktemp "$gd/agitmem-index-XXXXXX") || exit 128
+  trap 'rm -f "$tmp"' EXIT
+  trap 'exit 130' HUP INT TERM
+  if [ -f "$gd/index" ]; then cp -p "$gd/index" "$tmp" || exit 128; else rm -f "$tmp"; fi
+  printf '%s\\n' "$gd"
+fi
+export GIT_INDEX_FILE="$tmp"
+git --no-optional-locks add -A --ignore-errors -- . {_quoted(NOT_CODE_PATHSPECS)} >/dev/null 2>&1
+if [ "$2" = 1 ]; then
+  git --no-optional-locks rm --cached -q -r --ignore-unmatch -- {_quoted(NOT_CODE[1:])} >/dev/null 2>&1
+fi
+git --no-optional-locks write-tree  # (no exec: the trap removes the copy)
+"""
+
+
+class _Tree(NamedTuple):
+    """A tree chain under way: the process, and the index copy Python made
+    for it (None when the chain makes its own)."""
+    proc: subprocess.Popen[str]
+    copy: str | None
+
+
+# a chain begun before its tree was asked for (start_tree)
+_AHEAD: list[_Tree] = []
+
+
+def _tree_chain(at: Repo | str) -> _Tree:
+    if isinstance(at, str):
+        return _Tree(_sh(_TREE_SH, '', '1', cwd=at), None)
     try:
         # a copy that keeps the mtime, as shutil.copy2 makes (git's
         # racy-clean check depends on it), without importing shutil
-        with open(repo.git_dir / 'index', 'rb') as src:
+        with open(at.git_dir / 'index', 'rb') as src:
             data: bytes | None = src.read()
             st = os.fstat(src.fileno())
     except FileNotFoundError:
         data = None
-    fd, tmp = _mkstemp(repo.git_dir, 'agitmem-index-')
+    fd, tmp = _mkstemp(at.git_dir, 'agitmem-index-')
     try:
         with open(fd, 'wb') as out:
             if data is not None:
@@ -320,21 +370,78 @@ def worktree_tree(repo: Repo) -> str:
             data[4:8] not in (b'\0\0\0\x02', b'\0\0\0\x03') or
             any(p.encode() in data for p in NOT_CODE[1:])
         )
-        env = {'GIT_INDEX_FILE': tmp}
-        git(
-            'add', '-A', '--ignore-errors', '--', '.', *NOT_CODE_PATHSPECS,
-            cwd=repo.root, env=env, check=False,
-        )
-        if tracked:
-            # agitmem's own install files, committed, are not code either
-            git(
-                'rm', '--cached', '-q', '-r', '--ignore-unmatch', '--', *NOT_CODE[1:],
-                cwd=repo.root, env=env, check=False,
-            )
-        return git('write-tree', cwd=repo.root, env=env).stdout.strip()
+        return _Tree(_sh(_TREE_SH, tmp, '1' if tracked else '0', cwd=at.root), tmp)
+    except BaseException:
+        _unlink(tmp)
+        raise
+
+
+def _sh(script: str, *args: str, cwd: Path | str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        ('sh', '-c', script, 'agitmem-tree', *args), cwd=cwd, env=clean_env(),
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, encoding='utf-8', errors='surrogateescape',
+    )
+
+
+def _unlink(path: str) -> None:
+    for p in (path, f'{path}.lock'):
+        try:
+            os.unlink(p)
+        except FileNotFoundError:
+            pass
+
+
+def start_tree(at: Repo | str) -> None:
+    """Begin `worktree_tree` of a repository (or of the one at a path) for
+    a command that will ask for it (state set, load, verify): its git
+    processes run on the other core while Python imports and reads,
+    instead of after.  It is what the working tree holds now."""
+    try:
+        _AHEAD.append(_tree_chain(at))
+    except OSError:
+        return  # asked for again when needed: the error is said then
+    if len(_AHEAD) == 1:
+        import atexit
+        atexit.register(_end_ahead)
+
+
+def _end_ahead() -> None:
+    while _AHEAD:
+        chain = _AHEAD.pop()
+        chain.proc.terminate()  # the chain removes a copy it made
+        chain.proc.wait()
+        if chain.copy is not None:
+            _unlink(chain.copy)
+
+
+def worktree_tree(repo: Repo) -> str:
+    """The tree id of the working tree now (.agent/ and agitmem's install
+    files left out), computed on a copy of the index so the user's index
+    is never touched."""
+    if _AHEAD:
+        chain = _AHEAD.pop()
+        out, _, code = _finish(chain)
+        lines = out.splitlines()
+        if chain.copy is not None:
+            git_dir, tree = str(repo.git_dir), lines[0] if lines else ''
+        else:
+            git_dir, tree = (lines[0], lines[1]) if len(lines) == 2 else ('', '')
+        if code == 0 and Path(git_dir) == repo.git_dir and tree:
+            return tree
+    out, err, code = _finish(_tree_chain(repo))
+    if code != 0 or not out.strip():
+        raise AgitmemError(f'git write-tree failed: {error_line(err, f"exit {code}")}')
+    return out.strip()
+
+
+def _finish(chain: _Tree) -> tuple[str, str, int]:
+    try:
+        out, err = chain.proc.communicate()
     finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        if chain.copy is not None:
+            _unlink(chain.copy)
+    return out, err, chain.proc.returncode
 
 
 def changed_paths(repo: Repo, old_tree: str, new_tree: str) -> list[str]:

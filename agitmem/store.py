@@ -6,7 +6,6 @@ check memory out into .agent/memory/."""
 from __future__ import annotations
 
 import contextlib
-import datetime
 import os
 import re
 import stat
@@ -15,6 +14,7 @@ from collections.abc import Callable
 from collections.abc import Generator
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import Any
 
 import pygit2
@@ -25,6 +25,9 @@ from agitmem.errors import AgitmemError
 from agitmem.memory import fragments as fragments_mod
 from agitmem.memory import state as state_mod
 from agitmem.repo import Repo
+
+if TYPE_CHECKING:
+    import datetime
 
 ZERO = '0' * 40
 _FALLBACK_NAME = 'agitmem'
@@ -48,19 +51,30 @@ def open_repo(repo: Repo) -> pygit2.Repository:
 
 # -- the working tree's memory ---------------------------------------------
 
-def same_as(pr: pygit2.Repository, commit: pygit2.Commit | None) -> Callable[[str, bytes], bool]:
-    """Whether a file is byte for byte what `commit` holds: it was checked
-    (layers parsed, credentials scanned) when that commit was written."""
+def same_as(
+        pr: pygit2.Repository, commit: pygit2.Commit | None,
+) -> Callable[[str, bytes], pygit2.Oid | None]:
+    """The blob id of a file that is byte for byte what `commit` holds
+    (None for any other): it was checked (layers parsed, credentials
+    scanned) when that commit was written, and its blob need not be
+    written again.  Each file is hashed once, however often it is asked."""
     if commit is None:
-        return lambda name, data: False
+        return lambda name, data: None
     tree = commit.tree
+    seen: dict[str, tuple[bytes, pygit2.Oid | None]] = {}
 
-    def same(name: str, data: bytes) -> bool:
+    def same(name: str, data: bytes) -> pygit2.Oid | None:
+        hit = seen.get(name)
+        if hit is not None and hit[0] is data:
+            return hit[1]
         try:
             entry = tree[name]
         except (KeyError, ValueError):
-            return False
-        return entry.type_str == 'blob' and entry.id == pygit2.hash(data)
+            oid = None
+        else:
+            oid = entry.id if entry.type_str == 'blob' and entry.id == pygit2.hash(data) else None
+        seen[name] = (data, oid)
+        return oid
     return same
 
 
@@ -148,16 +162,22 @@ def check_layers(files: Files) -> None:
 
 # -- trees -------------------------------------------------------------------
 
-def build_tree(pr: pygit2.Repository, files: Files) -> pygit2.Oid:
+def build_tree(
+        pr: pygit2.Repository,
+        files: Files,
+        known: Callable[[str, bytes], pygit2.Oid | None] | None = None,
+) -> pygit2.Oid:
     """A tree from files; unchanged blobs and subtrees are not written again,
-    so a one-file change writes one blob and the root tree."""
+    so a one-file change writes one blob and the root tree.  `known` gives
+    the blob id of a file the ref already holds (`same_as`)."""
     nested: dict[str, Any] = {}
     for path, data in files.items():
         node = nested
         *dirs, name = path.split('/')
         for d in dirs:
             node = node.setdefault(d, {})
-        node[name] = data
+        oid = known(path, data) if known is not None else None
+        node[name] = oid if oid is not None else data
     return _write_tree(pr, nested)
 
 
@@ -166,6 +186,8 @@ def _write_tree(pr: pygit2.Repository, node: dict[str, Any]) -> pygit2.Oid:
     for name, value in node.items():
         if isinstance(value, dict):
             tb.insert(name, _write_tree(pr, value), pygit2.GIT_FILEMODE_TREE)
+        elif isinstance(value, pygit2.Oid):
+            tb.insert(name, value, pygit2.GIT_FILEMODE_BLOB)
         else:
             tb.insert(name, pr.create_blob(value), pygit2.GIT_FILEMODE_BLOB)
     return tb.write()
@@ -312,7 +334,8 @@ def move_aside(repo: Repo, ref: str, why: str) -> str:
     sha = proc.stdout.strip()
     if proc.returncode != 0 or not sha:
         return ''
-    stamp = datetime.datetime.now().strftime('%Y%m%dT%H%M%S')
+    import time  # (datetime: only log and show need it)
+    stamp = time.strftime('%Y%m%dT%H%M%S')
     name = ref.removeprefix('refs/agitmem/')
     attic = f'{ATTIC_NS}{name}@{stamp}-{sha[:7]}'
     for cmd in (
@@ -586,6 +609,7 @@ def history(
 
 
 def commit_time(c: pygit2.Commit) -> datetime.datetime:
+    import datetime  # log's and show's: not every write pays for it
     tz = datetime.timezone(datetime.timedelta(minutes=c.commit_time_offset))
     return datetime.datetime.fromtimestamp(c.commit_time, tz)
 

@@ -62,6 +62,7 @@ def fragment_add(
     write.edit(
         ctx, memory.FRAGMENTS, add, save_it=save,
         subject=lambda: f'fragment: {fid} {goal[:50]}', event='fragment',
+        parses=True,
     )
     audit.log(ctx.repo.agent_dir, 'write fragment', fid)
     print(f'added fragment {fid}')

@@ -1,7 +1,7 @@
 """`agitmem note TEXT`: append a note."""
 from __future__ import annotations
 
-import datetime
+import time
 
 from agitmem import audit
 from agitmem import memory
@@ -14,7 +14,7 @@ from agitmem.porcelain.context import Context
 def note(ctx: Context, text: str, save: bool) -> int:
     if not text.strip():
         raise AgitmemError('note needs some text: agitmem note "TEXT"')
-    stamp = datetime.datetime.now().strftime('%Y-%m-%d %H:%M')
+    stamp = time.strftime('%Y-%m-%d %H:%M')
     new = write.edit(
         ctx, memory.NOTES, lambda current: notes_mod.append(current, f'{stamp} {text}'),
         save_it=save, subject=f'note: {" ".join(text.split())[:60]}', event='note',

@@ -6,7 +6,6 @@ import sys
 
 from agitmem import repo as repo_mod
 from agitmem.porcelain import read
-from agitmem.porcelain import state
 from agitmem.porcelain.context import Context
 from agitmem.errors import AgitmemError
 from agitmem.memory import state as state_mod
@@ -35,6 +34,10 @@ def verify(ctx: Context, cmd: list[str], save: bool) -> int:
     result = 'passed' if code == 0 else 'failed'
     why = reason(output, code)
 
+    # the tree the command leaves, computed on the other core while the
+    # write path (pygit2) is imported
+    repo_mod.start_tree(ctx.repo)
+    from agitmem.porcelain import state
     tree = repo_mod.worktree_tree(ctx.repo)
     verification = {
         'command': shlex.join(cmd),

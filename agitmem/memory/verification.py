@@ -6,17 +6,21 @@ from __future__ import annotations
 import re
 import shlex
 
-_ANSI = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')
+# patterns as text: re compiles (and caches) each on its first use, so a
+# run that passes, or a hook that sees no test run, compiles none of them
+_ANSI = r'\x1b\[[0-9;]*[A-Za-z]'
 # most specific first: a named failing test with its error, then the error
 # line itself, then anything that says error or failed
+_FAILED_TEST = r'^(?:FAILED|ERROR) (\S+::\S+.*)$'  # pytest summary
+_ASSERTION = r'^E\s+(\S.*)$'  # pytest assertion detail
 _FAILURE_PATTERNS = (
-    re.compile(r'^(?:FAILED|ERROR) (\S+::\S+.*)$'),  # pytest summary
-    re.compile(r'^(\S+\.\w+:\d+(?::\d+)?:? .*(?:[Ee]rror|[Ff]ail).*)$'),
-    re.compile(r'^E\s+(\S.*)$'),  # pytest assertion detail
-    re.compile(r'^\s*●\s+(.+)$'),  # jest
-    re.compile(r'^--- FAIL: (.+)$'),  # go test
-    re.compile(r'^(\w*(?:Error|Exception)\b.*)$'),
-    re.compile(r'^(.*\b(?:error|failed|failure|FAIL)\b.*)$', re.IGNORECASE),
+    _FAILED_TEST,
+    r'^(\S+\.\w+:\d+(?::\d+)?:? .*(?:[Ee]rror|[Ff]ail).*)$',
+    _ASSERTION,
+    r'^\s*●\s+(.+)$',  # jest
+    r'^--- FAIL: (.+)$',  # go test
+    r'^(\w*(?:Error|Exception)\b.*)$',
+    r'(?i)^(.*\b(?:error|failed|failure|FAIL)\b.*)$',
 )
 _MAX_REASON = 240
 
@@ -34,33 +38,33 @@ _WRAPPERS = frozenset((
     'hatch', 'pdm', 'run', 'bundle', 'exec', 'time', 'env', 'nice', 'command',
     'xvfb-run', 'bunx',
 ))
-_SEPARATORS = re.compile(r'&&|\|\||[;|\n]')
-_ASSIGNMENT = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*=')
+_SEPARATORS = r'&&|\|\||[;|\n]'
+_ASSIGNMENT = r'^[A-Za-z_][A-Za-z0-9_]*='
 # a result read from output alone (Codex hooks get no exit code)
-_SAYS_FAILED = re.compile(
+_SAYS_FAILED = (
     r'\b(?:\d+ failed|FAILED|FAIL\b|failures?:|\d+ errors?\b|'
-    r'Tests?: .*\bfailed|test result: FAILED|BUILD FAILURE)',
+    r'Tests?: .*\bfailed|test result: FAILED|BUILD FAILURE)'
 )
 
 
 def reason(output: str, exit_code: int) -> str:
     """The most specific line of the output that says why it failed (or,
     when it passed, its last summary line)."""
-    lines = [_ANSI.sub('', ln).rstrip() for ln in output.splitlines()]
+    ansi = re.compile(_ANSI)
+    lines = [ansi.sub('', ln).rstrip() for ln in output.splitlines()]
     lines = [ln for ln in lines if ln.strip()]
     if exit_code == 0:
         found = lines[-1].strip(' =') if lines else 'exit 0'
         return found[:_MAX_REASON]
     for pattern in _FAILURE_PATTERNS:
-        hits = [m[1].strip() for ln in lines if (m := pattern.match(ln))]
+        match = re.compile(pattern).match
+        hits = [m[1].strip() for ln in lines if (m := match(ln))]
         if hits:
             found = hits[0]
             # a pytest FAILED line says which test; its "E" line says why
-            if pattern is _FAILURE_PATTERNS[0]:
-                detail = [
-                    m[1].strip() for ln in lines
-                    if (m := _FAILURE_PATTERNS[2].match(ln))
-                ]
+            if pattern == _FAILED_TEST:
+                assertion = re.compile(_ASSERTION).match
+                detail = [m[1].strip() for ln in lines if (m := assertion(ln))]
                 if detail and detail[0] not in found:
                     found = f'{found} ({detail[0]})'
             return found[:_MAX_REASON]
@@ -70,7 +74,7 @@ def reason(output: str, exit_code: int) -> str:
 
 def failed_by_output(output: str) -> bool:
     """Whether a test run's output says it failed (when no exit code came)."""
-    return bool(_SAYS_FAILED.search(_ANSI.sub('', output)))
+    return bool(re.search(_SAYS_FAILED, re.sub(_ANSI, '', output)))
 
 
 def _words(part: str) -> list[str]:
@@ -84,11 +88,11 @@ def is_test_run(command: str, patterns: list[str] | tuple[str, ...]) -> bool:
     """Whether shell `command` runs one of `patterns` (each a command's
     leading words, e.g. "go test")."""
     wanted = [p.split() for p in patterns if p.strip()]
-    for part in _SEPARATORS.split(command):
+    for part in re.split(_SEPARATORS, command):
         words = _words(part)
         i = 0
         while i < len(words) and (
-                _ASSIGNMENT.match(words[i]) or
+                re.match(_ASSIGNMENT, words[i]) or
                 words[i].rsplit('/', 1)[-1].rstrip('0123456789.') in _WRAPPERS
         ):
             i += 1

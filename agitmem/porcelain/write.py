@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from collections.abc import Mapping
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 from pathlib import Path
@@ -110,6 +111,7 @@ def save(
         parents: tuple[pygit2.Commit, pygit2.Commit] | None = None,
         conflicts: Sequence[merge.Conflict] | None = None,
         worktree: bool = True,
+        parsed: Mapping[str, bytes] | None = None,
 ) -> pygit2.Oid | None:
     """Commit memory to ctx.ref: the working tree's, or files (computed
     from it: an archive, a rollback, a merge).  Returns the new commit, or
@@ -118,7 +120,9 @@ def save(
     parents: a merge commit of exactly (ours, theirs), moved from ours by
     compare-and-swap (store.Race when the ref moved: the merge must be
     computed again).  worktree=False: ctx.ref is not this worktree's
-    memory (a ref merged before a push): no catch-up, no memory base."""
+    memory (a ref merged before a push): no catch-up, no memory base.
+    parsed: memory files (name -> bytes) the caller made from a parse of
+    its own, as well formed as the parse: not parsed again."""
     pr = store.open_repo(ctx.repo)
     with store.locked(ctx.repo):
         if worktree and parents is None and files is None:
@@ -133,14 +137,16 @@ def save(
         # what the ref already holds was checked when it was committed
         checked = store.same_as(pr, store.tip(pr, ctx.ref))
         if files is None:
+            made = parsed or {}
             files = store.read_memory(
-                ctx.repo, max_file_kb=ctx.cfg['max_file_kb'], checked=checked,
+                ctx.repo, max_file_kb=ctx.cfg['max_file_kb'],
+                checked=lambda name, data: checked(name, data) is not None or made.get(name) == data,
             )
         if worktree and parents is None:
             files = _catch_up(ctx, pr, files)
-        _refuse_secrets({k: v for k, v in files.items() if not checked(k, v)})
+        _refuse_secrets({k: v for k, v in files.items() if checked(k, v) is None})
         try:
-            tree = store.build_tree(pr, files)
+            tree = store.build_tree(pr, files, checked)
             if parents is not None:
                 if subject is None:
                     subject = f'{event}: {str(parents[1].id)[:12]}'
@@ -190,12 +196,16 @@ def edit(
         save_it: bool,
         subject: str | Callable[[], str],
         event: str,
+        parses: bool = False,
 ) -> str:
     """Read one memory file, change it, write it back atomically, then
     (with save_it) commit the memory: all under the writers' lock, so two
     edits at once never lose one.  When the save refuses (another layer
     broken, a file over max_file_kb, a read-only .git, a credential), the
     file is put back as it was: a command that fails writes nothing.
+    parses: change parses the layer it is given and makes a well-formed
+    one (fragments.jsonl: an append of rendered fragments), so the save
+    does not parse it again.
     Returns the new text."""
     path = ctx.repo.memory_dir / name
     with store.locked(ctx.repo):
@@ -204,10 +214,14 @@ def edit(
         current = read.layer(ctx.repo, name)
         new = change(current)
         old = path.read_bytes() if path.is_file() and not path.is_symlink() else None
-        repo_mod.atomic_write(path, new.encode())
+        data = new.encode()
+        repo_mod.atomic_write(path, data)
         if save_it:
             try:
-                save(ctx, subject if isinstance(subject, str) else subject(), event=event)
+                save(
+                    ctx, subject if isinstance(subject, str) else subject(), event=event,
+                    parsed={name: data} if parses else None,
+                )
             except BaseException:
                 if old is None:
                     path.unlink(missing_ok=True)

@@ -108,6 +108,29 @@ def test_verify_passed(memrepo: Path) -> None:
     assert lv['reason'] == '5 passed in 0.1s'
 
 
+def test_verify_records_the_tree_its_command_left(memrepo: Path) -> None:
+    # a command that writes a file (a build, a formatter): the verification
+    # is of what it leaves, so load does not call it stale straight after
+    ok('verify', '--', sys.executable, '-c', 'open("built.txt", "w").write("x")', cwd=memrepo)
+    lv = _state(memrepo)['last_verification']
+    assert isinstance(lv, dict)
+    assert (memrepo / 'built.txt').exists()
+    assert lv['tree'] == _state(memrepo)['tree']
+    assert lv['tree'] != git('rev-parse', 'HEAD^{tree}', cwd=memrepo).strip()
+    assert 'STALE' not in ok('load', cwd=memrepo)
+
+
+def test_state_set_stamps_the_working_tree_not_head(memrepo: Path) -> None:
+    (memrepo / 'new.py').write_text('x = 1\n')
+    ok('state', 'set', 'next_intent=test new.py', cwd=memrepo)
+    git('add', 'new.py', cwd=memrepo)
+    staged = git('write-tree', cwd=memrepo).strip()
+    assert _state(memrepo)['tree'] == staged
+    assert 'STALE' not in ok('load', cwd=memrepo)
+    (memrepo / 'new.py').write_text('x = 2\n')
+    assert 'STALE: the working tree changed since this state was written: new.py' in ok('load', cwd=memrepo)
+
+
 def test_verify_bad_input(memrepo: Path) -> None:
     before = tip(memrepo)
     assert 'verify needs a command' in bad('verify', cwd=memrepo)
