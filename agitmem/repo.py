@@ -312,12 +312,17 @@ def _quoted(words: tuple[str, ...]) -> str:
 # user's is never touched), agitmem's own files taken out, `git write-tree`.
 # One shell chain, so the whole of it can run on the other core while
 # Python imports or reads.  $1: the copy to use; empty, the chain finds the
-# repository, makes the copy and prints the git dir first.  $2: 1 when the
+# repository (from a subdirectory too), makes the copy and prints the git
+# dir first.  $2: 1 when the
 # index may hold agitmem's install files (taken out of the tree too).
 _TREE_SH = f"""
+NL='
+'
 tmp=$1
 if [ -z "$tmp" ]; then
-  gd=$(git --no-optional-locks rev-parse --path-format=absolute --git-dir) || exit 128
+  found=$(git --no-optional-locks rev-parse --path-format=absolute --git-dir --show-toplevel) || exit 128
+  gd=${{found%%"$NL"*}}
+  cd "${{found#*"$NL"}}" || exit 128
   tmp=$(mktemp "$gd/agitmem-index-XXXXXX") || exit 128
   trap 'rm -f "$tmp"' EXIT
   trap 'exit 130' HUP INT TERM

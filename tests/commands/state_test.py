@@ -131,6 +131,31 @@ def test_state_set_stamps_the_working_tree_not_head(memrepo: Path) -> None:
     assert 'STALE: the working tree changed since this state was written: new.py' in ok('load', cwd=memrepo)
 
 
+def _index_copies(repo: Path) -> list[str]:
+    return [p.name for p in (repo / '.git').iterdir() if p.name.startswith('agitmem-index-')]
+
+
+def test_state_set_from_a_subdirectory_stamps_the_whole_tree(memrepo: Path) -> None:
+    # the tree is begun before the repository is known, from the cwd: it
+    # must still be the whole working tree's, not the subdirectory's
+    (memrepo / 'top.py').write_text('outside src/\n')
+    ok('state', 'set', 'next_intent=x', cwd=memrepo / 'src')
+    git('add', 'top.py', cwd=memrepo)
+    assert _state(memrepo)['tree'] == git('write-tree', cwd=memrepo).strip()
+    assert 'STALE' not in ok('load', cwd=memrepo / 'src')
+    assert _index_copies(memrepo) == []
+
+
+def test_the_trees_index_copies_are_removed_when_a_command_fails(memrepo: Path) -> None:
+    # the tree is begun before the arguments are checked
+    assert 'expected KEY=VALUE' in bad('state', 'set', 'no-equals-sign', cwd=memrepo)
+    mem(memrepo, 'state.json').write_text('{broken')
+    bad('load', cwd=memrepo)
+    bad('state', 'set', 'next_intent=x', cwd=memrepo)
+    assert _index_copies(memrepo) == []
+    assert git('status', '--porcelain', cwd=memrepo) == ''  # the user's index untouched
+
+
 def test_verify_bad_input(memrepo: Path) -> None:
     before = tip(memrepo)
     assert 'verify needs a command' in bad('verify', cwd=memrepo)
