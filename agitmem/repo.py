@@ -386,6 +386,8 @@ def _sh(script: str, *args: str, cwd: Path | str) -> subprocess.Popen[str]:
         ('sh', '-c', script, 'agitmem-tree', *args), cwd=cwd, env=clean_env(),
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True, encoding='utf-8', errors='surrogateescape',
+        # a group of its own, so one signal stops the shell and its git
+        process_group=0,
     )
 
 
@@ -412,9 +414,16 @@ def start_tree(at: Repo | str) -> None:
 
 
 def _end_ahead() -> None:
+    """A tree begun and never asked for (a load whose state has none, a
+    command that failed): stop it rather than wait for it."""
+    import signal
     while _AHEAD:
         chain = _AHEAD.pop()
-        chain.proc.terminate()  # the chain removes a copy it made
+        try:
+            # git removes its lock, the shell the copy it made
+            os.killpg(chain.proc.pid, signal.SIGTERM)
+        except OSError:
+            pass  # already gone
         chain.proc.wait()
         if chain.copy is not None:
             _unlink(chain.copy)
