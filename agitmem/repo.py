@@ -313,8 +313,8 @@ def _quoted(words: tuple[str, ...]) -> str:
 # One shell chain, so the whole of it can run on the other core while
 # Python imports or reads.  $1: the copy to use; empty, the chain finds the
 # repository (from a subdirectory too), makes the copy and prints the git
-# dir first.  $2: 1 when the
-# index may hold agitmem's install files (taken out of the tree too).
+# dir first.  $2: 1 when the index may hold agitmem's install files (taken
+# out of the tree too).
 _TREE_SH = f"""
 NL='
 '
@@ -339,10 +339,12 @@ git --no-optional-locks write-tree  # (no exec: the trap removes the copy)
 
 
 class _Tree(NamedTuple):
-    """A tree chain under way: the process, and the index copy Python made
-    for it (None when the chain makes its own)."""
+    """A tree chain under way: the process, and the repository's git dir
+    and the index copy Python made for it (None when the chain finds the
+    repository and makes its own copy)."""
     proc: subprocess.Popen[str]
-    copy: str | None
+    git_dir: Path | None = None
+    copy: str | None = None
 
 
 # a chain begun before its tree was asked for (start_tree)
@@ -351,7 +353,7 @@ _AHEAD: list[_Tree] = []
 
 def _tree_chain(at: Repo | str) -> _Tree:
     if isinstance(at, str):
-        return _Tree(_sh(_TREE_SH, '', '1', cwd=at), None)
+        return _Tree(_run_chain('', '1', cwd=at))
     try:
         # a copy that keeps the mtime, as shutil.copy2 makes (git's
         # racy-clean check depends on it), without importing shutil
@@ -375,15 +377,15 @@ def _tree_chain(at: Repo | str) -> _Tree:
             data[4:8] not in (b'\0\0\0\x02', b'\0\0\0\x03') or
             any(p.encode() in data for p in NOT_CODE[1:])
         )
-        return _Tree(_sh(_TREE_SH, tmp, '1' if tracked else '0', cwd=at.root), tmp)
+        return _Tree(_run_chain(tmp, '1' if tracked else '0', cwd=at.root), at.git_dir, tmp)
     except BaseException:
         _unlink(tmp)
         raise
 
 
-def _sh(script: str, *args: str, cwd: Path | str) -> subprocess.Popen[str]:
+def _run_chain(*args: str, cwd: Path | str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        ('sh', '-c', script, 'agitmem-tree', *args), cwd=cwd, env=clean_env(),
+        ('sh', '-c', _TREE_SH, 'agitmem-tree', *args), cwd=cwd, env=clean_env(),
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True, encoding='utf-8', errors='surrogateescape',
         # a group of its own, so one signal stops the shell and its git
@@ -437,11 +439,11 @@ def worktree_tree(repo: Repo) -> str:
         chain = _AHEAD.pop()
         out, _, code = _finish(chain)
         lines = out.splitlines()
-        if chain.copy is not None:
-            git_dir, tree = str(repo.git_dir), lines[0] if lines else ''
+        if chain.git_dir is None:  # the chain said where it looked first
+            git_dir, tree = (Path(lines[0]), lines[1]) if len(lines) == 2 else (None, '')
         else:
-            git_dir, tree = (lines[0], lines[1]) if len(lines) == 2 else ('', '')
-        if code == 0 and Path(git_dir) == repo.git_dir and tree:
+            git_dir, tree = chain.git_dir, lines[0] if lines else ''
+        if code == 0 and git_dir == repo.git_dir and tree:
             return tree
     out, err, code = _finish(_tree_chain(repo))
     if code != 0 or not out.strip():
