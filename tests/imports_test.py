@@ -113,3 +113,14 @@ def test_a_save_scans(worked: Path) -> None:
     is used (a write refuses credentials)."""
     mem(worked, 'notes.md').write_text('- one more\n')
     assert 'agitmem.secrets' in imported(worked, 'save')
+
+
+@pytest.mark.parametrize('args', [
+    ('note', 'x'), ('state', 'set', 'next_intent=y'), ('fragment', 'add', '--goal', 'g', '--next', 'n'),
+    ('verify', '--', 'true'), ('save',),
+])
+def test_writes_import_no_datetime(worked: Path, args: tuple[str, ...]) -> None:
+    # a timestamp is time.strftime's: datetime is for the ages log and show print
+    modules = imported(worked, *args)
+    assert 'pygit2' in modules  # the probe ran a write
+    assert 'datetime' not in modules, f'{" ".join(args)} imports datetime'
