@@ -127,7 +127,7 @@ def start_early(cwd: str, *, identity: bool) -> None:
     Python imports pygit2: a second core does them for free.  `git_each`
     picks them up; any left over are ended at exit."""
     wanted = identity and env_identities() is None
-    _start(cwd, _FIND_HEAD, _BRANCH, *(IDENTITY if wanted else ()))
+    _start(cwd, _FIND_HEAD, *(IDENTITY if wanted else ()))
 
 
 def start_find(cwd: str | None) -> None:
@@ -193,9 +193,10 @@ _FIND = (
 )
 _BRANCH = ('symbolic-ref', '-q', 'HEAD')
 _HEAD = ('rev-parse', '-q', '--verify', 'HEAD^{commit}')
-# where the repository is and HEAD's commit, in one process (it fails on
-# an unborn HEAD: then they are asked apart)
-_FIND_HEAD = (*_FIND, 'HEAD^{commit}')
+# where the repository is, HEAD's commit and the ref HEAD names (`HEAD`
+# when detached), in one process (it fails on an unborn HEAD: then they
+# are asked apart)
+_FIND_HEAD = (*_FIND, 'HEAD^{commit}', '--symbolic-full-name', 'HEAD')
 
 
 def find(cwd: Path | str | None = None) -> Repo:
@@ -208,12 +209,14 @@ def find_with_head(
 ) -> tuple[Repo, tuple[str | None, str | None]]:
     """`find` and `head` of the repository there, asked at once."""
     cwd = Path.cwd() if cwd is None else Path(cwd)
-    both, sym = git_each(_FIND_HEAD, _BRANCH, cwd=cwd)
-    if both.returncode == 0:
-        lines = both.stdout.splitlines()
-        sha = lines[3].strip() if len(lines) > 3 else None
-        return _found(both, cwd), (_branch(sym), sha or None)
-    return _found(git(*_FIND, cwd=cwd, check=False), cwd), (_branch(sym), None)
+    [all_of] = git_each(_FIND_HEAD, cwd=cwd)
+    lines = all_of.stdout.splitlines()
+    if all_of.returncode == 0 and len(lines) == 5:
+        named = lines[4].strip()
+        branch = None if named == 'HEAD' else named.removeprefix('refs/heads/')
+        return _found(all_of, cwd), (branch, lines[3].strip() or None)
+    found, sym = git_each(_FIND, _BRANCH, cwd=cwd)
+    return _found(found, cwd), (_branch(sym), None)
 
 
 def _found(proc: subprocess.CompletedProcess[str], cwd: Path) -> Repo:
