@@ -314,40 +314,40 @@ def _quoted(words: tuple[str, ...]) -> str:
 # The working tree's tree: `git add -A` into a copy of the index (the
 # user's is never touched), agitmem's own files taken out, `git write-tree`.
 # One shell chain, so the whole of it can run on the other core while
-# Python imports or reads.  $1: the copy to use; empty, the chain finds the
-# repository (from a subdirectory too), makes the copy and prints the git
-# dir first.  $2: 1 when the index may hold agitmem's install files (taken
-# out of the tree too).
+# Python imports or reads.  $1: the copy to use.  $2: 1 when the index may
+# hold agitmem's install files (taken out of the tree too).  $3: when
+# given, $1 is a name for the copy in a git dir the chain finds (from a
+# subdirectory too), which it prints before it makes the copy: whoever
+# stops the chain knows what to remove.
 _TREE_SH = f"""
-NL='
-'
 tmp=$1
-if [ -z "$tmp" ]; then
+if [ -n "$3" ]; then
+  NL='
+'
   found=$(git --no-optional-locks rev-parse --path-format=absolute --git-dir --show-toplevel) || exit 128
   gd=${{found%%"$NL"*}}
   cd "${{found#*"$NL"}}" || exit 128
-  tmp=$(mktemp "$gd/agitmem-index-XXXXXX") || exit 128
-  trap 'rm -f "$tmp"' EXIT
-  trap 'exit 130' HUP INT TERM
-  if [ -f "$gd/index" ]; then cp -p "$gd/index" "$tmp" || exit 128; else rm -f "$tmp"; fi
   printf '%s\\n' "$gd"
+  tmp=$gd/$1
+  if [ -f "$gd/index" ]; then cp -p "$gd/index" "$tmp" || exit 128; fi
 fi
 export GIT_INDEX_FILE="$tmp"
 git --no-optional-locks add -A --ignore-errors -- . {_quoted(NOT_CODE_PATHSPECS)} >/dev/null 2>&1
 if [ "$2" = 1 ]; then
   git --no-optional-locks rm --cached -q -r --ignore-unmatch -- {_quoted(NOT_CODE[1:])} >/dev/null 2>&1
 fi
-git --no-optional-locks write-tree  # (no exec: the trap removes the copy)
+exec git --no-optional-locks write-tree
 """
+_COPY = 'agitmem-index-'
 
 
 class _Tree(NamedTuple):
-    """A tree chain under way: the process, and the repository's git dir
-    and the index copy Python made for it (None when the chain finds the
-    repository and makes its own copy)."""
+    """A tree chain under way: the process, the repository's git dir (None
+    when the chain finds it) and the index copy it uses (there, a name in
+    the git dir the chain finds)."""
     proc: subprocess.Popen[str]
-    git_dir: Path | None = None
-    copy: str | None = None
+    git_dir: Path | None
+    copy: str
 
 
 # a chain begun before its tree was asked for (start_tree)
@@ -356,7 +356,8 @@ _AHEAD: list[_Tree] = []
 
 def _tree_chain(at: Repo | str) -> _Tree:
     if isinstance(at, str):
-        return _Tree(_run_chain('', '1', cwd=at))
+        name = f'{_COPY}{os.urandom(6).hex()}'
+        return _Tree(_run_chain(name, '1', 'find', cwd=at), None, name)
     try:
         # a copy that keeps the mtime, as shutil.copy2 makes (git's
         # racy-clean check depends on it), without importing shutil
@@ -365,7 +366,7 @@ def _tree_chain(at: Repo | str) -> _Tree:
             st = os.fstat(src.fileno())
     except FileNotFoundError:
         data = None
-    fd, tmp = _mkstemp(at.git_dir, 'agitmem-index-')
+    fd, tmp = _mkstemp(at.git_dir, _COPY)
     try:
         with open(fd, 'wb') as out:
             if data is not None:
@@ -387,13 +388,16 @@ def _tree_chain(at: Repo | str) -> _Tree:
 
 
 def _run_chain(*args: str, cwd: Path | str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        ('sh', '-c', _TREE_SH, 'agitmem-tree', *args), cwd=cwd, env=clean_env(),
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, encoding='utf-8', errors='surrogateescape',
-        # a group of its own, so one signal stops the shell and its git
-        process_group=0,
-    )
+    try:
+        return subprocess.Popen(
+            ('sh', '-c', _TREE_SH, 'agitmem-tree', *args), cwd=cwd, env=clean_env(),
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, encoding='utf-8', errors='surrogateescape',
+            # a group of its own, so one signal stops the shell and its git
+            process_group=0,
+        )
+    except FileNotFoundError as e:
+        raise AgitmemError(f'cannot run sh in {cwd}: {e.strerror}')
 
 
 def _unlink(path: str) -> None:
@@ -411,7 +415,7 @@ def start_tree(at: Repo | str) -> None:
     instead of after.  It is what the working tree holds now."""
     try:
         _AHEAD.append(_tree_chain(at))
-    except OSError:
+    except (OSError, AgitmemError):
         return  # asked for again when needed: the error is said then
     if len(_AHEAD) == 1:
         import atexit
@@ -425,13 +429,10 @@ def _end_ahead() -> None:
     while _AHEAD:
         chain = _AHEAD.pop()
         try:
-            # git removes its lock, the shell the copy it made
             os.killpg(chain.proc.pid, signal.SIGTERM)
         except OSError:
             pass  # already gone
-        chain.proc.wait()
-        if chain.copy is not None:
-            _unlink(chain.copy)
+        _finish(chain)
 
 
 def worktree_tree(repo: Repo) -> str:
@@ -439,28 +440,26 @@ def worktree_tree(repo: Repo) -> str:
     files left out), computed on a copy of the index so the user's index
     is never touched."""
     if _AHEAD:
-        chain = _AHEAD.pop()
-        out, _, code = _finish(chain)
-        lines = out.splitlines()
-        if chain.git_dir is None:  # the chain said where it looked first
-            git_dir, tree = (Path(lines[0]), lines[1]) if len(lines) == 2 else (None, '')
-        else:
-            git_dir, tree = chain.git_dir, lines[0] if lines else ''
+        git_dir, tree, code, _ = _finish(_AHEAD.pop())
         if code == 0 and git_dir == repo.git_dir and tree:
             return tree
-    out, err, code = _finish(_tree_chain(repo))
-    if code != 0 or not out.strip():
+    _, tree, code, err = _finish(_tree_chain(repo))
+    if code != 0 or not tree:
         raise AgitmemError(f'git write-tree failed: {error_line(err, f"exit {code}")}')
-    return out.strip()
+    return tree
 
 
-def _finish(chain: _Tree) -> tuple[str, str, int]:
-    try:
-        out, err = chain.proc.communicate()
-    finally:
-        if chain.copy is not None:
-            _unlink(chain.copy)
-    return out, err, chain.proc.returncode
+def _finish(chain: _Tree) -> tuple[Path | None, str, int, str]:
+    """(the git dir, the tree, the exit code, stderr) of a chain, once it
+    has ended; its copy of the index removed."""
+    out, err = chain.proc.communicate()
+    lines = out.splitlines()
+    git_dir = chain.git_dir
+    if git_dir is None and lines:  # the chain said where it looked first
+        git_dir = Path(lines.pop(0))
+    if git_dir is not None:
+        _unlink(os.path.join(git_dir, chain.copy))
+    return git_dir, lines[0].strip() if lines else '', chain.proc.returncode, err
 
 
 def changed_paths(repo: Repo, old_tree: str, new_tree: str) -> list[str]:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -147,13 +148,27 @@ def test_state_set_from_a_subdirectory_stamps_the_whole_tree(memrepo: Path) -> N
 
 
 def test_the_trees_index_copies_are_removed_when_a_command_fails(memrepo: Path) -> None:
-    # the tree is begun before the arguments are checked
-    assert 'expected KEY=VALUE' in bad('state', 'set', 'no-equals-sign', cwd=memrepo)
+    # the tree is begun before the arguments are checked, and stopped at
+    # any point of its way when the command fails
+    for _ in range(10):
+        assert 'expected KEY=VALUE' in bad('state', 'set', 'no-equals-sign', cwd=memrepo)
     mem(memrepo, 'state.json').write_text('{broken')
     bad('load', cwd=memrepo)
     bad('state', 'set', 'next_intent=x', cwd=memrepo)
     assert _index_copies(memrepo) == []
     assert git('status', '--porcelain', cwd=memrepo) == ''  # the user's index untouched
+
+
+def test_state_set_without_sh_says_so_in_one_line(memrepo: Path, tmp_path: Path) -> None:
+    # the working tree's tree is a shell chain of git commands
+    only_git = tmp_path / 'only-git'
+    only_git.mkdir()
+    (only_git / 'git').symlink_to(shutil.which('git') or 'git')
+    before = tip(memrepo)
+    line = bad('state', 'set', 'next_intent=x', cwd=memrepo, env={'PATH': str(only_git)})
+    assert line.startswith('agitmem: cannot run sh in ')
+    assert tip(memrepo) == before
+    assert _index_copies(memrepo) == []
 
 
 def test_verify_bad_input(memrepo: Path) -> None:
