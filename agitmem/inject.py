@@ -45,6 +45,8 @@ class Freshness(NamedTuple):
     verification_changed: tuple[str, ...] | None = None
     # the memory shown is another branch's (no post-checkout ran yet)
     memory_of: str | None = None
+    # why the working tree could not be compared (the block goes out anyway)
+    unknown: str | None = None
 
 
 class Memory(NamedTuple):
@@ -272,6 +274,8 @@ def build(
         if fits(core):
             text = core
     warnings = []
+    if fresh.unknown:
+        warnings.append(f'state and working tree not compared: {fresh.unknown}')
     if not fits(text):
         warnings.append(
             f'tattoo and state alone are {tokens.estimate(text)} tokens / '

@@ -366,7 +366,10 @@ def _tree_chain(at: Repo | str) -> _Tree:
             st = os.fstat(src.fileno())
     except FileNotFoundError:
         data = None
-    fd, tmp = _mkstemp(at.git_dir, _COPY)
+    try:
+        fd, tmp = _mkstemp(at.git_dir, _COPY)
+    except OSError as e:
+        raise AgitmemError(f'cannot copy the index into {at.git_dir}: {e.strerror}')
     try:
         with open(fd, 'wb') as out:
             if data is not None:

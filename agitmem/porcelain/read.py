@@ -113,7 +113,14 @@ def freshness(repo: Repo, state: dict[str, Any], ref: str | None = None) -> inje
         return inject.Freshness(
             state_mod.human_age(age) if age is not None else None, memory_of=held,
         )
-    tree = repo_mod.worktree_tree(repo)
+    try:
+        tree = repo_mod.worktree_tree(repo)
+    except AgitmemError as e:
+        # the memory still goes to the agent: freshness is advice
+        return inject.Freshness(
+            state_mod.human_age(age) if age is not None else None,
+            memory_of=held, unknown=str(e),
+        )
 
     def changed(old: object) -> tuple[str, ...] | None:
         if not isinstance(old, str) or not old or old == tree:
