@@ -582,6 +582,27 @@ def atomic_write(path: Path, data: bytes, *, mode: int | None = None) -> None:
 
 # -- git facts the porcelain asks about ------------------------------------
 
+def sha1(data: bytes) -> str:
+    """SHA-1 of data, in hex: with the interpreter's own SHA-1 where it has
+    one (hashlib loads OpenSSL, a noticeable part of a hook's or a
+    check's run time)."""
+    try:
+        from _sha1 import sha1 as impl  # type: ignore[import-not-found]
+    except ImportError:
+        from hashlib import sha1 as impl
+    return str(impl(data).hexdigest())
+
+
+def blob_id(data: bytes, like: str) -> str:
+    """git's id of a blob of data, in the object format of the id `like`
+    (SHA-256 repositories have 64-digit ids)."""
+    header = b'blob %d\0' % len(data)
+    if len(like) == 64:
+        import hashlib
+        return hashlib.sha256(header + data).hexdigest()
+    return sha1(header + data)
+
+
 def git_out(repo: Repo, *args: str) -> str:
     proc = git(*args, cwd=repo.root, check=False)
     return proc.stdout.strip() if proc.returncode == 0 else ''

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from testing.util import git
 from testing.util import mem
 from testing.util import ok
 
@@ -76,7 +77,7 @@ def test_hot_hooks_import_no_pygit2(worked: Path, event: str, payload: object) -
     stdin = payload(worked)  # type: ignore[operator]
     modules = imported(worked, 'hook', event, '--agent', 'claude', stdin=stdin)
     assert 'agitmem.commands.hook' in modules  # the probe ran the hook
-    for name in ('pygit2', 'filelock', 'yaml', 'dataclasses', 'tempfile', 'argparse'):
+    for name in ('pygit2', 'filelock', 'yaml', 'dataclasses', 'tempfile', 'argparse', 'hashlib'):
         assert name not in modules, f'hook {event} imports {name}'
 
 
@@ -124,3 +125,12 @@ def test_writes_import_no_datetime(worked: Path, args: tuple[str, ...]) -> None:
     modules = imported(worked, *args)
     assert 'pygit2' in modules  # the probe ran a write
     assert 'datetime' not in modules, f'{" ".join(args)} imports datetime'
+
+
+def test_check_staged_imports_no_hashlib(worked: Path) -> None:
+    # blob ids are the interpreter's own SHA-1 (hashlib loads OpenSSL)
+    (worked / 'src.py').write_text('def f():\n    return 2\n')
+    git('add', 'src.py', cwd=worked)
+    modules = imported(worked, 'check', '--staged')
+    assert 'agitmem.checks.progress_not_updated' in modules  # compared blob ids
+    assert 'hashlib' not in modules

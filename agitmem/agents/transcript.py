@@ -291,8 +291,7 @@ def _text_of(content: object) -> str:
 
 
 def _key(text: str) -> str:
-    import hashlib
-    return hashlib.sha1(text.encode('utf-8', 'surrogateescape')).hexdigest()[:16]
+    return repo_mod.sha1(text.encode('utf-8', 'surrogateescape'))[:16]
 
 
 def _compaction_keys(obj: object) -> list[str]:

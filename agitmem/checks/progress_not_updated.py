@@ -55,19 +55,12 @@ def blob_ids(repo: Repo, commit: str) -> dict[str, str]:
     return ret
 
 
-def blob_id(data: bytes, like: str) -> str:
-    """git's id of a blob with data, in the object format of id `like`."""
-    import hashlib  # only once there is code and a baseline to compare
-    algo = hashlib.sha256 if len(like) == 64 else hashlib.sha1
-    return algo(b'blob %d\0' % len(data) + data).hexdigest()
-
-
 def changed(repo: Repo, files: dict[str, bytes | None], recorded: dict[str, str], commit: str) -> bool:
     """Whether snapshot.md or state.json (name -> content now, None when
     absent) differ from the blob ids recorded in memory commit `commit`."""
     for name in PROGRESS:
         data = files.get(name)
-        now = None if data is None else blob_id(data, commit)
+        now = None if data is None else repo_mod.blob_id(data, commit)
         if now == recorded.get(name):
             continue
         if name == memory.STATE and data is not None and recorded.get(name):

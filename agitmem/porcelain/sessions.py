@@ -32,19 +32,9 @@ def _dir(repo: Repo) -> Path:
     return repo.git_dir / 'agitmem' / 'sessions'
 
 
-def _sha1(data: bytes) -> str:
-    # the interpreter's own SHA-1 when it has one: hashlib loads OpenSSL,
-    # a noticeable part of a hook's run time
-    try:
-        from _sha1 import sha1  # type: ignore[import-not-found]
-    except ImportError:
-        from hashlib import sha1
-    return str(sha1(data).hexdigest())
-
-
 def _path(repo: Repo, key: str) -> Path:
     # hashed: a session id from a payload never becomes a path
-    return _dir(repo) / f'{_sha1(key.encode("utf-8", "surrogateescape"))[:20]}.json'
+    return _dir(repo) / f'{repo_mod.sha1(key.encode("utf-8", "surrogateescape"))[:20]}.json'
 
 
 def read(repo: Repo, key: str) -> dict[str, Any]:

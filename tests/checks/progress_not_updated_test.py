@@ -3,6 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agitmem.checks import progress_not_updated as progress
+from agitmem.repo import blob_id
 from agitmem.repo import find
 from testing.util import agitmem
 from testing.util import git
@@ -44,7 +45,12 @@ def test_blob_id_is_gits(tmp_path: Path) -> None:
     data = b'- a note\n'
     (tmp_path / 'x').write_bytes(data)
     expected = git('hash-object', str(tmp_path / 'x'), cwd=tmp_path).strip()
-    assert progress.blob_id(data, 'a' * 40) == expected
+    assert blob_id(data, 'a' * 40) == expected
+    # a SHA-256 repository's ids are 64 digits long
+    git('init', '-q', '--object-format=sha256', str(tmp_path / 'r256'), cwd=tmp_path)
+    expected = git('hash-object', str(tmp_path / 'x'), cwd=tmp_path / 'r256').strip()
+    assert len(expected) == 64
+    assert blob_id(data, 'a' * 64) == expected
 
 
 def test_code_change_without_progress_blocks_when_required(memrepo: Path) -> None:
