@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -37,7 +36,7 @@ from typing import Any, Iterator
 import pytest
 
 from testing.fake_gemini import FakeGemini, RecordedRequest
-from testing.gemini_cli import REPO_ROOT, GeminiHarness, GeminiRun, Terminal, find_gemini
+from testing.gemini_cli import REPO_ROOT, GeminiHarness, GeminiRun, find_gemini
 
 pytestmark = pytest.mark.e2e
 
