@@ -4,6 +4,7 @@ import gc
 import io
 import os
 import sys
+from collections.abc import Callable
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 from typing import Any
@@ -11,6 +12,8 @@ from typing import NoReturn
 
 if TYPE_CHECKING:
     import argparse
+
+    from agitmem.porcelain.context import Context
 
 from agitmem.errors import AgitmemError
 from agitmem.errors import CheckFailed
@@ -323,78 +326,87 @@ def _run(args: argparse.Namespace) -> int:
         # (verify imports it after its command has run, beside the tree's
         # git processes)
         import agitmem.porcelain.write  # noqa: F401
+    # the command's modules are imported before its context waits for git
+    run = _command(args)
     from agitmem.porcelain import context
     # review reads the memory refs only: it runs in CI, where no .agent/ is
-    ctx = context.get(args.ref, need_memory=cmd != 'review')
+    return run(context.get(args.ref, need_memory=cmd != 'review'))
+
+
+def _command(args: argparse.Namespace) -> Callable[[Context], int]:
+    """The command to run in its context, its modules imported."""
+    cmd = args.command
     if cmd == 'save':
         from agitmem.commands.save import save
-        return save(ctx, args.message)
+        return lambda ctx: save(ctx, args.message)
     elif cmd == 'status':
         from agitmem.commands.status import status
-        return status(ctx, args.json)
+        return lambda ctx: status(ctx, args.json)
     elif cmd == 'log':
         from agitmem.commands.log import log
         if args.n is not None and args.n < 1:
             raise AgitmemError('-n must be at least 1')
-        return log(ctx, args.n, args.json)
+        return lambda ctx: log(ctx, args.n, args.json)
     elif cmd == 'show':
         from agitmem.commands.show import show
-        return show(ctx, args.spec, args.json)
+        return lambda ctx: show(ctx, args.spec, args.json)
     elif cmd == 'diff':
         from agitmem.commands.diff import diff
         if len(args.revs) > 2:
             raise AgitmemError('diff takes at most two revisions')
-        return diff(ctx, args.revs, args.json)
+        return lambda ctx: diff(ctx, args.revs, args.json)
     elif cmd == 'rollback':
         from agitmem.commands.rollback import rollback
-        return rollback(ctx, args.rev, args.file)
+        return lambda ctx: rollback(ctx, args.rev, args.file)
     elif cmd == 'archive':
         from agitmem.commands.archive import archive
-        return archive(ctx)
+        return archive
     elif cmd == 'state':
         from agitmem.commands import state
         if args.state_command == 'show':
-            return state.state_show(ctx, args.json)
-        return state.state_set(ctx, args.pairs, args.save)
+            return lambda ctx: state.state_show(ctx, args.json)
+        return lambda ctx: state.state_set(ctx, args.pairs, args.save)
     elif cmd == 'verify':
         from agitmem.commands.verify import verify
         command = args.cmd[1:] if args.cmd[:1] == ['--'] else args.cmd
-        return verify(ctx, command, args.save)
+        return lambda ctx: verify(ctx, command, args.save)
     elif cmd == 'load':
         from agitmem.commands.load import load
-        return load(ctx, after_compact=args.after_compact, as_json=args.json)
+        return lambda ctx: load(ctx, after_compact=args.after_compact, as_json=args.json)
     elif cmd == 'check':
         from agitmem.commands.check import check
-        return check(ctx, staged=args.staged, commit_msg_file=args.commit_msg, as_json=args.json)
+        return lambda ctx: check(
+            ctx, staged=args.staged, commit_msg_file=args.commit_msg, as_json=args.json,
+        )
     elif cmd == 'push':
         from agitmem.commands.push import push
-        return push(ctx, args.remote)
+        return lambda ctx: push(ctx, args.remote)
     elif cmd == 'fetch':
         from agitmem.commands.fetch import fetch
-        return fetch(ctx, args.remote)
+        return lambda ctx: fetch(ctx, args.remote)
     elif cmd == 'pull':
         from agitmem.commands.pull import pull
-        return pull(ctx, args.remote)
+        return lambda ctx: pull(ctx, args.remote)
     elif cmd == 'merge':
         from agitmem.commands.merge import merge
-        return merge(ctx, args.branch)
+        return lambda ctx: merge(ctx, args.branch)
     elif cmd == 'review':
         from agitmem.commands.review import review
-        return review(ctx, args.range, args.markdown, args.json)
+        return lambda ctx: review(ctx, args.range, args.markdown, args.json)
     elif cmd == 'recovery':
         from agitmem.commands.recovery import recovery
-        return recovery(ctx, args.words, args.since, args.json)
+        return lambda ctx: recovery(ctx, args.words, args.since, args.json)
     elif cmd == 'promote':
         from agitmem.commands.promote import promote
-        return promote(ctx, args.what, args.json)
+        return lambda ctx: promote(ctx, args.what, args.json)
     elif cmd == 'note':
         from agitmem.commands.note import note
-        return note(ctx, ' '.join(args.text), args.save)
+        return lambda ctx: note(ctx, ' '.join(args.text), args.save)
     else:
         assert cmd == 'fragment', cmd
         from agitmem.commands.fragment import fragment_add
         refs = [r.strip() for r in args.refs.split(',') if r.strip()]
-        return fragment_add(
+        return lambda ctx: fragment_add(
             ctx, goal=args.goal, next_=args.next_, basis=args.basis,
             action=args.action, result=args.result, refs=refs, save=args.save,
         )

@@ -20,7 +20,13 @@ def status(ctx: Context, as_json: bool) -> int:
     top = store.tip(pr, ctx.ref)
     base = store.base(ctx.repo, pr)
     against = base or top
-    files = store.read_memory(ctx.repo, max_file_kb=ctx.cfg['max_file_kb'])
+    # a layer byte for byte what the memory commit holds was checked when
+    # it was committed (as a save takes it)
+    same = store.same_as(pr, against)
+    files = store.read_memory(
+        ctx.repo, max_file_kb=ctx.cfg['max_file_kb'],
+        checked=lambda name, data: same(name, data) is not None,
+    )
     old = store.tree_files(pr, against.tree) if against is not None else {}
     changes = [
         (p, s) for p, s in file_changes(old, files)
