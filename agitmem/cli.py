@@ -320,8 +320,6 @@ def _run(args: argparse.Namespace) -> int:
     from agitmem import repo as repo_mod
     writes = _writes(args)
     repo_mod.start_early(os.getcwd(), identity=writes)
-    if cmd == 'load' or (cmd == 'state' and args.state_command == 'set'):
-        repo_mod.start_tree(os.getcwd())  # the state's tree (or the load's freshness)
     if writes and cmd != 'verify':
         # (verify imports it after its command has run, beside the tree's
         # git processes)
@@ -487,6 +485,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     # the command's own parser only, when the first word names one (an
     # option or a typo first: the whole parser, for its message)
     only = argv[0] if argv and argv[0] in COMMANDS else None
+    if argv[:1] == ['load'] or argv[:2] == ['state', 'set']:
+        # the state's tree (or the load's freshness) is begun before even
+        # the arguments are read: it is what these wait for last (a chain
+        # begun for arguments argparse then refuses is stopped at exit)
+        from agitmem import repo as repo_mod
+        repo_mod.start_tree(os.getcwd())
     args = _parser(only).parse_args(argv)
     if args.command == 'hook':
         return _hook(args.event, args.agent, args.hook_args)
