@@ -319,7 +319,7 @@ def _run(args: argparse.Namespace) -> int:
     # imports what the command needs (pygit2, for a write)
     from agitmem import repo as repo_mod
     writes = _writes(args)
-    repo_mod.start_early(os.getcwd(), identity=writes)
+    repo_mod.start_early(identity=writes)
     if writes and cmd != 'verify':
         # (verify imports it after its command has run, beside the tree's
         # git processes)
@@ -490,7 +490,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # the arguments are read: it is what these wait for last (a chain
         # begun for arguments argparse then refuses is stopped at exit)
         from agitmem import repo as repo_mod
-        repo_mod.start_tree(os.getcwd())
+        repo_mod.start_tree(None)
     args = _parser(only).parse_args(argv)
     if args.command == 'hook':
         return _hook(args.event, args.agent, args.hook_args)

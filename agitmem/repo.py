@@ -121,25 +121,42 @@ def env_identities() -> tuple[tuple[str, str], tuple[str, str]] | None:
     return ret[0], ret[1]
 
 
-def start_early(cwd: str, *, identity: bool) -> None:
-    """Start the git reads a memory write makes first (where the repository
-    is, HEAD, and with `identity` the commit identities), so they run while
-    Python imports pygit2: a second core does them for free.  `git_each`
-    picks them up; any left over are ended at exit."""
+def here() -> Path:
+    """The current directory, or one line saying it is gone (a shell left
+    in a directory since deleted)."""
+    try:
+        return Path.cwd()
+    except FileNotFoundError:
+        raise AgitmemError(
+            'the current directory no longer exists (deleted?): cd into the '
+            'repository and run it again',
+        )
+
+
+def start_early(*, identity: bool) -> None:
+    """Start the git reads a memory write makes first in the current
+    directory (where the repository is, HEAD, and with `identity` the
+    commit identities), so they run while Python imports pygit2: a second
+    core does them for free.  `git_each` picks them up; any left over are
+    ended at exit."""
     wanted = identity and env_identities() is None
-    _start(cwd, _FIND_HEAD, *(IDENTITY if wanted else ()))
+    _start(None, _FIND_HEAD, *(IDENTITY if wanted else ()))
 
 
 def start_find(cwd: str | None) -> None:
     """Start `find`'s git process for cwd (None: the current directory)
     now, while the hooks import what they need (see start_early)."""
-    _start(str(Path.cwd() if cwd is None else Path(cwd)), _FIND)
+    _start(cwd, _FIND)
 
 
-def _start(cwd: str, *calls: tuple[str, ...]) -> None:
+def _start(cwd: str | None, *calls: tuple[str, ...]) -> None:
+    try:
+        at = str(here() if cwd is None else Path(cwd))
+    except AgitmemError:
+        return  # the real call says so
     try:
         for args in calls:
-            _EARLY.setdefault((cwd, args), _spawn(args, cwd))
+            _EARLY.setdefault((at, args), _spawn(args, at))
     except OSError:
         return  # git missing or cwd gone: the real call says so
     import atexit
@@ -200,7 +217,7 @@ _FIND_HEAD = (*_FIND, 'HEAD^{commit}', '--symbolic-full-name', 'HEAD')
 
 
 def find(cwd: Path | str | None = None) -> Repo:
-    cwd = Path.cwd() if cwd is None else Path(cwd)
+    cwd = here() if cwd is None else Path(cwd)
     return _found(git_each(_FIND, cwd=cwd)[0], cwd)
 
 
@@ -208,7 +225,7 @@ def find_with_head(
         cwd: Path | str | None = None,
 ) -> tuple[Repo, tuple[str | None, str | None]]:
     """`find` and `head` of the repository there, asked at once."""
-    cwd = Path.cwd() if cwd is None else Path(cwd)
+    cwd = here() if cwd is None else Path(cwd)
     [all_of] = git_each(_FIND_HEAD, cwd=cwd)
     lines = all_of.stdout.splitlines()
     if all_of.returncode == 0 and len(lines) == 5:
@@ -411,13 +428,13 @@ def _unlink(path: str) -> None:
             pass
 
 
-def start_tree(at: Repo | str) -> None:
-    """Begin `worktree_tree` of a repository (or of the one at a path) for
-    a command that will ask for it (state set, load, verify): its git
-    processes run on the other core while Python imports and reads,
-    instead of after.  It is what the working tree holds now."""
+def start_tree(at: Repo | None) -> None:
+    """Begin `worktree_tree` of a repository (None: the one the current
+    directory is in) for a command that will ask for it (state set, load,
+    verify): its git processes run on the other core while Python imports
+    and reads, instead of after.  It is what the working tree holds now."""
     try:
-        _AHEAD.append(_tree_chain(at))
+        _AHEAD.append(_tree_chain(at if at is not None else str(here())))
     except (OSError, AgitmemError):
         return  # asked for again when needed: the error is said then
     if len(_AHEAD) == 1:

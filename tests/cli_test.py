@@ -21,3 +21,25 @@ def test_a_reader_gone_is_no_traceback(memrepo: Path, args: tuple[str, ...]) -> 
     finally:
         os.close(w)
     assert (proc.returncode, proc.stderr) == (141, '')
+
+
+@pytest.mark.parametrize('args,code', [
+    (('status',), 2), (('load',), 2), (('state', 'set', 'a=b'), 2), (('note', 'x'), 2),
+    (('init',), 2), (('hook', 'pre-commit'), 2),
+    (('hook', 'prompt', '--agent', 'claude'), 0),  # an agent hook never fails the agent
+])
+def test_a_deleted_current_directory_is_one_line(
+        memrepo: Path, args: tuple[str, ...], code: int,
+) -> None:
+    # a shell left in a directory someone removed: os.getcwd() fails
+    gone = memrepo / 'gone'
+    script = 'mkdir gone && cd gone && rmdir ../gone && exec "$@"'
+    proc = subprocess.run(
+        ['sh', '-c', script, 'sh', *agitmem_argv(), *args], cwd=memrepo,
+        input='{}', capture_output=True, text=True,
+    )
+    assert not gone.exists()
+    assert proc.returncode == code, proc.stderr
+    assert 'Traceback' not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and 'the current directory no longer exists' in lines[0], proc.stderr
