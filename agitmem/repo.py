@@ -421,11 +421,9 @@ def _run_chain(*args: str, cwd: Path | str) -> subprocess.Popen[str]:
 
 
 def _unlink(path: str) -> None:
+    # the copy, and the lock git leaves beside it when stopped mid-write
     for p in (path, f'{path}.lock'):
-        try:
-            os.unlink(p)
-        except FileNotFoundError:
-            pass
+        Path(p).unlink(missing_ok=True)
 
 
 def start_tree(at: Repo | None) -> None:

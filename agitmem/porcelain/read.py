@@ -106,21 +106,17 @@ def freshness(repo: Repo, state: dict[str, Any], ref: str | None = None) -> inje
     held = memory_of(repo, ref)
     now = datetime.datetime.now(datetime.timezone.utc)
     age = state_mod.age_seconds(state.get('updated_at'), now)
+    shown_age = state_mod.human_age(age) if age is not None else None
     state_tree = state.get('tree')
     lv = state.get('last_verification')
     lv_tree = lv.get('tree') if isinstance(lv, dict) else None
     if not state_tree and not lv_tree:
-        return inject.Freshness(
-            state_mod.human_age(age) if age is not None else None, memory_of=held,
-        )
+        return inject.Freshness(shown_age, memory_of=held)
     try:
         tree = repo_mod.worktree_tree(repo)
     except AgitmemError as e:
         # the memory still goes to the agent: freshness is advice
-        return inject.Freshness(
-            state_mod.human_age(age) if age is not None else None,
-            memory_of=held, unknown=str(e),
-        )
+        return inject.Freshness(shown_age, memory_of=held, unknown=str(e))
 
     def changed(old: object) -> tuple[str, ...] | None:
         if not isinstance(old, str) or not old or old == tree:
@@ -130,7 +126,7 @@ def freshness(repo: Repo, state: dict[str, Any], ref: str | None = None) -> inje
         return tuple(repo_mod.changed_paths(repo, old, tree)) or None
 
     return inject.Freshness(
-        state_age=state_mod.human_age(age) if age is not None else None,
+        state_age=shown_age,
         state_changed=changed(state_tree),
         verification_changed=changed(lv_tree),
         memory_of=held,
