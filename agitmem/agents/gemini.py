@@ -51,6 +51,28 @@ HOOKS_NOTE = (
 )
 
 
+# BeforeModel can rewrite the next model request: after a compression in
+# the middle of a prompt, agitmem's `prompt` hook puts memory back there
+EXTRA_EVENTS: dict[str, tuple[str, str | None]] = {
+    'BeforeModel': ('prompt', None),
+}
+
+
+def with_context(messages: list[object], context: str) -> dict[str, object]:
+    """BeforeModel's output: the request's messages with `context` put
+    before the text of the last user message (appended as a user message
+    when there is none).  The rewrite is for that one request only: the
+    history and the chat file keep the original (docs/clients-gemini.md)."""
+    out = [dict(m) if isinstance(m, dict) else m for m in messages]
+    for message in reversed(out):
+        if isinstance(message, dict) and message.get('role') == 'user' and isinstance(message.get('content'), str):
+            message['content'] = f'{context}\n\n{message["content"]}'
+            break
+    else:
+        out.append({'role': 'user', 'content': context})
+    return {'hookSpecificOutput': {'hookEventName': 'BeforeModel', 'llm_request': {'messages': out}}}
+
+
 def hook_entry(event: str, command: str) -> dict[str, object]:
     return {
         'name': f'agitmem-{event}',

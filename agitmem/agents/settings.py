@@ -97,10 +97,9 @@ def installed(agent: str, path: Path) -> dict[str, list[str]]:
 def missing_events(agent: str, found: dict[str, list[str]]) -> list[str]:
     """The agent's event names agitmem installs that `found` lacks."""
     mod = clients.native(agent)
-    return [
-        mod.EVENT_NAMES[e] for e in clients.EVENTS
-        if mod.EVENT_NAMES[e] not in found
-    ]
+    names = [mod.EVENT_NAMES[e] for e in clients.EVENTS]
+    names += getattr(mod, 'EXTRA_EVENTS', {})
+    return [name for name in names if name not in found]
 
 
 _OURS = re.compile(r'''(?:^|[\s/\\"'])agitmem(?:\.exe)?["']?\s+hook\s''')

@@ -320,6 +320,21 @@ def _gemini_summaries(obj: dict[str, object]) -> list[str]:
     ]
 
 
+def request_compactions(messages: object) -> list[str]:
+    """The compaction keys of the summaries a Gemini BeforeModel request
+    holds (its `llm_request.messages`: `{role, content}`, text parts only),
+    the same keys `compactions` reads from the chat file."""
+    if not isinstance(messages, list):
+        return []
+    return [
+        f'gemini:{_key(_text_of(before.get("content")))}'
+        for before, after in zip(messages, messages[1:])
+        if isinstance(before, dict) and isinstance(after, dict) and
+        before.get('role') == 'user' and after.get('role') == 'model' and
+        _text_of(after.get('content')).strip() == GEMINI_ACK
+    ]
+
+
 def compactions(path: str) -> list[str]:
     """A key for each compaction the transcript records (its last
     COMPACTION_BYTES), oldest first, each once."""

@@ -22,6 +22,7 @@ from agitmem.porcelain import notices
 from agitmem.porcelain import sessions
 from agitmem import memory
 from agitmem import repo as repo_mod
+from agitmem.agents import gemini
 from agitmem.agents import transcript
 from agitmem.errors import AgitmemError
 from agitmem.repo import Repo
@@ -432,7 +433,51 @@ def _checkpoint_due(payload: agents.Payload, cfg: dict[str, Any], size: int | No
     return CHECKPOINT.format(pct=int(100 * size / window), size=size, window=window)
 
 
+def before_model(payload: agents.Payload) -> str:
+    """Gemini CLI's BeforeModel, before every model call.  A compression in
+    the middle of a prompt is followed by more model calls and no
+    BeforeAgent: the request right after it gets the after-compaction
+    block, once.  Calls whose request holds no summary, or only summaries
+    this session has handled, cost a JSON parse and no git."""
+    request = payload.raw.get('llm_request')
+    messages = request.get('messages') if isinstance(request, dict) else None
+    if not isinstance(messages, list):
+        return agents.envelope(payload.agent, 'prompt')
+    asked = transcript.request_compactions(messages)
+    if not asked:
+        return agents.envelope(payload.agent, 'prompt')
+    repo, cfg = _where(payload)
+    key = _session(payload)
+    hs = sessions.read(repo, key)
+    seen = hs.get('compactions')
+    if isinstance(seen, list) and set(asked) <= set(seen):
+        return agents.envelope(payload.agent, 'prompt')
+    # the chat file is the record of which compressions happened
+    new = _absorbed(_new_compactions(payload, hs), hs)
+    if not new:
+        sessions.write(repo, key, hs)
+        return agents.envelope(payload.agent, 'prompt')
+    before = _context_size(payload)
+    _compressed(repo, hs, before if before is not None else sessions.int_of(hs.get('context')))
+    hs['checkpoint_asked'] = False  # a new window: ask again at 70%
+    audit.log(repo.agent_dir, 'hook prompt', f're-inject before the next model call: compaction ({new[-1]})')
+    from agitmem.porcelain import read
+    block = read.injection(repo, cfg, after_compact=True, ref=context.make(repo, cfg).ref)
+    # the turn goes on now, in the same prompt
+    _recovering(
+        'open', _open_recovery, repo, cfg, payload, hs,
+        trigger='compact', injection=block.text, prompted=True,
+    )
+    sessions.write(repo, key, hs)
+    out = gemini.with_context(messages, block.text)
+    if block.warnings:
+        out['systemMessage'] = '; '.join(f'agitmem: {w}' for w in block.warnings)
+    return json.dumps(out, ensure_ascii=False)
+
+
 def prompt(payload: agents.Payload) -> str:
+    if payload.event == 'BeforeModel':
+        return before_model(payload)
     repo, cfg = _where(payload)
     key = _session(payload)
     try:
