@@ -62,6 +62,20 @@ def payloads(root: Path) -> tuple[str, str]:
     return edit, prompt
 
 
+def before_model_payload(root: Path) -> str:
+    """Gemini CLI's BeforeModel on a call with no compression behind it
+    (nearly every call): a request of 60 messages, about 120 KB of text."""
+    messages = [
+        {'role': 'user' if i % 2 == 0 else 'model', 'content': f'turn {i}: ' + 'lorem ipsum dolor sit amet ' * 70}
+        for i in range(60)
+    ]
+    return json.dumps({
+        'session_id': 's', 'transcript_path': None, 'cwd': str(root),
+        'hook_event_name': 'BeforeModel', 'timestamp': '2026-12-01T00:00:00.000Z',
+        'llm_request': {'model': 'gemini-3.8-flash', 'messages': messages},
+    })
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument('--runs', type=int, default=15)
@@ -73,11 +87,15 @@ def main(argv: list[str] | None = None) -> int:
         'python -c "import pygit2"': (c.FLOOR_PYGIT2, root, None),
         'agitmem hook post-edit': ([*c.AGITMEM, 'hook', 'post-edit', '--agent', 'claude'], root, edit),
         'agitmem hook prompt': ([*c.AGITMEM, 'hook', 'prompt', '--agent', 'claude'], root, prompt),
+        'agitmem hook prompt (Gemini BeforeModel)': (
+            [*c.AGITMEM, 'hook', 'prompt', '--agent', 'gemini'], root, before_model_payload(root)),
         'agitmem load': ([*c.AGITMEM, 'load'], root, None),
     }, args.runs)
     print(c.table([
         ('agitmem hook post-edit (target <= 2x)', m['agitmem hook post-edit'], 'python -c pass', m['python -c pass']),
         ('agitmem hook prompt (target <= 2x)', m['agitmem hook prompt'], 'python -c pass', m['python -c pass']),
+        ('agitmem hook prompt, Gemini BeforeModel (target <= 2x)', m['agitmem hook prompt (Gemini BeforeModel)'],
+         'python -c pass', m['python -c pass']),
         ('agitmem load (target <= 2.5x)', m['agitmem load'], 'python -c pass', m['python -c pass']),
         ('python -c "import pygit2"', m['python -c "import pygit2"'], 'python -c pass', m['python -c pass']),
     ]))

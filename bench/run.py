@@ -136,10 +136,12 @@ def hooks(plan: Plan, mod: ModuleType, work: Path) -> Path:
     edit, prompt = mod.payloads(root)
     plan.agitmem('post-edit', ['hook', 'post-edit', '--agent', 'claude'], root, edit)
     plan.agitmem('prompt', ['hook', 'prompt', '--agent', 'claude'], root, prompt)
+    plan.agitmem('before-model', ['hook', 'prompt', '--agent', 'gemini'], root, mod.before_model_payload(root))
     plan.agitmem('load', ['load'], root)
     plan.agitmem('state-show', ['state', 'show'], root)
     plan.row('agitmem hook post-edit', 'post-edit', 'pass', 'python -c pass', 2)
     plan.row('agitmem hook prompt', 'prompt', 'pass', 'python -c pass', 2)
+    plan.row('agitmem hook prompt (Gemini BeforeModel, every model call)', 'before-model', 'pass', 'python -c pass', 2)
     plan.row('agitmem load', 'load', 'pass', 'python -c pass', 2.5)
     plan.row('agitmem state show', 'state-show', 'pass', 'python -c pass')
     return root

@@ -168,6 +168,24 @@ def test_gemini_folder_trust(wired: Path) -> None:
     assert _doctor(wired)[0] == 0
 
 
+def test_gemini_before_model_hook_missing(wired: Path) -> None:
+    """An install from before BeforeModel was wired: memory would not come
+    back until the next prompt after a compression in the middle of one."""
+    ok('install', 'gemini', cwd=wired)
+    env = {'GEMINI_CLI_TRUST_WORKSPACE': 'true'}
+    assert _doctor(wired, env=env)[0] == 0
+    path = wired / '.gemini' / 'settings.json'
+    data = json.loads(path.read_text())
+    del data['hooks']['BeforeModel']
+    path.write_text(json.dumps(data))
+    code, findings = _doctor(wired, env=env)
+    assert code == 1
+    [problem] = _problems(findings, 'agent-hooks')
+    assert problem['message'] == "gemini: .gemini/settings.json lacks agitmem's BeforeModel hook(s)"
+    ok('install', 'gemini', cwd=wired)
+    assert _doctor(wired, env=env)[0] == 0
+
+
 def test_memory_of_another_branch(wired: Path) -> None:
     ok('uninstall', 'git', cwd=wired)  # a switch no hook sees
     git('checkout', '-q', '-b', 'feature', cwd=wired)

@@ -110,6 +110,74 @@ def test_gemini_real_compression_in_the_chat_file(agentrepo: Path, tmp_path: Pat
     assert json.loads(hook(agentrepo, 'prompt', stdin, '--agent', 'gemini')[0]) == {}
 
 
+def _before_model(repo: Path, chat: Path, session: str) -> str:
+    """A BeforeModel payload (the recorded one) whose request is the chat
+    file's latest `messages`, as Gemini CLI sends them: role and text."""
+    data = json.loads((PAYLOADS / 'gemini' / 'BeforeModel.json').read_text())
+    messages: list[dict[str, str]] = []
+    for line in chat.read_text().splitlines():
+        record = json.loads(line)
+        if isinstance(record.get('$set'), dict) and 'messages' in record['$set']:
+            messages = [
+                {'role': 'model' if m['type'] == 'gemini' else 'user',
+                 'content': m['content'] if isinstance(m['content'], str) else ''.join(p.get('text', '') for p in m['content'])}
+                for m in record['$set']['messages']
+            ]
+    messages.append({'role': 'user', 'content': 'the prompt goes on'})
+    data.update(cwd=str(repo), transcript_path=str(chat), session_id=session)
+    data['llm_request']['messages'] = messages
+    return json.dumps(data)
+
+
+def test_gemini_before_model_after_a_compression_in_the_prompt(agentrepo: Path, tmp_path: Path) -> None:
+    """The first model request after a compression gets the after-compaction
+    block (once), before the next BeforeAgent; other requests are unchanged."""
+    chat = tmp_path / 'session.jsonl'
+    before, after = _split_at_compression(GEMINI_CHAT)
+    chat.write_text(before)
+    prompt = payload('gemini_prompt', agentrepo, transcript_path=str(chat), session_id='g3')
+    assert json.loads(hook(agentrepo, 'prompt', prompt, '--agent', 'gemini')[0]) == {}
+    # no summary in the request: nothing to do, no git
+    assert json.loads(hook(agentrepo, 'prompt', _before_model(agentrepo, chat, 'g3'), '--agent', 'gemini')[0]) == {}
+    saved = tip(agentrepo)
+    mem(agentrepo, 'notes.md').write_text('- unsaved when it compressed\n')
+    chat.write_text(before + after)
+    out = json.loads(hook(agentrepo, 'prompt', _before_model(agentrepo, chat, 'g3'), '--agent', 'gemini')[0])
+    messages = out['hookSpecificOutput']['llm_request']['messages']
+    assert out['hookSpecificOutput']['hookEventName'] == 'BeforeModel'
+    last = messages[-1]['content']
+    assert last.endswith('the prompt goes on') and 'restate' in last and NEXT in last
+    assert tip(agentrepo) != saved and 'checkpoint (compressed)' in message(agentrepo)
+    report = json.loads(ok('recovery', '--json', cwd=agentrepo))
+    assert [(r['agent'], r['trigger']) for r in report['compactions']] == [('gemini', 'compressed')]
+    # once: the next model call, and the next prompt, see nothing new
+    assert json.loads(hook(agentrepo, 'prompt', _before_model(agentrepo, chat, 'g3'), '--agent', 'gemini')[0]) == {}
+    assert json.loads(hook(agentrepo, 'prompt', prompt, '--agent', 'gemini')[0]) == {}
+    report = json.loads(ok('recovery', '--json', cwd=agentrepo))
+    assert len(report['compactions']) == 1
+
+
+def test_gemini_before_model_odd_requests(agentrepo: Path, tmp_path: Path) -> None:
+    """A request with no messages, or with a summary but no user text to
+    put the block before, never breaks the call."""
+    chat = tmp_path / 'session.jsonl'
+    chat.write_text(GEMINI_CHAT.read_text())
+    data = json.loads(_before_model(agentrepo, chat, 'g4'))
+    data['llm_request'] = {'messages': 'not a list'}
+    assert json.loads(hook(agentrepo, 'prompt', json.dumps(data), '--agent', 'gemini')[0]) == {}
+    # the session's first look only takes note of what is there
+    stdin = _before_model(agentrepo, chat, 'g4')
+    assert json.loads(hook(agentrepo, 'prompt', stdin, '--agent', 'gemini')[0]) == {}
+    assert json.loads(hook(agentrepo, 'prompt', stdin, '--agent', 'gemini')[0]) == {}
+
+
+def test_gemini_with_context_appends_without_user_text() -> None:
+    from agitmem.agents import gemini
+    out = gemini.with_context([{'role': 'model', 'content': 'hi'}, 'odd'], 'BLOCK')
+    messages = out['hookSpecificOutput']['llm_request']['messages']  # type: ignore[index]
+    assert messages == [{'role': 'model', 'content': 'hi'}, 'odd', {'role': 'user', 'content': 'BLOCK'}]
+
+
 def test_gemini_resumed_session_old_compression_is_not_news(agentrepo: Path, tmp_path: Path) -> None:
     chat = tmp_path / 'session.jsonl'
     chat.write_text(GEMINI_CHAT.read_text())

@@ -12,7 +12,7 @@ from testing.util import ok
 
 _CLAUDE = {'SessionStart', 'PreCompact', 'PostToolUse', 'UserPromptSubmit', 'Stop', 'PostToolUseFailure', 'PostCompact'}
 _CODEX = {'SessionStart', 'PreCompact', 'PostToolUse', 'UserPromptSubmit', 'Stop', 'PostCompact'}
-_GEMINI = {'SessionStart', 'PreCompress', 'AfterTool', 'BeforeAgent', 'AfterAgent'}
+_GEMINI = {'SessionStart', 'PreCompress', 'AfterTool', 'BeforeAgent', 'AfterAgent', 'BeforeModel'}
 
 
 def _home() -> Path:
