@@ -100,6 +100,20 @@ def _str(data: dict[str, object], key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _prompt(agent: str, text: str | None) -> str | None:
+    """What the user typed.  Gemini CLI's BeforeAgent `prompt` carries the
+    hooks' earlier additionalContext (agitmem's own memory block) in
+    `<hook_context>` elements before it: that is not the user's request."""
+    if agent != 'gemini' or text is None:
+        return text
+    while (start := text.find('<hook_context>')) >= 0:
+        end = text.find('</hook_context>', start)
+        if end < 0:
+            break
+        text = text[:start] + text[end + len('</hook_context>'):]
+    return text.strip()
+
+
 def _parse_native(agent: str, data: dict[str, object]) -> Payload:
     mod = clients.NATIVE[agent]
     tool_input = data.get('tool_input')
@@ -120,7 +134,7 @@ def _parse_native(agent: str, data: dict[str, object]) -> Payload:
         cwd=_str(data, 'cwd'),
         tool_name=_str(data, 'tool_name'),
         edited_paths=tuple(paths),
-        prompt=_str(data, 'prompt'),
+        prompt=_prompt(agent, _str(data, 'prompt')),
         stop_hook_active=data.get('stop_hook_active') is True,
         context_len=None,
         raw=data,

@@ -209,6 +209,16 @@ def test_prompt(name: str) -> None:
     assert _parse(name).prompt == 'Finish moving loadConfig into index.ts'
 
 
+def test_gemini_prompt_without_hook_context() -> None:
+    """The real BeforeAgent payload: the prompt carries agitmem's own block
+    from SessionStart in <hook_context>; the user's request is what follows."""
+    data = json.loads((PAYLOADS / 'gemini' / 'BeforeAgent.json').read_text())
+    assert '<hook_context>' in data['prompt']
+    assert parse(json.dumps(data), environ={}).prompt == 'Port the config loader to TOML.'
+    data['prompt'] = '<hook_context>a</hook_context>\n<hook_context>b</hook_context>\nhi <hook_context>unclosed'
+    assert parse(json.dumps(data), environ={}).prompt == 'hi <hook_context>unclosed'
+
+
 @pytest.mark.parametrize(
     ('name', 'active'),
     (
