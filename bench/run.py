@@ -22,7 +22,10 @@ The targets are issue 14's.  The figures come from bench/hooks.py (hot hook
 paths on a realistic memory: 20 rules, a 300-line snapshot, 1,000 notes, 500
 fragments), bench/check.py (`check --staged` on a 20,000- and a 100,000-file
 repository, 10 files staged) and bench/history.py (save, log and rollback on
-a 10,000-commit memory history against a 1-commit one), plus every write
+a 10,000-commit memory history against a 1-commit one), bench/monorepo.py
+(load, state set, verify and hook session-start against `git status` on
+20,000- and 100,000-file repositories, with and without
+core.untrackedCache, and what agitmem's hooks add to a `git commit`), plus every write
 command, status, log -n 20 and rollback on the realistic memory.  The last
 column is each agitmem command's three most expensive imports (one run under
 `python -X importtime`: what agitmem imports from outside itself, in ms), so
@@ -77,6 +80,7 @@ class Plan:
     def __init__(self) -> None:
         self.cases: dict[str, Case] = {}
         self.sums: dict[str, tuple[str, ...]] = {}
+        self.diffs: dict[str, tuple[str, str]] = {}
         self.rows: list[Row] = []
         self.notes: list[str] = []
         # agitmem cases: how to run them once under -X importtime
@@ -98,6 +102,12 @@ class Plan:
         """A floor that is the sum of cases (two processes run one after the
         other, as a hook that runs both would pay)."""
         self.sums[key] = parts
+        return key
+
+    def diff(self, key: str, plus: str, minus: str) -> str:
+        """A figure that is one case less another (what a commit's hooks
+        add: the commit with them less the commit without)."""
+        self.diffs[key] = (plus, minus)
         return key
 
     def row(self, label: str, key: str, floor: str, floor_label: str,
@@ -202,6 +212,24 @@ def check(plan: Plan, mod: ModuleType, files: int) -> None:
     )
 
 
+def monorepo(plan: Plan, mod: ModuleType, files: int, untracked_cache: bool) -> None:
+    """bench/monorepo.py: what knowing the working tree's state costs, and
+    what the commit hooks add, on a big repository (built once in the temp
+    dir, shared with bench/monorepo.py)."""
+    root = mod.repo(files, untracked_cache)
+    tag = mod.name(files, untracked_cache)
+    for key, (cmd, cwd, stdin) in mod.cases(root, tag).items():
+        plan.case(key, cmd, cwd, stdin)
+    for key, args, _ in mod.FIGURES:
+        plan.probes[f'{key} {tag}'] = (args, root, mod.session_payload(root) if _ else None, None)
+    status = f'status {tag}'
+    plan.row(f'git status --porcelain ({tag})', status, 'pass', 'python -c pass')
+    for key, args, _ in mod.FIGURES:
+        plan.row(f'agitmem {" ".join(args[:2])} ({tag})', f'{key} {tag}', status, 'git status', 1.2)
+    extra = plan.diff(f'commit-extra {tag}', f'commit+hooks {tag}', f'commit-hooks {tag}')
+    plan.row(f"git commit, agitmem hooks' extra ({tag})", extra, 'pass', 'python -c pass', 5)
+
+
 def history(plan: Plan, mod: ModuleType, commits: int, work: Path) -> None:
     """bench/history.py: save, log, rollback on a long memory history
     against the same on a 1-commit one."""
@@ -282,6 +310,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, setup in (
                 ('check', lambda mod: [check(plan, mod, files) for files in sizes]),
                 ('history', lambda mod: history(plan, mod, commits, work)),
+                ('monorepo', lambda mod: [monorepo(plan, mod, files, uc) for files in sizes for uc in (False, True)]),
         ):
             mod = _try(plan, f'bench/{name}.py', lambda: _module(name))
             if isinstance(mod, ModuleType):
@@ -300,6 +329,8 @@ def main(argv: list[str] | None = None) -> int:
         took = time.perf_counter() - start
         for key, parts in plan.sums.items():
             m[key] = sum(m[p] for p in parts)
+        for key, (plus, minus) in plan.diffs.items():
+            m[key] = m[plus] - m[minus]
         plan.imports()
         git_version = c.sh('git', '--version', cwd=work).strip()
         print()

@@ -1,0 +1,133 @@
+"""agitmem at monorepo scale, against `git status --porcelain` in the same round.
+
+    python bench/monorepo.py [--runs N] [--files N ...] [--fresh]
+
+Issue 23's figures: on repositories of 20,000 and 100,000 tracked files (one
+commit, four directory levels), with and without `core.untrackedCache`, and
+agitmem's git hooks installed:
+
+- `agitmem load`, `state set`, `verify -- true` and `hook session-start`,
+  each against `git status --porcelain` on the same repository (target
+  <= 1.2x): what knowing the working tree's state costs;
+- `git commit` of a one-file change with agitmem's hooks, less the same
+  commit with no hooks (`core.hooksPath=/dev/null`), against `python -c
+  pass` (target <= 5x): what the commit hooks add.
+
+The repositories are built once in the temp dir and reused (--fresh
+rebuilds them); each has a one-line change in the working tree, as during
+real work, so the working tree differs from HEAD."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _common as c  # noqa: E402
+
+# a one-file change committed on every run: the file grows by a line
+COMMIT = (
+    'printf "%s\\n" "$$" >> churn.txt && git add churn.txt && '
+    'exec git {opts} commit -q -m "bench: churn $$"'
+)
+FIGURES = (
+    ('load', ['load'], None),
+    ('state-set', ['state', 'set', 'next_intent=bench the monorepo'], None),
+    ('verify', ['verify', '--', 'true'], None),
+    ('session-start', ['hook', 'session-start', '--agent', 'claude'], 'session'),
+)
+
+
+def name(files: int, untracked_cache: bool) -> str:
+    return f'{files:,} files' + (', untrackedCache' if untracked_cache else '')
+
+
+def build(root: Path, files: int, untracked_cache: bool) -> None:
+    """`files` tracked files four levels deep, one commit, agitmem set up
+    with its git hooks, a one-line change left in the working tree."""
+    c.sh('git', 'init', '-q', '-b', 'main', cwd=root)
+    c.sh('git', 'config', 'user.name', 'bench', cwd=root)
+    c.sh('git', 'config', 'user.email', 'bench@example.invalid', cwd=root)
+    for i in range(files):
+        d = root / 'services' / f's{i // 5000:02d}' / f'pkg{i // 500 % 10}' / f'mod{i // 50 % 10}'
+        if i % 50 == 0:
+            d.mkdir(parents=True)
+        (d / f'f{i % 50:02d}.py').write_text(f'"""module {i}"""\n\n\ndef f{i}(x):\n    return x + {i}\n')
+    (root / 'churn.txt').write_text('start\n')
+    c.sh('git', 'add', '-A', cwd=root)
+    c.sh('git', 'commit', '-q', '-m', 'code', cwd=root)
+    if untracked_cache:
+        c.sh('git', 'config', 'core.untrackedCache', 'true', cwd=root)
+        c.sh('git', 'update-index', '--untracked-cache', cwd=root)
+    c.sh(*c.AGITMEM, 'init', cwd=root)
+    c.sh(*c.AGITMEM, 'install', 'git', cwd=root)
+    c.sh(*c.AGITMEM, 'state', 'set', 'current_goal=bench at monorepo scale',
+         'current_file=services/s00/pkg0/mod0/f00.py', cwd=root)
+    with open(root / 'services' / 's00' / 'pkg0' / 'mod0' / 'f00.py', 'a') as f:
+        f.write('# work in progress\n')
+    c.sh('git', 'status', '--porcelain', cwd=root)  # the index refreshed, as any git command leaves it
+    (root / '.built').write_text(f'{files} {int(untracked_cache)}\n')
+
+
+def repo(files: int, untracked_cache: bool, *, fresh: bool = False) -> Path:
+    root = Path(tempfile.gettempdir()) / f'agitmem-bench-mono-{files}{"-uc" if untracked_cache else ""}'
+    if fresh or not (root / '.built').exists():
+        shutil.rmtree(root, ignore_errors=True)
+        root.mkdir()
+        print(f'bench: building {name(files, untracked_cache)} in {root} (kept for next time) ...', flush=True)
+        build(root, files, untracked_cache)
+    return root
+
+
+def session_payload(root: Path) -> str:
+    return json.dumps({
+        'session_id': 'bench', 'transcript_path': None, 'cwd': str(root),
+        'hook_event_name': 'SessionStart', 'source': 'startup',
+    })
+
+
+def cases(root: Path, tag: str) -> dict[str, tuple[list[str], Path, str | None]]:
+    """key -> (command, cwd, stdin) of every figure on one repository."""
+    out: dict[str, tuple[list[str], Path, str | None]] = {
+        f'status {tag}': (['git', 'status', '--porcelain'], root, None),
+        f'commit+hooks {tag}': (['sh', '-c', COMMIT.format(opts='')], root, None),
+        f'commit-hooks {tag}': (['sh', '-c', COMMIT.format(opts='-c core.hooksPath=/dev/null')], root, None),
+    }
+    for key, args, stdin in FIGURES:
+        out[f'{key} {tag}'] = ([*c.AGITMEM, *args], root, session_payload(root) if stdin else None)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--runs', type=int, default=7)
+    parser.add_argument('--files', type=int, nargs='+', default=[20_000, 100_000])
+    parser.add_argument('--fresh', action='store_true')
+    args = parser.parse_args(argv)
+    plan: dict[str, tuple[list[str], Path, str | None]] = {'pass': (c.FLOOR_PASS, Path.cwd(), None)}
+    tags = []
+    for files in args.files:
+        for uc in (False, True):
+            tag = name(files, uc)
+            tags.append(tag)
+            plan.update(cases(repo(files, uc, fresh=args.fresh), tag))
+    m = c.medians(plan, args.runs)
+    rows = []
+    for tag in tags:
+        status = m[f'status {tag}']
+        rows.append((f'git status --porcelain ({tag})', status, 'python -c pass', m['pass']))
+        for key, args_, _ in FIGURES:
+            rows.append((f'agitmem {" ".join(args_[:2])} ({tag}; target <= 1.2x)', m[f'{key} {tag}'],
+                         'git status', status))
+        extra = m[f'commit+hooks {tag}'] - m[f'commit-hooks {tag}']
+        rows.append((f'git commit: hooks\' extra cost ({tag}; target <= 5x)', extra, 'python -c pass', m['pass']))
+    print(c.table(rows))
+    return 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())
