@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -27,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from testing.clients import find_cli
 from testing.fake_openai import FakeOpenAI, RecordedRequest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -53,30 +53,9 @@ def _cli_version(path: str) -> str | None:
 
 def find_codex() -> tuple[str | None, str]:
     """(path, why) of a working CLI, or (None, the reason to skip)."""
-    candidates: list[tuple[str, str]] = []
-    env_path = os.environ.get("AGITMEM_CODEX")
-    if env_path:
-        candidates.append((env_path, "$AGITMEM_CODEX"))
-    candidates.append((str(REPO_ROOT / ".ci" / "node" / "bin" / "codex"), ".ci/node"))
-    on_path = shutil.which("codex")
-    if on_path:
-        candidates.append((on_path, "PATH"))
-    tried = []
-    for path, origin in candidates:
-        if not os.path.exists(path):
-            tried.append(f"{path} ({origin}): missing")
-            continue
-        version = _cli_version(path)
-        if version:
-            return path, f"{version} from {origin}"
-        tried.append(f"{path} ({origin}): does not run")
-    hint = (
-        "run `bash .ci/install-codex`"
-        if shutil.which("npm")
-        else "npm is not installed, so .ci/install-codex cannot fetch @openai/codex"
-    )
-    return None, f"Codex CLI not available ({hint}; or set AGITMEM_CODEX). Tried: " + "; ".join(
-        tried or ["nothing"]
+    return find_cli(
+        "codex", label="Codex CLI", env_var="AGITMEM_CODEX", ci_dir=".ci/node",
+        package="@openai/codex", version=_cli_version,
     )
 
 

@@ -34,12 +34,11 @@ from __future__ import annotations
 
 import copy
 import json
-import threading
-import time
 import uuid
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
+
+from testing import loopback
 
 __all__ = [
     "FakeAnthropic",
@@ -104,13 +103,8 @@ class Reply:
 
 
 @dataclass
-class RecordedRequest:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any  # parsed JSON, or the raw text when it was not JSON, or None
-    kind: str = ""  # "main", "summary", "side", "count_tokens", "other"
-    at: float = 0.0
+class RecordedRequest(loopback.Recorded):
+    # kind: "main", "summary", "side", "count_tokens", "other"
 
     @property
     def text(self) -> str:
@@ -179,8 +173,11 @@ def estimate_tokens(body: Any) -> int:
     return max(1, size // 4)
 
 
-class FakeAnthropic:
+class FakeAnthropic(loopback.Server[RecordedRequest, Reply]):
     """A threaded Messages API stand-in on 127.0.0.1 with a random port."""
+
+    name = "fake-anthropic"
+    recorded = RecordedRequest
 
     def __init__(
         self,
@@ -195,28 +192,17 @@ class FakeAnthropic:
         model: str = "claude-sonnet-4-5",
         chunk_size: int = 40,
     ) -> None:
-        self.summary_text = summary_text
-        self.default_text = default_text
-        self.side_text = side_text
+        super().__init__(
+            summary_text=summary_text, default_text=default_text, side_text=side_text,
+            model=model, chunk_size=chunk_size,
+        )
         self.usage: dict[str, int] = dict(DEFAULT_USAGE)
         if usage:
             self.usage.update(usage)
-        self.model = model
-        self.chunk_size = chunk_size
-        self.requests: list[RecordedRequest] = []
-        self.unknown_paths: list[str] = []
-        self.script: list[Reply] = []
         # Optional hook: a function(body) -> Reply | None tried before the rules.
         self.responder: Callable[[dict[str, Any]], Reply | None] | None = None
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     # -- scripting ---------------------------------------------------------
-    def queue(self, reply: Reply) -> None:
-        with self._lock:
-            self.script.append(reply)
-
     def queue_text(self, text: str, **usage: int) -> None:
         self.queue(Reply.text(text, **usage))
 
@@ -228,15 +214,6 @@ class FakeAnthropic:
         self.queue(reply)
 
     # -- views on what was recorded ----------------------------------------
-    def _of_kind(self, *kinds: str) -> list[RecordedRequest]:
-        with self._lock:
-            return [r for r in self.requests if r.kind in kinds]
-
-    @property
-    def model_requests(self) -> list[RecordedRequest]:
-        """Main-loop requests (with tools), in order: what the agent saw."""
-        return self._of_kind("main")
-
     @property
     def summary_requests(self) -> list[RecordedRequest]:
         return self._of_kind("summary")
@@ -246,59 +223,7 @@ class FakeAnthropic:
         """Every POST /v1/messages request, whatever its kind."""
         return self._of_kind("main", "summary", "side")
 
-    def endpoints(self) -> list[str]:
-        with self._lock:
-            return [f"{r.method} {r.path} [{r.kind}]" for r in self.requests]
-
-    def clear(self) -> None:
-        with self._lock:
-            self.requests.clear()
-            self.unknown_paths.clear()
-
-    # -- lifecycle ---------------------------------------------------------
-    @property
-    def port(self) -> int:
-        assert self._server is not None, "server not started"
-        return int(self._server.server_address[1])
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> "FakeAnthropic":
-        handler = type("_BoundHandler", (_Handler,), {"fake": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True  # open keep-alive connections never block stop()
-        self._server.block_on_close = False
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="fake-anthropic",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> "FakeAnthropic":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
     # -- answering ---------------------------------------------------------
-    def _record(self, request: RecordedRequest) -> None:
-        with self._lock:
-            self.requests.append(request)
-
     def _classify_and_pick(self, body: Any) -> tuple[str, Reply]:
         """Decide the request kind and the reply, consuming the script if main."""
         if isinstance(body, dict) and self.responder is not None:
@@ -311,8 +236,7 @@ class FakeAnthropic:
         if is_summary_request(body):
             return "summary", Reply.text(self.summary_text)
         if isinstance(body, dict) and body.get("tools"):
-            with self._lock:
-                reply = self.script.pop(0) if self.script else None
+            reply = self.next_reply()
             return "main", reply or Reply.text(self.default_text)
         return "side", Reply.text(self.side_text)
 
@@ -426,51 +350,20 @@ class FakeAnthropic:
         return events
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(loopback.Handler):
     fake: FakeAnthropic  # set on the bound subclass
-    protocol_version = "HTTP/1.1"
     server_version = "fake-anthropic/1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        pass  # quiet: everything is in fake.requests
+    def headers_out(self) -> dict[str, str]:
+        return {"request-id": "req_" + uuid.uuid4().hex[:24]}
 
-    def _read_body(self) -> Any:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        if not raw:
-            return None
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return raw.decode("utf-8", "replace")
-
-    def _send_json(self, status: int, payload: Any) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("request-id", "req_" + uuid.uuid4().hex[:24])
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _path(self) -> str:
-        return self.path.split("?", 1)[0]
-
-    def _handle(self, method: str) -> None:
-        fake = self.fake
-        path = self._path()
-        body = self._read_body() if method in ("POST", "PUT", "PATCH") else None
-        record = RecordedRequest(
-            method=method,
-            path=self.path,
-            headers={k.lower(): v for k, v in self.headers.items()},
-            body=body,
-            at=time.time(),
-        )
+    def answer(self, path: str, record: loopback.Recorded) -> None:
+        assert isinstance(record, RecordedRequest)
+        fake, method, body = self.fake, record.method, record.body
         if method == "POST" and path.endswith("/v1/messages/count_tokens"):
             record.kind = "count_tokens"
             fake._record(record)
-            self._send_json(200, {"input_tokens": estimate_tokens(body)})
+            self.send_json(200, {"input_tokens": estimate_tokens(body)})
             return
         if method == "POST" and path.endswith("/v1/messages"):
             kind, reply = fake._classify_and_pick(body)
@@ -478,68 +371,18 @@ class _Handler(BaseHTTPRequestHandler):
             fake._record(record)
             model = body.get("model", fake.model) if isinstance(body, dict) else fake.model
             if isinstance(body, dict) and body.get("stream"):
-                self._stream(reply, model)
+                self.stream(fake.sse_events(reply, model))
             else:
-                self._send_json(200, fake.message_json(reply, model))
+                self.send_json(200, fake.message_json(reply, model))
             return
-        record.kind = "other"
-        fake._record(record)
-        with fake._lock:
-            fake.unknown_paths.append(f"{method} {self.path}")
-        if method == "HEAD":
-            self.send_response(200)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return
-        self._send_json(200, {})
+        self.other(record)
 
-    def _stream(self, reply: Reply, model: str) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
-        self.send_header("request-id", "req_" + uuid.uuid4().hex[:24])
-        self.end_headers()
-        self.close_connection = True
-        for name, data in self.fake.sse_events(reply, model):
-            chunk = f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
-            self.wfile.write(chunk.encode())
-            self.wfile.flush()
 
-    def do_POST(self) -> None:  # noqa: N802
-        self._handle("POST")
-
-    def do_GET(self) -> None:  # noqa: N802
-        self._handle("GET")
-
-    def do_PUT(self) -> None:  # noqa: N802
-        self._handle("PUT")
-
-    def do_PATCH(self) -> None:  # noqa: N802
-        self._handle("PATCH")
-
-    def do_DELETE(self) -> None:  # noqa: N802
-        self._handle("DELETE")
-
-    def do_HEAD(self) -> None:  # noqa: N802
-        self._handle("HEAD")
+FakeAnthropic.handler = _Handler
 
 
 def _main() -> None:  # pragma: no cover - manual use
-    """Run standalone: prints the URL, logs each request's kind and path."""
-    import sys
-
-    server = FakeAnthropic().start()
-    print(server.url, flush=True)
-    seen = 0
-    try:
-        while True:
-            time.sleep(0.5)
-            for r in server.requests[seen:]:
-                print(f"{r.method} {r.path} [{r.kind}]", file=sys.stderr, flush=True)
-            seen = len(server.requests)
-    except KeyboardInterrupt:
-        server.stop()
+    loopback.serve(FakeAnthropic())
 
 
 if __name__ == "__main__":  # pragma: no cover

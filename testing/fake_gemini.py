@@ -40,12 +40,11 @@ from __future__ import annotations
 
 import copy
 import json
-import threading
-import time
 import uuid
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
+
+from testing import loopback
 
 __all__ = [
     "FakeGemini",
@@ -116,13 +115,8 @@ class Reply:
 
 
 @dataclass
-class RecordedRequest:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any  # parsed JSON, or the raw text when it was not JSON, or None
-    kind: str = ""  # "main", "compression", "side", "count_tokens", "other"
-    at: float = 0.0
+class RecordedRequest(loopback.Recorded):
+    # kind: "main", "compression", "side", "count_tokens", "other"
     reply: Reply | None = None
 
     @property
@@ -227,8 +221,11 @@ def estimate_tokens(body: Any) -> int:
     return max(1, len(text) // 4)
 
 
-class FakeGemini:
+class FakeGemini(loopback.Server[RecordedRequest, Reply]):
     """A threaded Gemini API stand-in on 127.0.0.1 with a random port."""
+
+    name = "fake-gemini"
+    recorded = RecordedRequest
 
     def __init__(
         self,
@@ -241,27 +238,16 @@ class FakeGemini:
         model: str = "gemini-2.5-pro",
         chunk_size: int = 40,
     ) -> None:
-        self.summary_text = summary_text
-        self.default_text = default_text
-        self.side_text = side_text
+        super().__init__(
+            summary_text=summary_text, default_text=default_text, side_text=side_text,
+            model=model, chunk_size=chunk_size,
+        )
         self.side_json = side_json
         self.prompt_tokens = prompt_tokens
-        self.model = model
-        self.chunk_size = chunk_size
-        self.requests: list[RecordedRequest] = []
-        self.unknown_paths: list[str] = []
-        self.script: list[Reply] = []
         # Optional: a function(body) -> Reply | None tried first for main requests.
         self.responder: Callable[[dict[str, Any]], Reply | None] | None = None
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     # -- scripting ---------------------------------------------------------
-    def queue(self, reply: Reply) -> None:
-        with self._lock:
-            self.script.append(reply)
-
     def queue_text(self, text: str, prompt_tokens: int | None = None) -> None:
         self.queue(Reply.text(text, prompt_tokens))
 
@@ -288,15 +274,6 @@ class FakeGemini:
         self.queue_call("run_shell_command", args, prompt_tokens=prompt_tokens)
 
     # -- views on what was recorded ----------------------------------------
-    def _of_kind(self, *kinds: str) -> list[RecordedRequest]:
-        with self._lock:
-            return [r for r in self.requests if r.kind in kinds]
-
-    @property
-    def model_requests(self) -> list[RecordedRequest]:
-        """Main-loop requests (with tools), in order: what the agent saw."""
-        return self._of_kind("main")
-
     @property
     def compression_requests(self) -> list[RecordedRequest]:
         return self._of_kind("compression")
@@ -305,54 +282,7 @@ class FakeGemini:
     def generate_requests(self) -> list[RecordedRequest]:
         return self._of_kind("main", "compression", "side")
 
-    def endpoints(self) -> list[str]:
-        with self._lock:
-            return [f"{r.method} {r.path} [{r.kind}]" for r in self.requests]
-
-    # -- lifecycle ---------------------------------------------------------
-    @property
-    def port(self) -> int:
-        assert self._server is not None, "server not started"
-        return int(self._server.server_address[1])
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> "FakeGemini":
-        handler = type("_BoundHandler", (_Handler,), {"fake": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
-        self._server.block_on_close = False
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="fake-gemini",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> "FakeGemini":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
     # -- answering ---------------------------------------------------------
-    def _record(self, request: RecordedRequest) -> None:
-        with self._lock:
-            self.requests.append(request)
-
     def classify_and_pick(self, body: Any) -> tuple[str, Reply]:
         """Decide the request kind and the reply, consuming the script if main."""
         if is_compression_request(body):
@@ -361,9 +291,7 @@ class FakeGemini:
             custom = self.responder(body) if self.responder and isinstance(body, dict) else None
             if custom is not None:
                 return "main", custom
-            with self._lock:
-                reply = self.script.pop(0) if self.script else None
-            return "main", reply or Reply.text(self.default_text)
+            return "main", self.next_reply() or Reply.text(self.default_text)
         if wants_json(body):
             return "side", Reply.text(self.side_json)
         return "side", Reply.text(self.side_text)
@@ -406,49 +334,19 @@ class FakeGemini:
         }
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(loopback.Handler):
     fake: FakeGemini  # set on the bound subclass
-    protocol_version = "HTTP/1.1"
     server_version = "fake-gemini/1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        pass  # quiet: everything is in fake.requests
-
-    def _read_body(self) -> Any:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        if not raw:
-            return None
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return raw.decode("utf-8", "replace")
-
-    def _send_json(self, status: int, payload: Any) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _handle(self, method: str) -> None:
-        fake = self.fake
-        path = self.path.split("?", 1)[0]
-        body = self._read_body() if method in ("POST", "PUT", "PATCH") else None
-        record = RecordedRequest(
-            method=method,
-            path=self.path,
-            headers={k.lower(): v for k, v in self.headers.items()},
-            body=body,
-            at=time.time(),
-        )
+    def answer(self, path: str, record: loopback.Recorded) -> None:
+        assert isinstance(record, RecordedRequest)
+        fake, method, body = self.fake, record.method, record.body
         _, _, action = path.rpartition(":")
         model = path.rpartition("/models/")[2].partition(":")[0] or fake.model
         if method == "POST" and action == "countTokens":
             record.kind = "count_tokens"
             fake._record(record)
-            self._send_json(200, {"totalTokens": estimate_tokens(body)})
+            self.send_json(200, {"totalTokens": estimate_tokens(body)})
             return
         if method == "POST" and action in ("generateContent", "streamGenerateContent"):
             kind, reply = fake.classify_and_pick(body)
@@ -456,55 +354,18 @@ class _Handler(BaseHTTPRequestHandler):
             record.reply = reply
             fake._record(record)
             if action == "streamGenerateContent":
-                self._stream(fake.response_chunks(reply, body, model))
+                self.stream((None, chunk) for chunk in fake.response_chunks(reply, body, model))
             else:
-                self._send_json(200, fake.whole_response(reply, body, model))
+                self.send_json(200, fake.whole_response(reply, body, model))
             return
-        record.kind = "other"
-        fake._record(record)
-        with fake._lock:
-            fake.unknown_paths.append(f"{method} {self.path}")
-        self._send_json(200, {})
+        self.other(record)
 
-    def _stream(self, chunks: list[dict[str, Any]]) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
-        self.end_headers()
-        self.close_connection = True
-        for chunk in chunks:
-            self.wfile.write(f"data: {json.dumps(chunk, ensure_ascii=False)}\r\n\r\n".encode())
-            self.wfile.flush()
 
-    def do_POST(self) -> None:  # noqa: N802
-        self._handle("POST")
-
-    def do_GET(self) -> None:  # noqa: N802
-        self._handle("GET")
-
-    def do_PUT(self) -> None:  # noqa: N802
-        self._handle("PUT")
-
-    def do_DELETE(self) -> None:  # noqa: N802
-        self._handle("DELETE")
+FakeGemini.handler = _Handler
 
 
 def _main() -> None:  # pragma: no cover - manual use
-    """Run standalone: prints the URL, logs each request's kind and path."""
-    import sys
-
-    server = FakeGemini().start()
-    print(server.url, flush=True)
-    seen = 0
-    try:
-        while True:
-            time.sleep(0.5)
-            for r in server.requests[seen:]:
-                print(f"{r.method} {r.path} [{r.kind}]", file=sys.stderr, flush=True)
-            seen = len(server.requests)
-    except KeyboardInterrupt:
-        server.stop()
+    loopback.serve(FakeGemini())
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -42,12 +42,12 @@ from __future__ import annotations
 
 import copy
 import json
-import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
+
+from testing import loopback
 
 __all__ = [
     "FakeOpenAI",
@@ -90,13 +90,8 @@ class Reply:
 
 
 @dataclass
-class RecordedRequest:
-    method: str
-    path: str
-    headers: dict[str, str]  # lower-cased names
-    body: Any  # parsed JSON, or the raw text when it was not JSON, or None
-    kind: str = ""  # "main", "compaction", "side", "models", "other"
-    at: float = 0.0
+class RecordedRequest(loopback.Recorded):
+    # kind: "main", "compaction", "side", "models", "other"
 
     @property
     def text(self) -> str:
@@ -245,8 +240,11 @@ class ScriptError(Exception):
     """The script asks for something this request cannot carry."""
 
 
-class FakeOpenAI:
+class FakeOpenAI(loopback.Server[RecordedRequest, Reply]):
     """A threaded Responses API stand-in on 127.0.0.1 with a random port."""
+
+    name = "fake-openai"
+    recorded = RecordedRequest
 
     def __init__(
         self,
@@ -261,29 +259,18 @@ class FakeOpenAI:
         model: str = "gpt-5.5",
         chunk_size: int = 40,
     ) -> None:
-        self.summary_text = summary_text
-        self.default_text = default_text
-        self.side_text = side_text
+        super().__init__(
+            summary_text=summary_text, default_text=default_text, side_text=side_text,
+            model=model, chunk_size=chunk_size,
+        )
         self.usage: dict[str, int] = dict(DEFAULT_USAGE)
         if usage:
             self.usage.update(usage)
-        self.model = model
-        self.chunk_size = chunk_size
-        self.requests: list[RecordedRequest] = []
-        self.unknown_paths: list[str] = []
         self.errors: list[str] = []  # script errors, answered with HTTP 400
-        self.script: list[Reply] = []
         # Optional hook: a function(record) -> Reply | None tried before the script.
         self.responder: Callable[[RecordedRequest], Reply | None] | None = None
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     # -- scripting ---------------------------------------------------------
-    def queue(self, reply: Reply) -> None:
-        with self._lock:
-            self.script.append(reply)
-
     def queue_text(self, text: str, **usage: int) -> None:
         self.queue(Reply.message(text, **usage))
 
@@ -294,15 +281,6 @@ class FakeOpenAI:
         self.queue(Reply.shell(command, **usage))
 
     # -- views on what was recorded ----------------------------------------
-    def _of_kind(self, *kinds: str) -> list[RecordedRequest]:
-        with self._lock:
-            return [r for r in self.requests if r.kind in kinds]
-
-    @property
-    def model_requests(self) -> list[RecordedRequest]:
-        """Main-loop requests (with tools), in order: what the agent saw."""
-        return self._of_kind("main")
-
     @property
     def compaction_requests(self) -> list[RecordedRequest]:
         return self._of_kind("compaction")
@@ -312,54 +290,7 @@ class FakeOpenAI:
         """Every POST /v1/responses request, whatever its kind."""
         return self._of_kind("main", "compaction", "side")
 
-    def endpoints(self) -> list[str]:
-        with self._lock:
-            return [f"{r.method} {r.path} [{r.kind}]" for r in self.requests]
-
-    # -- lifecycle ---------------------------------------------------------
-    @property
-    def port(self) -> int:
-        assert self._server is not None, "server not started"
-        return int(self._server.server_address[1])
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> "FakeOpenAI":
-        handler = type("_BoundHandler", (_Handler,), {"fake": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True  # open keep-alive connections never block stop()
-        self._server.block_on_close = False
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="fake-openai",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> "FakeOpenAI":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
     # -- answering ---------------------------------------------------------
-    def _record(self, request: RecordedRequest) -> None:
-        with self._lock:
-            self.requests.append(request)
-
     def classify_and_pick(self, record: RecordedRequest) -> Reply:
         """Set ``record.kind`` and choose the reply, consuming the script if main."""
         body = record.body
@@ -376,8 +307,7 @@ class FakeOpenAI:
         if record.kind == "compaction":
             return Reply.message(self.summary_text)
         if record.kind == "main":
-            with self._lock:
-                reply = self.script.pop(0) if self.script else None
+            reply = self.next_reply()
             return reply or Reply.message(self.default_text)
         return Reply.message(self.side_text)
 
@@ -458,111 +388,48 @@ class FakeOpenAI:
         return events
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(loopback.Handler):
     fake: FakeOpenAI  # set on the bound subclass
-    protocol_version = "HTTP/1.1"
     server_version = "fake-openai/1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        pass  # quiet: everything is in fake.requests
+    def headers_out(self) -> dict[str, str]:
+        return {"x-request-id": _new_id("req")}
 
-    def _read_body(self) -> Any:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        if not raw:
-            return None
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return raw.decode("utf-8", "replace")
-
-    def _send_json(self, status: int, payload: Any) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("x-request-id", _new_id("req"))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _handle(self, method: str) -> None:
-        fake = self.fake
-        path = self.path.split("?", 1)[0]
-        body = self._read_body() if method in ("POST", "PUT", "PATCH") else None
-        record = RecordedRequest(
-            method=method,
-            path=self.path,
-            headers={k.lower(): v for k, v in self.headers.items()},
-            body=body,
-            at=time.time(),
-        )
+    def answer(self, path: str, record: loopback.Recorded) -> None:
+        assert isinstance(record, RecordedRequest)
+        fake, method, body = self.fake, record.method, record.body
         if method == "POST" and path.endswith("/responses"):
             reply = fake.classify_and_pick(record)
             fake._record(record)
+            stream = isinstance(body, dict) and body.get("stream")
             try:
-                if isinstance(body, dict) and body.get("stream"):
+                if stream:
                     events = fake.sse_events(reply, body)
                 else:
                     payload = fake.response_json(reply, body, _new_id("resp"))
             except ScriptError as error:
                 with fake._lock:
                     fake.errors.append(str(error))
-                self._send_json(400, {"error": {"message": str(error), "type": "invalid_request_error"}})
+                self.send_json(400, {"error": {"message": str(error), "type": "invalid_request_error"}})
                 return
-            if isinstance(body, dict) and body.get("stream"):
-                self._stream(events)
+            if stream:
+                self.stream((event["type"], event) for event in events)
             else:
-                self._send_json(200, payload)
+                self.send_json(200, payload)
             return
         if method == "GET" and path.endswith("/models"):
             record.kind = "models"
             fake._record(record)
-            self._send_json(200, {"object": "list", "data": [], "models": []})
+            self.send_json(200, {"object": "list", "data": [], "models": []})
             return
-        record.kind = "other"
-        fake._record(record)
-        with fake._lock:
-            fake.unknown_paths.append(f"{method} {self.path}")
-        self._send_json(200, {})
+        self.other(record)
 
-    def _stream(self, events: list[dict[str, Any]]) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
-        self.send_header("x-request-id", _new_id("req"))
-        self.end_headers()
-        self.close_connection = True
-        for event in events:
-            chunk = f"event: {event['type']}\ndata: {json.dumps(event, ensure_ascii=False)}\n\n"
-            self.wfile.write(chunk.encode())
-            self.wfile.flush()
 
-    def do_POST(self) -> None:  # noqa: N802
-        self._handle("POST")
-
-    def do_GET(self) -> None:  # noqa: N802
-        self._handle("GET")
-
-    def do_DELETE(self) -> None:  # noqa: N802
-        self._handle("DELETE")
+FakeOpenAI.handler = _Handler
 
 
 def _main() -> None:  # pragma: no cover - manual use
-    """Run standalone: prints the URL, logs each request's kind and path."""
-    import sys
-
-    server = FakeOpenAI().start()
-    print(server.url, flush=True)
-    seen = 0
-    try:
-        while True:
-            time.sleep(0.5)
-            for r in server.requests[seen:]:
-                print(f"{r.method} {r.path} [{r.kind}]", file=sys.stderr, flush=True)
-            seen = len(server.requests)
-    except KeyboardInterrupt:
-        server.stop()
+    loopback.serve(FakeOpenAI())
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -18,7 +18,6 @@ import os
 import pty
 import re
 import select
-import shutil
 import signal
 import subprocess
 import sys
@@ -27,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from testing.clients import find_cli
 from testing.fake_gemini import FakeGemini, RecordedRequest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -72,31 +72,11 @@ def _cli_version(path: str, home: Path) -> str | None:
 
 def find_gemini(scratch_home: Path) -> tuple[str | None, str]:
     """(path, why) of a working CLI, or (None, the reason to skip)."""
-    candidates: list[tuple[str, str]] = []
-    env_path = os.environ.get("AGITMEM_GEMINI")
-    if env_path:
-        candidates.append((env_path, "$AGITMEM_GEMINI"))
-    candidates.append((str(REPO_ROOT / ".ci" / "node-gemini" / "bin" / "gemini"), ".ci/node-gemini"))
-    on_path = shutil.which("gemini")
-    if on_path:
-        candidates.append((on_path, "PATH"))
-    tried = []
-    for path, origin in candidates:
-        if not os.path.exists(path):
-            tried.append(f"{path} ({origin}): missing")
-            continue
-        version = _cli_version(path, scratch_home)
-        if version:
-            return path, f"Gemini CLI {version} from {origin}"
-        tried.append(f"{path} ({origin}): does not run")
-    hint = (
-        "run `bash .ci/install-gemini`"
-        if shutil.which("npm")
-        else "npm is not installed, so .ci/install-gemini cannot fetch @google/gemini-cli"
+    found, why = find_cli(
+        "gemini", label="Gemini CLI", env_var="AGITMEM_GEMINI", ci_dir=".ci/node-gemini",
+        package="@google/gemini-cli", version=lambda path: _cli_version(path, scratch_home),
     )
-    return None, f"Gemini CLI not available ({hint}; or set AGITMEM_GEMINI). Tried: " + "; ".join(
-        tried or ["nothing"]
-    )
+    return found, why if found is None else f"Gemini CLI {why}"
 
 
 @dataclass

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -28,6 +27,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 if str(REPO_ROOT) not in sys.path:  # `testing/` sits at the top of the checkout
     sys.path.insert(0, str(REPO_ROOT))
 
+from testing.clients import find_cli
 from testing.fake_anthropic import FakeAnthropic, RecordedRequest  # noqa: E402
 
 CLI_TIMEOUT = 120  # seconds, per CLI run
@@ -56,30 +56,9 @@ def _cli_version(path: str) -> str | None:
 
 def find_claude() -> tuple[str | None, str]:
     """(path, why) of a working CLI, or (None, the reason to skip)."""
-    candidates: list[tuple[str, str]] = []
-    env_path = os.environ.get("AGITMEM_CLAUDE")
-    if env_path:
-        candidates.append((env_path, "$AGITMEM_CLAUDE"))
-    candidates.append((str(REPO_ROOT / ".ci" / "node" / "bin" / "claude"), ".ci/node"))
-    on_path = shutil.which("claude")
-    if on_path:
-        candidates.append((on_path, "PATH"))
-    tried = []
-    for path, origin in candidates:
-        if not os.path.exists(path):
-            tried.append(f"{path} ({origin}): missing")
-            continue
-        version = _cli_version(path)
-        if version:
-            return path, f"{version} from {origin}"
-        tried.append(f"{path} ({origin}): does not run")
-    hint = (
-        "run `bash .ci/install-claude`"
-        if shutil.which("npm")
-        else "npm is not installed, so .ci/install-claude cannot fetch @anthropic-ai/claude-code"
-    )
-    return None, f"Claude Code CLI not available ({hint}; or set AGITMEM_CLAUDE). Tried: " + "; ".join(
-        tried or ["nothing"]
+    return find_cli(
+        "claude", label="Claude Code CLI", env_var="AGITMEM_CLAUDE", ci_dir=".ci/node",
+        package="@anthropic-ai/claude-code", version=_cli_version,
     )
 
 
