@@ -50,7 +50,7 @@ def test_install_writes_marked_executable_shims(memrepo: Path) -> None:
         text = path.read_text()
         assert text.startswith('#!/bin/sh\n# agitmem-shim v1\n')
         assert f'agitmem hook {h} "$@"' in text
-        python, = re.findall(r'(\S+) -m agitmem hook ' + h, text)
+        python, = re.findall(r'(\S+) -P -m agitmem hook ' + h, text)
         assert os.access(python, os.X_OK)
         assert path.stat().st_mode & stat.S_IXUSR
 
@@ -232,10 +232,10 @@ def test_shim_falls_back_to_the_python_that_installed_it(memrepo: Path) -> None:
 def test_shim_text_per_hook() -> None:
     blocking = githooks.shim('commit-msg', '/opt/py/bin/python')
     assert '"$chained" "$@" || exit $?' in blocking
-    assert 'exec /opt/py/bin/python -m agitmem hook commit-msg "$@"' in blocking
+    assert 'exec /opt/py/bin/python -P -m agitmem hook commit-msg "$@"' in blocking
     post = githooks.shim('post-merge', '/opt/py/bin/python')
     assert '    "$chained" "$@"\n' in post
-    assert "exec '/opt/my py/python' -m agitmem" in githooks.shim('pre-commit', '/opt/my py/python')
+    assert "exec '/opt/my py/python' -P -m agitmem" in githooks.shim('pre-commit', '/opt/my py/python')
 
 
 # agitmem hook <git event>, called directly
