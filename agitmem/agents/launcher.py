@@ -213,23 +213,24 @@ def check(command: str, path: list[str]) -> tuple[str | None, str | None]:
     if not head:
         return 'does not run `... hook EVENT`', None
     program, flags = head[0], head[1:]
+    name = os.path.basename(program)
     if flags and flags not in (['-m', 'agitmem'], ['-P', '-m', 'agitmem']):
         return f'runs `{shlex.join(head)}`, not agitmem', None
+    if flags and not _PYTHON.match(name):
+        return f'runs `{program}`, which is not a Python interpreter', None
+    if not flags and name not in ('agitmem', 'agitmem.exe'):
+        return f'runs `{program}`, not agitmem', None
     found, why = _resolve(program, path)
     if found is None:
         return why, None
     if flags:
-        python = found
-        if not _PYTHON.match(os.path.basename(program)):
-            return f'runs `{program}`, which is not a Python interpreter', None
         if flags[0] != '-P':
             return (
                 f'runs `{program} -m agitmem` without -P: an `agitmem` directory '
                 f'in the project would be imported instead'
             ), None
+        python = found
     else:
-        if os.path.basename(program) not in ('agitmem', 'agitmem.exe'):
-            return f'runs `{program}`, not agitmem', None
         script = script_python(found)
         if script is None:
             return f'runs {found}, which is not an agitmem console script', None
