@@ -34,7 +34,9 @@ _SCRIPT_MAX = 4096  # console scripts are a few hundred bytes
 
 # -- the PATH an agent client gives its hooks ---------------------------------
 
-def _login_path(environ: Mapping[str, str]) -> str | None:
+def start_login(environ: Mapping[str, str]) -> subprocess.Popen[str] | None:
+    """Start the user's login shell printing its PATH (None when $SHELL
+    cannot be run); doctor reads the answer after its other checks."""
     shell = environ.get('SHELL', '')
     if not os.path.isabs(shell) or not os.access(shell, os.X_OK):
         return None
@@ -42,16 +44,27 @@ def _login_path(environ: Mapping[str, str]) -> str | None:
     env.update(SHELL=shell, PATH=os.defpath)  # what login(1) starts it with
     home = environ.get('HOME', '')
     try:
-        proc = subprocess.run(
+        return subprocess.Popen(
             [shell, '-l', '-c', f'printf "%s%s" {_MARK} "$PATH"'],
-            check=False, env=env, cwd=home if os.path.isdir(home) else '/',
-            stdin=subprocess.DEVNULL, capture_output=True, text=True,
-            errors='replace', timeout=LOGIN_TIMEOUT,
+            env=env, cwd=home if os.path.isdir(home) else '/',
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, text=True, errors='replace',
         )
-    except (OSError, subprocess.TimeoutExpired):
+    except OSError:
+        return None
+
+
+def _login_path(proc: subprocess.Popen[str] | None) -> str | None:
+    if proc is None:
+        return None
+    try:
+        out, _ = proc.communicate(timeout=LOGIN_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
         return None
     # what a profile prints before it is not the PATH
-    _, mark, path = proc.stdout.rpartition(_MARK)
+    _, mark, path = out.rpartition(_MARK)
     return path.strip() if mark and path.strip() else None
 
 
@@ -69,11 +82,16 @@ def _without_venv(environ: Mapping[str, str]) -> str:
     return os.pathsep.join([*kept, os.defpath])
 
 
-def client_path(environ: Mapping[str, str]) -> list[str]:
-    """The directories a client searches for a hook's program.  Relative
-    entries are dropped: they would name a directory of the project the
-    hook runs in."""
-    path = _login_path(environ) or _without_venv(environ)
+def client_path(
+        environ: Mapping[str, str],
+        login: subprocess.Popen[str] | None = None,
+) -> list[str]:
+    """The directories a client searches for a hook's program (`login`: a
+    login shell start_login started already).  Relative entries are
+    dropped: they would name a directory of the project the hook runs in."""
+    if login is None:
+        login = start_login(environ)
+    path = _login_path(login) or _without_venv(environ)
     ret: list[str] = []
     for d in path.split(os.pathsep):
         if os.path.isabs(d) and d not in ret:
@@ -241,18 +259,32 @@ def check(command: str, path: list[str]) -> tuple[str | None, str | None]:
     return None, python if _same_env(python) else None
 
 
-def runs_here(timeout: float = 30) -> str | None:
-    """None when this agitmem runs as the hooks call it (its interpreter
-    with -P, away from any project directory); else what is wrong.  The one
-    program doctor runs."""
+def start_here() -> subprocess.Popen[str] | None:
+    """Start this agitmem as the hooks call it (its interpreter with -P,
+    away from any project directory) asking its version: the one program
+    doctor runs."""
     env = {k: v for k, v in os.environ.items() if k not in ('PYTHONPATH', 'PYTHONHOME', 'PYTHONSTARTUP')}
     try:
-        proc = subprocess.run(
-            [*interpreter_command(), '--version'], capture_output=True, text=True,
-            check=False, timeout=timeout, stdin=subprocess.DEVNULL, env=env, cwd=os.path.dirname(this_python()) or '/',
+        return subprocess.Popen(
+            [*interpreter_command(), '--version'], stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True,
+            errors='replace', env=env, cwd=os.path.dirname(this_python()) or '/',
         )
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return f'does not run ({type(e).__name__})'
-    if proc.returncode != 0 or 'agitmem' not in proc.stdout:
+    except OSError:
+        return None
+
+
+def runs_here(proc: subprocess.Popen[str] | None, timeout: float = 30) -> str | None:
+    """None when start_here's agitmem answered with its version; else what
+    is wrong."""
+    if proc is None:
+        return 'does not run (its interpreter cannot be started)'
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return f'does not answer within {timeout:.0f}s'
+    if proc.returncode != 0 or 'agitmem' not in out:
         return f'does not run agitmem (exit {proc.returncode})'
     return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,7 +79,12 @@ def installed_agents(repo: Repo, home: Path) -> list[Where]:
     return ret
 
 
-def _reaches(command: str, path: list[str], cache: dict[str, str | None]) -> str | None:
+def _reaches(
+        command: str,
+        path: list[str],
+        here: subprocess.Popen[str] | None,
+        cache: dict[str, str | None],
+) -> str | None:
     """None when hook `command` reaches a working agitmem on `path`; else
     what is wrong.  The command is parsed and resolved, never run: the only
     program run is this agitmem, when the command calls it."""
@@ -86,7 +92,7 @@ def _reaches(command: str, path: list[str], cache: dict[str, str | None]) -> str
         why, python = launcher.check(command, path)
         if why is None and python is not None:
             if _HERE not in cache:
-                cache[_HERE] = launcher.runs_here()
+                cache[_HERE] = launcher.runs_here(here)
             why = cache[_HERE]
         cache[command] = why
     return cache[command]
@@ -100,7 +106,11 @@ def _printable(text: str) -> str:
 _HERE = '\0this agitmem'  # the cache's key for whether this agitmem runs
 
 
-def check_agents(wheres: list[Where], environ: Mapping[str, str]) -> list[Finding]:
+def check_agents(
+        wheres: list[Where],
+        path: list[str],
+        here: subprocess.Popen[str] | None = None,
+) -> list[Finding]:
     if not wheres:
         return [Finding(
             'agent-hooks', WARNING,
@@ -109,7 +119,6 @@ def check_agents(wheres: list[Where], environ: Mapping[str, str]) -> list[Findin
         )]
     ret = []
     cache: dict[str, str | None] = {}
-    path = launcher.client_path(environ)
     for w in wheres:
         reinstall = f'agitmem install {w.agent} --scope {w.scope}'
         missing = settings.missing_events(w.agent, w.found)
@@ -122,7 +131,7 @@ def check_agents(wheres: list[Where], environ: Mapping[str, str]) -> list[Findin
         commands = sorted({c for cs in w.found.values() for c in cs})
         broken: dict[str, list[str]] = {}
         for c in commands:
-            why = _reaches(c, path, cache)
+            why = _reaches(c, path, here, cache)
             if why is not None:
                 broken.setdefault(why, []).append(c)
         for why, cs in broken.items():
@@ -415,16 +424,25 @@ def diagnose(
     home = home or Path.home()
     environ = os.environ if environ is None else environ
     wheres = installed_agents(repo, home)
-    ret = check_agents(wheres, environ) + check_trust(repo, wheres, home, environ)
-    ret += check_git_hooks(repo)
+    # the login shell answers while the other checks run
+    login = launcher.start_login(environ) if wheres else None
+    here = launcher.start_here() if wheres else None
+    ret = check_trust(repo, wheres, home, environ) + check_git_hooks(repo)
+    ret += _check_memory_all(repo, codex=any(w.agent == 'codex' for w in wheres))
+    try:
+        agents = check_agents(wheres, launcher.client_path(environ, login), here)
+    finally:
+        if here is not None and here.poll() is None:  # no hook called it
+            here.kill()
+            here.communicate()
+    return agents + ret
+
+
+def _check_memory_all(repo: Repo, *, codex: bool) -> list[Finding]:
     try:
         context.require_memory(repo)
         cfg: dict[str, Any] = config.load(repo.config_path)
     except AgitmemError as e:
-        ret.append(Finding('memory-ref', ERROR, str(e), 'agitmem init'))
-        return ret
+        return [Finding('memory-ref', ERROR, str(e), 'agitmem init')]
     ctx = context.make(repo, cfg)
-    ret += check_memory(ctx)
-    ret += check_remotes(ctx)
-    ret += check_injection(ctx, codex=any(w.agent == 'codex' for w in wheres))
-    return ret
+    return check_memory(ctx) + check_remotes(ctx) + check_injection(ctx, codex=codex)
