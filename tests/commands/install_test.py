@@ -312,3 +312,13 @@ def test_a_settings_symlink_loop_is_one_line(memrepo: Path) -> None:
     (memrepo / '.claude' / 'settings.json').symlink_to('settings.json')
     line = bad('install', 'claude', '--scope', 'project', cwd=memrepo)
     assert line.startswith('agitmem: ') and 'settings.json' in line
+
+
+def test_another_agitmem_on_the_login_path_is_named(memrepo: Path, tmp_path: Path) -> None:
+    other = tmp_path / 'other' / 'bin' / 'agitmem'
+    other.parent.mkdir(parents=True)
+    other.write_text('#!/usr/bin/python3\nimport sys\nfrom agitmem.cli import main\nsys.exit(main())\n')
+    other.chmod(0o755)
+    (_home() / '.profile').write_text(f'PATH="{other.parent}:$PATH"\n')
+    out = ok('install', 'codex', '--scope', 'project', cwd=memrepo, env={'SHELL': '/bin/sh'})
+    assert f'by absolute path: `agitmem` on the PATH an agent client gets (your login shell\'s) is {other}, another install' in out
