@@ -214,6 +214,7 @@ def uninstall(repo: Repo) -> list[str]:
     """Remove our shims and put the chained hooks back; anything else is
     left alone.  Returns one line per hook changed."""
     d = hooks_dir(repo)
+    _stays_inside(repo, d)
     lines = []
     for name in HOOKS:
         chained = d / f'{name}{CHAINED}'

@@ -262,7 +262,10 @@ def test_a_hooks_path_linked_outside_is_refused(memrepo: Path, tmp_path: Path) -
         f'agitmem: .githooks leads to {outside} through a symlink, outside the '
         f'repository: agitmem does not write hooks there; nothing was changed'
     )
-    assert list(outside.iterdir()) == []
+    _write_hook(outside / 'pre-commit', githooks.shim('pre-commit'))
+    assert 'does not write hooks there' in bad('uninstall', 'git', cwd=memrepo)
+    assert (outside / 'pre-commit').read_text() == githooks.shim('pre-commit')
+    (outside / 'pre-commit').unlink()
     # an absolute core.hooksPath is the user's own choice
     git('config', 'core.hooksPath', str(outside), cwd=memrepo)
     ok('install', 'git', cwd=memrepo)
