@@ -4,6 +4,7 @@ install_test.py)."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -29,6 +30,7 @@ def _file(path: Path, text: str) -> str:
         ('#!/bin/sh\n\'\'\'exec\' "/opt/my venv/bin/python" "$0" "$@"\n\' \'\'\'\n', '/opt/my venv/bin/python'),
         ('#!/bin/sh\n', None),  # a shell script that mentions the import
         ('#!/usr/bin/env python3\n', None),  # not a path: depends on PATH
+        ('#!"/opt/venv/bin/python\n', None),  # cannot be split
         ('', None),
     ),
 )
@@ -84,3 +86,22 @@ def test_check_refuses(command: str, why: str) -> None:
 def test_check_this_agitmem() -> None:
     command = ' '.join(launcher.interpreter_command()) + ' hook stop --agent claude'
     assert launcher.check(command, []) == (None, sys.executable)
+
+
+def test_a_shell_that_cannot_be_run_falls_back(tmp_path: Path) -> None:
+    shell = tmp_path / 'sh'
+    shell.write_bytes(b'\x7fELF garbage')
+    shell.chmod(0o755)
+    path = launcher.client_path({'SHELL': str(shell), 'PATH': '/opt/here/bin'})
+    assert path[0] == '/opt/here/bin'
+
+
+def _popen(*code: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, '-c', *code], stdout=subprocess.PIPE, text=True)
+
+
+def test_runs_here_answers() -> None:
+    assert launcher.runs_here(launcher.start_here()) is None
+    assert launcher.runs_here(None) == 'does not run (its interpreter cannot be started)'
+    assert launcher.runs_here(_popen('print("something else")')) == 'does not run agitmem (exit 0)'
+    assert launcher.runs_here(_popen('import time; time.sleep(30)'), timeout=0.2) == 'does not answer within 0s'
