@@ -49,7 +49,9 @@ def hooks_dir(repo: Repo) -> Path:
 def shim(name: str, python: str = sys.executable) -> str:
     """The hook script for git event `name`."""
     run = f'agitmem hook {name} "$@"'
-    fallback = f'{shlex.quote(python)} -m agitmem hook {name} "$@"'
+    # -P: git runs hooks at the top of the working tree, whose own
+    # `agitmem/` (a clone of agitmem, or a hostile one) must not be imported
+    fallback = f'{shlex.quote(python)} -P -m agitmem hook {name} "$@"'
     stop = ' || exit $?' if name in BLOCKING else ''
     lines = [
         '#!/bin/sh',
@@ -129,6 +131,24 @@ def _tracked(repo: Repo, d: Path) -> set[Path]:
     return {(repo.root / p).resolve() for p in out.split('\0') if p}
 
 
+def _stays_inside(repo: Repo, d: Path) -> None:
+    """A hooks directory in the working tree (core.hooksPath `.githooks`)
+    that a symlink of the repository's leads out of is not written to."""
+    root = os.path.realpath(repo.root)
+    inside = os.path.abspath(d)
+    if not (inside == root or inside.startswith(root + os.sep) or
+            inside.startswith(os.path.abspath(repo.root) + os.sep)):
+        return  # an absolute core.hooksPath: the user's own choice
+    real = os.path.realpath(d)
+    for base in (root, os.path.realpath(repo.git_dir), os.path.realpath(repo.common_dir)):
+        if real == base or real.startswith(base + os.sep):
+            return
+    raise AgitmemError(
+        f'{_shown(repo, d)} leads to {real} through a symlink, outside the '
+        f'repository: agitmem does not write hooks there; nothing was changed',
+    )
+
+
 def install(repo: Repo) -> list[str]:
     """Write the shims; returns one line per hook changed (none when all
     are in place already).  Refuses, before writing anything, to replace a
@@ -136,6 +156,7 @@ def install(repo: Repo) -> list[str]:
     d = hooks_dir(repo)
     if d.exists() and not d.is_dir():
         raise AgitmemError(f'{d}: the hooks directory is not a directory')
+    _stays_inside(repo, d)
     tracked: set[Path] | None = None
     plan: list[tuple[str, Path, str]] = []  # (what, hook, its text now)
     for name in HOOKS:
@@ -193,6 +214,7 @@ def uninstall(repo: Repo) -> list[str]:
     """Remove our shims and put the chained hooks back; anything else is
     left alone.  Returns one line per hook changed."""
     d = hooks_dir(repo)
+    _stays_inside(repo, d)
     lines = []
     for name in HOOKS:
         chained = d / f'{name}{CHAINED}'

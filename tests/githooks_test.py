@@ -50,7 +50,7 @@ def test_install_writes_marked_executable_shims(memrepo: Path) -> None:
         text = path.read_text()
         assert text.startswith('#!/bin/sh\n# agitmem-shim v1\n')
         assert f'agitmem hook {h} "$@"' in text
-        python, = re.findall(r'(\S+) -m agitmem hook ' + h, text)
+        python, = re.findall(r'(\S+) -P -m agitmem hook ' + h, text)
         assert os.access(python, os.X_OK)
         assert path.stat().st_mode & stat.S_IXUSR
 
@@ -229,13 +229,56 @@ def test_shim_falls_back_to_the_python_that_installed_it(memrepo: Path) -> None:
     assert 'error tattoo-vs-snapshot' in proc.stdout + proc.stderr
 
 
+def test_shim_fallback_never_imports_the_projects_agitmem(memrepo: Path, tmp_path: Path) -> None:
+    """git runs hooks at the top of the working tree: a project holding an
+    `agitmem/` package (a clone of agitmem, or a hostile one) must not have
+    it imported by `python -m agitmem`."""
+    ok('install', 'git', cwd=memrepo)
+    marker = tmp_path / 'imported'
+    (memrepo / 'agitmem').mkdir()
+    (memrepo / 'agitmem' / '__init__.py').write_text(f'open({str(marker)!r}, "w").close()\n')
+    (memrepo / 'agitmem' / '__main__.py').write_text('raise SystemExit(0)\n')
+    with open(mem(memrepo, 'tattoo.md'), 'a') as f:
+        f.write('- indent: 4 spaces\n')
+    with open(mem(memrepo, 'snapshot.md'), 'a') as f:
+        f.write('- indent: tabs\n')
+    path = os.pathsep.join(
+        d for d in os.environ['PATH'].split(os.pathsep)
+        if d and not os.path.exists(os.path.join(d, 'agitmem'))
+    )
+    proc = _commit(memrepo, env={'PATH': path})
+    assert not marker.exists()
+    assert proc.returncode == 1  # the real agitmem ran, and refused
+    assert 'error tattoo-vs-snapshot' in proc.stdout + proc.stderr
+
+
+def test_a_hooks_path_linked_outside_is_refused(memrepo: Path, tmp_path: Path) -> None:
+    outside = tmp_path / 'outside'
+    outside.mkdir()
+    (memrepo / '.githooks').symlink_to(outside)
+    git('config', 'core.hooksPath', '.githooks', cwd=memrepo)
+    line = bad('install', 'git', cwd=memrepo)
+    assert line == (
+        f'agitmem: .githooks leads to {outside} through a symlink, outside the '
+        f'repository: agitmem does not write hooks there; nothing was changed'
+    )
+    _write_hook(outside / 'pre-commit', githooks.shim('pre-commit'))
+    assert 'does not write hooks there' in bad('uninstall', 'git', cwd=memrepo)
+    assert (outside / 'pre-commit').read_text() == githooks.shim('pre-commit')
+    (outside / 'pre-commit').unlink()
+    # an absolute core.hooksPath is the user's own choice
+    git('config', 'core.hooksPath', str(outside), cwd=memrepo)
+    ok('install', 'git', cwd=memrepo)
+    assert sorted(p.name for p in outside.iterdir()) == sorted(HOOKS)
+
+
 def test_shim_text_per_hook() -> None:
     blocking = githooks.shim('commit-msg', '/opt/py/bin/python')
     assert '"$chained" "$@" || exit $?' in blocking
-    assert 'exec /opt/py/bin/python -m agitmem hook commit-msg "$@"' in blocking
+    assert 'exec /opt/py/bin/python -P -m agitmem hook commit-msg "$@"' in blocking
     post = githooks.shim('post-merge', '/opt/py/bin/python')
     assert '    "$chained" "$@"\n' in post
-    assert "exec '/opt/my py/python' -m agitmem" in githooks.shim('pre-commit', '/opt/my py/python')
+    assert "exec '/opt/my py/python' -P -m agitmem" in githooks.shim('pre-commit', '/opt/my py/python')
 
 
 # agitmem hook <git event>, called directly

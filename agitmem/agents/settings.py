@@ -68,6 +68,31 @@ def settings_file(agent: str, scope: str, root: Path, home: Path | None = None) 
     return base.joinpath(*_FILES[agent][scope])
 
 
+def _within(path: str, base: str) -> bool:
+    return path == base or path.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def target(agent: str, scope: str, root: Path, home: Path | None = None) -> Path:
+    """The file install and uninstall write for `agent` at `scope`: the
+    settings file, or the file it leads to through symlinks (a symlinked
+    file stays a symlink, its target edited) when that stays inside the
+    repository's working tree (the home directory for `user`).  One that
+    leaves it, or leads into the git directory, is refused."""
+    path = settings_file(agent, scope, root, home)
+    base = (home or Path.home()) if scope == 'user' else root
+    real = os.path.realpath(path)
+    inside = _within(real, os.path.realpath(base))
+    if inside and scope != 'user':
+        inside = not _within(real, os.path.realpath(root / '.git'))
+    if not inside:
+        where = 'home directory' if scope == 'user' else 'repository'
+        raise AgitmemError(
+            f'{relative(agent, scope)} leads to {real} through a symlink, '
+            f'outside the {where}: agitmem does not write there; nothing was changed',
+        )
+    return Path(real)
+
+
 def _ours_in(hooks: object) -> dict[str, list[str]]:
     """{event name: our commands} in a settings file's `hooks` table."""
     ret: dict[str, list[str]] = {}
@@ -160,6 +185,8 @@ def _read_settings(path: Path) -> tuple[dict[str, object], bool]:
         return {}, False
     except IsADirectoryError:
         raise AgitmemError(f'{path}: is a directory, expected a JSON file')
+    except OSError as e:  # a symlink loop, a permission
+        raise AgitmemError(f'{path}: cannot be read ({e.strerror}); nothing was changed')
     try:
         text = contents.decode('utf-8-sig')
     except UnicodeDecodeError as e:
@@ -255,7 +282,7 @@ def install(
     Every other key and hook is kept; an unreadable file changes nothing.
     """
     mod = clients.native(agent)
-    path = settings_file(agent, scope, root, home)
+    path = target(agent, scope, root, home)
     rel = relative(agent, scope)
     settings, _ = _read_settings(path)
     hooks = _hooks_table(settings, path)
@@ -337,7 +364,8 @@ def uninstall(
     Groups, events, `hooks` and the file itself go when removing ours
     empties them.  Returns what changed; [] when nothing of ours was there.
     """
-    path = settings_file(agent, scope, root, home)
+    link = settings_file(agent, scope, root, home)
+    path = target(agent, scope, root, home)
     rel = relative(agent, scope)
     settings, existed = _read_settings(path)
     if not existed:
@@ -358,13 +386,14 @@ def uninstall(
         return []
     if not hooks:
         del settings['hooks']
-    if settings:
+    if settings or os.path.islink(link):  # a symlink stays, and so its target
         atomic_write(path, _dump(settings))
     else:
         os.remove(path)
         changes.append(f'{rel}: removed the file, nothing else was in it')
-        try:
-            os.rmdir(path.parent)
-        except OSError:  # not empty: other files live there
-            pass
+        if not os.path.islink(link.parent):
+            try:
+                os.rmdir(link.parent)
+            except OSError:  # not empty: other files live there
+                pass
     return changes

@@ -1,25 +1,13 @@
 from __future__ import annotations
 
 import os
-import shlex
-import shutil
-import sys
 
 from agitmem import audit
 from agitmem import repo as repo_mod
+from agitmem.agents import launcher
 from agitmem.agents.settings import relative
 from agitmem.errors import AgitmemError
 from agitmem.porcelain import installing
-
-
-def hook_command() -> str:
-    """How the hooks call agitmem: plain `agitmem` when that is this one on
-    PATH, else this interpreter, so hooks work outside an activated venv."""
-    found = shutil.which('agitmem')
-    here = os.path.join(os.path.dirname(sys.executable), 'agitmem')
-    if found and (os.path.realpath(found) == os.path.realpath(here) or not os.path.exists(here)):
-        return 'agitmem'
-    return f'{shlex.quote(sys.executable)} -m agitmem'
 
 
 def install(target: str, *, remove: bool, command: str | None, scope: str | None) -> int:
@@ -37,9 +25,15 @@ def install(target: str, *, remove: bool, command: str | None, scope: str | None
         if remove:
             lines = installing.uninstall_agent(repo, target, scope)
         else:
-            lines = installing.install_agent(
-                repo, target, scope, command or hook_command(),
-            )
+            why = None
+            if command is None:
+                command, why = launcher.hook_command(launcher.client_path(os.environ))
+            lines = installing.install_agent(repo, target, scope, command)
+            if lines and why:
+                lines.append(
+                    f'the hooks call {command}, by absolute path: {why}; '
+                    f'install agitmem as a tool (see the README) for plain `agitmem`',
+                )
     verb = 'uninstall' if remove else 'install'
     audit.log(repo.agent_dir, f'write {verb}', f'{target}: {len(lines)} changes')
     for line in lines:

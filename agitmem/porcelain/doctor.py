@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from agitmem import githooks
 from agitmem import inject
 from agitmem import repo as repo_mod
 from agitmem import store
+from agitmem.agents import launcher
 from agitmem.agents import settings
 from agitmem.agents import trust
 from agitmem.errors import AgitmemError
@@ -79,38 +79,38 @@ def installed_agents(repo: Repo, home: Path) -> list[Where]:
     return ret
 
 
-def _launcher(command: str) -> str:
-    """`agitmem` of `agitmem hook prompt --agent claude`."""
-    return command.rsplit(' hook ', 1)[0]
+def _reaches(
+        command: str,
+        path: list[str],
+        here: subprocess.Popen[str] | None,
+        cache: dict[str, str | None],
+) -> str | None:
+    """None when hook `command` reaches a working agitmem on `path`; else
+    what is wrong.  The command is parsed and resolved, never run: the only
+    program run is this agitmem, when the command calls it."""
+    if command not in cache:
+        why, python = launcher.check(command, path)
+        if why is None and python is not None:
+            if _HERE not in cache:
+                cache[_HERE] = launcher.runs_here(here)
+            why = cache[_HERE]
+        cache[command] = why
+    return cache[command]
 
 
-def _runs(launcher: str, cache: dict[str, str | None]) -> str | None:
-    """None when `<launcher> --version` runs; else what is wrong."""
-    if launcher in cache:
-        return cache[launcher]
-    try:
-        argv = shlex.split(launcher)
-    except ValueError:
-        argv = []
-    if not argv:
-        cache[launcher] = 'cannot be parsed'
-    elif shutil.which(argv[0]) is None:
-        cache[launcher] = f'`{argv[0]}` is not found (not on PATH, or not executable)'
-    else:
-        try:
-            proc = subprocess.run(
-                [*argv, '--version'], capture_output=True, text=True, timeout=30,
-                stdin=subprocess.DEVNULL,
-            )
-        except (OSError, subprocess.TimeoutExpired) as e:
-            cache[launcher] = f'does not run ({type(e).__name__})'
-        else:
-            ok = proc.returncode == 0 and 'agitmem' in proc.stdout
-            cache[launcher] = None if ok else f'does not run agitmem (exit {proc.returncode})'
-    return cache[launcher]
+def _printable(text: str) -> str:
+    """A settings file's text, its control and format characters escaped."""
+    return ''.join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
 
 
-def check_agents(wheres: list[Where]) -> list[Finding]:
+_HERE = '\0this agitmem'  # the cache's key for whether this agitmem runs
+
+
+def check_agents(
+        wheres: list[Where],
+        path: list[str],
+        here: subprocess.Popen[str] | None = None,
+) -> list[Finding]:
     if not wheres:
         return [Finding(
             'agent-hooks', WARNING,
@@ -128,18 +128,25 @@ def check_agents(wheres: list[Where]) -> list[Finding]:
                 f'{w.agent}: {w.shown} lacks agitmem\'s {", ".join(missing)} hook(s)',
                 reinstall,
             ))
-        launchers = sorted({_launcher(c) for cs in w.found.values() for c in cs})
-        broken = [(lnch, why) for lnch in launchers if (why := _runs(lnch, cache))]
-        for lnch, why in broken:
+        commands = sorted({c for cs in w.found.values() for c in cs})
+        broken: dict[str, list[str]] = {}
+        for c in commands:
+            why = _reaches(c, path, here, cache)
+            if why is not None:
+                broken.setdefault(why, []).append(c)
+        for why, cs in broken.items():
+            more = f' (and {len(cs) - 1} more like it)' if len(cs) > 1 else ''
             ret.append(Finding(
                 'agent-hooks', ERROR,
-                f'{w.agent}: the hooks in {w.shown} call `{lnch}`, which {why}',
+                f'{w.agent}: the hook command `{_printable(cs[0])}`{more} in {w.shown}: {why}',
                 f'{reinstall}   (or install agitmem as a tool: see the README)',
             ))
         if not missing and not broken:
+            launchers = sorted({shlex.join(launcher.launcher(shlex.split(c)) or []) for c in commands})
             ret.append(Finding(
                 'agent-hooks', OK,
-                f'{w.agent}: {len(w.found)} hooks in {w.shown}, `{", ".join(launchers)}` runs',
+                f'{w.agent}: {len(w.found)} hooks in {w.shown}, `{", ".join(launchers)}` '
+                f'reaches agitmem on the PATH an agent client gets',
             ))
     return ret
 
@@ -417,16 +424,25 @@ def diagnose(
     home = home or Path.home()
     environ = os.environ if environ is None else environ
     wheres = installed_agents(repo, home)
-    ret = check_agents(wheres) + check_trust(repo, wheres, home, environ)
-    ret += check_git_hooks(repo)
+    # the login shell answers while the other checks run
+    login = launcher.start_login(environ) if wheres else None
+    here = launcher.start_here() if wheres else None
+    ret = check_trust(repo, wheres, home, environ) + check_git_hooks(repo)
+    ret += _check_memory_all(repo, codex=any(w.agent == 'codex' for w in wheres))
+    try:
+        agents = check_agents(wheres, launcher.client_path(environ, login), here)
+    finally:
+        if here is not None and here.poll() is None:  # no hook called it
+            here.kill()
+            here.communicate()
+    return agents + ret
+
+
+def _check_memory_all(repo: Repo, *, codex: bool) -> list[Finding]:
     try:
         context.require_memory(repo)
         cfg: dict[str, Any] = config.load(repo.config_path)
     except AgitmemError as e:
-        ret.append(Finding('memory-ref', ERROR, str(e), 'agitmem init'))
-        return ret
+        return [Finding('memory-ref', ERROR, str(e), 'agitmem init')]
     ctx = context.make(repo, cfg)
-    ret += check_memory(ctx)
-    ret += check_remotes(ctx)
-    ret += check_injection(ctx, codex=any(w.agent == 'codex' for w in wheres))
-    return ret
+    return check_memory(ctx) + check_remotes(ctx) + check_injection(ctx, codex=codex)

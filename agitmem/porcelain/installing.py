@@ -2,6 +2,7 @@
 scope, or in git (hook shims and the memory fetch refspec)."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from agitmem import config
@@ -46,6 +47,8 @@ def install_agent(
     check_target(agent)
     settings.check_scope(scope)
     rel = _local_rel(agent)
+    if scope == 'local':
+        _own_path(repo, agent, home)
     if scope == 'local' and repo_mod.tracked(repo, rel):
         raise AgitmemError(
             f'{rel} is tracked in this repository: hooks installed there '
@@ -57,6 +60,19 @@ def install_agent(
     if scope == 'local' and repo_mod.exclude(repo, _exclude_line(agent)):
         changes.append(f'{rel} added to .git/info/exclude (it stays out of git)')
     return changes
+
+
+def _own_path(repo: Repo, agent: str, home: Path | None) -> None:
+    """The local scope's file is kept out of git by its path: one reached
+    through a symlink lives elsewhere, where git sees it."""
+    path = settings.settings_file(agent, 'local', repo.root, home)
+    real = settings.target(agent, 'local', repo.root, home)
+    if Path(os.path.realpath(repo.root)) / path.relative_to(repo.root) != real:
+        raise AgitmemError(
+            f'{_local_rel(agent)} leads to {real} through a symlink: the local '
+            f'scope writes only a file git ignores by its own path; use '
+            f'--scope project, or remove the symlink',
+        )
 
 
 def uninstall_agent(

@@ -2,10 +2,14 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from testing.util import agitmem
+from testing.util import agitmem_argv
 from testing.util import bad
 from testing.util import git
 from testing.util import ok
@@ -141,3 +145,180 @@ def test_scope_is_for_agents_only(memrepo: Path) -> None:
 
 def test_install_unknown_target(memrepo: Path) -> None:
     assert 'unknown target "vim"' in bad('install', 'vim', cwd=memrepo)
+
+
+# -- the command the hooks call (they outlive the shell that ran install) ------
+
+def _venv_bin() -> str:
+    return os.path.dirname(agitmem_argv()[0])
+
+
+def _commands(settings: Path) -> set[str]:
+    data = json.loads(settings.read_text())
+    return {h['command'] for groups in data['hooks'].values() for g in groups for h in g['hooks']}
+
+
+def _elsewhere_env() -> dict[str, str]:
+    """Another terminal or an IDE: the environment is not activated."""
+    env = {k: v for k, v in os.environ.items() if k not in ('VIRTUAL_ENV', 'PYTHONPATH')}
+    env['PATH'] = '/usr/bin:/bin'
+    return env
+
+
+def test_hooks_installed_from_an_activated_venv_work_elsewhere(memrepo: Path, tmp_path: Path) -> None:
+    venv_bin = _venv_bin()
+    activated = {
+        'PATH': f'{venv_bin}:/usr/bin:/bin', 'VIRTUAL_ENV': os.path.dirname(venv_bin),
+        'SHELL': '/bin/sh',
+    }
+    out = ok('install', 'claude', cwd=memrepo, env=activated)
+    assert 'by absolute path: `agitmem` is not on the PATH an agent client gets' in out
+    commands = _commands(memrepo / '.claude' / 'settings.local.json')
+    for c in commands:
+        argv = shlex.split(c)
+        assert os.path.isabs(argv[0]) and argv[1:5] == ['-P', '-m', 'agitmem', 'hook'], c
+    # the project holds an `agitmem` package of its own: never imported
+    marker = tmp_path / 'imported'
+    (memrepo / 'agitmem').mkdir()
+    (memrepo / 'agitmem' / '__init__.py').write_text(f'open({str(marker)!r}, "w").close()\n')
+    (memrepo / 'agitmem' / '__main__.py').write_text('')
+    [start] = [c for c in commands if ' session-start ' in c]
+    payload = json.dumps({
+        'session_id': 's1', 'transcript_path': None, 'cwd': str(memrepo),
+        'hook_event_name': 'SessionStart', 'source': 'startup',
+    })
+    proc = subprocess.run(
+        ['/bin/sh', '-c', start], cwd=memrepo, input=payload, capture_output=True,
+        text=True, env=_elsewhere_env(),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert 'AGENT MEMORY BEGIN' in proc.stdout
+    assert not marker.exists()
+    proc = agitmem('doctor', '--json', cwd=memrepo, env=activated)
+    [hooks] = [f for f in json.loads(proc.stdout)['findings'] if f['check'] == 'agent-hooks']
+    assert hooks['level'] == 'ok', hooks
+
+
+def test_plain_agitmem_when_the_login_shell_finds_this_one(memrepo: Path) -> None:
+    profile = _home() / '.profile'
+    # a profile that talks: only the PATH after agitmem's marker counts
+    profile.write_text(f'echo welcome\nPATH="{_venv_bin()}:$PATH"\nexport PATH\n')
+    env = {'SHELL': '/bin/sh'}
+    out = ok('install', 'claude', cwd=memrepo, env=env)
+    assert 'by absolute path' not in out
+    settings = memrepo / '.claude' / 'settings.local.json'
+    assert all(c.startswith('agitmem hook ') for c in _commands(settings))
+    assert agitmem('doctor', cwd=memrepo, env=env).stdout.startswith('ok       agent-hooks    claude: 7 hooks')
+    # the login shell no longer finds it: the hooks would exit 127
+    profile.unlink()
+    proc = agitmem('doctor', '--json', cwd=memrepo, env=env)
+    assert proc.returncode == 1
+    [problem] = [f for f in json.loads(proc.stdout)['findings'] if f['check'] == 'agent-hooks']
+    assert problem['message'].endswith(
+        "`agitmem` is not on the PATH an agent client gets (your login shell's)",
+    )
+
+
+def test_without_a_login_shell_the_path_is_this_one_without_the_venv(memrepo: Path) -> None:
+    venv_bin = _venv_bin()
+    env = {'SHELL': '/nonexistent/sh', 'PATH': f'{venv_bin}:/usr/bin:/bin'}
+    out = ok('install', 'gemini', cwd=memrepo, env=env)
+    assert 'by absolute path' in out
+    assert all(shlex.split(c)[1:3] == ['-P', '-m'] for c in _commands(memrepo / '.gemini' / 'settings.json'))
+
+
+# -- where install writes: never through a symlink that leaves ------------------
+
+def test_a_codex_dir_linked_outside_is_refused(memrepo: Path, tmp_path: Path) -> None:
+    outside = tmp_path / 'outside'
+    outside.mkdir()
+    (memrepo / '.codex').symlink_to(outside)
+    for scope in ('local', 'project'):
+        line = bad('install', 'codex', '--scope', scope, cwd=memrepo)
+        assert line == (
+            f'agitmem: .codex/hooks.json leads to {outside}/hooks.json through a '
+            f'symlink, outside the repository: agitmem does not write there; nothing was changed'
+        )
+    assert list(outside.iterdir()) == []
+    assert '.codex' not in (memrepo / '.git' / 'info' / 'exclude').read_text()
+
+
+def test_a_settings_file_linked_outside_is_refused(memrepo: Path, tmp_path: Path) -> None:
+    theirs = tmp_path / 'theirs.json'
+    theirs.write_text('{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "agitmem hook stop"}]}]}}\n')
+    before = theirs.read_text()
+    (memrepo / '.claude').mkdir()
+    (memrepo / '.claude' / 'settings.json').symlink_to(theirs)
+    assert 'outside the repository' in bad('install', 'claude', '--scope', 'project', cwd=memrepo)
+    assert 'outside the repository' in bad('uninstall', 'claude', '--scope', 'project', cwd=memrepo)
+    assert theirs.read_text() == before
+    assert (memrepo / '.claude' / 'settings.json').is_symlink()
+
+
+def test_a_settings_file_linked_into_git_dir_is_refused(memrepo: Path) -> None:
+    (memrepo / '.gemini').mkdir()
+    (memrepo / '.gemini' / 'settings.json').symlink_to('../.git/hooks/post-checkout')
+    assert 'outside the repository' in bad('install', 'gemini', '--scope', 'project', cwd=memrepo)
+    assert not (memrepo / '.git' / 'hooks' / 'post-checkout').exists()
+
+
+def test_a_settings_file_linked_inside_stays_a_link(memrepo: Path) -> None:
+    shared = memrepo / 'conf' / 'claude.json'
+    shared.parent.mkdir()
+    shared.write_text('{"model": "x"}\n')
+    link = memrepo / '.claude' / 'settings.json'
+    link.parent.mkdir()
+    link.symlink_to('../conf/claude.json')
+    ok('install', 'claude', '--scope', 'project', cwd=memrepo)
+    assert link.is_symlink() and os.readlink(link) == '../conf/claude.json'
+    assert json.loads(shared.read_text())['model'] == 'x'
+    assert 'SessionStart' in json.loads(shared.read_text())['hooks']
+    ok('uninstall', 'claude', '--scope', 'project', cwd=memrepo)
+    assert link.is_symlink()
+    assert json.loads(shared.read_text()) == {'model': 'x'}
+    # emptied: the link and its target stay, holding an empty object
+    shared.write_text('{}\n')
+    ok('install', 'claude', '--scope', 'project', cwd=memrepo)
+    ok('uninstall', 'claude', '--scope', 'project', cwd=memrepo)
+    assert link.is_symlink() and json.loads(shared.read_text()) == {}
+
+
+def test_local_scope_through_a_symlink_is_refused(memrepo: Path) -> None:
+    (memrepo / 'conf').mkdir()
+    (memrepo / '.claude').symlink_to('conf')
+    line = bad('install', 'claude', cwd=memrepo)
+    assert 'leads to' in line and 'use --scope project' in line
+    assert list((memrepo / 'conf').iterdir()) == []
+
+
+def test_user_scope_stays_in_the_home_directory(memrepo: Path, tmp_path: Path) -> None:
+    dotfiles = _home() / 'dotfiles' / 'claude'
+    dotfiles.mkdir(parents=True)
+    (_home() / '.claude').symlink_to(dotfiles)
+    ok('install', 'claude', '--scope', 'user', cwd=memrepo)
+    assert 'SessionStart' in json.loads((dotfiles / 'settings.json').read_text())['hooks']
+    ok('uninstall', 'claude', '--scope', 'user', cwd=memrepo)
+    assert (_home() / '.claude').is_symlink()
+    elsewhere = tmp_path / 'elsewhere'
+    elsewhere.mkdir()
+    (_home() / '.gemini').symlink_to(elsewhere)
+    line = bad('install', 'gemini', '--scope', 'user', cwd=memrepo)
+    assert 'outside the home directory' in line
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_settings_symlink_loop_is_one_line(memrepo: Path) -> None:
+    (memrepo / '.claude').mkdir()
+    (memrepo / '.claude' / 'settings.json').symlink_to('settings.json')
+    line = bad('install', 'claude', '--scope', 'project', cwd=memrepo)
+    assert line.startswith('agitmem: ') and 'settings.json' in line
+
+
+def test_another_agitmem_on_the_login_path_is_named(memrepo: Path, tmp_path: Path) -> None:
+    other = tmp_path / 'other' / 'bin' / 'agitmem'
+    other.parent.mkdir(parents=True)
+    other.write_text('#!/usr/bin/python3\nimport sys\nfrom agitmem.cli import main\nsys.exit(main())\n')
+    other.chmod(0o755)
+    (_home() / '.profile').write_text(f'PATH="{other.parent}:$PATH"\n')
+    out = ok('install', 'codex', '--scope', 'project', cwd=memrepo, env={'SHELL': '/bin/sh'})
+    assert f'by absolute path: `agitmem` on the PATH an agent client gets (your login shell\'s) is {other}, another install' in out

@@ -1,0 +1,290 @@
+"""How agent hooks call agitmem, and whether a hook command read from a
+settings file reaches a working agitmem: decided by parsing the command and
+reading the files it names, never by running a program a file names
+(DESIGN.md section 12).  The only program run is this agitmem itself.
+
+The PATH that counts is the one an agent client gives its hooks when it was
+started outside the shell that ran `install` (another terminal, an IDE, a
+desktop launcher): the user's login shell's.  It is read by running the
+user's own login shell ($SHELL, from the user's environment, not from any
+file of the project) with a clean environment; when that fails, it is the
+current PATH without an activated virtual environment."""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+LOGIN_TIMEOUT = 5  # seconds: a login shell that waits for input is not waited for
+_MARK = '__agitmem_path__'
+# the login shell's environment: who the user is, nothing of this shell's
+_LOGIN_ENV = ('HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL', 'TMPDIR')
+_PYTHON = re.compile(r'python(\d+(\.\d+)?)?$')
+# the import every console script of agitmem makes (pip, pipx, uv)
+_ENTRY = re.compile(r'^from agitmem\.cli import main$', re.MULTILINE)
+# pip's launcher for an interpreter path too long or odd for a #! line
+_EXEC_SHEBANG = re.compile(r"^'''exec' (.+?) \"\$0\" \"\$@\"$", re.MULTILINE)
+_SCRIPT_MAX = 4096  # console scripts are a few hundred bytes
+
+
+# -- the PATH an agent client gives its hooks ---------------------------------
+
+def start_login(environ: Mapping[str, str]) -> subprocess.Popen[str] | None:
+    """Start the user's login shell printing its PATH (None when $SHELL
+    cannot be run); doctor reads the answer after its other checks."""
+    shell = environ.get('SHELL', '')
+    if not os.path.isabs(shell) or not os.access(shell, os.X_OK):
+        return None
+    env = {k: environ[k] for k in _LOGIN_ENV if k in environ}
+    env.update(SHELL=shell, PATH=os.defpath)  # what login(1) starts it with
+    home = environ.get('HOME', '')
+    try:
+        return subprocess.Popen(
+            [shell, '-l', '-c', f'printf "%s%s" {_MARK} "$PATH"'],
+            env=env, cwd=home if os.path.isdir(home) else '/',
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, text=True, errors='replace',
+        )
+    except OSError:
+        return None
+
+
+def _login_path(proc: subprocess.Popen[str] | None) -> str | None:
+    if proc is None:
+        return None
+    try:
+        out, _ = proc.communicate(timeout=LOGIN_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return None
+    # what a profile prints before it is not the PATH
+    _, mark, path = out.rpartition(_MARK)
+    return path.strip() if mark and path.strip() else None
+
+
+def _without_venv(environ: Mapping[str, str]) -> str:
+    """The current PATH without the activated virtual environment (and
+    this interpreter's, when it is one), then the system default."""
+    gone = {os.path.join(environ['VIRTUAL_ENV'], 'bin')} if environ.get('VIRTUAL_ENV') else set()
+    if sys.prefix != sys.base_prefix:
+        gone.add(os.path.dirname(sys.executable))
+    gone = {os.path.normpath(d) for d in gone}
+    kept = [
+        d for d in environ.get('PATH', '').split(os.pathsep)
+        if d and os.path.normpath(d) not in gone
+    ]
+    return os.pathsep.join([*kept, os.defpath])
+
+
+def client_path(
+        environ: Mapping[str, str],
+        login: subprocess.Popen[str] | None = None,
+) -> list[str]:
+    """The directories a client searches for a hook's program (`login`: a
+    login shell start_login started already).  Relative entries are
+    dropped: they would name a directory of the project the hook runs in."""
+    if login is None:
+        login = start_login(environ)
+    path = _login_path(login) or _without_venv(environ)
+    ret: list[str] = []
+    for d in path.split(os.pathsep):
+        if os.path.isabs(d) and d not in ret:
+            ret.append(d)
+    return ret
+
+
+# -- what the hooks call ---------------------------------------------------------
+
+def this_python() -> str:
+    return sys.executable
+
+
+def _same_env(python: str) -> bool:
+    """Whether `python` is this interpreter's environment (a venv's python,
+    python3 and python3.X are one), compared by directory: a venv's
+    interpreter is a symlink to the base one, which lacks agitmem."""
+    here = this_python()
+    return (
+        bool(_PYTHON.match(os.path.basename(python))) and
+        os.path.realpath(os.path.dirname(python)) == os.path.realpath(os.path.dirname(here))
+    )
+
+
+def interpreter_command(python: str | None = None) -> list[str]:
+    """`python -P -m agitmem`: -P keeps the directory the hook runs in (the
+    project, which may hold an `agitmem/` of its own) off sys.path."""
+    return [python or this_python(), '-P', '-m', 'agitmem']
+
+
+def script_python(path: str) -> str | None:
+    """The interpreter of an agitmem console script, read from the file
+    (None when it is not one).  Only a regular file is opened: a FIFO
+    named by a hostile settings file would block the read."""
+    if not os.path.isfile(path):
+        return None
+    try:
+        with open(path, 'rb') as f:
+            text = f.read(_SCRIPT_MAX).decode('utf-8', 'replace')
+    except OSError:
+        return None
+    first, _, rest = text.partition('\n')
+    if not first.startswith('#!') or not _ENTRY.search(rest):
+        return None
+    exec_line = _EXEC_SHEBANG.search(rest)
+    if first.strip() == '#!/bin/sh' and exec_line:
+        argv = _split(exec_line[1])
+    else:
+        argv = _split(first[2:])
+    python = argv[0] if argv else ''
+    return python if os.path.isabs(python) and _PYTHON.match(os.path.basename(python)) else None
+
+
+def _split(text: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return []
+
+
+def which(name: str, path: list[str]) -> str | None:
+    return shutil.which(name, path=os.pathsep.join(path)) if path else None
+
+
+def hook_command(path: list[str]) -> tuple[str, str | None]:
+    """(how hooks call agitmem, why it is not plain `agitmem` or None).
+    Plain `agitmem` when the one a client finds on `path` is this one, else
+    this interpreter by its absolute path, so the hooks work when the shell
+    that ran `install` and its activated environment are gone."""
+    found = which('agitmem', path)
+    if found is not None:
+        python = script_python(found)
+        if python is not None and _same_env(python):
+            return 'agitmem', None
+        why = f'`agitmem` on the PATH an agent client gets (your login shell\'s) is {found}, another install'
+    else:
+        why = '`agitmem` is not on the PATH an agent client gets (your login shell\'s)'
+    return shlex.join(interpreter_command()), why
+
+
+# -- is a hook command agitmem? ---------------------------------------------------
+
+def launcher(argv: list[str]) -> list[str] | None:
+    """The part of a hook's argv before `hook EVENT ...` (None without one)."""
+    for i in range(len(argv) - 1, 0, -1):
+        if argv[i] == 'hook':
+            return argv[:i]
+    return None
+
+
+def _resolve(program: str, path: list[str]) -> tuple[str | None, str | None]:
+    """(the file a client runs for `program`, what is wrong)."""
+    if os.sep not in program:
+        found = which(program, path)
+        if found is None:
+            return None, f'`{program}` is not on the PATH an agent client gets (your login shell\'s)'
+        return found, None
+    if not os.path.isabs(program):
+        return None, (
+            f'`{program}` is a relative path: it names a file of whatever '
+            f'directory the client runs the hook in (a cloned project\'s)'
+        )
+    if not (os.path.isfile(program) and os.access(program, os.X_OK)):
+        return None, f'`{program}` is not found (or not executable)'
+    return program, None
+
+
+def _python_has_agitmem(python: str) -> str | None:
+    """What is wrong with `python` as agitmem's interpreter, read from
+    disk: it exists, and a virtual environment has agitmem installed."""
+    if not (os.path.isfile(python) and os.access(python, os.X_OK)):
+        return f'its interpreter {python} is gone'
+    prefix = Path(python).parent.parent
+    if (prefix / 'pyvenv.cfg').is_file():
+        lib = prefix / ('Lib' if os.name == 'nt' else 'lib')
+        if not any(lib.glob('python*/site-packages/agitmem-*.dist-info')):
+            return f'agitmem is not installed in {prefix}'
+    return None
+
+
+def check(command: str, path: list[str]) -> tuple[str | None, str | None]:
+    """(what is wrong with hook `command`, the interpreter it runs when it
+    is this agitmem).  Parsed, resolved on `path`, its files read: nothing
+    the command names is run."""
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return 'cannot be parsed', None
+    # a command that is not exactly its words as shlex quotes them has
+    # shell syntax: `;`, `&&`, `$(...)`, redirections, globs, double quotes
+    if shlex.join(argv) != command:
+        return (
+            'is not a plain command line (it has shell syntax: more than one '
+            'program, expansions, redirections or quoting agitmem does not write)'
+        ), None
+    head = launcher(argv)
+    if not head:
+        return 'does not run `... hook EVENT`', None
+    program, flags = head[0], head[1:]
+    name = os.path.basename(program)
+    if flags and flags not in (['-m', 'agitmem'], ['-P', '-m', 'agitmem']):
+        return f'runs `{shlex.join(head)}`, not agitmem', None
+    if flags and not _PYTHON.match(name):
+        return f'runs `{program}`, which is not a Python interpreter', None
+    if not flags and name not in ('agitmem', 'agitmem.exe'):
+        return f'runs `{program}`, not agitmem', None
+    found, why = _resolve(program, path)
+    if found is None:
+        return why, None
+    if flags:
+        if flags[0] != '-P':
+            return (
+                f'runs `{program} -m agitmem` without -P: an `agitmem` directory '
+                f'in the project would be imported instead'
+            ), None
+        python = found
+    else:
+        script = script_python(found)
+        if script is None:
+            return f'runs {found}, which is not an agitmem console script', None
+        python = script
+    wrong = _python_has_agitmem(python)
+    if wrong is not None:
+        return f'runs {found}, but {wrong}', None
+    return None, python if _same_env(python) else None
+
+
+def start_here() -> subprocess.Popen[str] | None:
+    """Start this agitmem as the hooks call it (its interpreter with -P,
+    away from any project directory) asking its version: the one program
+    doctor runs."""
+    env = {k: v for k, v in os.environ.items() if k not in ('PYTHONPATH', 'PYTHONHOME', 'PYTHONSTARTUP')}
+    try:
+        return subprocess.Popen(
+            [*interpreter_command(), '--version'], stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True,
+            errors='replace', env=env, cwd=os.path.dirname(this_python()) or '/',
+        )
+    except OSError:
+        return None
+
+
+def runs_here(proc: subprocess.Popen[str] | None, timeout: float = 30) -> str | None:
+    """None when start_here's agitmem answered with its version; else what
+    is wrong."""
+    if proc is None:
+        return 'does not run (its interpreter cannot be started)'
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return f'does not answer within {timeout:.0f}s'
+    if proc.returncode != 0 or 'agitmem' not in out:
+        return f'does not run agitmem (exit {proc.returncode})'
+    return None

@@ -1,0 +1,107 @@
+"""agents/launcher: what a hook command runs, found by reading, never by
+running it (the CLI's side is in tests/commands/doctor_test.py and
+install_test.py)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agitmem.agents import launcher
+
+_BODY = '# -*- coding: utf-8 -*-\nimport re\nimport sys\nfrom agitmem.cli import main\nif __name__ == "__main__":\n    sys.exit(main())\n'
+
+
+def _file(path: Path, text: str) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ('head', 'python'),
+    (
+        ('#!/opt/venv/bin/python3\n', '/opt/venv/bin/python3'),
+        # pip's launcher for an interpreter path a #! line cannot hold
+        ('#!/bin/sh\n\'\'\'exec\' "/opt/my venv/bin/python" "$0" "$@"\n\' \'\'\'\n', '/opt/my venv/bin/python'),
+        ('#!/bin/sh\n', None),  # a shell script that mentions the import
+        ('#!/usr/bin/env python3\n', None),  # not a path: depends on PATH
+        ('#!"/opt/venv/bin/python\n', None),  # cannot be split
+        ('', None),
+    ),
+)
+def test_script_python(tmp_path: Path, head: str, python: str | None) -> None:
+    assert launcher.script_python(_file(tmp_path / 'agitmem', head + _BODY)) == python
+
+
+def test_script_python_reads_only_regular_files(tmp_path: Path) -> None:
+    fifo = tmp_path / 'agitmem'
+    os.mkfifo(fifo)  # a read would block: it is never opened
+    assert launcher.script_python(str(fifo)) is None
+    assert launcher.script_python(str(tmp_path)) is None
+    assert launcher.script_python(str(tmp_path / 'missing')) is None
+
+
+def test_without_a_login_shell_relative_and_venv_entries_go(tmp_path: Path) -> None:
+    venv = tmp_path / 'venv'
+    path = launcher.client_path({
+        'SHELL': 'sh',  # not absolute: not run
+        'PATH': os.pathsep.join(['.', 'bin', str(venv / 'bin'), '/usr/bin', '']),
+        'VIRTUAL_ENV': str(venv),
+    })
+    assert path[0] == '/usr/bin'
+    assert str(venv / 'bin') not in path and '.' not in path and 'bin' not in path
+    if sys.prefix != sys.base_prefix:
+        assert os.path.dirname(sys.executable) not in path
+
+
+def test_the_login_shells_path(tmp_path: Path) -> None:
+    home = tmp_path / 'home'
+    home.mkdir()
+    (home / '.profile').write_text('echo hello\nPATH="/opt/login/bin:$PATH"\n')
+    path = launcher.client_path({'SHELL': '/bin/sh', 'HOME': str(home), 'PATH': '/not/this/one'})
+    assert path[0] == '/opt/login/bin' and '/not/this/one' not in path
+
+
+@pytest.mark.parametrize(
+    ('command', 'why'),
+    (
+        ('agitmem hook stop; touch x', 'not a plain command line'),
+        ("'agitmem' hook stop", 'not a plain command line'),  # quotes agitmem never writes
+        ('agitmem "hook', 'cannot be parsed'),
+        ('agitmem stop', 'does not run `... hook EVENT`'),
+        ('/usr/bin/env -m agitmem hook stop', 'not a Python interpreter'),
+        ('/usr/bin/mytool hook stop', 'runs `/usr/bin/mytool`, not agitmem'),
+    ),
+)
+def test_check_refuses(command: str, why: str) -> None:
+    wrong, python = launcher.check(command, ['/usr/bin', '/bin'])
+    assert wrong is not None and why in wrong and python is None
+
+
+def test_check_this_agitmem() -> None:
+    command = ' '.join(launcher.interpreter_command()) + ' hook stop --agent claude'
+    assert launcher.check(command, []) == (None, sys.executable)
+
+
+def test_a_shell_that_cannot_be_run_falls_back(tmp_path: Path) -> None:
+    shell = tmp_path / 'sh'
+    shell.write_bytes(b'\x7fELF garbage')
+    shell.chmod(0o755)
+    path = launcher.client_path({'SHELL': str(shell), 'PATH': '/opt/here/bin'})
+    assert path[0] == '/opt/here/bin'
+
+
+def _popen(*code: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, '-c', *code], stdout=subprocess.PIPE, text=True)
+
+
+def test_runs_here_answers() -> None:
+    assert launcher.runs_here(launcher.start_here()) is None
+    assert launcher.runs_here(None) == 'does not run (its interpreter cannot be started)'
+    assert launcher.runs_here(_popen('print("something else")')) == 'does not run agitmem (exit 0)'
+    assert launcher.runs_here(_popen('import time; time.sleep(30)'), timeout=0.2) == 'does not answer within 0s'
