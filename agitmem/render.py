@@ -16,8 +16,11 @@ the start of an escape (before `u`, `x`, another backslash or an
 escaped character) is doubled, so the literal text `\\u001b` and a real
 ESC never look the same.  Being one-to-one they are not idempotent: each
 piece of untrusted text is rendered once, where it is formatted.
-`controls` is the idempotent safety net for whole output streams: it only
-escapes, so text already rendered (or repr()'d, or JSON) passes unchanged.
+`controls` only escapes: it is the idempotent net under whole output
+streams (text already rendered, repr()'d or JSON passes unchanged), and
+the form for file content (`show REV:FILE`, `diff`, `review`), which it
+keeps as it is where nothing needs escaping: a JSON layer stays the same
+JSON, its own backslash escapes untouched.
 
 Stdlib `re` only: hooks import this on every edit and prompt.
 """

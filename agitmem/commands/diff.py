@@ -29,5 +29,6 @@ def diff(ctx: Context, revs: list[str], as_json: bool) -> int:
             indent=2, ensure_ascii=False,
         ))
     else:
-        print(render.text(''.join(d for _, _, d in changes)), end='')
+        # file content as it is, unsafe characters escaped (JSON stays JSON)
+        print(render.controls(''.join(d for _, _, d in changes)), end='')
     return 0

@@ -403,7 +403,7 @@ def review(ctx: Context, range_: str | None, markdown: bool, as_json: bool) -> i
     if as_json:
         print(json.dumps(summary, indent=2, ensure_ascii=False))
     elif markdown:
-        print(render.text(render_markdown(summary)), end='')
+        print(render.controls(render_markdown(summary)), end='')
     else:
-        print(render.text(render_text(summary)), end='')
+        print(render.controls(render_text(summary)), end='')
     return 0

@@ -52,7 +52,8 @@ def show(ctx: Context, spec: str, as_json: bool) -> int:
             'content': data.decode('utf-8', 'replace'),
         }, indent=2, ensure_ascii=False))
     else:
-        # escaped, always: the file may come from a cloned memory ref
-        # (`git cat-file -p` gives the exact bytes)
-        sys.stdout.write(render.text(data.decode('utf-8', 'surrogateescape')))
+        # the file as it is, but what a terminal would act on escaped,
+        # always: it may come from a cloned memory ref (a JSON layer stays
+        # the same JSON; `git cat-file -p` gives the exact bytes)
+        sys.stdout.write(render.controls(data.decode('utf-8', 'surrogateescape')))
     return 0
