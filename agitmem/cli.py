@@ -5,6 +5,7 @@ import io
 import os
 import sys
 from collections.abc import Callable
+from collections.abc import Iterable
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 from typing import Any
@@ -477,6 +478,10 @@ class _Escaped:
     def write(self, s: str) -> int:
         from agitmem import render
         return self._stream.write(render.controls(s))
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for s in lines:
+            self.write(s)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
