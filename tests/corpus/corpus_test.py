@@ -259,7 +259,10 @@ def _setup(case: dict[str, Any], root: Path, outside: Path) -> None:
             # a memory commit as a remote could send it: any subject, any
             # file content (text, latin1 or b64), on top of `ref`'s tip
             ref = arg.get('ref', 'refs/agitmem/heads/main')
-            if subprocess.run(('git', 'rev-parse', '-q', '--verify', ref), cwd=root).returncode:
+            known = subprocess.run(
+                ('git', 'rev-parse', '-q', '--verify', ref), cwd=root, check=False, capture_output=True,
+            )
+            if known.returncode:
                 git('update-ref', ref, 'refs/agitmem/heads/main', cwd=root)
             files: crafted.Entries = {
                 name.encode(): ('100644', _content(spec)) for name, spec in arg['files'].items()
