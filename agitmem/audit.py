@@ -6,6 +6,8 @@ import stat
 import time
 from pathlib import Path
 
+from agitmem import render
+
 
 def log(agent_dir: Path, event: str, detail: str = '') -> None:
     """Append "[YYYY-MM-DD HH:MM:SS] event: detail".  Only where .agent/
@@ -14,7 +16,9 @@ def log(agent_dir: Path, event: str, detail: str = '') -> None:
     if not agent_dir.is_dir():
         return
     now = time.strftime('%Y-%m-%d %H:%M:%S')
-    detail = ' '.join(detail.split())
+    # one line, and nothing in it a terminal acts on (`cat memory.log`):
+    # a detail may name a path or branch from a cloned repository
+    detail = render.controls(' '.join(detail.split()))
     line = f'[{now}] {event}: {detail}\n'.encode('utf-8', 'backslashreplace')
     path = agent_dir / 'log' / 'memory.log'
     try:

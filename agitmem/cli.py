@@ -5,10 +5,13 @@ import io
 import os
 import sys
 from collections.abc import Callable
+from collections.abc import Iterable
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 from typing import Any
 from typing import NoReturn
+from typing import TextIO
+from typing import cast
 
 if TYPE_CHECKING:
     import argparse
@@ -462,13 +465,38 @@ def _hook_call(argv: list[str]) -> tuple[str, str | None, list[str]] | None:
     return event, agent, rest
 
 
+class _Escaped:
+    """An output stream whose text has its control characters escaped
+    (render.controls): whatever a command or hook prints, memory, payload
+    or settings text cannot drive the terminal (DESIGN.md section 12).
+    Untrusted values are rendered where they are formatted; this is the
+    net under all of them, and a no-op on text already rendered."""
+
+    def __init__(self, stream: io.TextIOWrapper) -> None:
+        self._stream = stream
+
+    def write(self, s: str) -> int:
+        from agitmem import render
+        return self._stream.write(render.controls(s))
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for s in lines:
+            self.write(s)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def _printable_streams() -> None:
     """Names git gives us may hold bytes that are not UTF-8 (a branch
     `caf\\xe9`, kept as surrogate escapes): print them escaped rather than
-    fail on them."""
-    for stream in (sys.stdout, sys.stderr):
-        if isinstance(stream, io.TextIOWrapper):
-            stream.reconfigure(errors='backslashreplace')
+    fail on them; and no control character reaches the terminal raw."""
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(errors='backslashreplace')
+        sys.stdout = cast(TextIO, _Escaped(sys.stdout))
+    if isinstance(sys.stderr, io.TextIOWrapper):
+        sys.stderr.reconfigure(errors='backslashreplace')
+        sys.stderr = cast(TextIO, _Escaped(sys.stderr))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -497,7 +525,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _run(args)
     except AgitmemError as e:
-        print(f'agitmem: {e}', file=sys.stderr)
+        from agitmem import render
+        # one line, whatever value the message quotes
+        print(f'agitmem: {render.controls_line(str(e))}', file=sys.stderr)
         return 2
     except CheckFailed:
         return 1

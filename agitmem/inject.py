@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 from typing import NamedTuple
 
+from agitmem import render
 from agitmem import tokens
 from agitmem.memory import snapshot as snapshot_mod
 from agitmem.memory import tattoo as tattoo_mod
@@ -215,6 +216,38 @@ def _render(
     return '\n'.join(out) + '\n'
 
 
+def _rendered(value: Any) -> Any:
+    """Each string of a memory value on one line, escaped (render.line)."""
+    if isinstance(value, str):
+        return render.line(value)
+    if isinstance(value, dict):
+        return {k: _rendered(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_rendered(v) for v in value)
+    return value
+
+
+def rendered(mem: Memory, fresh: Freshness) -> tuple[Memory, Freshness]:
+    """The memory as the agent may see it: text from a cloned memory ref
+    or a payload has its control, bidi and zero-width characters escaped
+    (DESIGN.md section 12), once, before the budget measures it."""
+    mem = mem._replace(
+        user_tattoo=render.text(mem.user_tattoo),
+        project_tattoo=render.text(mem.project_tattoo),
+        state=_rendered(mem.state),
+        snapshot=render.text(mem.snapshot),
+        fragments=_rendered(mem.fragments),
+        notes=_rendered(mem.notes),
+        observed=_rendered(mem.observed),
+    )
+    fresh = fresh._replace(
+        state_changed=_rendered(fresh.state_changed),
+        verification_changed=_rendered(fresh.verification_changed),
+        memory_of=_rendered(fresh.memory_of),
+    )
+    return mem, fresh
+
+
 def build(
         mem: Memory,
         *,
@@ -222,6 +255,7 @@ def build(
         after_compact: bool = False,
         fresh: Freshness = Freshness(),
 ) -> Block:
+    mem, fresh = rendered(mem, fresh)
     head = [RESTATE, authority(mem, fresh)] if after_compact else []
     if fresh.memory_of:
         head.append(fresh.memory_of)

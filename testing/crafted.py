@@ -59,10 +59,11 @@ def read_tree(repo: Path, tree: str) -> Entries:
 
 
 def hostile_commit(repo: Path, ref: str, extra: Entries, *, under: bytes | None = None,
-                   branch: str = 'main') -> str:
+                   branch: str = 'main', subject: str = 'save: notes.md') -> str:
     """A memory commit on top of ref's tip: its tree plus extra (at the root,
     or inside the subtree `under`, e.g. b'archive'), with the trailers
-    agitmem writes.  Moves ref to it; returns its id."""
+    agitmem writes below `subject` (which may hold anything a remote
+    could send).  Moves ref to it; returns its id."""
     top = git('rev-parse', ref, cwd=repo).strip()
     tree = read_tree(repo, f'{top}^{{tree}}')
     if under is None:
@@ -72,7 +73,7 @@ def hostile_commit(repo: Path, ref: str, extra: Entries, *, under: bytes | None 
         assert isinstance(sub, dict)
         tree[under] = ('40000', {**sub, **extra})
     msg = (
-        'save: notes.md\n\nAgitmem-Event: save\n'
+        f'{subject}\n\nAgitmem-Event: save\n'
         f'Code-Branch: {branch}\nCode-Head: (unborn)\n'
     )
     oid = git('commit-tree', write_tree(repo, tree), '-p', top, '-m', msg, cwd=repo).strip()

@@ -1,12 +1,14 @@
 """The CLI's own behaviour, whatever the command."""
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from agitmem import cli
 from testing.util import agitmem_argv
 
 
@@ -43,3 +45,15 @@ def test_a_deleted_current_directory_is_one_line(
     assert 'Traceback' not in proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and 'the current directory no longer exists' in lines[0], proc.stderr
+
+
+def test_the_output_streams_escape_what_a_terminal_acts_on() -> None:
+    # every command's and hook's output goes through this net: whatever
+    # writes it (print, write, writelines) nothing raw gets out
+    raw = io.BytesIO()
+    stream = cli._Escaped(io.TextIOWrapper(raw, encoding='utf-8'))
+    print('a\x1b[8mb', file=stream)
+    stream.write('\u202e\n')
+    stream.writelines(['\x9b', 'x\n'])
+    stream.flush()
+    assert raw.getvalue().decode() == 'a\\u001b[8mb\n\\u202e\n\\u009bx\n'

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from agitmem import render
 from agitmem.agents import clients
 from agitmem.agents import shell
 
@@ -46,8 +47,13 @@ def envelope(
 
     '' means print nothing.  `context` is only allowed where
     `supports_context(agent, event)`; `block_reason` only on `stop`.
+    `context` comes rendered (the injection block: inject.py escaped its
+    memory text once); `message` and `block_reason` may quote paths and
+    names as they are, and are rendered here, for the agent and the user.
     """
     clients.check_agent(agent)
+    message = None if message is None else render.text(message)
+    block_reason = None if block_reason is None else render.text(block_reason)
     clients.check_event(event)
     if block_reason is not None and event != 'stop':
         raise ValueError(f'block_reason is only for stop, not {event}')

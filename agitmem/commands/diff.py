@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 
 from agitmem import audit
+from agitmem import render
 from agitmem import store
 from agitmem.diffs import unified
 from agitmem.porcelain.context import Context
@@ -28,5 +29,6 @@ def diff(ctx: Context, revs: list[str], as_json: bool) -> int:
             indent=2, ensure_ascii=False,
         ))
     else:
-        print(''.join(d for _, _, d in changes), end='')
+        # file content as it is, unsafe characters escaped (JSON stays JSON)
+        print(render.controls(''.join(d for _, _, d in changes)), end='')
     return 0

@@ -16,6 +16,7 @@ from typing import Any
 from agitmem import agents
 from agitmem import audit
 from agitmem import config
+from agitmem import render
 from agitmem.porcelain import context
 from agitmem.porcelain import observed
 from agitmem.porcelain import notices
@@ -60,7 +61,7 @@ _NOTICES: list[str] = []  # said to the user with the hook's output
 def _with_notices(agent: str, out: str) -> str:
     if not _NOTICES:
         return out
-    said = '; '.join(_NOTICES)
+    said = render.line('; '.join(_NOTICES))
     if agent in ('claude', 'codex', 'gemini'):
         try:
             data = json.loads(out) if out.strip() else {}

@@ -4,6 +4,7 @@ import json
 from typing import Any
 
 from agitmem import audit
+from agitmem import render
 from agitmem import store
 from agitmem.porcelain.context import Context
 
@@ -28,8 +29,8 @@ def log(ctx: Context, n: int | None, as_json: bool) -> int:
         print(json.dumps(rows, indent=2))
         return 0
     if not rows:
-        print(f'no memory history on {ctx.ref} yet')
+        print(f'no memory history on {render.line(ctx.ref)} yet')
     for r in rows:
         date = str(r['date'])[:19].replace('T', ' ')
-        print(f'{r["id"][:12]} {date} {r["subject"]}')
+        print(f'{r["id"][:12]} {date} {render.line(r["subject"])}')
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from agitmem import audit
+from agitmem import render
 from agitmem.porcelain import promote as promote_mod
 from agitmem.porcelain.context import Context
 
@@ -29,19 +30,20 @@ def promote(ctx: Context, what: str | None, as_json: bool) -> int:
         if not listed:
             print(
                 f'no note seen {promote_mod.THRESHOLD} times or more in the '
-                f'notes history of {ctx.ref}',
+                f'notes history of {render.line(ctx.ref)}',
             )
             return 0
         print(f'notes seen {promote_mod.THRESHOLD}+ times (tattoo candidates):')
         for i, c in enumerate(listed, 1):
-            print(f'{i:3}. {c.count}x  {c.text}  ({_dates(c.dates)})')
+            # exactly the text `promote N` writes, escaped as the injection shows it
+            print(f'{i:3}. {c.count}x  {render.line(c.text)}  ({_dates(c.dates)})')
         print('move one into tattoo.md: `agitmem promote N`')
         return 0
     chosen = promote_mod.pick(ctx, what)
     oid, removed = promote_mod.promote(ctx, chosen)
     short = f' ({str(oid)[:12]})' if oid is not None else ''
     print(
-        f'promoted to tattoo.md: - {chosen.text}{short}; removed {removed} '
+        f'promoted to tattoo.md: - {render.line(chosen.text)}{short}; removed {removed} '
         f'note(s) from notes.md',
     )
     return 0

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from agitmem import audit
+from agitmem import render
 from agitmem.errors import AgitmemError
 from agitmem.memory import recovery as log_format
 from agitmem.memory import state as state_mod
@@ -70,7 +71,7 @@ def _report(ctx: Context, since: str | None, as_json: bool) -> int:
         verdict = r.get('verdict') or 'pending'
         hand = ' (marked)' if r.get('mark') else ''
         title = log_format.TITLES.get(verdict, verdict)
-        first = r.get('first_action') or '-'
+        first = render.line(str(r.get('first_action') or '-'))
         print(f'{r["n"]:>3}. {r.get("at")} {r.get("agent")} {r.get("trigger")}: {title}{hand}; first: {first}')
     print('one in full: `agitmem recovery show N`; correct a verdict: `agitmem recovery mark N ok|drift|location|state|reset`')
     return 0
@@ -97,16 +98,17 @@ def _show(ctx: Context, n: int, as_json: bool) -> int:
     print(f'state: step {r.get("state_step")}, updated {updated}{" (stale)" if r.get("stale") else ""}')
     for key in ('current_goal', 'current_file', 'current_symbol', 'next_intent', 'verification'):
         if expect.get(key):
-            print(f'  {key}: {expect[key]}')
+            print(f'  {key}: {render.line(str(expect[key]))}')
     print(f'verdict: {title}')
     for e in r.get('evidence') or ():
-        print(f'  evidence: {e}')
-    print(f'first action: {r.get("first_action") or "-"}')
+        print(f'  evidence: {render.line(str(e))}')
+    print(f'first action: {render.line(str(r.get("first_action") or "-"))}')
     if r.get('text'):
-        print(f'agent said: {r["text"]}')
+        print(f'agent said: {render.text(str(r["text"]))}')
     print('--- the client\'s summary ---')
-    print(r.get('summary') or '(none recorded)')
+    print(render.text(str(r.get('summary') or '(none recorded)')))
     print('--- the injection given ---')
+    # as it was given: rendered already (the stream's net still stands)
     print((r.get('injection') or '(none recorded)').rstrip('\n'))
     return 0
 

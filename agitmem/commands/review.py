@@ -21,6 +21,7 @@ import pygit2
 
 from agitmem import audit
 from agitmem import memory
+from agitmem import render
 from agitmem import repo as repo_mod
 from agitmem import store
 from agitmem.diffs import unified
@@ -402,7 +403,7 @@ def review(ctx: Context, range_: str | None, markdown: bool, as_json: bool) -> i
     if as_json:
         print(json.dumps(summary, indent=2, ensure_ascii=False))
     elif markdown:
-        print(render_markdown(summary), end='')
+        print(render.controls(render_markdown(summary)), end='')
     else:
-        print(render_text(summary), end='')
+        print(render.controls(render_text(summary)), end='')
     return 0

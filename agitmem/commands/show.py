@@ -4,6 +4,7 @@ import json
 import sys
 
 from agitmem import audit
+from agitmem import render
 from agitmem import store
 from agitmem.porcelain.context import Context
 from agitmem.errors import AgitmemError
@@ -34,15 +35,15 @@ def show(ctx: Context, spec: str, as_json: bool) -> int:
             print(f'memory commit {commit.id}')
             print(f'Date: {store.commit_time(commit).isoformat()}')
             print()
-            print(commit.message.rstrip())
+            print(render.text(commit.message.rstrip()))
             print()
             for name in sorted(files):
-                print(f'  {name}')
+                print(f'  {render.line(name)}')
         return 0
     if path not in files:
         raise AgitmemError(
-            f'no {path} in memory at {str(commit.id)[:12]} (files: '
-            f'{", ".join(sorted(f for f in files if "/" not in f))})',
+            f'no {render.line(path)} in memory at {str(commit.id)[:12]} (files: '
+            f'{", ".join(render.line(f) for f in sorted(files) if "/" not in f)})',
         )
     data = files[path]
     if as_json:
@@ -51,7 +52,8 @@ def show(ctx: Context, spec: str, as_json: bool) -> int:
             'content': data.decode('utf-8', 'replace'),
         }, indent=2, ensure_ascii=False))
     else:
-        sys.stdout.flush()
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
+        # the file as it is, but what a terminal would act on escaped,
+        # always: it may come from a cloned memory ref (a JSON layer stays
+        # the same JSON; `git cat-file -p` gives the exact bytes)
+        sys.stdout.write(render.controls(data.decode('utf-8', 'surrogateescape')))
     return 0

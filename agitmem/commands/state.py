@@ -5,6 +5,7 @@ import json
 from typing import Any
 
 from agitmem import audit
+from agitmem import render
 from agitmem.errors import AgitmemError
 from agitmem.memory import state as state_mod
 from agitmem.porcelain import read
@@ -53,6 +54,10 @@ def state_set(ctx: Context, pairs: list[str], save: bool) -> int:
     return 0
 
 
+def _shown(value: Any) -> str:
+    return '' if value is None else render.line(str(value))
+
+
 def state_show(ctx: Context, as_json: bool) -> int:
     state = read.state(ctx.repo)
     audit.log(ctx.repo.agent_dir, 'read state', f'step {state.get("step", 0)}')
@@ -63,7 +68,7 @@ def state_show(ctx: Context, as_json: bool) -> int:
         if isinstance(value, dict):
             print(f'{key}:')
             for k, v in value.items():
-                print(f'  {k}: {v if v is not None else ""}')
+                print(f'  {render.line(str(k))}: {_shown(v)}')
         else:
-            print(f'{key}: {value if value is not None else ""}')
+            print(f'{render.line(str(key))}: {_shown(value)}')
     return 0

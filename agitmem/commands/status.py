@@ -5,6 +5,7 @@ import json
 from typing import Any
 
 from agitmem import audit
+from agitmem import render
 from agitmem import memory
 from agitmem import store
 from agitmem.diffs import changes as file_changes
@@ -70,11 +71,11 @@ def status(ctx: Context, as_json: bool) -> int:
         }, indent=2))
         return 0
     where = ctx.branch or 'detached HEAD'
-    print(f'memory ref {ctx.ref} ({where})')
+    print(f'memory ref {render.line(ctx.ref)} ({render.line(where)})')
     if top is None:
         print('  no memory commits yet: run `agitmem save`')
     else:
-        print(f'  tip {str(top.id)[:12]} {top.message.splitlines()[0]}')
+        print(f'  tip {str(top.id)[:12]} {render.line(top.message.splitlines()[0])}')
     if behind:
         print(
             f'  the ref moved since this worktree last wrote its memory '
@@ -85,7 +86,7 @@ def status(ctx: Context, as_json: bool) -> int:
     if changes:
         print('unsaved changes (run `agitmem save`):')
         for p, s in changes:
-            print(f'  {s:9} {p}')
+            print(f'  {s:9} {render.line(p)}')
     else:
         print('no unsaved changes')
     mark = ' (STALE: update it with `agitmem state set ...`)' if stale else ''

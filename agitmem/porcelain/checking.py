@@ -7,6 +7,7 @@ import json
 import os
 import sys
 
+from agitmem import render
 from agitmem.checks import Finding
 from agitmem.checks import run
 from agitmem.errors import AgitmemError
@@ -100,7 +101,8 @@ def report(found: list[Finding], *, as_json: bool, quiet: bool = False) -> int:
         print(json.dumps([as_dict(f) for f in found], indent=2, ensure_ascii=False))
         return 1 if errors else 0
     for f in found:
-        print(format_line(f))
+        # one line each: a value a finding quotes cannot forge another
+        print(render.controls_line(format_line(f)))
     warnings = len(found) - errors
     if errors:
         print(

@@ -11,6 +11,7 @@ import pygit2
 from agitmem import audit
 from agitmem import memory
 from agitmem import merge as merge_mod
+from agitmem import render
 from agitmem import repo as repo_mod
 from agitmem import store
 from agitmem.errors import AgitmemError
@@ -159,9 +160,9 @@ def report(outcome: Outcome, ctx: Context, name: str, *, prefix: str = '') -> in
         print(f'{prefix}merged the memory of {name} into {ctx.ref} ({short})')
     if outcome.result is not None:
         for n in outcome.result.notices:
-            print(f'{prefix}note: {n}')
+            print(f'{prefix}note: {render.line(n)}')
     for c in outcome.conflicts:
-        print(f'{prefix}CONFLICT {c}')
+        print(f'{prefix}CONFLICT {render.line(str(c))}')
     if outcome.conflicts:
         print(
             f'{prefix}resolve them in .agent/memory/ (keep what is right; '

@@ -22,6 +22,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -254,6 +255,19 @@ def _setup(case: dict[str, Any], root: Path, outside: Path) -> None:
             start = arg.get('from', 'refs/agitmem/heads/main')
             git('update-ref', arg['ref'], start, cwd=root)
             crafted.hostile_commit(root, arg['ref'], entries, under=under)
+        elif kind == 'commit':
+            # a memory commit as a remote could send it: any subject, any
+            # file content (text, latin1 or b64), on top of `ref`'s tip
+            ref = arg.get('ref', 'refs/agitmem/heads/main')
+            known = subprocess.run(
+                ('git', 'rev-parse', '-q', '--verify', ref), cwd=root, check=False, capture_output=True,
+            )
+            if known.returncode:
+                git('update-ref', ref, 'refs/agitmem/heads/main', cwd=root)
+            files: crafted.Entries = {
+                name.encode(): ('100644', _content(spec)) for name, spec in arg['files'].items()
+            }
+            crafted.hostile_commit(root, ref, files, subject=arg.get('subject', 'save: notes.md'))
         elif kind == 'agitmem':
             ok(*[_fmt(a, root, outside) for a in arg], cwd=root)
         elif kind == 'hook':
@@ -341,6 +355,27 @@ def _invoke(args: list[str], cwd: Path, stdin: bytes,
     )
 
 
+def _raw_controls(text: str) -> list[str]:
+    """Characters shown raw that should have been escaped: controls but tab
+    and newline, bidi and zero-width (format) characters, line separators."""
+    return [
+        c for c in text
+        if c not in '\t\n' and unicodedata.category(c) in ('Cc', 'Cf', 'Cs', 'Zl', 'Zp')
+    ]
+
+
+def _strings(value: object) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _strings(k)
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
 # -- the cases ----------------------------------------------------------------
 
 def _check_format(case: dict[str, Any]) -> None:
@@ -421,6 +456,20 @@ def test_case(case_repo: tuple[Path, Path], request: pytest.FixtureRequest) -> N
         first = (proc.stdout.strip().splitlines() or [''])[0][:100]
         print(f'\n[{case["id"]}] exit {proc.returncode} | {proc.stderr.strip()[:160]!r} | {first!r}')
     assert 'Traceback' not in proc.stderr and 'Traceback' not in proc.stdout, where
+    # whatever the input, nothing a terminal or the agent would act on
+    # rather than show reaches them raw (DESIGN.md section 12)
+    injected = root / '.agent' / 'injected_context.txt'
+    shown = {'stdout': proc.stdout, 'stderr': proc.stderr}
+    if injected.is_file() and not injected.is_symlink():
+        shown['injected_context.txt'] = injected.read_text(errors='replace')
+    if args[:1] == ['hook']:  # the envelope: what the agent decodes from it
+        # (--json output keeps the data as it is: JSON escapes are its own)
+        try:
+            shown['stdout (decoded)'] = '\n'.join(_strings(json.loads(proc.stdout)))
+        except (ValueError, RecursionError):
+            pass
+    for name, text in shown.items():
+        assert _raw_controls(text) == [], f'{where}\nraw in {name}'
     assert proc.returncode == expect['code'], where
     err_lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     if expect.get('stderr'):

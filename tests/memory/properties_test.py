@@ -21,6 +21,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 from agitmem import inject
+from agitmem import render
 from agitmem import tokens
 from agitmem.errors import AgitmemError
 from agitmem.memory import fragments as fragments_mod
@@ -334,7 +335,8 @@ def test_injection_keeps_every_tattoo_rule_when_the_budget_allows(
     lines = block.text.splitlines()
     rules = tattoo_mod.combine(tattoo_mod.parse(mem.user_tattoo), tattoo_mod.parse(mem.project_tattoo))
     for rule in rules:
-        assert f'- {rule.text}' in lines, rule.text
+        # as the agent sees it: controls, bidi and zero-width escaped
+        assert f'- {render.line(rule.text)}' in lines, rule.text
     if not any(block.cut.values()):
         assert block.text == inject.build(mem, budget_tokens=10**9, after_compact=after).text
 
