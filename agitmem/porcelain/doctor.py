@@ -421,7 +421,7 @@ def diagnose(
     ret += check_git_hooks(repo)
     try:
         context.require_memory(repo)
-        cfg: dict[str, Any] = config.load(repo.config_path)
+        cfg: dict[str, Any] = config.load(repo)
     except AgitmemError as e:
         ret.append(Finding('memory-ref', ERROR, str(e), 'agitmem init'))
         return ret
