@@ -376,9 +376,10 @@ def _quoted(words: tuple[str, ...]) -> str:
 # given, $1 is a name for the copy in a git dir the chain finds (from a
 # subdirectory too; the shell's pid is added to it), which it prints
 # (NUL-ended: a path may hold any byte) before it makes the copy: whoever
-# stops the chain knows what to remove.  The top is reached by --show-cdup (only `../`s), so no path
-# is split on a newline.  Stopped by a signal, the chain removes its copy
-# (git removes its own lock) and exits as a shell does.
+# stops the chain knows what to remove.  The top is reached by
+# --show-cdup (only `../`s), so no path is split on a newline.  Stopped by
+# a signal, the chain removes its copy (git removes its own lock) and
+# exits as a shell does.
 _TREE_SH = f"""
 tmp=
 trap '[ -z "$tmp" ] || rm -f -- "$tmp" "$tmp.lock"; exit 129' HUP
