@@ -4,7 +4,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from agitmem import repo as repo_mod
 from agitmem.errors import AgitmemError
+from agitmem.repo import Repo
 
 DEFAULTS: dict[str, Any] = {
     'budget_tokens': 800,  # injection budget, estimated tokens
@@ -131,41 +133,59 @@ def settings(raw: object, text: str, path: str) -> dict[str, Any]:
     return cfg
 
 
-def load(path: Path) -> dict[str, Any]:
-    """The settings in `path` (.agent/config.yaml).  Its YAML, once parsed,
-    is kept beside it (.agent/.config-cache.json, with the text it came
-    from) so that a command or hook does not import yaml (about 12 ms)
-    while the file is unchanged; the settings are checked every time."""
+def cache_path(repo: Repo) -> Path:
+    return repo.git_dir / 'agitmem' / 'config-cache.json'
+
+
+def load(repo: Repo) -> dict[str, Any]:
+    """The settings in .agent/config.yaml.  Its YAML, once parsed, is kept
+    in this worktree's git dir (`cache_path`) under the SHA-1 of the
+    file's bytes, so that a command or hook does not import yaml (about
+    12 ms) while the file is unchanged; the settings are checked every
+    time.
+
+    Not beside config.yaml, where it was: .agent/ is the agent's to edit,
+    and there an unversioned parse that switched an `enforce` rule off
+    went unseen while config.yaml still showed the rule.  A parse cannot
+    be verified without parsing (what the cache saves), so it is kept
+    where git keeps the hooks that run the checks: whoever can forge it
+    there can as well delete the pre-commit hook, so it opens no new way
+    round a check."""
     from agitmem.memory import decode
+    path = repo.config_path
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         return dict(DEFAULTS)
     shown = f'.agent/{path.name}'
     text = decode(data, shown)
-    cache = path.parent / '.config-cache.json'
-    known = _is_blank(text) or text in _PARSED or _kept(cache, text)
+    if _is_blank(text) or text in _PARSED:
+        return parse(text, shown)
+    cache = cache_path(repo)
+    key = repo_mod.sha1(data)
+    known = _kept(cache, key, text)
     cfg = parse(text, shown)
     if not known:
         try:
             import json
-
-            from agitmem import repo as repo_mod
-            repo_mod.atomic_write(cache, json.dumps({'text': text, 'raw': _PARSED[text]}).encode())
+            repo_mod.atomic_write(cache, json.dumps({'sha1': key, 'raw': _PARSED[text]}).encode())
         except (OSError, TypeError, ValueError):
             pass  # a value JSON cannot hold (a date): parsed again next time
+        # the cache an older agitmem kept beside config.yaml: never read
+        (path.parent / '.config-cache.json').unlink(missing_ok=True)
     return cfg
 
 
-def _kept(cache: Path, text: str) -> bool:
-    """Whether the cache beside config.yaml holds `text`'s YAML (then in
-    _PARSED; `parse` checks its settings like any other)."""
+def _kept(cache: Path, key: str, text: str) -> bool:
+    """Whether the cache holds the YAML of the config.yaml whose bytes
+    hash to `key` (then in _PARSED for `text`; `parse` checks its settings
+    like any other)."""
     import json
     try:
-        kept = json.loads(cache.read_text())
+        kept = json.loads(cache.read_bytes())
     except (OSError, ValueError):
         return False
-    if not isinstance(kept, dict) or kept.get('text') != text:
+    if not isinstance(kept, dict) or kept.get('sha1') != key:
         return False
     _PARSED[text] = kept.get('raw')
     return True

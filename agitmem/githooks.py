@@ -35,14 +35,15 @@ def hooks_dir(repo: Repo) -> Path:
     """core.hooksPath (relative to the top of the working tree, where git
     runs hooks), else the repository's own hooks directory."""
     proc = repo_mod.git(
-        'config', '--type=path', '--get', 'core.hooksPath',
+        'config', '-z', '--type=path', '--get', 'core.hooksPath',
         cwd=repo.root, check=False,
     )
-    configured = proc.stdout.strip() if proc.returncode == 0 else ''
+    # a path may end in spaces or hold a newline: only git's own end is cut
+    configured = proc.stdout.partition('\0')[0] if proc.returncode == 0 else ''
     if not configured:
         configured = repo_mod.git(
             'rev-parse', '--git-path', 'hooks', cwd=repo.root,
-        ).stdout.strip()
+        ).stdout.removesuffix('\n')
     return repo.root / configured  # an absolute one stays as it is
 
 

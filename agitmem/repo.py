@@ -76,12 +76,20 @@ def git(
             capture_output=True, text=True, encoding='utf-8',
             errors='surrogateescape',
         )
-    except FileNotFoundError:
-        raise AgitmemError('git is not installed or not on PATH')
+    except FileNotFoundError as e:
+        raise _not_run(e, cwd)
     if check and proc.returncode != 0:
         detail = error_line(proc.stderr, f'exit {proc.returncode}')
         raise AgitmemError(f'git {args[0]} failed: {detail}')
     return proc
+
+
+def _not_run(e: FileNotFoundError, cwd: Path | str) -> AgitmemError:
+    """What a FileNotFoundError from starting git means: the directory it
+    was to run in is gone (it names it), or git is."""
+    if e.filename is not None and os.fsdecode(e.filename) == os.fsdecode(cwd):
+        return AgitmemError(f'{shown(os.fsdecode(cwd))}: no such directory')
+    return AgitmemError('git is not installed or not on PATH')
 
 
 IDENTITY = (('var', 'GIT_AUTHOR_IDENT'), ('var', 'GIT_COMMITTER_IDENT'))
@@ -181,11 +189,11 @@ def git_each(
         for args in calls:
             early = _EARLY.pop((str(cwd), args), None)
             procs.append((args, early or _spawn(args, cwd)))
-    except FileNotFoundError:
+    except FileNotFoundError as e:
         for _, p in procs:
             p.kill()
             p.wait()
-        raise AgitmemError('git is not installed or not on PATH')
+        raise _not_run(e, cwd)
     done = []
     for args, p in procs:
         out, err = p.communicate()
@@ -227,16 +235,22 @@ def find_with_head(
     """`find` and `head` of the repository there, asked at once."""
     cwd = here() if cwd is None else Path(cwd)
     [all_of] = git_each(_FIND_HEAD, cwd=cwd)
-    lines = all_of.stdout.splitlines()
-    if all_of.returncode == 0 and len(lines) == 5:
-        named = lines[4].strip()
+    if all_of.returncode == 0:
+        # the id and the ref name (which hold no newline) end it
+        paths, sha, named = all_of.stdout[:-1].rsplit('\n', 2)
         branch = None if named == 'HEAD' else named.removeprefix('refs/heads/')
-        return _found(all_of, cwd), (branch, lines[3].strip() or None)
+        return _found(all_of, cwd, paths), (branch, sha or None)
     found, sym = git_each(_FIND, _BRANCH, cwd=cwd)
     return _found(found, cwd), (_branch(sym), None)
 
 
-def _found(proc: subprocess.CompletedProcess[str], cwd: Path) -> Repo:
+def _found(
+        proc: subprocess.CompletedProcess[str],
+        cwd: Path,
+        paths: str | None = None,
+) -> Repo:
+    """The repository `git rev-parse` (`_FIND`) found, from `paths`, the
+    part of its output that holds them (all of it when None)."""
     if proc.returncode != 0:
         err = proc.stderr.lower()
         if 'must be run in a work tree' in err:
@@ -247,8 +261,34 @@ def _found(proc: subprocess.CompletedProcess[str], cwd: Path) -> Repo:
         raise AgitmemError(
             f'not a git repository: {cwd} (run `git init` first)',
         )
-    git_dir, common_dir, root = proc.stdout.splitlines()[:3]
-    return Repo(Path(root), Path(git_dir), Path(common_dir))
+    git_dir, common_dir, root = _three_paths(
+        proc.stdout[:-1] if paths is None else paths, cwd,
+    )
+    repo = Repo(Path(root), Path(git_dir), Path(common_dir))
+    _own_ahead(repo, cwd)
+    _sweep(repo.git_dir)
+    return repo
+
+
+def _three_paths(out: str, cwd: Path) -> tuple[str, str, str]:
+    """The git dir, common dir and top of the working tree that `git
+    rev-parse` printed one a line (it has no -z for them): a path may
+    hold a newline itself, so when there are more than two, the split is
+    the one whose parts are directories that hold `cwd`."""
+    parts = out.split('\n')
+    if len(parts) == 3:
+        return parts[0], parts[1], parts[2]
+    here_real = os.path.realpath(cwd)
+    at = [i for i, c in enumerate(out) if c == '\n']
+    for n, i in enumerate(at):
+        for j in at[n + 1:]:
+            gd, cd, top = out[:i], out[i + 1:j], out[j + 1:]
+            if (
+                    (here_real == top or here_real.startswith(top.rstrip('/') + '/')) and
+                    os.path.isdir(gd) and os.path.isdir(cd) and os.path.isdir(top)
+            ):
+                return gd, cd, top
+    raise AgitmemError(f'cannot tell where the repository is from: {out!r}')
 
 
 def head(repo: Repo) -> tuple[str | None, str | None]:
@@ -334,19 +374,30 @@ def _quoted(words: tuple[str, ...]) -> str:
 # Python imports or reads.  $1: the copy to use.  $2: 1 when the index may
 # hold agitmem's install files (taken out of the tree too).  $3: when
 # given, $1 is a name for the copy in a git dir the chain finds (from a
-# subdirectory too), which it prints before it makes the copy: whoever
-# stops the chain knows what to remove.
+# subdirectory too; the shell's pid is added to it), which it prints
+# (NUL-ended: a path may hold any byte) before it makes the copy: whoever
+# stops the chain knows what to remove.  The top is reached by
+# --show-cdup (only `../`s), so no path is split on a newline.  Stopped by
+# a signal, the chain removes its copy (git removes its own lock) and
+# exits as a shell does.
 _TREE_SH = f"""
-tmp=$1
+tmp=
+trap '[ -z "$tmp" ] || rm -f -- "$tmp" "$tmp.lock"; exit 129' HUP
+trap '[ -z "$tmp" ] || rm -f -- "$tmp" "$tmp.lock"; exit 130' INT
+trap '[ -z "$tmp" ] || rm -f -- "$tmp" "$tmp.lock"; exit 143' TERM
 if [ -n "$3" ]; then
   NL='
 '
-  found=$(git --no-optional-locks rev-parse --path-format=absolute --git-dir --show-toplevel) || exit 128
-  gd=${{found%%"$NL"*}}
-  cd "${{found#*"$NL"}}" || exit 128
-  printf '%s\\n' "$gd"
-  tmp=$gd/$1
+  found=$(git --no-optional-locks rev-parse --show-cdup --absolute-git-dir && echo .) || exit 128
+  found=${{found%.}}
+  found=${{found%"$NL"}}
+  cd -P "./${{found%%"$NL"*}}" || exit 128
+  gd=${{found#*"$NL"}}
+  printf '%s\\0' "$gd"
+  tmp=$gd/$1-$$
   if [ -f "$gd/index" ]; then cp -p "$gd/index" "$tmp" || exit 128; fi
+else
+  tmp=$1
 fi
 export GIT_INDEX_FILE="$tmp"
 git --no-optional-locks add -A --ignore-errors -- . {_quoted(NOT_CODE_PATHSPECS)} >/dev/null 2>&1
@@ -355,26 +406,157 @@ if [ "$2" = 1 ]; then
 fi
 exec git --no-optional-locks write-tree
 """
+# An index copy is `<git dir>/agitmem-index-<random>`; git's lock beside it
+# is `<copy>.lock`.  Its owner (the command that made it, or began the
+# chain that makes it) holds an flock on `<copy>.owner` while it lives: the
+# kernel lets go of it however the owner ends, SIGKILL included, in any
+# pid namespace (a repository shared with a container), and no pid can be
+# reused into it.  Any command sweeps copies whose owner file it can lock.
 _COPY = 'agitmem-index-'
+_OWNER = '.owner'
+# A copy with no owner file is a chain's own (begun before the repository
+# was found: its command takes the owner file once it has found it, a few
+# ms later; the copy's name ends in the chain's pid) or one an older
+# agitmem left.  It is swept once its chain has ended (no such process
+# here), or in any case once this old (seconds): a pid is only a hint (it
+# may be reused, or be another pid namespace's).
+_UNOWNED_AGE = 60.0
+# owner files this process holds: the copy's path -> the locked fd
+_OWNED: dict[str, int] = {}
 
 
-class _Tree(NamedTuple):
-    """A tree chain under way: the process, the repository's git dir (None
-    when the chain finds it) and the index copy it uses (there, a name in
-    the git dir the chain finds)."""
-    proc: subprocess.Popen[str]
-    git_dir: Path | None
-    copy: str
+class _Tree:
+    """A tree chain under way: the process, the git dir of its copy (None
+    while only the chain knows it), the copy's name there and the
+    directory the chain runs in."""
+    __slots__ = ('copy', 'cwd', 'git_dir', 'proc')
+
+    def __init__(
+            self, proc: subprocess.Popen[str], git_dir: Path | None, copy: str, cwd: str,
+    ) -> None:
+        self.proc = proc
+        self.git_dir = git_dir
+        self.copy = copy
+        self.cwd = cwd
 
 
-# a chain begun before its tree was asked for (start_tree)
+# every chain not yet ended (a signal stops them), and those begun before
+# their tree was asked for (start_tree)
+_CHAINS: list[_Tree] = []
 _AHEAD: list[_Tree] = []
 
 
+def _own(copy: str) -> bool:
+    """Take the owner file of `copy` (see _COPY), new and locked; False
+    when the name is taken."""
+    import fcntl
+    path = copy + _OWNER
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, 'O_CLOEXEC', 0), 0o600)
+    except FileExistsError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        # a sweeper that locked it first (between our open and lock) took
+        # it for a dead owner's and removed it
+        st, now = os.fstat(fd), os.stat(path)
+        if (st.st_dev, st.st_ino) == (now.st_dev, now.st_ino):
+            _OWNED[copy] = fd
+            return True
+    except OSError:
+        pass
+    os.close(fd)
+    return False
+
+
+def _release(copy: str) -> None:
+    """Remove a copy this process made or owns, then its owner file."""
+    _unlink(copy)
+    fd = _OWNED.pop(copy, None)
+    if fd is not None:
+        Path(copy + _OWNER).unlink(missing_ok=True)  # still locked: no sweeper races
+        os.close(fd)
+
+
+def _own_ahead(repo: Repo, cwd: Path) -> None:
+    """Own the copies of chains begun in `cwd` before its repository was
+    found (start_tree(None)), now that it is."""
+    for chain in _CHAINS:
+        if chain.git_dir is None and chain.cwd == str(cwd):
+            copy = os.path.join(repo.git_dir, chain.copy)
+            if copy not in _OWNED:
+                try:
+                    _own(copy)
+                except OSError:
+                    pass  # not ours to write: the age rule keeps it meanwhile
+
+
+def _sweep(git_dir: Path) -> None:
+    """Remove the index copies in git_dir whose owner is gone (a command
+    stopped by SIGKILL, or by a signal before its handler ran)."""
+    try:
+        with os.scandir(git_dir) as it:
+            bases = {e.name.split('.', 1)[0] for e in it if e.name.startswith(_COPY)}
+    except OSError:
+        return
+    for base in bases:
+        copy = os.path.join(git_dir, base)
+        if copy not in _OWNED:
+            try:
+                _sweep_one(copy)
+            except OSError:
+                pass  # not ours to remove after all (permissions): left as it is
+
+
+def _sweep_one(copy: str) -> None:
+    import fcntl
+    try:
+        fd = os.open(copy + _OWNER, os.O_RDWR | getattr(os, 'O_CLOEXEC', 0))
+    except FileNotFoundError:
+        import time
+        ages = []
+        for p in (copy, f'{copy}.lock'):
+            try:
+                ages.append(time.time() - os.lstat(p).st_ctime)
+            except FileNotFoundError:
+                pass
+        if ages and (min(ages) > _UNOWNED_AGE or not _alive(copy)):
+            _unlink(copy)
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return  # its owner lives
+        _unlink(copy)
+        Path(copy + _OWNER).unlink(missing_ok=True)
+    finally:
+        os.close(fd)
+
+
+def _alive(copy: str) -> bool:
+    """Whether the chain whose pid ends an unowned copy's name may still
+    run (True when the name has none)."""
+    pid = copy.rpartition('-')[2]
+    if not (pid.isascii() and pid.isdigit()):
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        pass  # another user's: it is there
+    return True
+
+
 def _tree_chain(at: Repo | str) -> _Tree:
+    _guard()
     if isinstance(at, str):
         name = f'{_COPY}{os.urandom(6).hex()}'
-        return _Tree(_run_chain(name, '1', 'find', cwd=at), None, name)
+        proc = _run_chain(name, '1', 'find', cwd=at)
+        chain = _Tree(proc, None, f'{name}-{proc.pid}', at)
+        _CHAINS.append(chain)
+        return chain
     try:
         # a copy that keeps the mtime, as shutil.copy2 makes (git's
         # racy-clean check depends on it), without importing shutil
@@ -384,7 +566,7 @@ def _tree_chain(at: Repo | str) -> _Tree:
     except FileNotFoundError:
         data = None
     try:
-        fd, tmp = _mkstemp(at.git_dir, _COPY)
+        fd, tmp = _new_copy(at.git_dir)
     except OSError as e:
         raise AgitmemError(f'cannot copy the index into {at.git_dir}: {e.strerror}')
     try:
@@ -401,10 +583,28 @@ def _tree_chain(at: Repo | str) -> _Tree:
             data[4:8] not in (b'\0\0\0\x02', b'\0\0\0\x03') or
             any(p.encode() in data for p in NOT_CODE[1:])
         )
-        return _Tree(_run_chain(tmp, '1' if tracked else '0', cwd=at.root), at.git_dir, tmp)
+        proc = _run_chain(tmp, '1' if tracked else '0', cwd=at.root)
     except BaseException:
-        _unlink(tmp)
+        _release(tmp)
         raise
+    chain = _Tree(proc, at.git_dir, os.path.basename(tmp), str(at.root))
+    _CHAINS.append(chain)
+    return chain
+
+
+def _new_copy(git_dir: Path) -> tuple[int, str]:
+    """(fd, path) of a new, empty index copy in git_dir, its owner file
+    taken first (see _COPY)."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, 'O_CLOEXEC', 0)
+    for _ in range(100):
+        copy = os.path.join(os.path.abspath(git_dir), f'{_COPY}{os.urandom(6).hex()}')
+        if not _own(copy):
+            continue
+        try:
+            return os.open(copy, flags, 0o600), copy
+        except FileExistsError:
+            _release(copy)  # another's: it is not removed, only our owner file
+    raise FileExistsError(f'no free temporary name in {git_dir}')
 
 
 def _run_chain(*args: str, cwd: Path | str) -> subprocess.Popen[str]:
@@ -424,6 +624,64 @@ def _unlink(path: str) -> None:
     # the copy, and the lock git leaves beside it when stopped mid-write
     for p in (path, f'{path}.lock'):
         Path(p).unlink(missing_ok=True)
+
+
+# -- signals: a command stopped while it computes a tree removes its copies
+
+_STOPPING = ('SIGTERM', 'SIGINT', 'SIGHUP')
+# the handlers ours replaced, by signal (empty: none installed yet)
+_BEFORE: dict[int, object] = {}
+
+
+def _guard() -> None:
+    """Install the handlers (once) that remove this process's index copies
+    on SIGTERM (what `timeout` and a hook's time limit send), SIGINT and
+    SIGHUP, then end as the signal would have."""
+    if _BEFORE:
+        return
+    import signal
+    for name in _STOPPING:
+        sig = getattr(signal, name)
+        before = signal.getsignal(sig)
+        if before is signal.SIG_IGN or before is None:
+            continue  # ignored (nohup): it stops nothing
+        try:
+            signal.signal(sig, _stopped)
+        except ValueError:  # not the main thread: no handlers at all
+            return
+        _BEFORE[sig] = before
+
+
+def _stopped(sig: int, frame: object) -> None:
+    import signal
+    _stop_chains()
+    before = _BEFORE.get(sig, signal.SIG_DFL)
+    if callable(before):  # SIGINT: Python's KeyboardInterrupt, as before
+        before(sig, frame)
+        return
+    # the default action, so the caller sees the conventional status
+    # (128 + the signal's number in a shell)
+    signal.signal(sig, signal.SIG_DFL)
+    os.kill(os.getpid(), sig)
+
+
+def _stop_chains() -> None:
+    """Stop every chain (each removes its own copy as it goes) and remove
+    the copies this process owns."""
+    import signal
+    for chain in _CHAINS:
+        try:
+            os.killpg(chain.proc.pid, signal.SIGTERM)
+        except OSError:
+            pass  # already gone
+    for chain in _CHAINS:
+        try:
+            chain.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+    _CHAINS.clear()
+    for copy in list(_OWNED):
+        _release(copy)
 
 
 def start_tree(at: Repo | None) -> None:
@@ -471,23 +729,28 @@ def _finish(chain: _Tree) -> tuple[Path | None, str, int, str]:
     """(the git dir, the tree, the exit code, stderr) of a chain, once it
     has ended; its copy of the index removed."""
     out, err = chain.proc.communicate()
-    lines = out.splitlines()
+    if chain in _CHAINS:
+        _CHAINS.remove(chain)
     git_dir = chain.git_dir
-    if git_dir is None and lines:  # the chain said where it looked first
-        git_dir = Path(lines.pop(0))
+    if git_dir is None:  # the chain said where it looked first
+        said, nul, rest = out.partition('\0')
+        if nul:
+            git_dir, out = Path(said), rest
     if git_dir is not None:
-        _unlink(os.path.join(git_dir, chain.copy))
-    return git_dir, lines[0].strip() if lines else '', chain.proc.returncode, err
+        _release(os.path.join(git_dir, chain.copy))
+    for copy in [c for c in _OWNED if os.path.basename(c) == chain.copy]:
+        _release(copy)  # owned in the git dir its command found
+    return git_dir, out.strip(), chain.proc.returncode, err
 
 
 def changed_paths(repo: Repo, old_tree: str, new_tree: str) -> list[str]:
     proc = git(
-        'diff-tree', '-r', '--name-only', '--no-renames', old_tree, new_tree,
+        'diff-tree', '-r', '-z', '--name-only', '--no-renames', old_tree, new_tree,
         cwd=repo.root, check=False,
     )
     if proc.returncode != 0:
         return []
-    return [p for p in proc.stdout.splitlines() if p and is_code(p)]
+    return [p for p in proc.stdout.split('\0') if p and is_code(p)]
 
 
 def exclude_agent_dir(repo: Repo) -> bool:
@@ -527,7 +790,7 @@ def unexclude(repo: Repo, line: str) -> bool:
 
 def tracked(repo: Repo, rel: str) -> bool:
     """Whether git tracks the file at rel (relative to the worktree top)."""
-    return bool(git_out(repo, 'ls-files', '--full-name', '--', rel))
+    return bool(git_out(repo, 'ls-files', '-z', '--full-name', '--', f':(literal){rel}'))
 
 
 class NotRegularFile(OSError):

@@ -70,7 +70,8 @@ def in_refs(repo: Repo, prefix: str = repo_mod.MEMORY_NS) -> list[Finding]:
     from agitmem import diffs  # pre-push only
     refs = repo_mod.git(
         'for-each-ref', '--format=%(tree) %(refname)', prefix, cwd=repo.root,
-    ).stdout.splitlines()
+    ).stdout.split('\n')
+    refs = [r for r in refs if r]
     if not refs:
         return []
     empty = repo_mod.git(
@@ -109,11 +110,14 @@ def in_push(repo: Repo, remote: str | None) -> list[Finding]:
     refs/agitmem/remotes/<remote>/ knows), every blob scanned once.  All
     of them reach the remote, and history keeps them there."""
     not_there = ['--not', f'--glob={repo_mod.REMOTES_NS}{remote}/*'] if remote else []
+    # rev-list --objects has no -z (before git 2.47) and ends a path at a
+    # newline, so the name is for the message only; split('\n'), not
+    # splitlines(), which would also cut one at \r, \x85 or U+2028
     listed = repo_mod.git(
         'rev-list', '--objects', f'--glob={repo_mod.MEMORY_NS}*', *not_there,
         cwd=repo.root, check=False,
-    ).stdout.splitlines()
-    commits = [ln for ln in listed if ' ' not in ln]
+    ).stdout.split('\n')
+    commits = [ln for ln in listed if ln and ' ' not in ln]
     named = {ln.split(' ', 1)[0]: ln.split(' ', 1)[1] for ln in listed if ' ' in ln}
     if not commits and not named:
         return []

@@ -40,7 +40,7 @@ def _context(*, memory_refs_will_do: bool = False) -> Context | None:
             cwd=repo.root,
     ).stdout.strip()):
         return None
-    return context.make(repo, config.load(repo.config_path))
+    return context.make(repo, config.load(repo))
 
 
 def _arg(args: list[str], i: int, env: str) -> str | None:

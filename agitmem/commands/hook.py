@@ -34,7 +34,7 @@ def _where(payload: agents.Payload) -> tuple[Repo, dict[str, Any]]:
     if not repo.agent_dir.exists() and not repo.agent_dir.is_symlink():
         _restore(repo)
     context.require_memory(repo)
-    return repo, config.load(repo.config_path)
+    return repo, config.load(repo)
 
 
 def _restore(repo: Repo) -> None:
@@ -83,7 +83,7 @@ def _checkpoint(repo: Repo, subject: str, event: str = 'pre-compact') -> tuple[s
     """(the commit saved, or None when nothing changed; the memory ref's
     tip either way: the checkpoint a compaction starts from)."""
     from agitmem.porcelain import write  # pygit2: only when saving
-    ctx = context.make(repo, config.load(repo.config_path))
+    ctx = context.make(repo, config.load(repo))
     oid = write.save(ctx, subject, event=event)
     if oid is not None:
         return str(oid)[:12], str(oid)[:12]

@@ -58,7 +58,8 @@ def _refs_at(repo: Repo, sha: str) -> list[str]:
         repo, 'for-each-ref', '--points-at', sha, '--format=%(refname)',
         'refs/heads/', 'refs/remotes/',
     )
-    return [r for r in out.splitlines() if not r.endswith('/HEAD')]
+    # split('\n'): splitlines() would also cut a name at U+2028 or \x85
+    return [r for r in out.split('\n') if r and not r.endswith('/HEAD')]
 
 
 def _memory_ref(code_ref: str) -> str:
@@ -157,8 +158,8 @@ def _fork_source(ctx: Context, pr: pygit2.Repository) -> tuple[str, pygit2.Commi
     if ctx.branch is None or ctx.head is None:
         return None
     created = repo_mod.git_out(
-        ctx.repo, 'log', '-g', '--format=%gs', f'refs/heads/{ctx.branch}',
-    ).splitlines()
+        ctx.repo, 'log', '-g', '-z', '--format=%gs', f'refs/heads/{ctx.branch}',
+    ).split('\0')
     m = re.match(r'^branch: Created from (\S+)$', created[-1] if created else '')
     named = _code_ref(ctx.repo, m[1]) if m and m[1] != 'HEAD' else None
     candidates = [named] if named else [

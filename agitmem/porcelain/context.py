@@ -65,4 +65,4 @@ def get(
     repo, head = repo_mod.find_with_head(cwd)
     if need_memory:
         require_memory(repo)
-    return make(repo, config.load(repo.config_path), ref, head=head)
+    return make(repo, config.load(repo), ref, head=head)

@@ -441,7 +441,7 @@ def diagnose(
 def _check_memory_all(repo: Repo, *, codex: bool) -> list[Finding]:
     try:
         context.require_memory(repo)
-        cfg: dict[str, Any] = config.load(repo.config_path)
+        cfg: dict[str, Any] = config.load(repo)
     except AgitmemError as e:
         return [Finding('memory-ref', ERROR, str(e), 'agitmem init')]
     ctx = context.make(repo, cfg)

@@ -32,7 +32,7 @@ def initialize(repo: Repo, ref: str | None) -> list[str]:
         # memory already there is checked before anything is created: a
         # broken file is reported, not half an init written around it
         store.read_memory(
-            repo, max_file_kb=config.load(repo.config_path)['max_file_kb'],
+            repo, max_file_kb=config.load(repo)['max_file_kb'],
         )
     templates = resource_dir('templates')
     created = []
@@ -56,7 +56,7 @@ def initialize(repo: Repo, ref: str | None) -> list[str]:
         else:
             shutil.copyfile(templates / memory.CONFIG, repo.config_path)
         created.append('.agent/config.yaml')
-    cfg = config.load(repo.config_path)
+    cfg = config.load(repo)
     ctx = context.make(repo, cfg, ref, head=(branch, head))
     if cfg['ref'] and not early:  # the ref named in the config just read
         top = store.tip(pr, ctx.ref)
@@ -94,7 +94,7 @@ def initialize(repo: Repo, ref: str | None) -> list[str]:
     audit.log(repo.agent_dir, 'write init', ', '.join(created) or 'nothing new')
     said = [f'created {c}' for c in created] + specs
     if adopted is not None:
-        rules = config.load(repo.config_path).get('enforce') or []
+        rules = config.load(repo).get('enforce') or []
         said.append(
             f'.agent/config.yaml is the one on {top_ref} (commit '
             f'{str(adopted.id)[:12]} by {adopted.author.name}): review it, it '

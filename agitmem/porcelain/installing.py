@@ -107,7 +107,7 @@ def install_git(repo: Repo) -> list[str]:
     """The six git hook shims, and the memory fetch refspec on every remote
     (unless `fetch_refspec: false`)."""
     lines = githooks.install(repo)
-    if config.load(repo.config_path)['fetch_refspec']:
+    if config.load(repo)['fetch_refspec']:
         lines += sharing.add_fetch_specs(repo)
     return lines
 

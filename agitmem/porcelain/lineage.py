@@ -26,9 +26,9 @@ def pinned(ctx: Context) -> bool:
 
 def _reflog(repo: Repo, ref: str) -> list[tuple[int, str]]:
     """(unix time, subject) of ref's reflog entries, newest first."""
-    out = repo_mod.git_out(repo, 'log', '-g', '--date=unix', '--format=%gd %gs', ref)
+    out = repo_mod.git_out(repo, 'log', '-g', '-z', '--date=unix', '--format=%gd %gs', ref)
     ret = []
-    for line in out.splitlines():
+    for line in out.split('\0'):
         selector, _, subject = line.partition(' ')
         m = _REFLOG_TIME.search(selector)
         if m:

@@ -37,8 +37,8 @@ def fetch_spec(remote: str) -> str:
 
 def has_fetch_spec(repo: Repo, remote: str) -> bool:
     specs = repo_mod.git(
-        'config', '--get-all', f'remote.{remote}.fetch', cwd=repo.root, check=False,
-    ).stdout.splitlines()
+        'config', '-z', '--get-all', f'remote.{remote}.fetch', cwd=repo.root, check=False,
+    ).stdout.split('\0')
     return fetch_spec(remote) in specs
 
 
@@ -91,7 +91,8 @@ def _refs(repo: Repo, prefix: str) -> dict[str, str]:
         cwd=repo.root,
     ).stdout
     return {
-        ref: sha for sha, ref in (line.split(' ', 1) for line in out.splitlines())
+        # split('\n'): splitlines() would also cut a name at U+2028 or \x85
+        ref: sha for sha, ref in (line.split(' ', 1) for line in out.split('\n') if line)
     }
 
 
@@ -291,7 +292,7 @@ def _push_once(repo: Repo, remote: str, specs: list[str]) -> tuple[int, list[Row
         cwd=repo.root, check=False,
     )
     rows = []
-    for line in proc.stdout.splitlines():
+    for line in proc.stdout.split('\n'):
         m = _PORCELAIN.match(line)
         if m:
             rows.append(Row(m[1], m[3], m[4]))

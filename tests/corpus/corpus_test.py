@@ -51,8 +51,11 @@ CHANGES = {'memory', 'refs', 'worktree'}
 SCENARIOS = {
     'memrepo', 'no_init', 'not_a_repo', 'bare', 'merge_in_progress',
     'rebase_in_progress', 'shallow_clone', 'readonly_git', 'readonly_refs',
-    'detached', 'half_init',
+    'detached', 'half_init', 'odd_path',
 }
+# odd_path: a memrepo whose path holds what git's line-based output cannot
+# show plainly: a newline, a tab, a quote, a backslash, non-ASCII
+ODD_DIR = 'a\nb\tc"d\\e ü'
 
 LONG = 'x' * 10_000  # {long}: an overlong value (a session id)
 
@@ -117,9 +120,10 @@ def case_repo(request: pytest.FixtureRequest, tmp_path: Path,
     outside = tmp_path / 'outside'
     outside.mkdir()
     (outside / 'secret.txt').write_text('outside the repository\n')
-    root = tmp_path / 'repo'
+    root = tmp_path / ODD_DIR / 'repo' if scenario == 'odd_path' else tmp_path / 'repo'
+    root.parent.mkdir(exist_ok=True)
     frozen: list[Path] = []
-    if scenario in ('memrepo', 'merge_in_progress', 'rebase_in_progress',
+    if scenario in ('memrepo', 'odd_path', 'merge_in_progress', 'rebase_in_progress',
                     'readonly_git', 'readonly_refs', 'detached', 'half_init'):
         _copy(_base('memrepo', tmp_path_factory), root)
     elif scenario == 'no_init':

@@ -1,0 +1,212 @@
+"""repo.py through the CLI: the working tree's tree computed on index copies
+that never outlive their command, and repositories at any path git accepts."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agitmem import repo as repo_mod
+from agitmem.errors import AgitmemError
+from testing.util import agitmem
+from testing.util import agitmem_argv
+from testing.util import git
+from testing.util import ok
+
+COPY = 'agitmem-index-'
+
+
+def _copies(repo: Path) -> list[str]:
+    return sorted(p.name for p in (repo / '.git').iterdir() if p.name.startswith(COPY))
+
+
+def _slow_tree(repo: Path, seconds: int = 30) -> None:
+    """`git add -A` of the tree chain takes `seconds`: a clean filter on an
+    untracked file (the filter is this test's own config)."""
+    git('config', 'filter.slow.clean', f'sleep {seconds}; cat', cwd=repo)
+    (repo / '.git' / 'info' / 'attributes').write_text('slow.txt filter=slow\n')
+    (repo / 'slow.txt').write_text('slow\n')
+
+
+def _wait_for(what: str, test: object, timeout: float = 60) -> None:
+    end = time.monotonic() + timeout
+    while not test():  # type: ignore[operator]
+        assert time.monotonic() < end, f'waited {timeout}s for {what}'
+        time.sleep(0.02)
+
+
+def _start(repo: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [*agitmem_argv(), *args], cwd=repo, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+
+
+@pytest.fixture
+def slow(memrepo: Path) -> Iterator[Path]:
+    _slow_tree(memrepo)
+    yield memrepo
+    # a chain a test left running (its filter sleeps): ended with the test
+    for name in _copies(memrepo):
+        pid = name.split('.')[0].rpartition('-')[2]
+        if pid.isdigit() and len(name.split('-')) == 4:
+            try:
+                os.killpg(int(pid), signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def _owned(repo: Path) -> bool:
+    return any(n.endswith('.owner') for n in _copies(repo))
+
+
+@pytest.mark.parametrize(('sig', 'code'), [
+    (signal.SIGTERM, -signal.SIGTERM),
+    (signal.SIGHUP, -signal.SIGHUP),
+    (signal.SIGINT, 130),  # Python's KeyboardInterrupt: "interrupted"
+])
+def test_a_signal_while_the_tree_is_computed_removes_the_copy(slow: Path, sig: int, code: int) -> None:
+    proc = _start(slow, 'state', 'set', 'next_intent=x')
+    _wait_for('the index copy', lambda: _owned(slow))
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, err
+    assert 'Traceback' not in err
+    assert _copies(slow) == []
+
+
+def test_a_signal_before_the_repository_is_found_removes_the_chains_copy(slow: Path) -> None:
+    """Stopped before it took the copy's owner file: the chain (its own
+    process group) is stopped and removes its copy itself."""
+    proc = _start(slow, 'load')
+    _wait_for('the index copy', lambda: _copies(slow))
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGTERM
+    assert _copies(slow) == []
+
+
+def test_a_copy_whose_owner_was_killed_is_swept_by_the_next_command(slow: Path) -> None:
+    proc = _start(slow, 'state', 'set', 'next_intent=x')
+    _wait_for('the index copy', lambda: _owned(slow))
+    [chain] = [n for n in _copies(slow) if '.' not in n]
+    proc.kill()
+    proc.communicate()
+    os.killpg(int(chain.rpartition('-')[2]), signal.SIGKILL)  # the whole of it gone
+    assert _copies(slow) != []
+    ok('status', cwd=slow)
+    assert _copies(slow) == []
+
+
+def test_a_chain_left_running_by_a_killed_owner_is_swept_once_it_ends(slow: Path) -> None:
+    git('config', 'filter.slow.clean', 'sleep 2; cat', cwd=slow)
+    proc = _start(slow, 'state', 'set', 'next_intent=x')
+    _wait_for('the index copy', lambda: _owned(slow))
+    [chain] = [n for n in _copies(slow) if '.' not in n]
+    pid = int(chain.rpartition('-')[2])
+    proc.kill()
+    proc.communicate()
+
+    def ended() -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+    _wait_for('the chain to end', ended)
+    ok('status', cwd=slow)
+    assert _copies(slow) == []
+
+
+def test_a_live_commands_copy_is_not_swept(slow: Path) -> None:
+    git('config', 'filter.slow.clean', 'sleep 3; cat', cwd=slow)
+    proc = _start(slow, 'state', 'set', 'next_intent=x')
+    _wait_for('the index copy', lambda: _owned(slow))
+    live = _copies(slow)
+    ok('status', cwd=slow)
+    assert set(live) <= set(_copies(slow))
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert _copies(slow) == []
+    # its tree is the whole working tree's, slow.txt included
+    state = json.loads((slow / '.agent' / 'memory' / 'state.json').read_text())
+    git('add', '-A', cwd=slow)
+    assert state['tree'] == git('write-tree', cwd=slow).strip()
+
+
+def _dead_pid() -> int:
+    p = subprocess.Popen(['true'])
+    p.wait()
+    return p.pid
+
+
+def test_unowned_copies_are_swept_when_their_chain_is_gone(memrepo: Path) -> None:
+    gd = memrepo / '.git'
+    dead = f'{COPY}0123456789ab-{_dead_pid()}'
+    living = f'{COPY}0123456789ac-{os.getpid()}'
+    legacy = f'{COPY}0123456789ad'  # an older agitmem's: kept while young
+    for name in (dead, f'{dead}.lock', living, legacy):
+        (gd / name).write_bytes(b'DIRC')
+    ok('status', cwd=memrepo)
+    assert _copies(memrepo) == sorted([living, legacy])
+
+
+def test_an_owner_file_nobody_holds_is_swept_with_its_copy(memrepo: Path) -> None:
+    gd = memrepo / '.git'
+    for name in (f'{COPY}0123456789ab', f'{COPY}0123456789ab.owner', f'{COPY}0123456789ac.owner'):
+        (gd / name).write_bytes(b'')
+    ok('status', cwd=memrepo)
+    assert _copies(memrepo) == []
+
+
+# -- a repository at any path --------------------------------------------------
+
+ODD = ['a\nb', 'tab\there', 'quote"d', "apo'strophe", 'back\\slash', 'ünï cødé', 'ends in newline\n']
+
+
+@pytest.mark.parametrize('name', ODD)
+def test_a_repository_at_an_odd_path_works(tmp_path: Path, name: str) -> None:
+    root = tmp_path / name / 'repo'
+    root.mkdir(parents=True)
+    git('init', '-q', cwd=root)
+    (root / 'src').mkdir()
+    (root / 'src' / 'app.py').write_text('x = 1\n')
+    git('add', '.', cwd=root)
+    git('commit', '-qm', 'initial', cwd=root)
+    ok('init', cwd=root)
+    ok('state', 'set', 'next_intent=go on', cwd=root / 'src')  # from a subdirectory too
+    ok('save', '-m', 'first', cwd=root)
+    (root / 'src' / 'ü.py').write_text('y = 2\n')
+    out = ok('load', cwd=root)
+    assert 'STALE: the working tree changed since this state was written: src/ü.py' in out
+    assert 'no unsaved changes' in ok('status', cwd=root)
+    ok('check', cwd=root)
+    prompt = agitmem(
+        'hook', 'prompt', '--agent', 'claude', cwd=root,
+        input=json.dumps({'prompt': 'hi', 'cwd': str(root), 'session_id': 's1'}),
+    )
+    assert prompt.returncode == 0 and 'Traceback' not in prompt.stderr
+    assert 'agitmem:' not in prompt.stderr, prompt.stderr
+    ok('install', 'git', cwd=root)
+    ok('state', 'set', 'last_action=added ü.py', '--no-save', cwd=root)
+    git('add', '-A', cwd=root)
+    git('commit', '-qm', 'with ü', cwd=root)  # pre-commit, commit-msg, post-commit
+    assert 'hook post-commit' in git('log', '-1', '--format=%s', 'refs/agitmem/heads/main', cwd=root)
+    assert _copies(root) == []
+
+
+def test_a_missing_directory_is_not_a_missing_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gone = tmp_path / 'gone\nfor good'
+    with pytest.raises(AgitmemError, match='for good: no such directory'):
+        repo_mod.git('status', cwd=gone)
+    with pytest.raises(AgitmemError, match='no such directory'):
+        repo_mod.git_each(('status',), cwd=gone)
+    monkeypatch.setenv('PATH', str(tmp_path))
+    with pytest.raises(AgitmemError, match='git is not installed or not on PATH'):
+        repo_mod.git('status', cwd=tmp_path)
