@@ -30,6 +30,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from agitmem.checks import Finding
@@ -64,7 +65,18 @@ _REFERENCE = (
     r'[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+|'
     r'[A-Z0-9]+(?:_[A-Z0-9]+)+'
 )
+
+
+def _reference(value: str) -> bool:
+    """A name, not a value: dotted or in capitals, few digits (not
+    `s.ZC9Ecf4M5g9o34Q6RkzGsj0z`)."""
+    return (
+        _re(_REFERENCE).fullmatch(value) is not None and
+        sum(c.isdigit() for c in value) <= 2
+    )
 _PATH = r'(?:~|\.\.?)?/'
+# `cert.p12`, `sm02915.int.contoso.com`, `host:5215`: ends in a short suffix
+_FILE_OR_HOST = r'[A-Za-z0-9_./-]*\.[A-Za-z][A-Za-z0-9]{0,4}(?::[0-9]+)?'
 # a CamelCase name such as `PKCS7PrivateKeyTypes`: mostly capitalized words
 # (fewer than 2 in 100 random strings of 12 letters and digits are so wordy)
 _ALNUM = r'[A-Za-z0-9_]+'
@@ -73,8 +85,29 @@ _WORD = r'[A-Z][a-z]{2,}'
 # 40, an md5 32: long hex in a `token=` is taken for a token)
 _ID = (
     r'[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-'
-    r'[0-9a-fA-F]{12}|[0-9a-fA-F]{1,31}'
+    r'[0-9a-fA-F]{12}|[0-9a-fA-F]{1,19}'
 )
+
+
+# test values: a run of five in alphabet or digit order (`abcdefgh...`,
+# `1234567890`), which a random key of 40 characters holds about once in
+# 10^5 (and a key with one wrong character is still caught: the run is what
+# documentation writes, not what a generator draws)
+_RUNS = '|'.join(
+    a[i:i + 5]
+    for a in ('0123456789', '9876543210', 'abcdefghijklmnopqrstuvwxyz')
+    for i in range(len(a) - 4)
+)
+_PLACEHOLDER = (
+    rf'{_FILLER}|example|{_RUNS}|qwerty|asdfgh|(.{{2,4}})\2{{3}}|'
+    r'(?:token|key|string|secret|value|password)[_-]?here'
+)
+
+
+def _placeholder(value: str) -> bool:
+    """A documentation stand-in or test value, not a credential: every
+    finding's value is checked (gitleaks' and secretlint's allowlists)."""
+    return _re(_PLACEHOLDER).search(value.lower()) is not None
 
 
 def _real(value: str) -> bool:
@@ -110,21 +143,39 @@ def _camel_case_name(value: str) -> bool:
     return _re(_ALNUM).fullmatch(value) is not None and words >= .7 * len(value)
 
 
-def _high_entropy(value: str) -> bool:
-    """Whether the value of a `password=` style assignment looks real."""
+def _classes(value: str) -> tuple[bool, bool, bool]:
     return (
+        any(c.isdigit() for c in value),
+        any(c.islower() for c in value),
+        any(c.isupper() for c in value),
+    )
+
+
+def _high_entropy(value: str) -> bool:
+    """Whether the value of a `password=` style assignment looks real:
+    letters and digits (entropy >= 3), or a long number (a numeric id or
+    secret), or a long mixed-case run of letters; never a name, a path,
+    a reference, a short hex id or a test value."""
+    if not (
         len(value) >= 12 and
         not any(c.isspace() or c in '([' for c in value) and  # prose, code
         _re(_FILLER).search(value) is None and
         _re(_STAND_IN).search(value) is None and
-        _re(_REFERENCE).fullmatch(value) is None and
+        not _reference(value) and
         _re(_PATH).match(value) is None and
+        _re(_FILE_OR_HOST).fullmatch(value) is None and
         _re(_ID).fullmatch(value) is None and
         not _camel_case_name(value) and
-        any(c.isdigit() for c in value) and
-        any(c.isalpha() for c in value) and
-        entropy(value) >= 3.0
-    )
+        # `1a2b3c4d-5e6f-7a8b-...`: digits in order under the letters
+        _re(_RUNS).search(''.join(c for c in value if c.isdigit())) is None
+    ):
+        return False
+    digit, lower, upper = _classes(value)
+    if digit and (lower or upper):
+        return entropy(value) >= 3.0
+    if digit:
+        return len(value) >= 16 and entropy(value) >= 2.8
+    return lower and upper and len(value) >= 20 and entropy(value) >= 3.8
 
 
 def _any(value: str) -> bool:
@@ -172,8 +223,14 @@ def _discord_bot_token(value: str) -> bool:
 _END = r'(?![A-Za-z0-9_])'
 _WORD_CHAR = '[A-Za-z0-9_]'
 # `:` only as YAML and JSON write it, not as in `arn:aws:...:secret:name`
-_ASSIGN = r'''["']?[ \t]*(?:=>|:=|=|:(?=[ \t"']))[ \t]*'''
-_VALUE = r'''(?:"([^"\n]*)"|'([^'\n]*)'|([^\s"'`,;]+))'''
+# and as JSON escapes it in a string (`\\"key\\": \\"value\\"`); Make's
+# `::=`, `?=`
+_ASSIGN = (
+    r'''\\?["']?[ \t]*(?:=>|:{1,3}=|\?=|\|\|=?|=|:(?=[ \t"'\\]))[ \t]*'''
+)
+_VALUE = r'''(?:\\?"([^"\n]*?)\\?"|'([^'\n]*)'|`([^`\n]*)`|([^\s"'`,;\\]+))'''
+# what may follow the keyword in a name: `token2`, `_key_id`, `Token_v2`
+_NAME_TAIL = r'[a-z0-9_.-]{0,20}?'
 _PRIVATE_KEY = r'-----begin (?:[a-z0-9]+ )*private key(?: block)?-----'
 _UUID = r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
 
@@ -192,7 +249,7 @@ class _Rule:
     """
     __slots__ = (
         'id', 'kind', 'pattern', 'keywords', 'check', 'context', 'lower',
-        'generic', 'long', 'bounded',
+        'generic', 'long', 'bounded', 'any_value', 'locate', 'anchored',
     )
 
     def __init__(
@@ -208,6 +265,9 @@ class _Rule:
             generic: bool = False,
             long: bool = True,
             bounded: bool = False,
+            any_value: bool = False,
+            locate: Callable[[str, int], tuple[int, int] | None] | None = None,
+            anchored: bool = False,
     ) -> None:
         self.id = id
         self.kind = kind
@@ -219,6 +279,9 @@ class _Rule:
         self.generic = generic
         self.long = long
         self.bounded = bounded
+        self.any_value = any_value
+        self.locate = locate
+        self.anchored = anchored
 
 
 def _token(
@@ -238,8 +301,9 @@ def _token(
     tail of a word.  The boundary is a look-behind placed after the prefix,
     so that `re` still searches for the prefix literally."""
     return _Rule(
-        id, kind, f'{prefix}(?<!{boundary}{prefix}){rest}{end}', keywords, check,
-        lower=lower, long=long, bounded=True,
+        id, kind,
+        f'{prefix}(?:(?<!{boundary}{prefix})|(?<=\\\\[nrt]{prefix})){rest}{end}',
+        keywords, check, lower=lower, long=long, bounded=True,
     )
 
 
@@ -252,11 +316,13 @@ def _context(
         *,
         context: Callable[[str, int, int], bool] | None = None,
         generic: bool = False,
+        any_value: bool = False,
+        anchored: bool = False,
 ) -> _Rule:
     """A value known by what precedes it (`password=`), on lowercased text."""
     return _Rule(
         id, kind, pattern, keywords, check, context=context, lower=True,
-        generic=generic, long=False,
+        generic=generic, long=False, any_value=any_value, anchored=anchored,
     )
 
 
@@ -264,10 +330,19 @@ _LINE_PREFIX = r'[ \t"\'|>]*'
 _KEY_BODY = r'(?:\\[rn]|\s)+[A-Za-z0-9+/]{32}'
 
 
+_KEY_END = r'-----end [a-z0-9 ]*private key(?: block)?-----'
+
+
 def _key_block(text: str, start: int, end: int) -> bool:
     """A key header at the start of a line (a .pem, a YAML block scalar) or
-    followed by a body (a JSON string with `\\n`), not one quoted in prose."""
+    followed by a body (a JSON string with `\\n`), not one quoted in prose;
+    and where its end marker follows, a body of key material between them,
+    not `anything` (gitleaks' own false positive)."""
     line_start = text.rfind('\n', 0, start) + 1
+    stop = _re(_KEY_END).search(_ascii_lower(text[end:end + 100_000]))
+    if stop is not None:
+        body = text[end:end + stop.start()]
+        return sum(len(r) for r in _re(r'[A-Za-z0-9+/=]+').findall(body)) >= 64
     return (
         _re(_LINE_PREFIX).fullmatch(text, line_start, start) is not None or
         _re(_KEY_BODY).match(text, end) is not None
@@ -275,6 +350,141 @@ def _key_block(text: str, start: int, end: int) -> bool:
 
 
 _B62 = 'A-Za-z0-9'
+# from gitleaks' rules that know a key by its service's name, for the
+# services whose keys are a uuid, a number or plain hex (a value with
+# letters and digits is caught by the generic rules already); each name costs
+# a pass over the text, so the list holds only these
+_SERVICES = (
+    'heroku', 'hubspot', 'squarespace', 'message[_-]?bird', 'discord',
+    'sumo(?:logic|[_.-])', 'plaid', 'sendbird', 'kucoin', 'snyk',
+    'launchdarkly', 'bittrex',
+)
+_SERVICES_KEYWORDS = sorted({
+    s.partition('[')[0].partition('(')[0] for s in _SERVICES
+})
+
+
+def _service_value(value: str) -> bool:
+    """A value assigned to a name of a service's key: a uuid, a long
+    number or hex is enough (no prefix to know it by), not a name."""
+    digit, lower, upper = _classes(value)
+    return (
+        len(value) >= 12 and digit and
+        not any(c.isspace() or c in '([' for c in value) and
+        _re(_STAND_IN).search(value) is None and
+        not _reference(value) and
+        _re(_PATH).match(value) is None and
+        _re(_FILE_OR_HOST).fullmatch(value) is None and
+        entropy(value) >= 2.5
+    )
+
+
+_URL_WORDS = frozenset({
+    'password', 'passwd', 'pass', 'secret', 'changeme', 'postgres', 'root',
+    'admin', 'guest', 'test', 'user', 'example', 'mysql', 'redis', 'mongo',
+})
+
+
+def _url_password(value: str) -> bool:
+    """`scheme://user:PASSWORD@host`: a real-looking password (a digit or
+    both cases, 6 or more characters), not `password`, `${PASS}` or `%s`."""
+    digit, lower, upper = _classes(value)
+    return (
+        len(value) >= 6 and (digit or (lower and upper)) and
+        value.lower() not in _URL_WORDS and
+        _re(_STAND_IN).search(value) is None and
+        not any(c in '%$*([{\\' for c in value)
+    )
+
+
+def _k8s_data(text: str, start: int, end: int) -> bool:
+    """A Kubernetes `kind: Secret` manifest with values under `data:` or
+    `stringData:` (base64, or plain text), not only names."""
+    lower = _ascii_lower(text)
+    for m in _re(r'(?m)^[ \t]*(?:data|stringdata):[ \t]*$').finditer(lower):
+        block = _re(
+            r'(?:\n[ \t]+[^\n]*)+',
+        ).match(text, m.end())
+        if block is None:
+            continue
+        for value in _re(
+            r'\n[ \t]+[A-Za-z0-9_.-]+:[ \t]*(?:[|>][-+]?[ \t]*\n[ \t]+)?'
+            r'["\']?([A-Za-z0-9+/=_.-]{8,})',
+        ).findall(block[0]):
+            if not _placeholder(value):
+                return True
+    return False
+
+
+# the name a value is assigned to, read back from the value's start
+_NAME_BEFORE = (
+    r'([a-z0-9_.-]+)\\?["\']?[ \t]*'
+    r'(?:=>|:{1,3}=|\?=|\|\|=?|=|:|,)[ \t]*\\?["\'`]?$'
+)
+_TEST_NAME = (
+    r'fake|dummy|mock|sample|example|nonmatching|non_matching|placeholder|'
+    # public keys, anti-forgery tokens; and names of what is not a secret
+    r'public|pubkey|pub_key|csrf|xsrf|authenticity|'
+    r'(?:id|ids|name|url|uri|file|path|size|length|len|type|source|results|'
+    r'count|index|version|format|field|header)$'
+)
+
+
+def _not_a_test_name(text: str, start: int, end: int) -> bool:
+    """`fakeToken = "..."`, `publicKey: ...`: test values and public keys
+    are named so (gitleaks' generic rule has the same stop words)."""
+    line_start = max(text.rfind('\n', 0, start) + 1, start - 120)
+    m = _re(_NAME_BEFORE).search(_ascii_lower(text[line_start:start]))
+    return m is None or _re(_TEST_NAME).search(m[1].rstrip('.-_')) is None
+
+
+_NAMED_WINDOW = 40  # characters between the name and its value
+_CANDIDATE = r'[A-Za-z0-9+/_=~.-]{20,}'
+
+
+def _named_value(text: str, end: int) -> tuple[int, int] | None:
+    """The first long run of token characters within a few words after a
+    name (`token`, `key`...): its span, if it is a whole run of at most 200
+    characters.  Each name costs a bounded look, so the text is read in
+    linear time."""
+    # the whole name the word is part of: `csrf_token`, `secret_length`
+    before = _re(r'[A-Za-z0-9_.-]*$').search(text, max(0, end - 60), end)
+    after = _re(r'[A-Za-z0-9_-]*').match(text, end, end + 60)
+    name = (before[0] if before else '') + (after[0] if after else '')
+    if _re(_TEST_NAME).search(_ascii_lower(name).rstrip('.-_')):
+        return None
+    window = text[end:end + _NAMED_WINDOW]
+    m = _re(_CANDIDATE).search(window)
+    # on the same line, not the body of a key block (`KEY-----\\n...`),
+    # not a part of an expression (`'ghp_' + '...'`, `{text: ...}`)
+    if m is None or _re(r'[\n+{}()\[\];]|--').search(window, 0, m.start()):
+        return None
+    start = end + m.start()
+    run = _re(r'[A-Za-z0-9+/_=~.-]{0,201}').match(text, start)
+    assert run is not None
+    stop = run.end()
+    if stop - start > 200 or (start > 0 and text[start - 1] in '@:%$') or \
+            _re(r'["\']?[ \t]*\+').match(text, stop):
+        return None
+    return start, stop
+
+
+def _random_value(value: str) -> bool:
+    """A value named only by a nearby word must look generated: letters of
+    both cases and digits, entropy >= 3.5; never a hex digest (commit ids
+    are named `key` in prose), a path, a dotted name or a test value."""
+    value = value.rstrip('.=')
+    digit, lower, upper = _classes(value)
+    return (
+        len(value) >= 20 and digit and lower and upper and
+        value.count('/') <= 1 and value.count('.') <= 2 and
+        not _reference(value) and
+        _re(_STAND_IN).search(value) is None and
+        not _camel_case_name(value) and
+        entropy(value) >= 3.5
+    )
+
+
 _URLSAFE = 'A-Za-z0-9_-'
 
 RULES: tuple[_Rule, ...] = (
@@ -323,10 +533,30 @@ RULES: tuple[_Rule, ...] = (
         'heroku-api-key-v2', 'Heroku key', 'HRKU-AA', f'[{_URLSAFE}]{{58}}',
         ('hrku-aa',), end=f'(?![{_URLSAFE}])',
     ),
+    # services whose keys have no prefix (a uuid, a number, plain hex):
+    # known by the service's name in the name they are assigned to
     _context(
-        'heroku-api-key', 'Heroku key',
-        rf'heroku[a-z0-9_.-]{{0,30}}{_ASSIGN}["\']?({_UUID})(?![a-z0-9-])',
-        ('heroku',), _real,
+        'service-key-assignment', 'service key assignment',
+        rf'(?<![a-z])(?:{"|".join(_SERVICES)}){_NAME_TAIL}{_ASSIGN}{_VALUE}',
+        tuple(_SERVICES_KEYWORDS), _service_value, anchored=True,
+    ),
+    _context(
+        'sidekiq-secret', 'Sidekiq credentials',
+        r'(?:bundle_(?:enterprise|gems)__contribsys__com[ \t]*[:=][ \t]*["\']?|'
+        r'://[a-z0-9]{8}:(?=[a-z0-9]{8}@(?:gems|enterprise)\.contribsys\.com))'
+        r'([a-f0-9]{8}(?::[a-f0-9]{8})?)(?![a-f0-9])',
+        ('contribsys',), _any,
+    ),
+    _context(
+        'nuget-config-password', 'password assignment',
+        r'<add key=["\']cleartextpassword["\'][ \t]+value=["\']([^"\'\n%]{8,})["\']',
+        ('cleartextpassword',), _any,
+    ),
+    _context(
+        'kubernetes-secret', 'Kubernetes secret',
+        r'(?m)(?<![a-z0-9_])kind:[ \t]*["\']?secret["\']?[ \t]*$', ('secret',),
+        _any,
+        context=_k8s_data, any_value=True,
     ),
     _token(
         'databricks-token', 'Databricks token', 'dapi',
@@ -447,7 +677,7 @@ RULES: tuple[_Rule, ...] = (
     ),
     _token(
         'telegram-bot-token', 'Telegram bot token', '',
-        f'[0-9]{{8,10}}:AA[{_URLSAFE}]{{33}}', (':aa',), _real,
+        f'[0-9]{{5,16}}:A[{_URLSAFE}]{{34}}', (':a',), _mixed,
         end=f'(?![{_URLSAFE}])',
     ),
     _token(
@@ -517,8 +747,9 @@ RULES: tuple[_Rule, ...] = (
         '[a-fA-F0-9]{40}', ('shippo_',),
     ),
     _token(
-        'flutterwave-secret-key', 'Flutterwave key', 'FLWSECK_TEST-',
-        '[a-h0-9]{32}-X', ('flwseck_test-',),
+        'flutterwave-secret-key', 'Flutterwave key', 'FLW(?:SECK|PUBK)_TEST-',
+        '(?:[a-h0-9]{32}-X|[a-h0-9]{12}(?![a-h0-9]))',
+        ('flwseck_test-', 'flwpubk_test-'), end='',
     ),
     _token(
         'duffel-token', 'Duffel token', 'duffel_(?:live|test)_',
@@ -660,6 +891,38 @@ RULES: tuple[_Rule, ...] = (
         r'IncomingWebhook/[0-9a-f]{32}/[0-9a-f-]{36}',
         ('webhookb2',), _any,
     ),
+    _token(
+        'twitter-bearer-token', 'Twitter bearer token', 'A{22}',
+        '([A-Za-z0-9%]{80,100})', ('a' * 22,), end='(?![A-Za-z0-9%])',
+    ),
+    _token(
+        'intra42-client-secret', '42 Intra client secret', 's-s4t2(?:ud|af)-',
+        '[a-f0-9]{64}', ('s-s4t2ud-', 's-s4t2af-'),
+    ),
+    _token(
+        'slack-legacy-token', 'Slack token', 'xox[ar]-', f'[{_B62}]{{8,48}}',
+        ('xoxa-', 'xoxr-'), _with_digit,
+    ),
+    _token(
+        'tailscale-key', 'Tailscale key', 'tskey-',
+        f'[a-z]+-[{_B62}]{{6,}}-[{_B62}]{{16,}}', ('tskey-',), _any,
+    ),
+    _token(
+        'vercel-token', 'Vercel token', 'vc[pikar]_', f'[{_B62}]{{24,}}',
+        ('vcp_', 'vci_', 'vck_', 'vca_', 'vcr_'), _random_looking,
+    ),
+    _token(
+        'docker-pat', 'Docker token', 'dckr_(?:pat|oat)_', f'[{_URLSAFE}]{{27,}}',
+        ('dckr_pat_', 'dckr_oat_'), end=f'(?![{_URLSAFE}])',
+    ),
+    _token(
+        'figma-token', 'Figma token', 'fig[dou]_', f'[{_URLSAFE}]{{40,}}',
+        ('figd_', 'figo_', 'figu_'), end=f'(?![{_URLSAFE}])',
+    ),
+    _token(
+        'airtable-pat', 'Airtable token', 'pat', f'[{_B62}]{{14}}\\.[a-f0-9]{{64}}',
+        ('pat',),
+    ),
     # -- structures ---------------------------------------------------------
     _token(
         'jwt', 'JSON web token', 'eyJ',
@@ -671,13 +934,13 @@ RULES: tuple[_Rule, ...] = (
     ),
     _context(
         'private-key', 'private key block', _PRIVATE_KEY, ('-----begin',), _any,
-        context=_key_block,
+        context=_key_block, any_value=True,
     ),
     _context(
         'basic-auth', 'basic auth credentials',
         r'authorization["\']?[ \t]*[:=][ \t]*["\']?basic[ \t]+'
         r'([a-z0-9+/]{8,}={0,2})(?![a-z0-9+/=])',
-        ('basic',), _basic_credentials,
+        ('basic',), _basic_credentials, any_value=True,
     ),
     _context(
         'bearer-token', 'bearer token', r'bearer[ \t]+([a-z0-9._~+/-]{20,}=*)',
@@ -685,29 +948,43 @@ RULES: tuple[_Rule, ...] = (
     ),
     _context(
         'url-password', 'password in URL', r'://[^/\s:@"\'`]+:([^/\s:@"\'`]+)@',
-        ('://',), _high_entropy,
+        ('://',), _url_password, generic=True,
     ),
     # `password = ...`, `"api_key": "..."`, `GITHUB_TOKEN: ...`: reported only
     # when the value is long and random enough to be a real credential; no
     # left boundary, so that `DB_PASSWORD=` counts
     *(
         _context(
-            id, kind, f'{keyword}{_ASSIGN}{_VALUE}', (literal,), _high_entropy,
-            generic=True,
+            id, kind,
+            f'{keyword}{"" if literal == "key" else _NAME_TAIL}{_ASSIGN}{_VALUE}',
+            (literal,),
+            _high_entropy, context=_not_a_test_name, generic=True,
+            anchored=True,
         )
         for id, kind, keyword, literal in (
             ('password-assignment', 'password assignment',
              'pass(?:word|wd|phrase)', 'pass'),
-            ('secret-assignment', 'secret assignment', 'secret(?:[_-]?key)?',
-             'secret'),
+            ('secret-assignment', 'secret assignment', 'secret', 'secret'),
             ('token-assignment', 'token assignment', 'token', 'token'),
+            # `key` ends the name (`apiKey`, `key_2`), not `KeyFile`, `key_name`
             ('api-key-assignment', 'API key assignment',
-             '(?:api[_-]?key|apikey)', 'api'),
-            ('access-key-assignment', 'API key assignment', 'access[_-]?key',
-             'access'),
-            ('private-key-assignment', 'API key assignment',
-             'private[_-]?key', 'private'),
+             'key(?:[_.-]?(?:secret|value|[0-9]))?(?![a-z])', 'key'),
+            ('credential-assignment', 'credential assignment',
+             'cred(?:ential)?s?', 'cred'),
+            ('auth-assignment', 'credential assignment', 'auth', 'auth'),
         )
+    ),
+    # `the slack token - 'xoxb...'`, `Using Key=...`, `api key is ...`: a
+    # value a few words after the word that names it
+    _Rule(
+        'named-value', 'credential after its name',
+        # a run of 20 within the next 40 characters, or the name is skipped
+        # without a look from Python
+        r'(?:token|key|secret|passw(?:or)?d|credential)s?(?![a-z])'
+        r'(?=[^\n]{0,40}?[a-z0-9+/_=~.-]{20})',
+        ('token', 'key', 'secret', 'passw', 'credential'), _random_value,
+        lower=True, generic=True, long=False, locate=_named_value,
+        anchored=True,
     ),
 )
 
@@ -779,13 +1056,44 @@ def _active(text: str, lower: str) -> list[_Rule]:
     return ret
 
 
+def _matches(rule: _Rule, text: str, lower: str) -> Iterator[re.Match[str]]:
+    """The rule's matches; for a rule anchored at its keywords, tried only
+    where a keyword stands (found by str.find, much faster than letting an
+    alternation of many names try every position)."""
+    regex = _re(rule.pattern)
+    subject = lower if rule.lower else text
+    if not rule.anchored:
+        yield from regex.finditer(subject)
+        return
+    starts = set()
+    for k in rule.keywords:
+        i = subject.find(k)
+        while i >= 0:
+            starts.add(i)
+            i = subject.find(k, i + 1)
+    done = 0
+    for i in sorted(starts):
+        if i >= done:
+            m = regex.match(subject, i)
+            if m is not None:
+                done = m.end()
+                yield m
+
+
 def _hits(text: str, lower: str, rule: _Rule) -> list[tuple[int, int]]:
     ret = []
     regex = _re(rule.pattern)
-    for m in regex.finditer(lower if rule.lower else text):
-        groups = range(regex.groups, 0, -1)
-        start, end = m.span(next((i for i in groups if m[i] is not None), 0))
-        if rule.check(text[start:end]) and (
+    for m in _matches(rule, text, lower):
+        if rule.locate is not None:
+            span = rule.locate(text, m.end())
+            if span is None:
+                continue
+            start, end = span
+        else:
+            groups = range(regex.groups, 0, -1)
+            start, end = m.span(next((i for i in groups if m[i] is not None), 0))
+        value = text[start:end]
+        if rule.check(value) and (rule.any_value or not _placeholder(value)) and (
                 rule.context is None or rule.context(text, start, end)
         ):
             ret.append((start, end))
@@ -806,9 +1114,11 @@ def spans(text: str) -> list[tuple[int, int, str]]:
     for rule in rules:
         if rule.generic:
             for start, end in _hits(text, lower, rule):
-                # skip a value that is (part of) a key of a specific kind
+                # skip a value that is (part of) a key of a specific kind,
+                # or one a generic rule before this one found
                 if not any(s < end and start < e for s, e in taken):
                     hits.append((start, end, rule.kind))
+                    taken.append((start, end))
 
     hits.sort()
     return hits
