@@ -364,6 +364,10 @@ _SERVICES_KEYWORDS = sorted({
 })
 
 
+def _xml_value(value: str) -> bool:
+    return _high_entropy(value) or _random_value(value)
+
+
 def _service_value(value: str) -> bool:
     """A value assigned to a name of a service's key: a uuid, a long
     number or hex is enough (no prefix to know it by), not a name."""
@@ -471,17 +475,24 @@ def _named_value(text: str, end: int) -> tuple[int, int] | None:
 
 def _random_value(value: str) -> bool:
     """A value named only by a nearby word must look generated: letters of
-    both cases and digits, entropy >= 3.5; never a hex digest (commit ids
+    both cases and digits (entropy >= 3.5), or one case and digits but not
+    hex (entropy >= 3.7, 24 characters); never a hex digest (commit ids
     are named `key` in prose), a path, a dotted name or a test value."""
     value = value.rstrip('.=')
     digit, lower, upper = _classes(value)
-    return (
-        len(value) >= 20 and digit and lower and upper and
+    if not (
+        len(value) >= 20 and digit and (lower or upper) and
         value.count('/') <= 1 and value.count('.') <= 2 and
         not _reference(value) and
         _re(_STAND_IN).search(value) is None and
-        not _camel_case_name(value) and
-        entropy(value) >= 3.5
+        not _camel_case_name(value)
+    ):
+        return False
+    if lower and upper:
+        return entropy(value) >= 3.5
+    return (
+        len(value) >= 24 and _re(r'[0-9a-fA-F_.=-]+').fullmatch(value) is None and
+        entropy(value) >= 3.7
     )
 
 
@@ -973,6 +984,15 @@ RULES: tuple[_Rule, ...] = (
              'cred(?:ential)?s?', 'cred'),
             ('auth-assignment', 'credential assignment', 'auth', 'auth'),
         )
+    ),
+    # `<secret>...</secret>`, `<password>...</password>` (XML settings, a
+    # Jenkins credentials file): the element's last word
+    _context(
+        'xml-secret', 'credential in XML',
+        r'<(?:secret|password|passwd|token|api_?key|apikey)>[ \t]*\{?'
+        r'(?:[^<>\n]{0,60}[ \t])?([a-z0-9+/=_.~-]{8,200})\}?[ \t]*</',
+        ('<secret>', '<password>', '<passwd>', '<token>', '<apikey>', '<api_key>'),
+        _xml_value, generic=True,
     ),
     # `the slack token - 'xoxb...'`, `Using Key=...`, `api key is ...`: a
     # value a few words after the word that names it

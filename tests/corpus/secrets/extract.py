@@ -578,9 +578,14 @@ def secretlint(gitdir: str) -> Iterator[Case]:
             for m in r.get('messages', [])
         ]
         family = d.split('/')[2].removeprefix('secretlint-rule-')
-        if family in ('no-k8s-kind-secret', 'no-dotenv', 'no-homedir', 'filter-comments'):
-            continue  # file kinds, not credentials
+        if family in (
+                'no-k8s-kind-secret', 'no-dotenv', 'no-homedir', 'filter-comments',
+                'example',  # secretlint's sample rule: flags `THIS IS SECRET`
+        ):
+            continue  # file kinds or demos, not credentials
         text = _show(gitdir, f'{d}/{inputs[0]}')
+        if '\0' in text or '\ufffd' in text:
+            continue  # binary (PKCS#12 files): memory files are text
         yield {
             'text': text, 'label': 'secret' if messages else 'benign',
             'family': family, 'source': 'secretlint',
