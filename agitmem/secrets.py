@@ -408,7 +408,7 @@ def _xml_value(value: str) -> bool:
 def _service_value(value: str) -> bool:
     """A value assigned to a name of a service's key: a uuid, a long
     number or hex is enough (no prefix to know it by), not a name."""
-    digit, lower, upper = _classes(value)
+    digit, _, _ = _classes(value)
     return (
         len(value) >= 12 and digit and
         not any(c.isspace() or c in '([' for c in value) and
@@ -546,7 +546,11 @@ RULES: tuple[_Rule, ...] = (
         entropy=3.0,
         positives=('AKIA{U:16}', 'ASIA{U:16}',),
         negatives=('AKIA{U:15}', 'AKIA{U:17}',),
-        source='gitleaks cmd/generate/config/rules/aws.go; trufflehog pkg/detectors/aws; secretlint packages/@secretlint/secretlint-rule-aws',
+        source=(
+            'gitleaks cmd/generate/config/rules/aws.go; '
+            'trufflehog pkg/detectors/aws; '
+            'secretlint packages/@secretlint/secretlint-rule-aws'
+        ),
     ),
     _context(
         'aws-secret-key', 'AWS secret key',
@@ -559,7 +563,11 @@ RULES: tuple[_Rule, ...] = (
         entropy=0.0,
         positives=('aws_secret_access_key = {b:40}', 'AWS_SECRET_KEY: "{b:40}"',),
         negatives=('aws_secret_access_key = {b:39}', 'aws_region = {b:40}',),
-        source='gitleaks cmd/generate/config/rules/aws.go; trufflehog pkg/detectors/aws; secretlint packages/@secretlint/secretlint-rule-aws',
+        source=(
+            'gitleaks cmd/generate/config/rules/aws.go; '
+            'trufflehog pkg/detectors/aws; '
+            'secretlint packages/@secretlint/secretlint-rule-aws'
+        ),
     ),
     _token(
         'gcp-api-key', 'Google API key', 'AIza', f'[{_URLSAFE}]{{35}}',
@@ -567,7 +575,11 @@ RULES: tuple[_Rule, ...] = (
         entropy=3.0,
         positives=('AIza{u:35}', '- note: deploy with AIza{u:35}',),
         negatives=('AIza{u:34}', 'AIzaxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/gcp.go; trufflehog pkg/detectors/gcp; secretlint packages/@secretlint/secretlint-rule-gcp',
+        source=(
+            'gitleaks cmd/generate/config/rules/gcp.go; '
+            'trufflehog pkg/detectors/gcp; '
+            'secretlint packages/@secretlint/secretlint-rule-gcp'
+        ),
     ),
     _token(
         'gcp-oauth-client-secret', 'Google OAuth client secret', 'GOCSPX-',
@@ -575,16 +587,27 @@ RULES: tuple[_Rule, ...] = (
         entropy=3.0,
         positives=('GOCSPX-{u:28}', '- note: deploy with GOCSPX-{u:28}',),
         negatives=('GOCSPX-{u:27}', 'GOCSPX-xxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/gcp.go; trufflehog pkg/detectors/gcp; secretlint packages/@secretlint/secretlint-rule-gcp',
+        source=(
+            'gitleaks cmd/generate/config/rules/gcp.go; '
+            'trufflehog pkg/detectors/gcp; '
+            'secretlint packages/@secretlint/secretlint-rule-gcp'
+        ),
     ),
     _Rule(
         'azure-storage-key', 'Azure storage key',
         r'(?:account|sharedaccess)key=([a-z0-9+/]{40,}={0,2})(?![a-z0-9+/=])',
         ('accountkey=', 'sharedaccesskey='), _with_digit, lower=True,
         entropy=0.0,
-        positives=('DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={b:86}==;EndpointSuffix=core.windows.net', 'Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=x;SharedAccessKey={b:43}=',),
+        positives=(
+            'DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={b:86}==;EndpointSuffix=core.windows.net',
+            'Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=x;SharedAccessKey={b:43}=',
+        ),
         negatives=('AccountName=acme;AccountKey={b:30}==;', 'AccountKey=<key>;',),
-        source='gitleaks cmd/generate/config/rules/azure.go; trufflehog pkg/detectors/azure_entra; secretlint packages/@secretlint/secretlint-rule-azure',
+        source=(
+            'gitleaks cmd/generate/config/rules/azure.go; '
+            'trufflehog pkg/detectors/azure_entra; '
+            'secretlint packages/@secretlint/secretlint-rule-azure'
+        ),
     ),
     _token(
         'azure-ad-client-secret', 'Azure AD client secret',
@@ -593,15 +616,25 @@ RULES: tuple[_Rule, ...] = (
         entropy=3.0,
         positives=('{A:3}8Q~{A:34}', '- note: deploy with {A:3}8Q~{A:34}',),
         negatives=('{L:4}Q~{A:34}', 'xxx8Q~xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/azure.go; trufflehog pkg/detectors/azure_entra; secretlint packages/@secretlint/secretlint-rule-azure',
+        source=(
+            'gitleaks cmd/generate/config/rules/azure.go; '
+            'trufflehog pkg/detectors/azure_entra; '
+            'secretlint packages/@secretlint/secretlint-rule-azure'
+        ),
     ),
     _token(
         'digitalocean-token', 'DigitalOcean token', 'do[opr]_v1_',
         '[a-f0-9]{64}', ('dop_v1_', 'doo_v1_', 'dor_v1_'),
         entropy=3.0,
         positives=('dop_v1_{h:64}', 'doo_v1_{h:64}', 'dor_v1_{h:64}',),
-        negatives=('dop_v1_{h:63}', 'dop_v1_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/digitalocean.go; trufflehog pkg/detectors/digitaloceanv2',
+        negatives=(
+            'dop_v1_{h:63}',
+            'dop_v1_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/digitalocean.go; '
+            'trufflehog pkg/detectors/digitaloceanv2'
+        ),
     ),
     _token(
         'alibaba-access-key', 'Alibaba Cloud access key', 'LTAI',
@@ -609,15 +642,24 @@ RULES: tuple[_Rule, ...] = (
         entropy=3.0,
         positives=('LTAI{A:20}', '- note: deploy with LTAI{A:20}',),
         negatives=('LTAI{A:19}', 'LTAIxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/alibaba.go; trufflehog pkg/detectors/alibaba',
+        source=(
+            'gitleaks cmd/generate/config/rules/alibaba.go; '
+            'trufflehog pkg/detectors/alibaba'
+        ),
     ),
     _token(
         'heroku-api-key-v2', 'Heroku key', 'HRKU-AA', f'[{_URLSAFE}]{{58}}',
         ('hrku-aa',), end=f'(?![{_URLSAFE}])',
         entropy=3.0,
         positives=('HRKU-AA{u:58}', '- note: deploy with HRKU-AA{u:58}',),
-        negatives=('HRKU-AA{u:57}', 'HRKU-AAxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/heroku.go; trufflehog pkg/detectors/heroku',
+        negatives=(
+            'HRKU-AA{u:57}',
+            'HRKU-AAxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/heroku.go; '
+            'trufflehog pkg/detectors/heroku'
+        ),
     ),
     # services whose keys have no prefix (a uuid, a number, plain hex):
     # known by the service's name in the name they are assigned to
@@ -637,8 +679,14 @@ RULES: tuple[_Rule, ...] = (
         r'([a-f0-9]{8}(?::[a-f0-9]{8})?)(?![a-f0-9])',
         ('contribsys',), _any,
         entropy=0.0,
-        positives=('export BUNDLE_ENTERPRISE__CONTRIBSYS__COM={h:8}:{h:8}', 'https://{h:8}:{h:8}@gems.contribsys.com/',),
-        negatives=('BUNDLE_GEMS__CONTRIBSYS__COM: {h:7}', 'https://{h:8}:{h:8}@gems.example.com/',),
+        positives=(
+            'export BUNDLE_ENTERPRISE__CONTRIBSYS__COM={h:8}:{h:8}',
+            'https://{h:8}:{h:8}@gems.contribsys.com/',
+        ),
+        negatives=(
+            'BUNDLE_GEMS__CONTRIBSYS__COM: {h:7}',
+            'https://{h:8}:{h:8}@gems.example.com/',
+        ),
         source='gitleaks cmd/generate/config/rules/sidekiq.go',
     ),
     _context(
@@ -646,8 +694,14 @@ RULES: tuple[_Rule, ...] = (
         r'<add key=["\']cleartextpassword["\'][ \t]+value=["\']([^"\'\n%]{8,})["\']',
         ('cleartextpassword',), _any,
         entropy=0.0,
-        positives=('<add key="ClearTextPassword" value="{A:16}" />', '- note: deploy with <add key="ClearTextPassword" value="{A:16}" />',),
-        negatives=('<add key="ClearTextPassword" value="%NUGET_PASSWORD%" />', '<add key="ClearTextPassword" value="abc" />',),
+        positives=(
+            '<add key="ClearTextPassword" value="{A:16}" />',
+            '- note: deploy with <add key="ClearTextPassword" value="{A:16}" />',
+        ),
+        negatives=(
+            '<add key="ClearTextPassword" value="%NUGET_PASSWORD%" />',
+            '<add key="ClearTextPassword" value="abc" />',
+        ),
         source='gitleaks cmd/generate/config/rules/nuget.go',
     ),
     _context(
@@ -656,9 +710,18 @@ RULES: tuple[_Rule, ...] = (
         _any,
         context=_k8s_data, any_value=True,
         entropy=0.0,
-        positives=('kind: Secret\napiVersion: v1\nmetadata:\n  name: db\ndata:\n  ca.pem: {b:24}\n', 'kind: "Secret"\nstringData:\n  .dockercfg: {b:32}\n',),
-        negatives=('apiVersion: v1\nkind: ConfigMap\ndata:\n  password: {b:24}\n', 'kind: Secret\nmetadata:\n  name: db\n',),
-        source='gitleaks cmd/generate/config/rules/kubernetes.go; secretlint packages/@secretlint/secretlint-rule-no-k8s-kind-secret',
+        positives=(
+            'kind: Secret\napiVersion: v1\nmetadata:\n  name: db\ndata:\n  ca.pem: {b:24}\n',
+            'kind: "Secret"\nstringData:\n  .dockercfg: {b:32}\n',
+        ),
+        negatives=(
+            'apiVersion: v1\nkind: ConfigMap\ndata:\n  password: {b:24}\n',
+            'kind: Secret\nmetadata:\n  name: db\n',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/kubernetes.go; '
+            'secretlint packages/@secretlint/secretlint-rule-no-k8s-kind-secret'
+        ),
     ),
     _token(
         'databricks-token', 'Databricks token', 'dapi',
@@ -666,15 +729,24 @@ RULES: tuple[_Rule, ...] = (
         entropy=3.0,
         positives=('dapi{h:32}', 'dapi{h:32}-2',),
         negatives=('dapi{h:31}', 'dapixxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/databricks.go; secretlint packages/@secretlint/secretlint-rule-databricks',
+        source=(
+            'gitleaks cmd/generate/config/rules/databricks.go; '
+            'secretlint packages/@secretlint/secretlint-rule-databricks'
+        ),
     ),
     _token(
         'cloudflare-origin-ca-key', 'Cloudflare key', r'v1\.0-',
         '[a-f0-9]{24}-[a-f0-9]{146}', ('v1.0-',),
         entropy=3.0,
         positives=('v1.0-{h:24}-{h:146}', '- note: deploy with v1.0-{h:24}-{h:146}',),
-        negatives=('v1.0-{h:24}-{h:145}', 'v1.0-xxxxxxxxxxxxxxxxxxxxxxxx-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/cloudflare.go; secretlint packages/@secretlint/secretlint-rule-cloudflare',
+        negatives=(
+            'v1.0-{h:24}-{h:145}',
+            'v1.0-' + 'x' * 24 + '-' + 'x' * 146,
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/cloudflare.go; '
+            'secretlint packages/@secretlint/secretlint-rule-cloudflare'
+        ),
     ),
     _token(
         'flyio-token', 'Fly.io token', 'f',
@@ -683,14 +755,20 @@ RULES: tuple[_Rule, ...] = (
         entropy=3.0,
         positives=('fo1_{u:43}', 'FlyV1 fm2_{b:120}',),
         negatives=('fo1_{u:42}', 'fo1_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/flyio.go; trufflehog pkg/detectors/flyio',
+        source=(
+            'gitleaks cmd/generate/config/rules/flyio.go; '
+            'trufflehog pkg/detectors/flyio'
+        ),
     ),
     _token(
         'scalingo-token', 'Scalingo token', 'tk-us-', f'[{_URLSAFE}]{{48}}',
         ('tk-us-',), end=f'(?![{_URLSAFE}])',
         entropy=3.0,
         positives=('tk-us-{u:48}', '- note: deploy with tk-us-{u:48}',),
-        negatives=('tk-us-{u:47}', 'tk-us-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        negatives=(
+            'tk-us-{u:47}',
+            'tk-us-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
         source='gitleaks cmd/generate/config/rules/scalingo.go',
     ),
     _token(
@@ -698,7 +776,10 @@ RULES: tuple[_Rule, ...] = (
         ('sha256~',), end=f'(?![{_URLSAFE}])',
         entropy=3.0,
         positives=('sha256~{u:43}', '- note: deploy with sha256~{u:43}',),
-        negatives=('sha256~{u:42}', 'sha256~xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        negatives=(
+            'sha256~{u:42}',
+            'sha256~xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
         source='gitleaks cmd/generate/config/rules/openshift.go',
     ),
     # -- source hosting and CI ----------------------------------------------
@@ -706,17 +787,37 @@ RULES: tuple[_Rule, ...] = (
         'github-token', 'GitHub token', 'gh[pousr]_', f'[{_B62}]{{36,251}}',
         ('ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_'), _real,
         entropy=3.0,
-        positives=('ghp_{A:36}', 'gho_{A:36}', 'ghu_{A:36}', 'ghs_{A:36}', 'ghr_{A:36}',),
+        positives=(
+            'ghp_{A:36}',
+            'gho_{A:36}',
+            'ghu_{A:36}',
+            'ghs_{A:36}',
+            'ghr_{A:36}',
+        ),
         negatives=('ghp_{A:35}', 'ghx_{A:36}',),
-        source='gitleaks cmd/generate/config/rules/github.go; trufflehog pkg/detectors/github; secretlint packages/@secretlint/secretlint-rule-github',
+        source=(
+            'gitleaks cmd/generate/config/rules/github.go; '
+            'trufflehog pkg/detectors/github; '
+            'secretlint packages/@secretlint/secretlint-rule-github'
+        ),
     ),
     _token(
         'github-fine-grained-pat', 'GitHub token', 'github_pat_',
         f'[{_B62}]{{22}}_[{_B62}]{{59}}', ('github_pat_',), _real,
         entropy=3.0,
-        positives=('github_pat_{A:22}_{A:59}', '- note: deploy with github_pat_{A:22}_{A:59}',),
-        negatives=('github_pat_{A:22}_{A:58}', 'github_pat_xxxxxxxxxxxxxxxxxxxxxx_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/github.go; trufflehog pkg/detectors/github; secretlint packages/@secretlint/secretlint-rule-github',
+        positives=(
+            'github_pat_{A:22}_{A:59}',
+            '- note: deploy with github_pat_{A:22}_{A:59}',
+        ),
+        negatives=(
+            'github_pat_{A:22}_{A:58}',
+            'github_pat_' + 'x' * 22 + '_' + 'x' * 59,
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/github.go; '
+            'trufflehog pkg/detectors/github; '
+            'secretlint packages/@secretlint/secretlint-rule-github'
+        ),
     ),
     _token(
         'gitlab-token', 'GitLab token', 'gl',
@@ -728,9 +829,21 @@ RULES: tuple[_Rule, ...] = (
         ),
         end=f'(?![{_URLSAFE}])',
         entropy=3.0,
-        positives=('glpat-{u:20}', 'glptt-{h:40}', 'glrt-{u:20}', 'gldt-{u:20}', 'glcbt-{u:24}', 'gloas-{u:64}', 'glpat-{u:27}.01{a:7}',),
+        positives=(
+            'glpat-{u:20}',
+            'glptt-{h:40}',
+            'glrt-{u:20}',
+            'gldt-{u:20}',
+            'glcbt-{u:24}',
+            'gloas-{u:64}',
+            'glpat-{u:27}.01{a:7}',
+        ),
         negatives=('glpat-{u:19}', 'glpat-token-for-the-ci-runner',),
-        source='gitleaks cmd/generate/config/rules/gitlab.go; trufflehog pkg/detectors/gitlab; secretlint packages/@secretlint/secretlint-rule-gitlab',
+        source=(
+            'gitleaks cmd/generate/config/rules/gitlab.go; '
+            'trufflehog pkg/detectors/gitlab; '
+            'secretlint packages/@secretlint/secretlint-rule-gitlab'
+        ),
     ),
     _token(
         'gitlab-runner-registration-token', 'GitLab token', 'GR1348941',
@@ -738,7 +851,11 @@ RULES: tuple[_Rule, ...] = (
         entropy=3.0,
         positives=('GR1348941{u:20}', '- note: deploy with GR1348941{u:20}',),
         negatives=('GR1348941{u:19}', 'GR1348941xxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/gitlab.go; trufflehog pkg/detectors/gitlab; secretlint packages/@secretlint/secretlint-rule-gitlab',
+        source=(
+            'gitleaks cmd/generate/config/rules/gitlab.go; '
+            'trufflehog pkg/detectors/gitlab; '
+            'secretlint packages/@secretlint/secretlint-rule-gitlab'
+        ),
     ),
     _token(
         'atlassian-api-token', 'Atlassian token', 'AT[AC]TT3',
@@ -746,8 +863,14 @@ RULES: tuple[_Rule, ...] = (
         end=r'(?![A-Za-z0-9_=-])',
         entropy=3.0,
         positives=('ATATT3{u:180}', '- note: deploy with ATATT3{u:180}',),
-        negatives=('ATATT3{u:140}', 'ATATT3xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/atlassian.go; trufflehog pkg/detectors/atlassian',
+        negatives=(
+            'ATATT3{u:140}',
+            'ATATT3' + 'x' * 180,
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/atlassian.go; '
+            'trufflehog pkg/detectors/atlassian'
+        ),
     ),
     _token(
         'bitbucket-app-password', 'Atlassian token', 'ATBB',
@@ -761,33 +884,60 @@ RULES: tuple[_Rule, ...] = (
         'npm-token', 'npm token', 'npm_', f'[{_B62}]{{36}}', ('npm_',),
         _random_looking,
         entropy=3.0,
-        positives=('//registry.npmjs.org/:_authToken=npm_{A:36}', '- note: deploy with //registry.npmjs.org/:_authToken=npm_{A:36}',),
-        negatives=('npm_{A:35}', '//registry.npmjs.org/:_authToken=npm_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/npm.go; secretlint packages/@secretlint/secretlint-rule-npm',
+        positives=(
+            '//registry.npmjs.org/:_authToken=npm_{A:36}',
+            '- note: deploy with //registry.npmjs.org/:_authToken=npm_{A:36}',
+        ),
+        negatives=(
+            'npm_{A:35}',
+            '//registry.npmjs.org/:_authToken=npm_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/npm.go; '
+            'secretlint packages/@secretlint/secretlint-rule-npm'
+        ),
     ),
     _Rule(
         'pypi-token', 'PyPI token',
         f'pypi-AgEIcHlwaS5vcmc[{_URLSAFE}]{{50,}}', ('pypi-ageichlwas5vcmc',),
         _real,
         entropy=3.0,
-        positives=('pypi-AgEIcHlwaS5vcmc{u:60}', '- note: deploy with pypi-AgEIcHlwaS5vcmc{u:60}',),
-        negatives=('pypi-AgEIcHlwaS5vcmc{u:49}', 'pypi-AgEIcHlwaS5vcmcxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/pypi.go; trufflehog pkg/detectors/pypi',
+        positives=(
+            'pypi-AgEIcHlwaS5vcmc{u:60}',
+            '- note: deploy with pypi-AgEIcHlwaS5vcmc{u:60}',
+        ),
+        negatives=(
+            'pypi-AgEIcHlwaS5vcmc{u:49}',
+            'pypi-AgEIcHlwaS5vcmcxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/pypi.go; '
+            'trufflehog pkg/detectors/pypi'
+        ),
     ),
     _token(
         'rubygems-token', 'RubyGems token', 'rubygems_', '[a-f0-9]{48}',
         ('rubygems_',),
         entropy=3.0,
         positives=('rubygems_{h:48}', '- note: deploy with rubygems_{h:48}',),
-        negatives=('rubygems_{h:47}', 'rubygems_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/rubygems.go; trufflehog pkg/detectors/rubygems',
+        negatives=(
+            'rubygems_{h:47}',
+            'rubygems_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/rubygems.go; '
+            'trufflehog pkg/detectors/rubygems'
+        ),
     ),
     _token(
         'clojars-token', 'Clojars token', 'clojars_', '[a-z0-9]{60}',
         ('clojars_',), lower=True,
         entropy=0.0,
         positives=('CLOJARS_{a:60}', '- note: deploy with CLOJARS_{a:60}',),
-        negatives=('CLOJARS_{a:59}', 'CLOJARS_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        negatives=(
+            'CLOJARS_{a:59}',
+            'CLOJARS_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
         source='gitleaks cmd/generate/config/rules/clojars.go',
     ),
     _token(
@@ -795,16 +945,28 @@ RULES: tuple[_Rule, ...] = (
         ('akcp',),
         entropy=3.0,
         positives=('AKCp{A:69}', '- note: deploy with AKCp{A:69}',),
-        negatives=('AKCp{A:68}', 'AKCpxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/artifactory.go; trufflehog pkg/detectors/artifactory',
+        negatives=(
+            'AKCp{A:68}',
+            'AKCpxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/artifactory.go; '
+            'trufflehog pkg/detectors/artifactory'
+        ),
     ),
     _token(
         'artifactory-reference-token', 'Artifactory token', 'cmVmd',
         f'[{_B62}]{{59}}', ('cmvmd',),
         entropy=3.0,
         positives=('cmVmd{A:59}', '- note: deploy with cmVmd{A:59}',),
-        negatives=('cmVmd{A:58}', 'cmVmdxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/artifactory.go; trufflehog pkg/detectors/artifactory',
+        negatives=(
+            'cmVmd{A:58}',
+            'cmVmdxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/artifactory.go; '
+            'trufflehog pkg/detectors/artifactory'
+        ),
     ),
     _token(
         'sourcegraph-token', 'Sourcegraph token', 'sgp_',
@@ -818,9 +980,18 @@ RULES: tuple[_Rule, ...] = (
         'harness-token', 'Harness token', '[ps]at\\.',
         f'[{_URLSAFE}]{{22}}\\.[{_B62}]{{24}}\\.[{_B62}]{{20}}', ('pat.', 'sat.'),
         entropy=3.0,
-        positives=('pat.{u:22}.{A:24}.{A:20}', '- note: deploy with pat.{u:22}.{A:24}.{A:20}',),
-        negatives=('pat.{u:22}.{A:24}.{A:19}', 'pat.xxxxxxxxxxxxxxxxxxxxxx.xxxxxxxxxxxxxxxxxxxxxxxx.xxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/harness.go; trufflehog pkg/detectors/harness',
+        positives=(
+            'pat.{u:22}.{A:24}.{A:20}',
+            '- note: deploy with pat.{u:22}.{A:24}.{A:20}',
+        ),
+        negatives=(
+            'pat.{u:22}.{A:24}.{A:19}',
+            'pat.xxxxxxxxxxxxxxxxxxxxxx.xxxxxxxxxxxxxxxxxxxxxxxx.xxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/harness.go; '
+            'trufflehog pkg/detectors/harness'
+        ),
     ),
     # -- chat and mail ------------------------------------------------------
     _token(
@@ -828,17 +999,38 @@ RULES: tuple[_Rule, ...] = (
         '(?:e\\.xox)?[abeoprs]-[0-9A-Za-z]+-[0-9A-Za-z-]{10,}', ('xox',),
         _with_digit, end=r'(?![0-9A-Za-z_-])',
         entropy=3.0,
-        positives=('xoxb-{d:10}-{d:13}-{A:24}', 'xoxp-{d:10}-{d:10}-{d:10}-{h:32}', 'xoxa-2-{A:30}', 'xoxr-{d:10}-{A:30}', 'xoxs-{d:10}-{A:30}', 'xoxe.xoxp-1-{A:163}',),
+        positives=(
+            'xoxb-{d:10}-{d:13}-{A:24}',
+            'xoxp-{d:10}-{d:10}-{d:10}-{h:32}',
+            'xoxa-2-{A:30}',
+            'xoxr-{d:10}-{A:30}',
+            'xoxs-{d:10}-{A:30}',
+            'xoxe.xoxp-1-{A:163}',
+        ),
         negatives=('xoxb-{d:10}-{A:9}', 'xoxb-not-a-real-token-at-all',),
-        source='gitleaks cmd/generate/config/rules/slack.go; trufflehog pkg/detectors/slack; secretlint packages/@secretlint/secretlint-rule-slack',
+        source=(
+            'gitleaks cmd/generate/config/rules/slack.go; '
+            'trufflehog pkg/detectors/slack; '
+            'secretlint packages/@secretlint/secretlint-rule-slack'
+        ),
     ),
     _token(
         'slack-app-token', 'Slack token', 'xapp-',
         f'[0-9]+-[{_B62}]+-[0-9]+-[{_B62}]{{16,}}', ('xapp-',), _with_digit,
         entropy=3.0,
-        positives=('xapp-1-{U:11}-{d:13}-{h:64}', '- note: deploy with xapp-1-{U:11}-{d:13}-{h:64}',),
-        negatives=('xapp-1-{U:11}-{d:13}-{h:15}', 'xapp-1-xxxxxxxxxxx-xxxxxxxxxxxxx-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/slack.go; trufflehog pkg/detectors/slack; secretlint packages/@secretlint/secretlint-rule-slack',
+        positives=(
+            'xapp-1-{U:11}-{d:13}-{h:64}',
+            '- note: deploy with xapp-1-{U:11}-{d:13}-{h:64}',
+        ),
+        negatives=(
+            'xapp-1-{U:11}-{d:13}-{h:15}',
+            'xapp-1-xxxxxxxxxxx-xxxxxxxxxxxxx-' + 'x' * 64,
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/slack.go; '
+            'trufflehog pkg/detectors/slack; '
+            'secretlint packages/@secretlint/secretlint-rule-slack'
+        ),
     ),
     _Rule(
         'slack-webhook', 'Slack webhook',
@@ -846,9 +1038,19 @@ RULES: tuple[_Rule, ...] = (
         r'[A-Za-z0-9_/-]{20,}',
         ('hooks.slack.com',), _real,
         entropy=3.0,
-        positives=('https://hooks.slack.com/services/T{U:8}/B{U:8}/{A:24}', '- note: deploy with https://hooks.slack.com/services/T{U:8}/B{U:8}/{A:24}',),
-        negatives=('https://hooks.slack.com/services/T{U:8}', 'https://hooks.slack.com/services/Txxxxxxxx/Bxxxxxxxx/xxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/slack.go; trufflehog pkg/detectors/slack; secretlint packages/@secretlint/secretlint-rule-slack',
+        positives=(
+            'https://hooks.slack.com/services/T{U:8}/B{U:8}/{A:24}',
+            '- note: deploy with https://hooks.slack.com/services/T{U:8}/B{U:8}/{A:24}',
+        ),
+        negatives=(
+            'https://hooks.slack.com/services/T{U:8}',
+            'https://hooks.slack.com/services/Txxxxxxxx/Bxxxxxxxx/xxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/slack.go; '
+            'trufflehog pkg/detectors/slack; '
+            'secretlint packages/@secretlint/secretlint-rule-slack'
+        ),
     ),
     _Rule(
         'discord-webhook', 'Discord webhook',
@@ -856,26 +1058,50 @@ RULES: tuple[_Rule, ...] = (
         f'[{_URLSAFE}]{{60,68}}(?![{_URLSAFE}])',
         ('discord',), _real,
         entropy=3.0,
-        positives=('https://discord.com/api/webhooks/{d:18}/{u:68}', '- note: deploy with https://discord.com/api/webhooks/{d:18}/{u:68}',),
-        negatives=('https://discord.com/api/webhooks/{d:18}/{u:59}', 'https://discord.com/api/webhooks/xxxxxxxxxxxxxxxxxx/xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/discord.go; trufflehog pkg/detectors/discordbottoken',
+        positives=(
+            'https://discord.com/api/webhooks/{d:18}/{u:68}',
+            '- note: deploy with https://discord.com/api/webhooks/{d:18}/{u:68}',
+        ),
+        negatives=(
+            'https://discord.com/api/webhooks/{d:18}/{u:59}',
+            'https://discord.com/api/webhooks/xxxxxxxxxxxxxxxxxx/' + 'x' * 68,
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/discord.go; '
+            'trufflehog pkg/detectors/discordbottoken'
+        ),
     ),
     _token(
         'dropbox-token', 'Dropbox token', r'sl\.', '[A-Za-z0-9_.=-]{130,}',
         ('sl.',), end=r'(?![A-Za-z0-9_.=-])', long=False,
         entropy=3.0,
         positives=('sl.{u:140}', '- note: deploy with sl.{u:140}',),
-        negatives=('sl.{u:129}', 'sl.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/dropbox.go; trufflehog pkg/detectors/dropbox',
+        negatives=(
+            'sl.{u:129}',
+            'sl.' + 'x' * 140,
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/dropbox.go; '
+            'trufflehog pkg/detectors/dropbox'
+        ),
     ),
     _token(
         'discord-bot-token', 'Discord token', '',
         f'[MNO][{_URLSAFE}]{{23,27}}\\.[{_URLSAFE}]{{6}}\\.[{_URLSAFE}]{{27,38}}',
         (), _discord_bot_token, end=f'(?![{_URLSAFE}])',
         entropy=3.0,
-        positives=('{discord_id}.{u:6}.{u:38}', '- note: deploy with {discord_id}.{u:6}.{u:38}',),
-        negatives=('M{A:25}.{u:6}.{u:38}', '{discord_id}.xxxxxx.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/discord.go; trufflehog pkg/detectors/discordbottoken',
+        positives=(
+            '{discord_id}.{u:6}.{u:38}',
+            '- note: deploy with {discord_id}.{u:6}.{u:38}',
+        ),
+        negatives=(
+            'M{A:25}.{u:6}.{u:38}',
+            '{discord_id}.xxxxxx.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/discord.go; '
+            'trufflehog pkg/detectors/discordbottoken'
+        ),
     ),
     _token(
         'telegram-bot-token', 'Telegram bot token', '',
@@ -883,8 +1109,14 @@ RULES: tuple[_Rule, ...] = (
         end=f'(?![{_URLSAFE}])',
         entropy=3.0,
         positives=('{d:10}:AA{u:33}', '- note: deploy with {d:10}:AA{u:33}',),
-        negatives=('{d:10}:AA{u:32}', 'xxxxxxxxxx:AAxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/telegram.go; trufflehog pkg/detectors/telegrambottoken',
+        negatives=(
+            '{d:10}:AA{u:32}',
+            'xxxxxxxxxx:AAxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/telegram.go; '
+            'trufflehog pkg/detectors/telegrambottoken'
+        ),
     ),
     _token(
         'sendgrid-key', 'SendGrid key', r'SG\.',
@@ -892,8 +1124,15 @@ RULES: tuple[_Rule, ...] = (
         end=f'(?![{_URLSAFE}])',
         entropy=3.0,
         positives=('SG.{u:22}.{u:43}', '- note: deploy with SG.{u:22}.{u:43}',),
-        negatives=('SG.{u:22}.{u:42}', 'SG.xxxxxxxxxxxxxxxxxxxxxx.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/sendgrid.go; trufflehog pkg/detectors/sendgrid; secretlint packages/@secretlint/secretlint-rule-sendgrid',
+        negatives=(
+            'SG.{u:22}.{u:42}',
+            'SG.xxxxxxxxxxxxxxxxxxxxxx.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/sendgrid.go; '
+            'trufflehog pkg/detectors/sendgrid; '
+            'secretlint packages/@secretlint/secretlint-rule-sendgrid'
+        ),
     ),
     _token(
         'sendinblue-key', 'Brevo key', 'x',
@@ -901,7 +1140,10 @@ RULES: tuple[_Rule, ...] = (
         ('xkeysib-', 'xsmtpsib-'),
         entropy=3.0,
         positives=('xkeysib-{h:64}-{A:16}', 'xsmtpsib-{h:64}-{A:16}',),
-        negatives=('xkeysib-{h:64}-{A:15}', 'xkeysib-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-xxxxxxxxxxxxxxxx',),
+        negatives=(
+            'xkeysib-{h:64}-{A:15}',
+            'xkeysib-' + 'x' * 64 + '-xxxxxxxxxxxxxxxx',
+        ),
         source='gitleaks cmd/generate/config/rules/sendinblue.go',
     ),
     _token(
@@ -909,15 +1151,27 @@ RULES: tuple[_Rule, ...] = (
         entropy=3.0,
         positives=('SK{h:32}', '- note: deploy with SK{h:32}',),
         negatives=('SK{h:31}', 'SKxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/twilio.go; trufflehog pkg/detectors/twilio',
+        source=(
+            'gitleaks cmd/generate/config/rules/twilio.go; '
+            'trufflehog pkg/detectors/twilio'
+        ),
     ),
     _token(
         'twilio-account-credentials', 'Twilio key', 'AC',
         '[0-9a-f]{32}:([0-9a-f]{32})', ('ac',),
         entropy=3.0,
-        positives=('curl -u AC{h:32}:{h:32} https://api.twilio.com', '- note: deploy with curl -u AC{h:32}:{h:32} https://api.twilio.com',),
-        negatives=('sid AC{h:32}', 'curl -u ACxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx:xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx https://api.twilio.com',),
-        source='gitleaks cmd/generate/config/rules/twilio.go; trufflehog pkg/detectors/twilio',
+        positives=(
+            'curl -u AC{h:32}:{h:32} https://api.twilio.com',
+            '- note: deploy with curl -u AC{h:32}:{h:32} https://api.twilio.com',
+        ),
+        negatives=(
+            'sid AC{h:32}',
+            'curl -u AC' + 'x' * 32 + ':' + 'x' * 32 + ' https://api.twilio.com',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/twilio.go; '
+            'trufflehog pkg/detectors/twilio'
+        ),
     ),
     _token(
         # `key-<md5>` is also what a cache key looks like: only where the
@@ -927,7 +1181,10 @@ RULES: tuple[_Rule, ...] = (
         entropy=3.0,
         positives=('MAILGUN=key-{h:32}', 'mailgun: key-{h:32}',),
         negatives=('mailgun: cache-key-{h:32}', 'cache: key-{h:32}',),
-        source='gitleaks cmd/generate/config/rules/mailgun.go; trufflehog pkg/detectors/mailgun',
+        source=(
+            'gitleaks cmd/generate/config/rules/mailgun.go; '
+            'trufflehog pkg/detectors/mailgun'
+        ),
     ),
     _token(
         'mailchimp-key', 'Mailchimp key', '', '[0-9a-f]{32}-us[0-9]{1,2}',
@@ -935,31 +1192,52 @@ RULES: tuple[_Rule, ...] = (
         entropy=3.0,
         positives=('{h:32}-us14', '- note: deploy with {h:32}-us14',),
         negatives=('{h:32}-eu14', 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-us14',),
-        source='gitleaks cmd/generate/config/rules/mailchimp.go; trufflehog pkg/detectors/mailchimp',
+        source=(
+            'gitleaks cmd/generate/config/rules/mailchimp.go; '
+            'trufflehog pkg/detectors/mailchimp'
+        ),
     ),
     _token(
         'postman-key', 'Postman key', 'PMAK-',
         '[a-f0-9]{24}-[a-f0-9]{34}', ('pmak-',),
         entropy=3.0,
         positives=('PMAK-{h:24}-{h:34}', '- note: deploy with PMAK-{h:24}-{h:34}',),
-        negatives=('PMAK-{h:24}-{h:33}', 'PMAK-xxxxxxxxxxxxxxxxxxxxxxxx-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/postman.go; trufflehog pkg/detectors/postman',
+        negatives=(
+            'PMAK-{h:24}-{h:33}',
+            'PMAK-xxxxxxxxxxxxxxxxxxxxxxxx-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/postman.go; '
+            'trufflehog pkg/detectors/postman'
+        ),
     ),
     _token(
         'linear-key', 'Linear key', 'lin_api_', f'[{_B62}]{{40}}',
         ('lin_api_',),
         entropy=3.0,
         positives=('lin_api_{A:40}', '- note: deploy with lin_api_{A:40}',),
-        negatives=('lin_api_{A:39}', 'lin_api_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/linear.go; secretlint packages/@secretlint/secretlint-rule-linear',
+        negatives=(
+            'lin_api_{A:39}',
+            'lin_api_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/linear.go; '
+            'secretlint packages/@secretlint/secretlint-rule-linear'
+        ),
     ),
     _token(
         'typeform-token', 'Typeform token', 'tfp_', '[A-Za-z0-9_.=-]{59}',
         ('tfp_',), end=r'(?![A-Za-z0-9_.=-])', long=False,
         entropy=3.0,
         positives=('tfp_{u:59}', '- note: deploy with tfp_{u:59}',),
-        negatives=('tfp_{u:58}', 'tfp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/typeform.go; trufflehog pkg/detectors/typeform',
+        negatives=(
+            'tfp_{u:58}',
+            'tfp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/typeform.go; '
+            'trufflehog pkg/detectors/typeform'
+        ),
     ),
     # -- payments -----------------------------------------------------------
     _token(
@@ -968,9 +1246,18 @@ RULES: tuple[_Rule, ...] = (
         ('sk_live_', 'sk_test_', 'sk_prod_', 'rk_live_', 'rk_test_', 'rk_prod_'),
         _with_digit,
         entropy=3.0,
-        positives=('sk_live_{A:24}', 'rk_live_{A:24}', 'sk_test_{A:24}', 'sk_prod_{A:24}',),
+        positives=(
+            'sk_live_{A:24}',
+            'rk_live_{A:24}',
+            'sk_test_{A:24}',
+            'sk_prod_{A:24}',
+        ),
         negatives=('sk_live_{A:19}', 'pk_live_{A:24}',),
-        source='gitleaks cmd/generate/config/rules/stripe.go; trufflehog pkg/detectors/stripe; secretlint packages/@secretlint/secretlint-rule-stripe',
+        source=(
+            'gitleaks cmd/generate/config/rules/stripe.go; '
+            'trufflehog pkg/detectors/stripe; '
+            'secretlint packages/@secretlint/secretlint-rule-stripe'
+        ),
     ),
     _token(
         'stripe-webhook-secret', 'Stripe key', 'whsec_', '[A-Za-z0-9+/]{32,}',
@@ -978,7 +1265,11 @@ RULES: tuple[_Rule, ...] = (
         entropy=3.0,
         positives=('whsec_{A:32}', '- note: deploy with whsec_{A:32}',),
         negatives=('whsec_{A:31}', 'whsec_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/stripe.go; trufflehog pkg/detectors/stripe; secretlint packages/@secretlint/secretlint-rule-stripe',
+        source=(
+            'gitleaks cmd/generate/config/rules/stripe.go; '
+            'trufflehog pkg/detectors/stripe; '
+            'secretlint packages/@secretlint/secretlint-rule-stripe'
+        ),
     ),
     _token(
         'square-token', 'Square token', 'sq0(?:atp|csp)-',
@@ -986,15 +1277,24 @@ RULES: tuple[_Rule, ...] = (
         entropy=3.0,
         positives=('sq0atp-{u:22}', 'sq0csp-{u:43}',),
         negatives=('sq0atp-{u:21}', 'sq0atp-xxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/square.go; trufflehog pkg/detectors/square',
+        source=(
+            'gitleaks cmd/generate/config/rules/square.go; '
+            'trufflehog pkg/detectors/square'
+        ),
     ),
     _token(
         'square-access-token', 'Square token', 'EAAA', f'[{_URLSAFE}]{{60}}',
         ('eaaa',), _random_looking, end=f'(?![{_URLSAFE}])',
         entropy=3.0,
         positives=('EAAA{u:60}', '- note: deploy with EAAA{u:60}',),
-        negatives=('EAAA{u:59}', 'EAAAxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/square.go; trufflehog pkg/detectors/square',
+        negatives=(
+            'EAAA{u:59}',
+            'EAAAxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/square.go; '
+            'trufflehog pkg/detectors/square'
+        ),
     ),
     _token(
         'shopify-token', 'Shopify token', 'shp(?:at|ss|ca|pa)_',
@@ -1002,31 +1302,53 @@ RULES: tuple[_Rule, ...] = (
         entropy=3.0,
         positives=('shpat_{h:32}', 'shpss_{h:32}', 'shpca_{h:32}', 'shppa_{h:32}',),
         negatives=('shpat_{h:31}', 'shpat_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/shopify.go; trufflehog pkg/detectors/shopify; secretlint packages/@secretlint/secretlint-rule-shopify',
+        source=(
+            'gitleaks cmd/generate/config/rules/shopify.go; '
+            'trufflehog pkg/detectors/shopify; '
+            'secretlint packages/@secretlint/secretlint-rule-shopify'
+        ),
     ),
     _token(
         'shippo-token', 'Shippo token', 'shippo_(?:live|test)_',
         '[a-fA-F0-9]{40}', ('shippo_',),
         entropy=3.0,
         positives=('shippo_live_{h:40}', '- note: deploy with shippo_live_{h:40}',),
-        negatives=('shippo_live_{h:39}', 'shippo_live_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/shippo.go; trufflehog pkg/detectors/shippo',
+        negatives=(
+            'shippo_live_{h:39}',
+            'shippo_live_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/shippo.go; '
+            'trufflehog pkg/detectors/shippo'
+        ),
     ),
     _token(
         'flutterwave-secret-key', 'Flutterwave key', 'FLW(?:SECK|PUBK)_TEST-',
         '(?:[a-h0-9]{32}-X|[a-h0-9]{12}(?![a-h0-9]))',
         ('flwseck_test-', 'flwpubk_test-'), end='',
         entropy=3.0,
-        positives=('FLWSECK_TEST-{h:32}-X', '- note: deploy with FLWSECK_TEST-{h:32}-X',),
-        negatives=('FLWSECK_TEST-{h:32}', 'FLWSECK_TEST-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-X',),
-        source='gitleaks cmd/generate/config/rules/flutterwave.go; trufflehog pkg/detectors/flutterwave',
+        positives=(
+            'FLWSECK_TEST-{h:32}-X',
+            '- note: deploy with FLWSECK_TEST-{h:32}-X',
+        ),
+        negatives=(
+            'FLWSECK_TEST-{h:32}',
+            'FLWSECK_TEST-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-X',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/flutterwave.go; '
+            'trufflehog pkg/detectors/flutterwave'
+        ),
     ),
     _token(
         'duffel-token', 'Duffel token', 'duffel_(?:live|test)_',
         '[A-Za-z0-9_=-]{43}', ('duffel_',), end=r'(?![A-Za-z0-9_=-])',
         entropy=3.0,
         positives=('duffel_live_{u:43}', '- note: deploy with duffel_live_{u:43}',),
-        negatives=('duffel_live_{u:42}', 'duffel_live_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        negatives=(
+            'duffel_live_{u:42}',
+            'duffel_live_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
         source='gitleaks cmd/generate/config/rules/duffel.go',
     ),
     _token(
@@ -1034,7 +1356,10 @@ RULES: tuple[_Rule, ...] = (
         ('ezak', 'eztk'),
         entropy=3.0,
         positives=('EZAK{A:54}', 'EZTK{A:54}',),
-        negatives=('EZAK{A:53}', 'EZAKxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        negatives=(
+            'EZAK{A:53}',
+            'EZAKxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
         source='gitleaks cmd/generate/config/rules/easypost.go',
     ),
     # -- AI -----------------------------------------------------------------
@@ -1043,8 +1368,15 @@ RULES: tuple[_Rule, ...] = (
         ('sk-ant-',), _real, end='',
         entropy=3.0,
         positives=('sk-ant-api03-{u:93}AA', 'sk-ant-admin01-{u:93}AA',),
-        negatives=('sk-ant-{u:31}', 'sk-ant-api03-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxAA',),
-        source='gitleaks cmd/generate/config/rules/anthropic.go; trufflehog pkg/detectors/anthropic; secretlint packages/@secretlint/secretlint-rule-anthropic',
+        negatives=(
+            'sk-ant-{u:31}',
+            'sk-ant-api03-' + 'x' * 93 + 'AA',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/anthropic.go; '
+            'trufflehog pkg/detectors/anthropic; '
+            'secretlint packages/@secretlint/secretlint-rule-anthropic'
+        ),
     ),
     _token(
         'openai-key', 'OpenAI key', 'sk-',
@@ -1053,7 +1385,11 @@ RULES: tuple[_Rule, ...] = (
         entropy=3.0,
         positives=('OPENAI_API_KEY=sk-{A:48}', 'sk-proj-{u:74}T3BlbkFJ{u:74}',),
         negatives=('sk-{a:48}', 'sk-{A:31}',),
-        source='gitleaks cmd/generate/config/rules/openai.go; trufflehog pkg/detectors/openai; secretlint packages/@secretlint/secretlint-rule-openai',
+        source=(
+            'gitleaks cmd/generate/config/rules/openai.go; '
+            'trufflehog pkg/detectors/openai; '
+            'secretlint packages/@secretlint/secretlint-rule-openai'
+        ),
     ),
     _token(
         'huggingface-token', 'Hugging Face token', 'hf_', '[A-Za-z]{34}',
@@ -1061,7 +1397,11 @@ RULES: tuple[_Rule, ...] = (
         entropy=3.0,
         positives=('hf_{L:34}', '- note: deploy with hf_{L:34}',),
         negatives=('hf_{L:33}', 'hf_{a:34}',),
-        source='gitleaks cmd/generate/config/rules/huggingface.go; trufflehog pkg/detectors/huggingface; secretlint packages/@secretlint/secretlint-rule-huggingface',
+        source=(
+            'gitleaks cmd/generate/config/rules/huggingface.go; '
+            'trufflehog pkg/detectors/huggingface; '
+            'secretlint packages/@secretlint/secretlint-rule-huggingface'
+        ),
     ),
     _token(
         'huggingface-org-token', 'Hugging Face token', 'api_org_',
@@ -1069,22 +1409,35 @@ RULES: tuple[_Rule, ...] = (
         entropy=3.0,
         positives=('api_org_{L:34}', '- note: deploy with api_org_{L:34}',),
         negatives=('api_org_{L:33}', 'api_org_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/huggingface.go; trufflehog pkg/detectors/huggingface; secretlint packages/@secretlint/secretlint-rule-huggingface',
+        source=(
+            'gitleaks cmd/generate/config/rules/huggingface.go; '
+            'trufflehog pkg/detectors/huggingface; '
+            'secretlint packages/@secretlint/secretlint-rule-huggingface'
+        ),
     ),
     _token(
         'groq-key', 'Groq key', 'gsk_', f'[{_B62}]{{52}}', ('gsk_',),
         _random_looking,
         entropy=3.0,
         positives=('gsk_{A:52}', '- note: deploy with gsk_{A:52}',),
-        negatives=('gsk_{A:51}', 'gsk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='trufflehog pkg/detectors/groq; secretlint packages/@secretlint/secretlint-rule-groq',
+        negatives=(
+            'gsk_{A:51}',
+            'gsk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'trufflehog pkg/detectors/groq; '
+            'secretlint packages/@secretlint/secretlint-rule-groq'
+        ),
     ),
     _token(
         'xai-key', 'xAI key', 'xai-', f'[{_B62}]{{80}}', ('xai-',),
         _random_looking,
         entropy=3.0,
         positives=('xai-{A:80}', '- note: deploy with xai-{A:80}',),
-        negatives=('xai-{A:79}', 'xai-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        negatives=(
+            'xai-{A:79}',
+            'xai-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
         source="the vendor's published token format",
     ),
     _token(
@@ -1100,7 +1453,10 @@ RULES: tuple[_Rule, ...] = (
         ('pplx-',), _random_looking,
         entropy=3.0,
         positives=('pplx-{A:48}', '- note: deploy with pplx-{A:48}',),
-        negatives=('pplx-{A:47}', 'pplx-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        negatives=(
+            'pplx-{A:47}',
+            'pplx-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
         source='gitleaks cmd/generate/config/rules/perplexity.go',
     ),
     # -- secrets managers, infrastructure, observability --------------------
@@ -1109,40 +1465,71 @@ RULES: tuple[_Rule, ...] = (
         ('hvs.', 'hvb.', 'hvr.'), end=f'(?![{_URLSAFE}])',
         entropy=3.0,
         positives=('hvs.{u:95}', 'hvb.{u:140}',),
-        negatives=('hvs.{u:23}', 'hvs.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/hashicorp_vault.go; trufflehog pkg/detectors/hashicorpvaultauth; secretlint packages/@secretlint/secretlint-rule-hashicorp-vault',
+        negatives=(
+            'hvs.{u:23}',
+            'hvs.' + 'x' * 95,
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/hashicorp_vault.go; '
+            'trufflehog pkg/detectors/hashicorpvaultauth; '
+            'secretlint packages/@secretlint/secretlint-rule-hashicorp-vault'
+        ),
     ),
     _token(
         'doppler-token', 'Doppler token', r'dp\.',
         f'(?:pt|st|ct|sa|scim|audit)\\.[{_B62}]{{40,44}}', ('dp.',),
         entropy=3.0,
         positives=('dp.pt.{A:43}', 'dp.st.{A:40}',),
-        negatives=('dp.pt.{A:39}', 'dp.pt.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/doppler.go; trufflehog pkg/detectors/doppler',
+        negatives=(
+            'dp.pt.{A:39}',
+            'dp.pt.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/doppler.go; '
+            'trufflehog pkg/detectors/doppler'
+        ),
     ),
     _token(
         'terraform-cloud-token', 'Terraform Cloud token', '',
         rf'[{_B62}]{{14}}\.atlasv1\.[A-Za-z0-9_=-]{{60,70}}', ('atlasv1',),
         end=r'(?![A-Za-z0-9_=-])',
         entropy=3.0,
-        positives=('{A:14}.atlasv1.{u:67}', '- note: deploy with {A:14}.atlasv1.{u:67}',),
-        negatives=('{A:14}.atlasv1.{u:59}', 'xxxxxxxxxxxxxx.atlasv1.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/hashicorp.go; trufflehog pkg/detectors/terraformcloudpersonaltoken',
+        positives=(
+            '{A:14}.atlasv1.{u:67}',
+            '- note: deploy with {A:14}.atlasv1.{u:67}',
+        ),
+        negatives=(
+            '{A:14}.atlasv1.{u:59}',
+            'xxxxxxxxxxxxxx.atlasv1.' + 'x' * 67,
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/hashicorp.go; '
+            'trufflehog pkg/detectors/terraformcloudpersonaltoken'
+        ),
     ),
     _token(
         'pulumi-token', 'Pulumi token', 'pul-', '[a-f0-9]{40}', ('pul-',),
         entropy=3.0,
         positives=('pul-{h:40}', '- note: deploy with pul-{h:40}',),
         negatives=('pul-{h:39}', 'pul-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/pulumi.go; trufflehog pkg/detectors/pulumi',
+        source=(
+            'gitleaks cmd/generate/config/rules/pulumi.go; '
+            'trufflehog pkg/detectors/pulumi'
+        ),
     ),
     _token(
         'onepassword-service-account-token', '1Password token', 'ops_eyJ',
         '[A-Za-z0-9+/]{250,}={0,3}', ('ops_eyj',), end=r'(?![A-Za-z0-9+/=])',
         entropy=3.0,
         positives=('ops_eyJ{b:260}', '- note: deploy with ops_eyJ{b:260}',),
-        negatives=('ops_eyJ{b:249}', 'ops_eyJxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/1password.go; secretlint packages/@secretlint/secretlint-rule-1password',
+        negatives=(
+            'ops_eyJ{b:249}',
+            'ops_eyJ' + 'x' * 260,
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/1password.go; '
+            'secretlint packages/@secretlint/secretlint-rule-1password'
+        ),
     ),
     _token(
         'onepassword-secret-key', '1Password token', 'A3-',
@@ -1150,16 +1537,31 @@ RULES: tuple[_Rule, ...] = (
         '-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}',
         ('a3-',), _with_digit,
         entropy=3.0,
-        positives=('A3-{U:6}-{U:11}-{U:5}-{U:5}-{U:5}', 'A3-{U:6}-{U:6}-{U:5}-{U:5}-{U:5}-{U:5}',),
-        negatives=('A3-{U:6}-{U:11}-{U:5}-{U:5}-{U:4}', 'A3-xxxxxx-xxxxxxxxxxx-xxxxx-xxxxx-xxxxx',),
-        source='gitleaks cmd/generate/config/rules/1password.go; secretlint packages/@secretlint/secretlint-rule-1password',
+        positives=(
+            'A3-{U:6}-{U:11}-{U:5}-{U:5}-{U:5}',
+            'A3-{U:6}-{U:6}-{U:5}-{U:5}-{U:5}-{U:5}',
+        ),
+        negatives=(
+            'A3-{U:6}-{U:11}-{U:5}-{U:5}-{U:4}',
+            'A3-xxxxxx-xxxxxxxxxxx-xxxxx-xxxxx-xxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/1password.go; '
+            'secretlint packages/@secretlint/secretlint-rule-1password'
+        ),
     ),
     _token(
         'age-secret-key', 'age secret key', 'AGE-SECRET-KEY-1',
         '[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}', ('age-secret-key-1',), _real,
         entropy=3.0,
-        positives=('AGE-SECRET-KEY-1{g:58}', '- note: deploy with AGE-SECRET-KEY-1{g:58}',),
-        negatives=('AGE-SECRET-KEY-1{g:57}', 'AGE-SECRET-KEY-1xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        positives=(
+            'AGE-SECRET-KEY-1{g:58}',
+            '- note: deploy with AGE-SECRET-KEY-1{g:58}',
+        ),
+        negatives=(
+            'AGE-SECRET-KEY-1{g:57}',
+            'AGE-SECRET-KEY-1xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
         source='gitleaks cmd/generate/config/rules/age.go',
     ),
     _token(
@@ -1168,23 +1570,41 @@ RULES: tuple[_Rule, ...] = (
         entropy=3.0,
         positives=('glc_{b:40}', '- note: deploy with glc_{b:40}',),
         negatives=('glc_{b:31}', 'glc_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/grafana.go; trufflehog pkg/detectors/grafana; secretlint packages/@secretlint/secretlint-rule-grafana',
+        source=(
+            'gitleaks cmd/generate/config/rules/grafana.go; '
+            'trufflehog pkg/detectors/grafana; '
+            'secretlint packages/@secretlint/secretlint-rule-grafana'
+        ),
     ),
     _token(
         'grafana-service-account-token', 'Grafana token', 'glsa_',
         f'[{_B62}]{{32}}_[A-Fa-f0-9]{{8}}', ('glsa_',),
         entropy=3.0,
         positives=('glsa_{A:32}_{h:8}', '- note: deploy with glsa_{A:32}_{h:8}',),
-        negatives=('glsa_{A:32}_{h:7}', 'glsa_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx_xxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/grafana.go; trufflehog pkg/detectors/grafana; secretlint packages/@secretlint/secretlint-rule-grafana',
+        negatives=(
+            'glsa_{A:32}_{h:7}',
+            'glsa_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx_xxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/grafana.go; '
+            'trufflehog pkg/detectors/grafana; '
+            'secretlint packages/@secretlint/secretlint-rule-grafana'
+        ),
     ),
     _token(
         'grafana-api-key', 'Grafana token', 'eyJrIjoi',
         f'[{_B62}]{{70,400}}={{0,3}}', ('eyjrijoi',), end=r'(?![A-Za-z0-9=])',
         entropy=3.0,
         positives=('eyJrIjoi{A:80}', '- note: deploy with eyJrIjoi{A:80}',),
-        negatives=('eyJrIjoi{A:69}', 'eyJrIjoixxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/grafana.go; trufflehog pkg/detectors/grafana; secretlint packages/@secretlint/secretlint-rule-grafana',
+        negatives=(
+            'eyJrIjoi{A:69}',
+            'eyJrIjoi' + 'x' * 80,
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/grafana.go; '
+            'trufflehog pkg/detectors/grafana; '
+            'secretlint packages/@secretlint/secretlint-rule-grafana'
+        ),
     ),
     _token(
         'new-relic-key', 'New Relic key', 'NR',
@@ -1193,7 +1613,10 @@ RULES: tuple[_Rule, ...] = (
         entropy=3.0,
         positives=('NRAK-{U:27}', 'NRII-{u:32}',),
         negatives=('NRAK-{U:26}', 'NRAK-xxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/newrelic.go; trufflehog pkg/detectors/newrelicpersonalapikey',
+        source=(
+            'gitleaks cmd/generate/config/rules/newrelic.go; '
+            'trufflehog pkg/detectors/newrelicpersonalapikey'
+        ),
     ),
     _token(
         'sentry-token', 'Sentry token', 'sntry',
@@ -1201,7 +1624,10 @@ RULES: tuple[_Rule, ...] = (
         end=r'(?![A-Za-z0-9+/=_])',
         entropy=3.0,
         positives=('sntrys_eyJ{b:80}', 'sntryu_{h:64}',),
-        negatives=('sntryu_{h:63}', 'sntrys_eyJxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        negatives=(
+            'sntryu_{h:63}',
+            'sntrys_eyJ' + 'x' * 80,
+        ),
         source='gitleaks cmd/generate/config/rules/sentry.go',
     ),
     _token(
@@ -1209,7 +1635,10 @@ RULES: tuple[_Rule, ...] = (
         f'[{_B62}]{{24}}\\.[{_B62}]{{64}}', ('dt0c01.',),
         entropy=3.0,
         positives=('dt0c01.{A:24}.{A:64}', '- note: deploy with dt0c01.{A:24}.{A:64}',),
-        negatives=('dt0c01.{A:24}.{A:63}', 'dt0c01.xxxxxxxxxxxxxxxxxxxxxxxx.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        negatives=(
+            'dt0c01.{A:24}.{A:63}',
+            'dt0c01.' + 'x' * 24 + '.' + 'x' * 64,
+        ),
         source='gitleaks cmd/generate/config/rules/dynatrace.go',
     ),
     _token(
@@ -1218,22 +1647,37 @@ RULES: tuple[_Rule, ...] = (
         end=r'(?![A-Za-z0-9_=.-])', long=False,
         entropy=3.0,
         positives=('pscale_tkn_{u:43}', 'pscale_pw_{u:43}', 'pscale_oauth_{u:43}',),
-        negatives=('pscale_tkn_{u:31}', 'pscale_tkn_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/planetscale.go; trufflehog pkg/detectors/planetscale',
+        negatives=(
+            'pscale_tkn_{u:31}',
+            'pscale_tkn_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/planetscale.go; '
+            'trufflehog pkg/detectors/planetscale'
+        ),
     ),
     _token(
         'prefect-token', 'Prefect token', 'pnu_', f'[{_B62}]{{36}}', ('pnu_',),
         entropy=3.0,
         positives=('pnu_{A:36}', '- note: deploy with pnu_{A:36}',),
         negatives=('pnu_{A:35}', 'pnu_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/prefect.go; trufflehog pkg/detectors/prefect',
+        source=(
+            'gitleaks cmd/generate/config/rules/prefect.go; '
+            'trufflehog pkg/detectors/prefect'
+        ),
     ),
     _token(
         'readme-token', 'ReadMe token', 'rdme_', '[a-z0-9]{70}', ('rdme_',),
         entropy=3.0,
         positives=('rdme_{a:70}', '- note: deploy with rdme_{a:70}',),
-        negatives=('rdme_{a:69}', 'rdme_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/readme.go; trufflehog pkg/detectors/readme',
+        negatives=(
+            'rdme_{a:69}',
+            'rdme_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/readme.go; '
+            'trufflehog pkg/detectors/readme'
+        ),
     ),
     _token(
         'infracost-token', 'Infracost token', 'ico-', f'[{_B62}]{{32}}',
@@ -1248,16 +1692,29 @@ RULES: tuple[_Rule, ...] = (
         ('ntn_',),
         entropy=3.0,
         positives=('ntn_{d:11}{A:35}', '- note: deploy with ntn_{d:11}{A:35}',),
-        negatives=('ntn_{d:11}{A:34}', 'ntn_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/notion.go; trufflehog pkg/detectors/notion; secretlint packages/@secretlint/secretlint-rule-notion',
+        negatives=(
+            'ntn_{d:11}{A:34}',
+            'ntn_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/notion.go; '
+            'trufflehog pkg/detectors/notion; '
+            'secretlint packages/@secretlint/secretlint-rule-notion'
+        ),
     ),
     _token(
         'frameio-token', 'Frame.io token', 'fio-u-', '[A-Za-z0-9_=-]{64}',
         ('fio-u-',), end=r'(?![A-Za-z0-9_=-])',
         entropy=3.0,
         positives=('fio-u-{u:64}', '- note: deploy with fio-u-{u:64}',),
-        negatives=('fio-u-{u:63}', 'fio-u-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/frameio.go; trufflehog pkg/detectors/frameio',
+        negatives=(
+            'fio-u-{u:63}',
+            'fio-u-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/frameio.go; '
+            'trufflehog pkg/detectors/frameio'
+        ),
     ),
     _token(
         'adobe-client-secret', 'Adobe client secret', 'p8e-', f'[{_B62}]{{32}}',
@@ -1280,7 +1737,10 @@ RULES: tuple[_Rule, ...] = (
         ('eaam', 'eaac'), _random_looking,
         entropy=3.0,
         positives=('EAAC{A:120}', '- note: deploy with EAAC{A:120}',),
-        negatives=('EAAC{A:99}', 'EAACxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        negatives=(
+            'EAAC{A:99}',
+            'EAAC' + 'x' * 120,
+        ),
         source='gitleaks cmd/generate/config/rules/facebook.go',
     ),
     _Rule(
@@ -1289,17 +1749,35 @@ RULES: tuple[_Rule, ...] = (
         r'IncomingWebhook/[0-9a-f]{32}/[0-9a-f-]{36}',
         ('webhookb2',), _any,
         entropy=3.0,
-        positives=('https://acme.webhook.office.com/webhookb2/{uuid}@{uuid}/IncomingWebhook/{h:32}/{uuid}', '- note: deploy with https://acme.webhook.office.com/webhookb2/{uuid}@{uuid}/IncomingWebhook/{h:32}/{uuid}',),
-        negatives=('https://acme.webhook.office.com/webhookb2/{uuid}@{uuid}', 'https://acme.webhook.office.com/webhookb2/xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx@xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx/IncomingWebhook/xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx/xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/teams.go; trufflehog pkg/detectors/microsoftteamswebhook',
+        positives=(
+            'https://acme.webhook.office.com/webhookb2/{uuid}@{uuid}/IncomingWebhook/{h:32}/{uuid}',
+            '- note: deploy with https://acme.webhook.office.com/webhookb2/{uuid}@{uuid}/IncomingWebhook/{h:32}/{uuid}',
+        ),
+        negatives=(
+            'https://acme.webhook.office.com/webhookb2/{uuid}@{uuid}',
+            'https://acme.webhook.office.com/webhookb2/' + 'x' * 36 + '@' + 'x' * 36 + '/IncomingWebhook/' + 'x' * 32 + '/' + 'x' * 36,
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/teams.go; '
+            'trufflehog pkg/detectors/microsoftteamswebhook'
+        ),
     ),
     _token(
         'twitter-bearer-token', 'Twitter bearer token', 'A{22}',
         '([A-Za-z0-9%]{80,100})', ('a' * 22,), end='(?![A-Za-z0-9%])',
         entropy=3.0,
-        positives=('AAAAAAAAAAAAAAAAAAAAAA{A:90}', '- note: deploy with AAAAAAAAAAAAAAAAAAAAAA{A:90}',),
-        negatives=('AAAAAAAAAAAAAAAAAAAAAA{A:70}', 'AAAAAAAAAAAAAAAAAAAAAAxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/twitter.go; trufflehog pkg/detectors/twitter',
+        positives=(
+            'AAAAAAAAAAAAAAAAAAAAAA{A:90}',
+            '- note: deploy with AAAAAAAAAAAAAAAAAAAAAA{A:90}',
+        ),
+        negatives=(
+            'AAAAAAAAAAAAAAAAAAAAAA{A:70}',
+            'AAAAAAAAAAAAAAAAAAAAAA' + 'x' * 90,
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/twitter.go; '
+            'trufflehog pkg/detectors/twitter'
+        ),
     ),
     _token(
         'intra42-client-secret', '42 Intra client secret', 's-s4t2(?:ud|af)-',
@@ -1307,7 +1785,10 @@ RULES: tuple[_Rule, ...] = (
         entropy=3.0,
         positives=('s-s4t2ud-{h:64}', 's-s4t2af-{h:64}',),
         negatives=('s-s4t2ud-{h:63}', 's-s4t2xx-{h:64}',),
-        source='gitleaks cmd/generate/config/rules/intra42.go; trufflehog pkg/detectors/intra42',
+        source=(
+            'gitleaks cmd/generate/config/rules/intra42.go; '
+            'trufflehog pkg/detectors/intra42'
+        ),
     ),
     _token(
         'slack-legacy-token', 'Slack token', 'xox[ar]-', f'[{_B62}]{{8,48}}',
@@ -1315,7 +1796,11 @@ RULES: tuple[_Rule, ...] = (
         entropy=3.0,
         positives=('xoxa-{A:16}', 'xoxr-{a:20}',),
         negatives=('xoxa-{A:7}', 'xoxa-{L:16}',),
-        source='gitleaks cmd/generate/config/rules/slack.go; trufflehog pkg/detectors/slack; secretlint packages/@secretlint/secretlint-rule-slack',
+        source=(
+            'gitleaks cmd/generate/config/rules/slack.go; '
+            'trufflehog pkg/detectors/slack; '
+            'secretlint packages/@secretlint/secretlint-rule-slack'
+        ),
     ),
     _token(
         'tailscale-key', 'Tailscale key', 'tskey-',
@@ -1323,7 +1808,10 @@ RULES: tuple[_Rule, ...] = (
         entropy=3.0,
         positives=('tskey-api-{A:12}-{A:24}', 'tskey-auth-{A:12}-{A:24}',),
         negatives=('tskey-api-{A:12}', 'tskey-foo',),
-        source='trufflehog pkg/detectors/tailscale; secretlint packages/@secretlint/secretlint-rule-tailscale',
+        source=(
+            'trufflehog pkg/detectors/tailscale; '
+            'secretlint packages/@secretlint/secretlint-rule-tailscale'
+        ),
     ),
     _token(
         'vercel-token', 'Vercel token', 'vc[pikar]_', f'[{_B62}]{{24,}}',
@@ -1331,7 +1819,10 @@ RULES: tuple[_Rule, ...] = (
         entropy=3.0,
         positives=('vcp_{A:40}', 'vci_{A:40}',),
         negatives=('vcp_{A:23}', 'vcx_{A:40}',),
-        source='trufflehog pkg/detectors/vercel; secretlint packages/@secretlint/secretlint-rule-vercel',
+        source=(
+            'trufflehog pkg/detectors/vercel; '
+            'secretlint packages/@secretlint/secretlint-rule-vercel'
+        ),
     ),
     _token(
         'docker-pat', 'Docker token', 'dckr_(?:pat|oat)_', f'[{_URLSAFE}]{{27,}}',
@@ -1339,7 +1830,10 @@ RULES: tuple[_Rule, ...] = (
         entropy=3.0,
         positives=('dckr_pat_{u:27}', 'dckr_oat_{u:32}',),
         negatives=('dckr_pat_{u:20}', 'dckr_xyz_{u:27}',),
-        source='trufflehog pkg/detectors/dockerhub; secretlint packages/@secretlint/secretlint-rule-docker',
+        source=(
+            'trufflehog pkg/detectors/dockerhub; '
+            'secretlint packages/@secretlint/secretlint-rule-docker'
+        ),
     ),
     _token(
         'figma-token', 'Figma token', 'fig[dou]_', f'[{_URLSAFE}]{{40,}}',
@@ -1347,7 +1841,10 @@ RULES: tuple[_Rule, ...] = (
         entropy=3.0,
         positives=('figd_{u:40}', 'figo_{u:50}',),
         negatives=('figd_{u:39}', 'figd_abc',),
-        source='trufflehog pkg/detectors/figmapersonalaccesstoken; secretlint packages/@secretlint/secretlint-rule-figma',
+        source=(
+            'trufflehog pkg/detectors/figmapersonalaccesstoken; '
+            'secretlint packages/@secretlint/secretlint-rule-figma'
+        ),
     ),
     _token(
         'airtable-pat', 'Airtable token', 'pat', f'[{_B62}]{{14}}\\.[a-f0-9]{{64}}',
@@ -1355,7 +1852,10 @@ RULES: tuple[_Rule, ...] = (
         entropy=3.0,
         positives=('pat{A:14}.{h:64}', '- note: deploy with pat{A:14}.{h:64}',),
         negatives=('pat{A:14}.{h:63}', 'pat{A:13}.{h:64}',),
-        source='gitleaks cmd/generate/config/rules/airtable.go; trufflehog pkg/detectors/airtablepersonalaccesstoken',
+        source=(
+            'gitleaks cmd/generate/config/rules/airtable.go; '
+            'trufflehog pkg/detectors/airtablepersonalaccesstoken'
+        ),
     ),
     # -- structures ---------------------------------------------------------
     _token(
@@ -1366,17 +1866,36 @@ RULES: tuple[_Rule, ...] = (
         # end of the run (quadratic time)
         boundary=f'[{_URLSAFE}]',
         entropy=3.0,
-        positives=('eyJ{u:20}.eyJ{u:30}.{u:43}', '- note: deploy with eyJ{u:20}.eyJ{u:30}.{u:43}',),
-        negatives=('eyJ{u:20}.eyJ{u:30}', 'eyJxxxxxxxxxxxxxxxxxxxx.eyJxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/jwt.go; trufflehog pkg/detectors/jwt',
+        positives=(
+            'eyJ{u:20}.eyJ{u:30}.{u:43}',
+            '- note: deploy with eyJ{u:20}.eyJ{u:30}.{u:43}',
+        ),
+        negatives=(
+            'eyJ{u:20}.eyJ{u:30}',
+            'eyJ' + 'x' * 20 + '.eyJ' + 'x' * 30 + '.' + 'x' * 43,
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/jwt.go; '
+            'trufflehog pkg/detectors/jwt'
+        ),
     ),
     _context(
         'private-key', 'private key block', _PRIVATE_KEY, ('-----begin',), _any,
         context=_key_block, any_value=True,
         entropy=0.0,
-        positives=('-----BEGIN RSA ' 'PRIVATE KEY-----\n{b:64}\n-----END RSA PRIVATE KEY-----\n', '{"type": "service_account", "private_key_id": "{h:40}", "private_key": "-----BEGIN ' 'PRIVATE KEY-----\\n{b:64}\\n-----END PRIVATE KEY-----\\n"}',),
-        negatives=('never commit `-----BEGIN RSA ' 'PRIVATE KEY-----` blocks', '-----BEGIN RSA ' 'PRIVATE KEY-----\nxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n-----END RSA PRIVATE KEY-----\n',),
-        source='gitleaks cmd/generate/config/rules/privatekey.go; trufflehog pkg/detectors/privatekey; secretlint packages/@secretlint/secretlint-rule-privatekey',
+        positives=(
+            ('-----BEGIN RSA ' 'PRIVATE KEY-----\n{b:64}\n-----END RSA PRIVATE KEY-----\n'),
+            ('{"type": "service_account", "private_key_id": "{h:40}", "private_key": "-----BEGIN ' 'PRIVATE KEY-----\\n{b:64}\\n-----END PRIVATE KEY-----\\n"}'),
+        ),
+        negatives=(
+            ('never commit `-----BEGIN RSA ' 'PRIVATE KEY-----` blocks'),
+            ('-----BEGIN RSA ' 'PRIVATE KEY-----\n' + 'x' * 64 + '\n-----END RSA PRIVATE KEY-----\n'),
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/privatekey.go; '
+            'trufflehog pkg/detectors/privatekey; '
+            'secretlint packages/@secretlint/secretlint-rule-privatekey'
+        ),
     ),
     _context(
         'basic-auth', 'basic auth credentials',
@@ -1384,25 +1903,52 @@ RULES: tuple[_Rule, ...] = (
         r'([a-z0-9+/]{8,}={0,2})(?![a-z0-9+/=])',
         ('basic',), _basic_credentials, any_value=True,
         entropy=0.0,
-        positives=('Authorization: Basic {basic:{A:16}}', '- note: deploy with Authorization: Basic {basic:{A:16}}',),
-        negatives=('Authorization: Basic {basic:pass}', 'Authorization: Basic {b:24}', 'Authorization: Basic $CREDS',),
-        source='gitleaks cmd/generate/config/rules/curl.go; trufflehog pkg/detectors/uri; secretlint packages/@secretlint/secretlint-rule-basicauth',
+        positives=(
+            'Authorization: Basic {basic:{A:16}}',
+            '- note: deploy with Authorization: Basic {basic:{A:16}}',
+        ),
+        negatives=(
+            'Authorization: Basic {basic:pass}',
+            'Authorization: Basic {b:24}',
+            'Authorization: Basic $CREDS',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/curl.go; '
+            'trufflehog pkg/detectors/uri; '
+            'secretlint packages/@secretlint/secretlint-rule-basicauth'
+        ),
     ),
     _context(
         'bearer-token', 'bearer token', r'bearer[ \t]+([a-z0-9._~+/-]{20,}=*)',
         ('bearer',), _high_entropy,
         entropy=0.0,
-        positives=('Authorization: Bearer {A:32}', '- note: deploy with Authorization: Bearer {A:32}',),
-        negatives=('Authorization: Bearer ${TOKEN}', 'Authorization: Bearer xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        positives=(
+            'Authorization: Bearer {A:32}',
+            '- note: deploy with Authorization: Bearer {A:32}',
+        ),
+        negatives=(
+            'Authorization: Bearer ${TOKEN}',
+            'Authorization: Bearer xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
         source='gitleaks cmd/generate/config/rules/generic.go',
     ),
     _context(
         'url-password', 'password in URL', r'://[^/\s:@"\'`]+:([^/\s:@"\'`]+)@',
         ('://',), _url_password, generic=True,
         entropy=0.0,
-        positives=('postgres://app:{A:16}@db.internal/app', '- note: deploy with postgres://app:{A:16}@db.internal/app',),
-        negatives=('postgres://postgres:postgres@localhost/app', 'postgres://app:xxxxxxxxxxxxxxxx@db.internal/app',),
-        source='gitleaks cmd/generate/config/rules/generic.go; trufflehog pkg/detectors/uri; secretlint packages/@secretlint/secretlint-rule-basicauth',
+        positives=(
+            'postgres://app:{A:16}@db.internal/app',
+            '- note: deploy with postgres://app:{A:16}@db.internal/app',
+        ),
+        negatives=(
+            'postgres://postgres:postgres@localhost/app',
+            'postgres://app:xxxxxxxxxxxxxxxx@db.internal/app',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/generic.go; '
+            'trufflehog pkg/detectors/uri; '
+            'secretlint packages/@secretlint/secretlint-rule-basicauth'
+        ),
     ),
     # `password = ...`, `"api_key": "..."`, `GITHUB_TOKEN: ...`: reported only
     # when the value is long and random enough to be a real credential; no
@@ -1417,7 +1963,10 @@ RULES: tuple[_Rule, ...] = (
     _assignment(
         'secret-assignment', 'secret assignment', 'secret', 'secret',
         entropy=0.0,
-        positives=('client_secret: {A:24}', '- note: deploy with client_secret: {A:24}',),
+        positives=(
+            'client_secret: {A:24}',
+            '- note: deploy with client_secret: {A:24}',
+        ),
         negatives=('secret: true', 'client_secret: xxxxxxxxxxxxxxxxxxxxxxxx',),
         source='gitleaks cmd/generate/config/rules/generic.go',
     ),
@@ -1433,7 +1982,10 @@ RULES: tuple[_Rule, ...] = (
         'api-key-assignment', 'API key assignment', 'key(?:[_.-]?(?:secret|value|[0-9]))?(?![a-z])', 'key',
         entropy=0.0,
         positives=('api_key: {A:32}', '- note: deploy with api_key: {A:32}',),
-        negatives=('api_key: your_api_key_1234', 'api_key: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        negatives=(
+            'api_key: your_api_key_1234',
+            'api_key: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
         source='gitleaks cmd/generate/config/rules/generic.go',
     ),
     _assignment(
@@ -1460,7 +2012,10 @@ RULES: tuple[_Rule, ...] = (
         _xml_value, generic=True,
         entropy=0.0,
         positives=('<secret>{A:32}</secret>', '<password>{a:12}{A:12}</password>',),
-        negatives=('<secret>${JENKINS_SECRET}</secret>', '<password>changeme</password>',),
+        negatives=(
+            '<secret>${JENKINS_SECRET}</secret>',
+            '<password>changeme</password>',
+        ),
         source='gitleaks cmd/generate/config/rules/generic.go',
     ),
     # `the slack token - 'xoxb...'`, `Using Key=...`, `api key is ...`: a

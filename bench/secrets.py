@@ -29,7 +29,7 @@ sys.path[:] = [p for p in sys.path if pathlib.Path(p or ".").resolve() != HERE]
 sys.path.insert(0, str(ROOT))
 CORPUS = ROOT / 'tests' / 'corpus' / 'secrets'
 
-from agitmem.secrets import scan  # noqa: E402
+from agitmem.secrets import scan
 
 
 def contexts(text: str) -> dict[str, str]:
