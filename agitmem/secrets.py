@@ -30,6 +30,8 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable
+from collections.abc import Iterator
+from typing import Any
 from typing import NamedTuple
 
 from agitmem.checks import Finding
@@ -64,7 +66,18 @@ _REFERENCE = (
     r'[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+|'
     r'[A-Z0-9]+(?:_[A-Z0-9]+)+'
 )
+
+
+def _reference(value: str) -> bool:
+    """A name, not a value: dotted or in capitals, few digits (not
+    `s.ZC9Ecf4M5g9o34Q6RkzGsj0z`)."""
+    return (
+        _re(_REFERENCE).fullmatch(value) is not None and
+        sum(c.isdigit() for c in value) <= 2
+    )
 _PATH = r'(?:~|\.\.?)?/'
+# `cert.p12`, `sm02915.int.contoso.com`, `host:5215`: ends in a short suffix
+_FILE_OR_HOST = r'[A-Za-z0-9_./-]*\.[A-Za-z][A-Za-z0-9]{0,4}(?::[0-9]+)?'
 # a CamelCase name such as `PKCS7PrivateKeyTypes`: mostly capitalized words
 # (fewer than 2 in 100 random strings of 12 letters and digits are so wordy)
 _ALNUM = r'[A-Za-z0-9_]+'
@@ -73,8 +86,29 @@ _WORD = r'[A-Z][a-z]{2,}'
 # 40, an md5 32: long hex in a `token=` is taken for a token)
 _ID = (
     r'[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-'
-    r'[0-9a-fA-F]{12}|[0-9a-fA-F]{1,31}'
+    r'[0-9a-fA-F]{12}|[0-9a-fA-F]{1,19}'
 )
+
+
+# test values: a run of five in alphabet or digit order (`abcdefgh...`,
+# `1234567890`), which a random key of 40 characters holds about once in
+# 10^5 (and a key with one wrong character is still caught: the run is what
+# documentation writes, not what a generator draws)
+_RUNS = '|'.join(
+    a[i:i + 5]
+    for a in ('0123456789', '9876543210', 'abcdefghijklmnopqrstuvwxyz')
+    for i in range(len(a) - 4)
+)
+_PLACEHOLDER = (
+    rf'{_FILLER}|example|{_RUNS}|qwerty|asdfgh|(.{{2,4}})\2{{3}}|'
+    r'(?:token|key|string|secret|value|password)[_-]?here'
+)
+
+
+def _placeholder(value: str) -> bool:
+    """A documentation stand-in or test value, not a credential: every
+    finding's value is checked (gitleaks' and secretlint's allowlists)."""
+    return _re(_PLACEHOLDER).search(value.lower()) is not None
 
 
 def _real(value: str) -> bool:
@@ -110,21 +144,39 @@ def _camel_case_name(value: str) -> bool:
     return _re(_ALNUM).fullmatch(value) is not None and words >= .7 * len(value)
 
 
-def _high_entropy(value: str) -> bool:
-    """Whether the value of a `password=` style assignment looks real."""
+def _classes(value: str) -> tuple[bool, bool, bool]:
     return (
+        any(c.isdigit() for c in value),
+        any(c.islower() for c in value),
+        any(c.isupper() for c in value),
+    )
+
+
+def _high_entropy(value: str) -> bool:
+    """Whether the value of a `password=` style assignment looks real:
+    letters and digits (entropy >= 3), or a long number (a numeric id or
+    secret), or a long mixed-case run of letters; never a name, a path,
+    a reference, a short hex id or a test value."""
+    if not (
         len(value) >= 12 and
         not any(c.isspace() or c in '([' for c in value) and  # prose, code
         _re(_FILLER).search(value) is None and
         _re(_STAND_IN).search(value) is None and
-        _re(_REFERENCE).fullmatch(value) is None and
+        not _reference(value) and
         _re(_PATH).match(value) is None and
+        _re(_FILE_OR_HOST).fullmatch(value) is None and
         _re(_ID).fullmatch(value) is None and
         not _camel_case_name(value) and
-        any(c.isdigit() for c in value) and
-        any(c.isalpha() for c in value) and
-        entropy(value) >= 3.0
-    )
+        # `1a2b3c4d-5e6f-7a8b-...`: digits in order under the letters
+        _re(_RUNS).search(''.join(c for c in value if c.isdigit())) is None
+    ):
+        return False
+    digit, lower, upper = _classes(value)
+    if digit and (lower or upper):
+        return entropy(value) >= 3.0
+    if digit:
+        return len(value) >= 16 and entropy(value) >= 2.8
+    return lower and upper and len(value) >= 20 and entropy(value) >= 3.8
 
 
 def _any(value: str) -> bool:
@@ -172,8 +224,14 @@ def _discord_bot_token(value: str) -> bool:
 _END = r'(?![A-Za-z0-9_])'
 _WORD_CHAR = '[A-Za-z0-9_]'
 # `:` only as YAML and JSON write it, not as in `arn:aws:...:secret:name`
-_ASSIGN = r'''["']?[ \t]*(?:=>|:=|=|:(?=[ \t"']))[ \t]*'''
-_VALUE = r'''(?:"([^"\n]*)"|'([^'\n]*)'|([^\s"'`,;]+))'''
+# and as JSON escapes it in a string (`\\"key\\": \\"value\\"`); Make's
+# `::=`, `?=`
+_ASSIGN = (
+    r'''\\?["']?[ \t]*(?:=>|:{1,3}=|\?=|\|\|=?|=|:(?=[ \t"'\\]))[ \t]*'''
+)
+_VALUE = r'''(?:\\?"([^"\n]*?)\\?"|'([^'\n]*)'|`([^`\n]*)`|([^\s"'`,;\\]+))'''
+# what may follow the keyword in a name: `token2`, `_key_id`, `Token_v2`
+_NAME_TAIL = r'[a-z0-9_.-]{0,20}?'
 _PRIVATE_KEY = r'-----begin (?:[a-z0-9]+ )*private key(?: block)?-----'
 _UUID = r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
 
@@ -188,11 +246,22 @@ class _Rule:
     alone can't tell; lower: the regex runs on the lowercased text; generic:
     loses to a specific kind on the same value; long: the keywords lie in a
     run of _RUN DENSE_CHARS of any match, so they are looked up among the
-    long runs only; bounded: a match is never the tail of an ASCII word.
+    long runs only; bounded: a match is never the tail of an ASCII word;
+    any_value: the value is not checked against the placeholder allowlist
+    (its check decodes it); locate: finds the value from the end of the
+    match (a name a few words before it); anchored: the match is tried only
+    where a keyword stands.
+
+    The table's documentation, which tests/secrets_test.py turns into tests:
+    entropy: the floor of the value's Shannon entropy (bits per character);
+    positives and negatives: templates of texts that must be found and near
+    misses that must not (`{A:36}` is 36 random characters of a class, see
+    the test); source: where the format's facts come from.
     """
     __slots__ = (
         'id', 'kind', 'pattern', 'keywords', 'check', 'context', 'lower',
-        'generic', 'long', 'bounded',
+        'generic', 'long', 'bounded', 'any_value', 'locate', 'anchored',
+        'entropy', 'positives', 'negatives', 'source',
     )
 
     def __init__(
@@ -208,6 +277,13 @@ class _Rule:
             generic: bool = False,
             long: bool = True,
             bounded: bool = False,
+            any_value: bool = False,
+            locate: Callable[[str, int], tuple[int, int] | None] | None = None,
+            anchored: bool = False,
+            entropy: float = 0.0,
+            positives: tuple[str, ...] = (),
+            negatives: tuple[str, ...] = (),
+            source: str = '',
     ) -> None:
         self.id = id
         self.kind = kind
@@ -219,6 +295,13 @@ class _Rule:
         self.generic = generic
         self.long = long
         self.bounded = bounded
+        self.any_value = any_value
+        self.locate = locate
+        self.anchored = anchored
+        self.entropy = entropy
+        self.positives = positives
+        self.negatives = negatives
+        self.source = source
 
 
 def _token(
@@ -233,13 +316,15 @@ def _token(
         end: str = _END,
         lower: bool = False,
         long: bool = True,
+        **doc: Any,
 ) -> _Rule:
     """A token that starts with `prefix` (a regex of fixed width): not the
     tail of a word.  The boundary is a look-behind placed after the prefix,
     so that `re` still searches for the prefix literally."""
     return _Rule(
-        id, kind, f'{prefix}(?<!{boundary}{prefix}){rest}{end}', keywords, check,
-        lower=lower, long=long, bounded=True,
+        id, kind,
+        f'{prefix}(?:(?<!{boundary}{prefix})|(?<=\\\\[nrt]{prefix})){rest}{end}',
+        keywords, check, lower=lower, long=long, bounded=True, **doc,
     )
 
 
@@ -252,11 +337,15 @@ def _context(
         *,
         context: Callable[[str, int, int], bool] | None = None,
         generic: bool = False,
+        any_value: bool = False,
+        anchored: bool = False,
+        **doc: Any,
 ) -> _Rule:
     """A value known by what precedes it (`password=`), on lowercased text."""
     return _Rule(
         id, kind, pattern, keywords, check, context=context, lower=True,
-        generic=generic, long=False,
+        generic=generic, long=False, any_value=any_value, anchored=anchored,
+        **doc,
     )
 
 
@@ -264,17 +353,188 @@ _LINE_PREFIX = r'[ \t"\'|>]*'
 _KEY_BODY = r'(?:\\[rn]|\s)+[A-Za-z0-9+/]{32}'
 
 
+_KEY_END = r'-----end [a-z0-9 ]*private key(?: block)?-----'
+
+
 def _key_block(text: str, start: int, end: int) -> bool:
     """A key header at the start of a line (a .pem, a YAML block scalar) or
-    followed by a body (a JSON string with `\\n`), not one quoted in prose."""
+    followed by a body (a JSON string with `\\n`), not one quoted in prose;
+    and where its end marker follows, a body of key material between them,
+    not `anything` (gitleaks' own false positive)."""
     line_start = text.rfind('\n', 0, start) + 1
+    stop = _re(_KEY_END).search(_ascii_lower(text[end:end + 100_000]))
+    if stop is not None:
+        body = text[end:end + stop.start()]
+        material = ''.join(_re(r'[A-Za-z0-9+/=]+').findall(body))
+        return len(material) >= 64 and not _placeholder(material)
     return (
         _re(_LINE_PREFIX).fullmatch(text, line_start, start) is not None or
         _re(_KEY_BODY).match(text, end) is not None
     )
 
 
+def _assignment(
+        id: str, kind: str, keyword: str, literal: str, **kw: Any,
+) -> _Rule:
+    """`password = ...`, `"api_key": "..."`, `GITHUB_TOKEN: ...`: reported
+    only when the value is long and random enough to be a real credential;
+    no left boundary, so that `DB_PASSWORD=` counts."""
+    tail = '' if literal == 'key' else _NAME_TAIL
+    return _context(
+        id, kind, f'{keyword}{tail}{_ASSIGN}{_VALUE}', (literal,), _high_entropy,
+        context=_not_a_test_name, generic=True, anchored=True, **kw,
+    )
+
+
 _B62 = 'A-Za-z0-9'
+# from gitleaks' rules that know a key by its service's name, for the
+# services whose keys are a uuid, a number or plain hex (a value with
+# letters and digits is caught by the generic rules already); each name costs
+# a pass over the text, so the list holds only these
+_SERVICES = (
+    'heroku', 'hubspot', 'squarespace', 'message[_-]?bird', 'discord',
+    'sumo(?:logic|[_.-])', 'plaid', 'sendbird', 'kucoin', 'snyk',
+    'launchdarkly', 'bittrex',
+)
+_SERVICES_KEYWORDS = sorted({
+    s.partition('[')[0].partition('(')[0] for s in _SERVICES
+})
+
+
+def _xml_value(value: str) -> bool:
+    return _high_entropy(value) or _random_value(value)
+
+
+def _service_value(value: str) -> bool:
+    """A value assigned to a name of a service's key: a uuid, a long
+    number or hex is enough (no prefix to know it by), not a name."""
+    digit, _, _ = _classes(value)
+    return (
+        len(value) >= 12 and digit and
+        not any(c.isspace() or c in '([' for c in value) and
+        _re(_STAND_IN).search(value) is None and
+        not _reference(value) and
+        _re(_PATH).match(value) is None and
+        _re(_FILE_OR_HOST).fullmatch(value) is None and
+        entropy(value) >= 2.5
+    )
+
+
+_URL_WORDS = frozenset({
+    'password', 'passwd', 'pass', 'secret', 'changeme', 'postgres', 'root',
+    'admin', 'guest', 'test', 'user', 'example', 'mysql', 'redis', 'mongo',
+})
+
+
+def _url_password(value: str) -> bool:
+    """`scheme://user:PASSWORD@host`: a real-looking password (a digit or
+    both cases, 6 or more characters), not `password`, `${PASS}` or `%s`."""
+    digit, lower, upper = _classes(value)
+    return (
+        len(value) >= 6 and (digit or (lower and upper)) and
+        value.lower() not in _URL_WORDS and
+        _re(_STAND_IN).search(value) is None and
+        not any(c in '%$*([{\\' for c in value)
+    )
+
+
+def _k8s_data(text: str, start: int, end: int) -> bool:
+    """A Kubernetes `kind: Secret` manifest with values under `data:` or
+    `stringData:` (base64, or plain text), not only names."""
+    lower = _ascii_lower(text)
+    for m in _re(r'(?m)^[ \t]*(?:data|stringdata):[ \t]*$').finditer(lower):
+        block = _re(
+            r'(?:\n[ \t]+[^\n]*)+',
+        ).match(text, m.end())
+        if block is None:
+            continue
+        for value in _re(
+            r'\n[ \t]+[A-Za-z0-9_.-]+:[ \t]*(?:[|>][-+]?[ \t]*\n[ \t]+)?'
+            r'["\']?([A-Za-z0-9+/=_.-]{8,})',
+        ).findall(block[0]):
+            if not _placeholder(value):
+                return True
+    return False
+
+
+# the name a value is assigned to, read back from the value's start
+_NAME_BEFORE = (
+    r'([a-z0-9_.-]+)\\?["\']?[ \t]*'
+    r'(?:=>|:{1,3}=|\?=|\|\|=?|=|:|,)[ \t]*\\?["\'`]?$'
+)
+_TEST_NAME = (
+    r'fake|dummy|mock|sample|example|nonmatching|non_matching|placeholder|'
+    # public keys, anti-forgery tokens; and names of what is not a secret
+    r'public|pubkey|pub_key|csrf|xsrf|authenticity|'
+    r'(?:id|ids|name|url|uri|file|path|size|length|len|type|source|results|'
+    r'count|index|version|format|field|header)$'
+)
+
+
+def _not_a_test_name(text: str, start: int, end: int) -> bool:
+    """`fakeToken = "..."`, `publicKey: ...`: test values and public keys
+    are named so (gitleaks' generic rule has the same stop words)."""
+    line_start = max(text.rfind('\n', 0, start) + 1, start - 120)
+    m = _re(_NAME_BEFORE).search(_ascii_lower(text[line_start:start]))
+    return m is None or _re(_TEST_NAME).search(m[1].rstrip('.-_')) is None
+
+
+_NAMED_WINDOW = 40  # characters between the name and its value
+_CANDIDATE = r'[A-Za-z0-9+/_=~.-]{20,}'
+
+
+def _named_value(text: str, end: int) -> tuple[int, int] | None:
+    """The first long run of token characters within a few words after a
+    name (`token`, `key`...): its span, if it is a whole run of at most 200
+    characters.  Each name costs a bounded look, so the text is read in
+    linear time."""
+    # the whole name the word is part of: `csrf_token`, `secret_length`
+    before = _re(r'[A-Za-z0-9_.-]*$').search(text, max(0, end - 60), end)
+    after = _re(r'[A-Za-z0-9_-]*').match(text, end, end + 60)
+    name = (before[0] if before else '') + (after[0] if after else '')
+    if _re(_TEST_NAME).search(_ascii_lower(name).rstrip('.-_')):
+        return None
+    window = text[end:end + _NAMED_WINDOW]
+    m = _re(_CANDIDATE).search(window)
+    # on the same line, not the body of a key block (`KEY-----\\n...`),
+    # not a part of an expression (`'ghp_' + '...'`, `{text: ...}`) or the
+    # next item of a list
+    if m is None or _re(r'[\n+{}()\[\];,]|--').search(window, 0, m.start()):
+        return None
+    start = end + m.start()
+    run = _re(r'[A-Za-z0-9+/_=~.-]{0,201}').match(text, start)
+    assert run is not None
+    stop = run.end()
+    if stop - start > 200 or (start > 0 and text[start - 1] in '@:%$') or \
+            _re(r'["\']?[ \t]*\+').match(text, stop):
+        return None
+    return start, stop
+
+
+def _random_value(value: str) -> bool:
+    """A value named only by a nearby word must look generated: letters of
+    both cases and digits (entropy >= 3.5), or one case and digits but not
+    hex (entropy >= 3.7, 24 characters); never a hex digest (commit ids
+    are named `key` in prose), a path, a dotted name or a test value."""
+    value = value.rstrip('.=')
+    digit, lower, upper = _classes(value)
+    if not (
+        len(value) >= 20 and digit and (lower or upper) and
+        '=' not in value and  # `NAME=1`: another assignment
+        value.count('/') <= 1 and value.count('.') <= 2 and
+        not _reference(value) and
+        _re(_STAND_IN).search(value) is None and
+        not _camel_case_name(value)
+    ):
+        return False
+    if lower and upper:
+        return entropy(value) >= 3.5
+    return (
+        len(value) >= 24 and _re(r'[0-9a-fA-F_.=-]+').fullmatch(value) is None and
+        entropy(value) >= 3.7
+    )
+
+
 _URLSAFE = 'A-Za-z0-9_-'
 
 RULES: tuple[_Rule, ...] = (
@@ -283,6 +543,14 @@ RULES: tuple[_Rule, ...] = (
         'aws-access-key', 'AWS access key',
         '(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)', '[A-Z0-9]{16}',
         ('akia', 'asia', 'abia', 'acca', 'a3t'), _real,
+        entropy=3.0,
+        positives=('AKIA{U:16}', 'ASIA{U:16}',),
+        negatives=('AKIA{U:15}', 'AKIA{U:17}',),
+        source=(
+            'gitleaks cmd/generate/config/rules/aws.go; '
+            'trufflehog pkg/detectors/aws; '
+            'secretlint packages/@secretlint/secretlint-rule-aws'
+        ),
     ),
     _context(
         'aws-secret-key', 'AWS secret key',
@@ -292,71 +560,264 @@ RULES: tuple[_Rule, ...] = (
         r'(?:access[ _.-]?)?key|[ _.-]?access[ _.-]?key)'
         rf'{_ASSIGN}["\']?([a-z0-9/+]{{40}})(?![a-z0-9/+=])',
         ('secret',), _with_digit,
+        entropy=0.0,
+        positives=('aws_secret_access_key = {b:40}', 'AWS_SECRET_KEY: "{b:40}"',),
+        negatives=('aws_secret_access_key = {b:39}', 'aws_region = {b:40}',),
+        source=(
+            'gitleaks cmd/generate/config/rules/aws.go; '
+            'trufflehog pkg/detectors/aws; '
+            'secretlint packages/@secretlint/secretlint-rule-aws'
+        ),
     ),
     _token(
         'gcp-api-key', 'Google API key', 'AIza', f'[{_URLSAFE}]{{35}}',
         ('aiza',), _real, end=f'(?![{_URLSAFE}])',
+        entropy=3.0,
+        positives=('AIza{u:35}', '- note: deploy with AIza{u:35}',),
+        negatives=('AIza{u:34}', 'AIzaxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        source=(
+            'gitleaks cmd/generate/config/rules/gcp.go; '
+            'trufflehog pkg/detectors/gcp; '
+            'secretlint packages/@secretlint/secretlint-rule-gcp'
+        ),
     ),
     _token(
         'gcp-oauth-client-secret', 'Google OAuth client secret', 'GOCSPX-',
         f'[{_URLSAFE}]{{28}}', ('gocspx-',), _real, end=f'(?![{_URLSAFE}])',
+        entropy=3.0,
+        positives=('GOCSPX-{u:28}', '- note: deploy with GOCSPX-{u:28}',),
+        negatives=('GOCSPX-{u:27}', 'GOCSPX-xxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        source=(
+            'gitleaks cmd/generate/config/rules/gcp.go; '
+            'trufflehog pkg/detectors/gcp; '
+            'secretlint packages/@secretlint/secretlint-rule-gcp'
+        ),
     ),
     _Rule(
         'azure-storage-key', 'Azure storage key',
         r'(?:account|sharedaccess)key=([a-z0-9+/]{40,}={0,2})(?![a-z0-9+/=])',
         ('accountkey=', 'sharedaccesskey='), _with_digit, lower=True,
+        entropy=0.0,
+        positives=(
+            'DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={b:86}==;EndpointSuffix=core.windows.net',
+            'Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=x;SharedAccessKey={b:43}=',
+        ),
+        negatives=('AccountName=acme;AccountKey={b:30}==;', 'AccountKey=<key>;',),
+        source=(
+            'gitleaks cmd/generate/config/rules/azure.go; '
+            'trufflehog pkg/detectors/azure_entra; '
+            'secretlint packages/@secretlint/secretlint-rule-azure'
+        ),
     ),
     _token(
         'azure-ad-client-secret', 'Azure AD client secret',
         '', r'[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}', ('q~',),
-        end=r'(?![A-Za-z0-9_~.-])', long=False,  # `.` in the random part
+        end=r'(?![A-Za-z0-9_~.-])', long=False,  # `.` in the random part,
+        entropy=3.0,
+        positives=('{A:3}8Q~{A:34}', '- note: deploy with {A:3}8Q~{A:34}',),
+        negatives=('{L:4}Q~{A:34}', 'xxx8Q~xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        source=(
+            'gitleaks cmd/generate/config/rules/azure.go; '
+            'trufflehog pkg/detectors/azure_entra; '
+            'secretlint packages/@secretlint/secretlint-rule-azure'
+        ),
     ),
     _token(
         'digitalocean-token', 'DigitalOcean token', 'do[opr]_v1_',
         '[a-f0-9]{64}', ('dop_v1_', 'doo_v1_', 'dor_v1_'),
+        entropy=3.0,
+        positives=('dop_v1_{h:64}', 'doo_v1_{h:64}', 'dor_v1_{h:64}',),
+        negatives=(
+            'dop_v1_{h:63}',
+            'dop_v1_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/digitalocean.go; '
+            'trufflehog pkg/detectors/digitaloceanv2'
+        ),
     ),
     _token(
         'alibaba-access-key', 'Alibaba Cloud access key', 'LTAI',
         f'[{_B62}]{{20}}', ('ltai',),
+        entropy=3.0,
+        positives=('LTAI{A:20}', '- note: deploy with LTAI{A:20}',),
+        negatives=('LTAI{A:19}', 'LTAIxxxxxxxxxxxxxxxxxxxx',),
+        source=(
+            'gitleaks cmd/generate/config/rules/alibaba.go; '
+            'trufflehog pkg/detectors/alibaba'
+        ),
     ),
     _token(
         'heroku-api-key-v2', 'Heroku key', 'HRKU-AA', f'[{_URLSAFE}]{{58}}',
         ('hrku-aa',), end=f'(?![{_URLSAFE}])',
+        entropy=3.0,
+        positives=('HRKU-AA{u:58}', '- note: deploy with HRKU-AA{u:58}',),
+        negatives=(
+            'HRKU-AA{u:57}',
+            'HRKU-AAxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/heroku.go; '
+            'trufflehog pkg/detectors/heroku'
+        ),
+    ),
+    # services whose keys have no prefix (a uuid, a number, plain hex):
+    # known by the service's name in the name they are assigned to
+    _context(
+        'service-key-assignment', 'service key assignment',
+        rf'(?<![a-z])(?:{"|".join(_SERVICES)}){_NAME_TAIL}{_ASSIGN}{_VALUE}',
+        tuple(_SERVICES_KEYWORDS), _service_value, anchored=True,
+        entropy=0.0,
+        positives=('HUBSPOT_API_KEY={uuid}', 'discord_client_id: "{d:18}"',),
+        negatives=('hubspot_portal: {a:8}', 'rooktable = {uuid}',),
+        source='gitleaks cmd/generate/config/rules/generic.go',
     ),
     _context(
-        'heroku-api-key', 'Heroku key',
-        rf'heroku[a-z0-9_.-]{{0,30}}{_ASSIGN}["\']?({_UUID})(?![a-z0-9-])',
-        ('heroku',), _real,
+        'sidekiq-secret', 'Sidekiq credentials',
+        r'(?:bundle_(?:enterprise|gems)__contribsys__com[ \t]*[:=][ \t]*["\']?|'
+        r'://[a-z0-9]{8}:(?=[a-z0-9]{8}@(?:gems|enterprise)\.contribsys\.com))'
+        r'([a-f0-9]{8}(?::[a-f0-9]{8})?)(?![a-f0-9])',
+        ('contribsys',), _any,
+        entropy=0.0,
+        positives=(
+            'export BUNDLE_ENTERPRISE__CONTRIBSYS__COM={h:8}:{h:8}',
+            'https://{h:8}:{h:8}@gems.contribsys.com/',
+        ),
+        negatives=(
+            'BUNDLE_GEMS__CONTRIBSYS__COM: {h:7}',
+            'https://{h:8}:{h:8}@gems.example.com/',
+        ),
+        source='gitleaks cmd/generate/config/rules/sidekiq.go',
+    ),
+    _context(
+        'nuget-config-password', 'password assignment',
+        r'<add key=["\']cleartextpassword["\'][ \t]+value=["\']([^"\'\n%]{8,})["\']',
+        ('cleartextpassword',), _any,
+        entropy=0.0,
+        positives=(
+            '<add key="ClearTextPassword" value="{A:16}" />',
+            '- note: deploy with <add key="ClearTextPassword" value="{A:16}" />',
+        ),
+        negatives=(
+            '<add key="ClearTextPassword" value="%NUGET_PASSWORD%" />',
+            '<add key="ClearTextPassword" value="abc" />',
+        ),
+        source='gitleaks cmd/generate/config/rules/nuget.go',
+    ),
+    _context(
+        'kubernetes-secret', 'Kubernetes secret',
+        r'(?m)(?<![a-z0-9_])kind:[ \t]*["\']?secret["\']?[ \t]*$', ('secret',),
+        _any,
+        context=_k8s_data, any_value=True,
+        entropy=0.0,
+        positives=(
+            'kind: Secret\napiVersion: v1\nmetadata:\n  name: db\ndata:\n  ca.pem: {b:24}\n',
+            'kind: "Secret"\nstringData:\n  .dockercfg: {b:32}\n',
+        ),
+        negatives=(
+            'apiVersion: v1\nkind: ConfigMap\ndata:\n  password: {b:24}\n',
+            'kind: Secret\nmetadata:\n  name: db\n',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/kubernetes.go; '
+            'secretlint packages/@secretlint/secretlint-rule-no-k8s-kind-secret'
+        ),
     ),
     _token(
         'databricks-token', 'Databricks token', 'dapi',
         '[a-f0-9]{32}(?:-[0-9])?', ('dapi',),
+        entropy=3.0,
+        positives=('dapi{h:32}', 'dapi{h:32}-2',),
+        negatives=('dapi{h:31}', 'dapixxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        source=(
+            'gitleaks cmd/generate/config/rules/databricks.go; '
+            'secretlint packages/@secretlint/secretlint-rule-databricks'
+        ),
     ),
     _token(
         'cloudflare-origin-ca-key', 'Cloudflare key', r'v1\.0-',
         '[a-f0-9]{24}-[a-f0-9]{146}', ('v1.0-',),
+        entropy=3.0,
+        positives=('v1.0-{h:24}-{h:146}', '- note: deploy with v1.0-{h:24}-{h:146}',),
+        negatives=(
+            'v1.0-{h:24}-{h:145}',
+            'v1.0-' + 'x' * 24 + '-' + 'x' * 146,
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/cloudflare.go; '
+            'secretlint packages/@secretlint/secretlint-rule-cloudflare'
+        ),
     ),
     _token(
         'flyio-token', 'Fly.io token', 'f',
         f'(?:o1_[{_URLSAFE}]{{43}}|m(?:1[ar]|2)_[A-Za-z0-9+/]{{100,}}={{0,3}})',
         ('fo1_', 'fm1a_', 'fm1r_', 'fm2_'), end=r'(?![A-Za-z0-9_+/=-])',
+        entropy=3.0,
+        positives=('fo1_{u:43}', 'FlyV1 fm2_{b:120}',),
+        negatives=('fo1_{u:42}', 'fo1_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        source=(
+            'gitleaks cmd/generate/config/rules/flyio.go; '
+            'trufflehog pkg/detectors/flyio'
+        ),
     ),
     _token(
         'scalingo-token', 'Scalingo token', 'tk-us-', f'[{_URLSAFE}]{{48}}',
         ('tk-us-',), end=f'(?![{_URLSAFE}])',
+        entropy=3.0,
+        positives=('tk-us-{u:48}', '- note: deploy with tk-us-{u:48}',),
+        negatives=(
+            'tk-us-{u:47}',
+            'tk-us-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source='gitleaks cmd/generate/config/rules/scalingo.go',
     ),
     _token(
         'openshift-token', 'OpenShift token', 'sha256~', f'[{_URLSAFE}]{{43}}',
         ('sha256~',), end=f'(?![{_URLSAFE}])',
+        entropy=3.0,
+        positives=('sha256~{u:43}', '- note: deploy with sha256~{u:43}',),
+        negatives=(
+            'sha256~{u:42}',
+            'sha256~xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source='gitleaks cmd/generate/config/rules/openshift.go',
     ),
     # -- source hosting and CI ----------------------------------------------
     _token(
         'github-token', 'GitHub token', 'gh[pousr]_', f'[{_B62}]{{36,251}}',
         ('ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_'), _real,
+        entropy=3.0,
+        positives=(
+            'ghp_{A:36}',
+            'gho_{A:36}',
+            'ghu_{A:36}',
+            'ghs_{A:36}',
+            'ghr_{A:36}',
+        ),
+        negatives=('ghp_{A:35}', 'ghx_{A:36}',),
+        source=(
+            'gitleaks cmd/generate/config/rules/github.go; '
+            'trufflehog pkg/detectors/github; '
+            'secretlint packages/@secretlint/secretlint-rule-github'
+        ),
     ),
     _token(
         'github-fine-grained-pat', 'GitHub token', 'github_pat_',
         f'[{_B62}]{{22}}_[{_B62}]{{59}}', ('github_pat_',), _real,
+        entropy=3.0,
+        positives=(
+            'github_pat_{A:22}_{A:59}',
+            '- note: deploy with github_pat_{A:22}_{A:59}',
+        ),
+        negatives=(
+            'github_pat_{A:22}_{A:58}',
+            'github_pat_' + 'x' * 22 + '_' + 'x' * 59,
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/github.go; '
+            'trufflehog pkg/detectors/github; '
+            'secretlint packages/@secretlint/secretlint-rule-github'
+        ),
     ),
     _token(
         'gitlab-token', 'GitLab token', 'gl',
@@ -367,127 +828,416 @@ RULES: tuple[_Rule, ...] = (
             'glagent-', 'gloas-', 'glsoat-', 'glffct-',
         ),
         end=f'(?![{_URLSAFE}])',
+        entropy=3.0,
+        positives=(
+            'glpat-{u:20}',
+            'glptt-{h:40}',
+            'glrt-{u:20}',
+            'gldt-{u:20}',
+            'glcbt-{u:24}',
+            'gloas-{u:64}',
+            'glpat-{u:27}.01{a:7}',
+        ),
+        negatives=('glpat-{u:19}', 'glpat-token-for-the-ci-runner',),
+        source=(
+            'gitleaks cmd/generate/config/rules/gitlab.go; '
+            'trufflehog pkg/detectors/gitlab; '
+            'secretlint packages/@secretlint/secretlint-rule-gitlab'
+        ),
     ),
     _token(
         'gitlab-runner-registration-token', 'GitLab token', 'GR1348941',
         f'[{_URLSAFE}]{{20,}}', ('gr1348941',), end=f'(?![{_URLSAFE}])',
+        entropy=3.0,
+        positives=('GR1348941{u:20}', '- note: deploy with GR1348941{u:20}',),
+        negatives=('GR1348941{u:19}', 'GR1348941xxxxxxxxxxxxxxxxxxxx',),
+        source=(
+            'gitleaks cmd/generate/config/rules/gitlab.go; '
+            'trufflehog pkg/detectors/gitlab; '
+            'secretlint packages/@secretlint/secretlint-rule-gitlab'
+        ),
     ),
     _token(
         'atlassian-api-token', 'Atlassian token', 'AT[AC]TT3',
         '[A-Za-z0-9_=-]{150,}', ('atatt3', 'atctt3'),
         end=r'(?![A-Za-z0-9_=-])',
+        entropy=3.0,
+        positives=('ATATT3{u:180}', '- note: deploy with ATATT3{u:180}',),
+        negatives=(
+            'ATATT3{u:140}',
+            'ATATT3' + 'x' * 180,
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/atlassian.go; '
+            'trufflehog pkg/detectors/atlassian'
+        ),
     ),
     _token(
         'bitbucket-app-password', 'Atlassian token', 'ATBB',
         f'[{_B62}]{{32,}}', ('atbb',),
+        entropy=3.0,
+        positives=('ATBB{A:32}', '- note: deploy with ATBB{A:32}',),
+        negatives=('ATBB{A:31}', 'ATBBxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        source='gitleaks cmd/generate/config/rules/bitbucket.go',
     ),
     _token(
         'npm-token', 'npm token', 'npm_', f'[{_B62}]{{36}}', ('npm_',),
         _random_looking,
+        entropy=3.0,
+        positives=(
+            '//registry.npmjs.org/:_authToken=npm_{A:36}',
+            '- note: deploy with //registry.npmjs.org/:_authToken=npm_{A:36}',
+        ),
+        negatives=(
+            'npm_{A:35}',
+            '//registry.npmjs.org/:_authToken=npm_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/npm.go; '
+            'secretlint packages/@secretlint/secretlint-rule-npm'
+        ),
     ),
     _Rule(
         'pypi-token', 'PyPI token',
         f'pypi-AgEIcHlwaS5vcmc[{_URLSAFE}]{{50,}}', ('pypi-ageichlwas5vcmc',),
         _real,
+        entropy=3.0,
+        positives=(
+            'pypi-AgEIcHlwaS5vcmc{u:60}',
+            '- note: deploy with pypi-AgEIcHlwaS5vcmc{u:60}',
+        ),
+        negatives=(
+            'pypi-AgEIcHlwaS5vcmc{u:49}',
+            'pypi-AgEIcHlwaS5vcmcxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/pypi.go; '
+            'trufflehog pkg/detectors/pypi'
+        ),
     ),
     _token(
         'rubygems-token', 'RubyGems token', 'rubygems_', '[a-f0-9]{48}',
         ('rubygems_',),
+        entropy=3.0,
+        positives=('rubygems_{h:48}', '- note: deploy with rubygems_{h:48}',),
+        negatives=(
+            'rubygems_{h:47}',
+            'rubygems_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/rubygems.go; '
+            'trufflehog pkg/detectors/rubygems'
+        ),
     ),
     _token(
         'clojars-token', 'Clojars token', 'clojars_', '[a-z0-9]{60}',
         ('clojars_',), lower=True,
+        entropy=0.0,
+        positives=('CLOJARS_{a:60}', '- note: deploy with CLOJARS_{a:60}',),
+        negatives=(
+            'CLOJARS_{a:59}',
+            'CLOJARS_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source='gitleaks cmd/generate/config/rules/clojars.go',
     ),
     _token(
         'artifactory-api-key', 'Artifactory token', 'AKCp', f'[{_B62}]{{69}}',
         ('akcp',),
+        entropy=3.0,
+        positives=('AKCp{A:69}', '- note: deploy with AKCp{A:69}',),
+        negatives=(
+            'AKCp{A:68}',
+            'AKCpxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/artifactory.go; '
+            'trufflehog pkg/detectors/artifactory'
+        ),
     ),
     _token(
         'artifactory-reference-token', 'Artifactory token', 'cmVmd',
         f'[{_B62}]{{59}}', ('cmvmd',),
+        entropy=3.0,
+        positives=('cmVmd{A:59}', '- note: deploy with cmVmd{A:59}',),
+        negatives=(
+            'cmVmd{A:58}',
+            'cmVmdxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/artifactory.go; '
+            'trufflehog pkg/detectors/artifactory'
+        ),
     ),
     _token(
         'sourcegraph-token', 'Sourcegraph token', 'sgp_',
         '(?:(?:[a-f0-9]{16}|local)_)?[a-f0-9]{40}', ('sgp_',),
+        entropy=3.0,
+        positives=('sgp_{h:40}', 'sgp_{h:16}_{h:40}', 'sgp_local_{h:40}',),
+        negatives=('sgp_{h:39}', 'sgp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        source='trufflehog pkg/detectors/sourcegraph',
     ),
     _token(
         'harness-token', 'Harness token', '[ps]at\\.',
         f'[{_URLSAFE}]{{22}}\\.[{_B62}]{{24}}\\.[{_B62}]{{20}}', ('pat.', 'sat.'),
+        entropy=3.0,
+        positives=(
+            'pat.{u:22}.{A:24}.{A:20}',
+            '- note: deploy with pat.{u:22}.{A:24}.{A:20}',
+        ),
+        negatives=(
+            'pat.{u:22}.{A:24}.{A:19}',
+            'pat.xxxxxxxxxxxxxxxxxxxxxx.xxxxxxxxxxxxxxxxxxxxxxxx.xxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/harness.go; '
+            'trufflehog pkg/detectors/harness'
+        ),
     ),
     # -- chat and mail ------------------------------------------------------
     _token(
         'slack-token', 'Slack token', 'xox',
         '(?:e\\.xox)?[abeoprs]-[0-9A-Za-z]+-[0-9A-Za-z-]{10,}', ('xox',),
         _with_digit, end=r'(?![0-9A-Za-z_-])',
+        entropy=3.0,
+        positives=(
+            'xoxb-{d:10}-{d:13}-{A:24}',
+            'xoxp-{d:10}-{d:10}-{d:10}-{h:32}',
+            'xoxa-2-{A:30}',
+            'xoxr-{d:10}-{A:30}',
+            'xoxs-{d:10}-{A:30}',
+            'xoxe.xoxp-1-{A:163}',
+        ),
+        negatives=('xoxb-{d:10}-{A:9}', 'xoxb-not-a-real-token-at-all',),
+        source=(
+            'gitleaks cmd/generate/config/rules/slack.go; '
+            'trufflehog pkg/detectors/slack; '
+            'secretlint packages/@secretlint/secretlint-rule-slack'
+        ),
     ),
     _token(
         'slack-app-token', 'Slack token', 'xapp-',
         f'[0-9]+-[{_B62}]+-[0-9]+-[{_B62}]{{16,}}', ('xapp-',), _with_digit,
+        entropy=3.0,
+        positives=(
+            'xapp-1-{U:11}-{d:13}-{h:64}',
+            '- note: deploy with xapp-1-{U:11}-{d:13}-{h:64}',
+        ),
+        negatives=(
+            'xapp-1-{U:11}-{d:13}-{h:15}',
+            'xapp-1-xxxxxxxxxxx-xxxxxxxxxxxxx-' + 'x' * 64,
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/slack.go; '
+            'trufflehog pkg/detectors/slack; '
+            'secretlint packages/@secretlint/secretlint-rule-slack'
+        ),
     ),
     _Rule(
         'slack-webhook', 'Slack webhook',
         r'hooks\.slack\.com/(?:services|workflows|triggers)/'
         r'[A-Za-z0-9_/-]{20,}',
         ('hooks.slack.com',), _real,
+        entropy=3.0,
+        positives=(
+            'https://hooks.slack.com/services/T{U:8}/B{U:8}/{A:24}',
+            '- note: deploy with https://hooks.slack.com/services/T{U:8}/B{U:8}/{A:24}',
+        ),
+        negatives=(
+            'https://hooks.slack.com/services/T{U:8}',
+            'https://hooks.slack.com/services/Txxxxxxxx/Bxxxxxxxx/xxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/slack.go; '
+            'trufflehog pkg/detectors/slack; '
+            'secretlint packages/@secretlint/secretlint-rule-slack'
+        ),
     ),
     _Rule(
         'discord-webhook', 'Discord webhook',
         r'discord(?:app)?\.com/api/webhooks/[0-9]{17,20}/'
         f'[{_URLSAFE}]{{60,68}}(?![{_URLSAFE}])',
         ('discord',), _real,
+        entropy=3.0,
+        positives=(
+            'https://discord.com/api/webhooks/{d:18}/{u:68}',
+            '- note: deploy with https://discord.com/api/webhooks/{d:18}/{u:68}',
+        ),
+        negatives=(
+            'https://discord.com/api/webhooks/{d:18}/{u:59}',
+            'https://discord.com/api/webhooks/xxxxxxxxxxxxxxxxxx/' + 'x' * 68,
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/discord.go; '
+            'trufflehog pkg/detectors/discordbottoken'
+        ),
     ),
     _token(
         'dropbox-token', 'Dropbox token', r'sl\.', '[A-Za-z0-9_.=-]{130,}',
         ('sl.',), end=r'(?![A-Za-z0-9_.=-])', long=False,
+        entropy=3.0,
+        positives=('sl.{u:140}', '- note: deploy with sl.{u:140}',),
+        negatives=(
+            'sl.{u:129}',
+            'sl.' + 'x' * 140,
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/dropbox.go; '
+            'trufflehog pkg/detectors/dropbox'
+        ),
     ),
     _token(
         'discord-bot-token', 'Discord token', '',
         f'[MNO][{_URLSAFE}]{{23,27}}\\.[{_URLSAFE}]{{6}}\\.[{_URLSAFE}]{{27,38}}',
         (), _discord_bot_token, end=f'(?![{_URLSAFE}])',
+        entropy=3.0,
+        positives=(
+            '{discord_id}.{u:6}.{u:38}',
+            '- note: deploy with {discord_id}.{u:6}.{u:38}',
+        ),
+        negatives=(
+            'M{A:25}.{u:6}.{u:38}',
+            '{discord_id}.xxxxxx.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/discord.go; '
+            'trufflehog pkg/detectors/discordbottoken'
+        ),
     ),
     _token(
         'telegram-bot-token', 'Telegram bot token', '',
-        f'[0-9]{{8,10}}:AA[{_URLSAFE}]{{33}}', (':aa',), _real,
+        f'[0-9]{{5,16}}:A[{_URLSAFE}]{{34}}', (':a',), _mixed,
         end=f'(?![{_URLSAFE}])',
+        entropy=3.0,
+        positives=('{d:10}:AA{u:33}', '- note: deploy with {d:10}:AA{u:33}',),
+        negatives=(
+            '{d:10}:AA{u:32}',
+            'xxxxxxxxxx:AAxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/telegram.go; '
+            'trufflehog pkg/detectors/telegrambottoken'
+        ),
     ),
     _token(
         'sendgrid-key', 'SendGrid key', r'SG\.',
         f'[{_URLSAFE}]{{22}}\\.[{_URLSAFE}]{{43}}', ('sg.',), _real,
         end=f'(?![{_URLSAFE}])',
+        entropy=3.0,
+        positives=('SG.{u:22}.{u:43}', '- note: deploy with SG.{u:22}.{u:43}',),
+        negatives=(
+            'SG.{u:22}.{u:42}',
+            'SG.xxxxxxxxxxxxxxxxxxxxxx.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/sendgrid.go; '
+            'trufflehog pkg/detectors/sendgrid; '
+            'secretlint packages/@secretlint/secretlint-rule-sendgrid'
+        ),
     ),
     _token(
         'sendinblue-key', 'Brevo key', 'x',
         f'(?:keysib|smtpsib)-[a-f0-9]{{64}}-[{_B62}]{{16}}',
         ('xkeysib-', 'xsmtpsib-'),
+        entropy=3.0,
+        positives=('xkeysib-{h:64}-{A:16}', 'xsmtpsib-{h:64}-{A:16}',),
+        negatives=(
+            'xkeysib-{h:64}-{A:15}',
+            'xkeysib-' + 'x' * 64 + '-xxxxxxxxxxxxxxxx',
+        ),
+        source='gitleaks cmd/generate/config/rules/sendinblue.go',
     ),
     _token(
         'twilio-api-key', 'Twilio key', 'SK', '[0-9a-fA-F]{32}', ('sk',),
+        entropy=3.0,
+        positives=('SK{h:32}', '- note: deploy with SK{h:32}',),
+        negatives=('SK{h:31}', 'SKxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        source=(
+            'gitleaks cmd/generate/config/rules/twilio.go; '
+            'trufflehog pkg/detectors/twilio'
+        ),
     ),
     _token(
         'twilio-account-credentials', 'Twilio key', 'AC',
         '[0-9a-f]{32}:([0-9a-f]{32})', ('ac',),
+        entropy=3.0,
+        positives=(
+            'curl -u AC{h:32}:{h:32} https://api.twilio.com',
+            '- note: deploy with curl -u AC{h:32}:{h:32} https://api.twilio.com',
+        ),
+        negatives=(
+            'sid AC{h:32}',
+            'curl -u AC' + 'x' * 32 + ':' + 'x' * 32 + ' https://api.twilio.com',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/twilio.go; '
+            'trufflehog pkg/detectors/twilio'
+        ),
     ),
     _token(
         # `key-<md5>` is also what a cache key looks like: only where the
         # text names Mailgun (as gitleaks does), and never `cache-key-<md5>`
         'mailgun-key', 'Mailgun key', 'key-', '[0-9a-f]{32}', ('mailgun',),
         boundary='[A-Za-z0-9_./-]', long=False,
+        entropy=3.0,
+        positives=('MAILGUN=key-{h:32}', 'mailgun: key-{h:32}',),
+        negatives=('mailgun: cache-key-{h:32}', 'cache: key-{h:32}',),
+        source=(
+            'gitleaks cmd/generate/config/rules/mailgun.go; '
+            'trufflehog pkg/detectors/mailgun'
+        ),
     ),
     _token(
         'mailchimp-key', 'Mailchimp key', '', '[0-9a-f]{32}-us[0-9]{1,2}',
         ('-us',),
+        entropy=3.0,
+        positives=('{h:32}-us14', '- note: deploy with {h:32}-us14',),
+        negatives=('{h:32}-eu14', 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-us14',),
+        source=(
+            'gitleaks cmd/generate/config/rules/mailchimp.go; '
+            'trufflehog pkg/detectors/mailchimp'
+        ),
     ),
     _token(
         'postman-key', 'Postman key', 'PMAK-',
         '[a-f0-9]{24}-[a-f0-9]{34}', ('pmak-',),
+        entropy=3.0,
+        positives=('PMAK-{h:24}-{h:34}', '- note: deploy with PMAK-{h:24}-{h:34}',),
+        negatives=(
+            'PMAK-{h:24}-{h:33}',
+            'PMAK-xxxxxxxxxxxxxxxxxxxxxxxx-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/postman.go; '
+            'trufflehog pkg/detectors/postman'
+        ),
     ),
     _token(
         'linear-key', 'Linear key', 'lin_api_', f'[{_B62}]{{40}}',
         ('lin_api_',),
+        entropy=3.0,
+        positives=('lin_api_{A:40}', '- note: deploy with lin_api_{A:40}',),
+        negatives=(
+            'lin_api_{A:39}',
+            'lin_api_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/linear.go; '
+            'secretlint packages/@secretlint/secretlint-rule-linear'
+        ),
     ),
     _token(
         'typeform-token', 'Typeform token', 'tfp_', '[A-Za-z0-9_.=-]{59}',
         ('tfp_',), end=r'(?![A-Za-z0-9_.=-])', long=False,
+        entropy=3.0,
+        positives=('tfp_{u:59}', '- note: deploy with tfp_{u:59}',),
+        negatives=(
+            'tfp_{u:58}',
+            'tfp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/typeform.go; '
+            'trufflehog pkg/detectors/typeform'
+        ),
     ),
     # -- payments -----------------------------------------------------------
     _token(
@@ -495,170 +1245,617 @@ RULES: tuple[_Rule, ...] = (
         f'[{_B62}]{{20,}}',
         ('sk_live_', 'sk_test_', 'sk_prod_', 'rk_live_', 'rk_test_', 'rk_prod_'),
         _with_digit,
+        entropy=3.0,
+        positives=(
+            'sk_live_{A:24}',
+            'rk_live_{A:24}',
+            'sk_test_{A:24}',
+            'sk_prod_{A:24}',
+        ),
+        negatives=('sk_live_{A:19}', 'pk_live_{A:24}',),
+        source=(
+            'gitleaks cmd/generate/config/rules/stripe.go; '
+            'trufflehog pkg/detectors/stripe; '
+            'secretlint packages/@secretlint/secretlint-rule-stripe'
+        ),
     ),
     _token(
         'stripe-webhook-secret', 'Stripe key', 'whsec_', '[A-Za-z0-9+/]{32,}',
         ('whsec_',), end=r'(?![A-Za-z0-9_+/])',
+        entropy=3.0,
+        positives=('whsec_{A:32}', '- note: deploy with whsec_{A:32}',),
+        negatives=('whsec_{A:31}', 'whsec_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        source=(
+            'gitleaks cmd/generate/config/rules/stripe.go; '
+            'trufflehog pkg/detectors/stripe; '
+            'secretlint packages/@secretlint/secretlint-rule-stripe'
+        ),
     ),
     _token(
         'square-token', 'Square token', 'sq0(?:atp|csp)-',
         f'[{_URLSAFE}]{{22,}}', ('sq0atp-', 'sq0csp-'), end=f'(?![{_URLSAFE}])',
+        entropy=3.0,
+        positives=('sq0atp-{u:22}', 'sq0csp-{u:43}',),
+        negatives=('sq0atp-{u:21}', 'sq0atp-xxxxxxxxxxxxxxxxxxxxxx',),
+        source=(
+            'gitleaks cmd/generate/config/rules/square.go; '
+            'trufflehog pkg/detectors/square'
+        ),
     ),
     _token(
         'square-access-token', 'Square token', 'EAAA', f'[{_URLSAFE}]{{60}}',
         ('eaaa',), _random_looking, end=f'(?![{_URLSAFE}])',
+        entropy=3.0,
+        positives=('EAAA{u:60}', '- note: deploy with EAAA{u:60}',),
+        negatives=(
+            'EAAA{u:59}',
+            'EAAAxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/square.go; '
+            'trufflehog pkg/detectors/square'
+        ),
     ),
     _token(
         'shopify-token', 'Shopify token', 'shp(?:at|ss|ca|pa)_',
         '[a-fA-F0-9]{32}', ('shpat_', 'shpss_', 'shpca_', 'shppa_'),
+        entropy=3.0,
+        positives=('shpat_{h:32}', 'shpss_{h:32}', 'shpca_{h:32}', 'shppa_{h:32}',),
+        negatives=('shpat_{h:31}', 'shpat_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        source=(
+            'gitleaks cmd/generate/config/rules/shopify.go; '
+            'trufflehog pkg/detectors/shopify; '
+            'secretlint packages/@secretlint/secretlint-rule-shopify'
+        ),
     ),
     _token(
         'shippo-token', 'Shippo token', 'shippo_(?:live|test)_',
         '[a-fA-F0-9]{40}', ('shippo_',),
+        entropy=3.0,
+        positives=('shippo_live_{h:40}', '- note: deploy with shippo_live_{h:40}',),
+        negatives=(
+            'shippo_live_{h:39}',
+            'shippo_live_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/shippo.go; '
+            'trufflehog pkg/detectors/shippo'
+        ),
     ),
     _token(
-        'flutterwave-secret-key', 'Flutterwave key', 'FLWSECK_TEST-',
-        '[a-h0-9]{32}-X', ('flwseck_test-',),
+        'flutterwave-secret-key', 'Flutterwave key', 'FLW(?:SECK|PUBK)_TEST-',
+        '(?:[a-h0-9]{32}-X|[a-h0-9]{12}(?![a-h0-9]))',
+        ('flwseck_test-', 'flwpubk_test-'), end='',
+        entropy=3.0,
+        positives=(
+            'FLWSECK_TEST-{h:32}-X',
+            '- note: deploy with FLWSECK_TEST-{h:32}-X',
+        ),
+        negatives=(
+            'FLWSECK_TEST-{h:32}',
+            'FLWSECK_TEST-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-X',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/flutterwave.go; '
+            'trufflehog pkg/detectors/flutterwave'
+        ),
     ),
     _token(
         'duffel-token', 'Duffel token', 'duffel_(?:live|test)_',
         '[A-Za-z0-9_=-]{43}', ('duffel_',), end=r'(?![A-Za-z0-9_=-])',
+        entropy=3.0,
+        positives=('duffel_live_{u:43}', '- note: deploy with duffel_live_{u:43}',),
+        negatives=(
+            'duffel_live_{u:42}',
+            'duffel_live_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source='gitleaks cmd/generate/config/rules/duffel.go',
     ),
     _token(
         'easypost-token', 'EasyPost token', 'EZ[AT]K', f'[{_B62}]{{54}}',
         ('ezak', 'eztk'),
+        entropy=3.0,
+        positives=('EZAK{A:54}', 'EZTK{A:54}',),
+        negatives=(
+            'EZAK{A:53}',
+            'EZAKxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source='gitleaks cmd/generate/config/rules/easypost.go',
     ),
     # -- AI -----------------------------------------------------------------
     _token(
         'anthropic-key', 'Anthropic key', 'sk-ant-', f'[{_URLSAFE}]{{32,}}',
         ('sk-ant-',), _real, end='',
+        entropy=3.0,
+        positives=('sk-ant-api03-{u:93}AA', 'sk-ant-admin01-{u:93}AA',),
+        negatives=(
+            'sk-ant-{u:31}',
+            'sk-ant-api03-' + 'x' * 93 + 'AA',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/anthropic.go; '
+            'trufflehog pkg/detectors/anthropic; '
+            'secretlint packages/@secretlint/secretlint-rule-anthropic'
+        ),
     ),
     _token(
         'openai-key', 'OpenAI key', 'sk-',
         f'(?!ant-)(?:proj-|svcacct-|admin-)?[{_URLSAFE}]{{32,}}', ('sk-',),
         _random_looking, end='',
+        entropy=3.0,
+        positives=('OPENAI_API_KEY=sk-{A:48}', 'sk-proj-{u:74}T3BlbkFJ{u:74}',),
+        negatives=('sk-{a:48}', 'sk-{A:31}',),
+        source=(
+            'gitleaks cmd/generate/config/rules/openai.go; '
+            'trufflehog pkg/detectors/openai; '
+            'secretlint packages/@secretlint/secretlint-rule-openai'
+        ),
     ),
     _token(
         'huggingface-token', 'Hugging Face token', 'hf_', '[A-Za-z]{34}',
         ('hf_',),
+        entropy=3.0,
+        positives=('hf_{L:34}', '- note: deploy with hf_{L:34}',),
+        negatives=('hf_{L:33}', 'hf_{a:34}',),
+        source=(
+            'gitleaks cmd/generate/config/rules/huggingface.go; '
+            'trufflehog pkg/detectors/huggingface; '
+            'secretlint packages/@secretlint/secretlint-rule-huggingface'
+        ),
     ),
     _token(
         'huggingface-org-token', 'Hugging Face token', 'api_org_',
         '[A-Za-z]{34}', ('api_org_',),
+        entropy=3.0,
+        positives=('api_org_{L:34}', '- note: deploy with api_org_{L:34}',),
+        negatives=('api_org_{L:33}', 'api_org_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        source=(
+            'gitleaks cmd/generate/config/rules/huggingface.go; '
+            'trufflehog pkg/detectors/huggingface; '
+            'secretlint packages/@secretlint/secretlint-rule-huggingface'
+        ),
     ),
     _token(
         'groq-key', 'Groq key', 'gsk_', f'[{_B62}]{{52}}', ('gsk_',),
         _random_looking,
+        entropy=3.0,
+        positives=('gsk_{A:52}', '- note: deploy with gsk_{A:52}',),
+        negatives=(
+            'gsk_{A:51}',
+            'gsk_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'trufflehog pkg/detectors/groq; '
+            'secretlint packages/@secretlint/secretlint-rule-groq'
+        ),
     ),
     _token(
         'xai-key', 'xAI key', 'xai-', f'[{_B62}]{{80}}', ('xai-',),
         _random_looking,
+        entropy=3.0,
+        positives=('xai-{A:80}', '- note: deploy with xai-{A:80}',),
+        negatives=(
+            'xai-{A:79}',
+            'xai-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source="the vendor's published token format",
     ),
     _token(
         'replicate-token', 'Replicate token', 'r8_', f'[{_B62}]{{37}}',
         ('r8_',), _random_looking,
+        entropy=3.0,
+        positives=('r8_{A:37}', '- note: deploy with r8_{A:37}',),
+        negatives=('r8_{A:36}', 'r8_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        source='trufflehog pkg/detectors/replicate',
     ),
     _token(
         'perplexity-key', 'Perplexity key', 'pplx-', f'[{_B62}]{{48}}',
         ('pplx-',), _random_looking,
+        entropy=3.0,
+        positives=('pplx-{A:48}', '- note: deploy with pplx-{A:48}',),
+        negatives=(
+            'pplx-{A:47}',
+            'pplx-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source='gitleaks cmd/generate/config/rules/perplexity.go',
     ),
     # -- secrets managers, infrastructure, observability --------------------
     _token(
         'vault-token', 'Vault token', r'hv[sbr]\.', f'[{_URLSAFE}]{{24,}}',
         ('hvs.', 'hvb.', 'hvr.'), end=f'(?![{_URLSAFE}])',
+        entropy=3.0,
+        positives=('hvs.{u:95}', 'hvb.{u:140}',),
+        negatives=(
+            'hvs.{u:23}',
+            'hvs.' + 'x' * 95,
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/hashicorp_vault.go; '
+            'trufflehog pkg/detectors/hashicorpvaultauth; '
+            'secretlint packages/@secretlint/secretlint-rule-hashicorp-vault'
+        ),
     ),
     _token(
         'doppler-token', 'Doppler token', r'dp\.',
         f'(?:pt|st|ct|sa|scim|audit)\\.[{_B62}]{{40,44}}', ('dp.',),
+        entropy=3.0,
+        positives=('dp.pt.{A:43}', 'dp.st.{A:40}',),
+        negatives=(
+            'dp.pt.{A:39}',
+            'dp.pt.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/doppler.go; '
+            'trufflehog pkg/detectors/doppler'
+        ),
     ),
     _token(
         'terraform-cloud-token', 'Terraform Cloud token', '',
         rf'[{_B62}]{{14}}\.atlasv1\.[A-Za-z0-9_=-]{{60,70}}', ('atlasv1',),
         end=r'(?![A-Za-z0-9_=-])',
+        entropy=3.0,
+        positives=(
+            '{A:14}.atlasv1.{u:67}',
+            '- note: deploy with {A:14}.atlasv1.{u:67}',
+        ),
+        negatives=(
+            '{A:14}.atlasv1.{u:59}',
+            'xxxxxxxxxxxxxx.atlasv1.' + 'x' * 67,
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/hashicorp.go; '
+            'trufflehog pkg/detectors/terraformcloudpersonaltoken'
+        ),
     ),
     _token(
         'pulumi-token', 'Pulumi token', 'pul-', '[a-f0-9]{40}', ('pul-',),
+        entropy=3.0,
+        positives=('pul-{h:40}', '- note: deploy with pul-{h:40}',),
+        negatives=('pul-{h:39}', 'pul-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        source=(
+            'gitleaks cmd/generate/config/rules/pulumi.go; '
+            'trufflehog pkg/detectors/pulumi'
+        ),
     ),
     _token(
         'onepassword-service-account-token', '1Password token', 'ops_eyJ',
         '[A-Za-z0-9+/]{250,}={0,3}', ('ops_eyj',), end=r'(?![A-Za-z0-9+/=])',
+        entropy=3.0,
+        positives=('ops_eyJ{b:260}', '- note: deploy with ops_eyJ{b:260}',),
+        negatives=(
+            'ops_eyJ{b:249}',
+            'ops_eyJ' + 'x' * 260,
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/1password.go; '
+            'secretlint packages/@secretlint/secretlint-rule-1password'
+        ),
     ),
     _token(
         'onepassword-secret-key', '1Password token', 'A3-',
         '[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})'
         '-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}',
         ('a3-',), _with_digit,
+        entropy=3.0,
+        positives=(
+            'A3-{U:6}-{U:11}-{U:5}-{U:5}-{U:5}',
+            'A3-{U:6}-{U:6}-{U:5}-{U:5}-{U:5}-{U:5}',
+        ),
+        negatives=(
+            'A3-{U:6}-{U:11}-{U:5}-{U:5}-{U:4}',
+            'A3-xxxxxx-xxxxxxxxxxx-xxxxx-xxxxx-xxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/1password.go; '
+            'secretlint packages/@secretlint/secretlint-rule-1password'
+        ),
     ),
     _token(
         'age-secret-key', 'age secret key', 'AGE-SECRET-KEY-1',
         '[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}', ('age-secret-key-1',), _real,
+        entropy=3.0,
+        positives=(
+            'AGE-SECRET-KEY-1{g:58}',
+            '- note: deploy with AGE-SECRET-KEY-1{g:58}',
+        ),
+        negatives=(
+            'AGE-SECRET-KEY-1{g:57}',
+            'AGE-SECRET-KEY-1xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source='gitleaks cmd/generate/config/rules/age.go',
     ),
     _token(
         'grafana-cloud-token', 'Grafana token', 'glc_',
         '[A-Za-z0-9+/]{32,}={0,3}', ('glc_',), end=r'(?![A-Za-z0-9+/=])',
+        entropy=3.0,
+        positives=('glc_{b:40}', '- note: deploy with glc_{b:40}',),
+        negatives=('glc_{b:31}', 'glc_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        source=(
+            'gitleaks cmd/generate/config/rules/grafana.go; '
+            'trufflehog pkg/detectors/grafana; '
+            'secretlint packages/@secretlint/secretlint-rule-grafana'
+        ),
     ),
     _token(
         'grafana-service-account-token', 'Grafana token', 'glsa_',
         f'[{_B62}]{{32}}_[A-Fa-f0-9]{{8}}', ('glsa_',),
+        entropy=3.0,
+        positives=('glsa_{A:32}_{h:8}', '- note: deploy with glsa_{A:32}_{h:8}',),
+        negatives=(
+            'glsa_{A:32}_{h:7}',
+            'glsa_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx_xxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/grafana.go; '
+            'trufflehog pkg/detectors/grafana; '
+            'secretlint packages/@secretlint/secretlint-rule-grafana'
+        ),
     ),
     _token(
         'grafana-api-key', 'Grafana token', 'eyJrIjoi',
         f'[{_B62}]{{70,400}}={{0,3}}', ('eyjrijoi',), end=r'(?![A-Za-z0-9=])',
+        entropy=3.0,
+        positives=('eyJrIjoi{A:80}', '- note: deploy with eyJrIjoi{A:80}',),
+        negatives=(
+            'eyJrIjoi{A:69}',
+            'eyJrIjoi' + 'x' * 80,
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/grafana.go; '
+            'trufflehog pkg/detectors/grafana; '
+            'secretlint packages/@secretlint/secretlint-rule-grafana'
+        ),
     ),
     _token(
         'new-relic-key', 'New Relic key', 'NR',
         f'(?:AK-[A-Z0-9]{{27}}|II-[{_URLSAFE}]{{32}})', ('nrak-', 'nrii-'),
         end=f'(?![{_URLSAFE}])',
+        entropy=3.0,
+        positives=('NRAK-{U:27}', 'NRII-{u:32}',),
+        negatives=('NRAK-{U:26}', 'NRAK-xxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        source=(
+            'gitleaks cmd/generate/config/rules/newrelic.go; '
+            'trufflehog pkg/detectors/newrelicpersonalapikey'
+        ),
     ),
     _token(
         'sentry-token', 'Sentry token', 'sntry',
         '(?:s_eyJ[A-Za-z0-9+/=_]{40,}|u_[a-f0-9]{64})', ('sntrys_', 'sntryu_'),
         end=r'(?![A-Za-z0-9+/=_])',
+        entropy=3.0,
+        positives=('sntrys_eyJ{b:80}', 'sntryu_{h:64}',),
+        negatives=(
+            'sntryu_{h:63}',
+            'sntrys_eyJ' + 'x' * 80,
+        ),
+        source='gitleaks cmd/generate/config/rules/sentry.go',
     ),
     _token(
         'dynatrace-token', 'Dynatrace token', r'dt0c01\.',
         f'[{_B62}]{{24}}\\.[{_B62}]{{64}}', ('dt0c01.',),
+        entropy=3.0,
+        positives=('dt0c01.{A:24}.{A:64}', '- note: deploy with dt0c01.{A:24}.{A:64}',),
+        negatives=(
+            'dt0c01.{A:24}.{A:63}',
+            'dt0c01.' + 'x' * 24 + '.' + 'x' * 64,
+        ),
+        source='gitleaks cmd/generate/config/rules/dynatrace.go',
     ),
     _token(
         'planetscale-token', 'PlanetScale token', 'pscale_',
         '(?:tkn|pw|oauth)_[A-Za-z0-9_=.-]{32,64}', ('pscale_',),
         end=r'(?![A-Za-z0-9_=.-])', long=False,
+        entropy=3.0,
+        positives=('pscale_tkn_{u:43}', 'pscale_pw_{u:43}', 'pscale_oauth_{u:43}',),
+        negatives=(
+            'pscale_tkn_{u:31}',
+            'pscale_tkn_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/planetscale.go; '
+            'trufflehog pkg/detectors/planetscale'
+        ),
     ),
     _token(
         'prefect-token', 'Prefect token', 'pnu_', f'[{_B62}]{{36}}', ('pnu_',),
+        entropy=3.0,
+        positives=('pnu_{A:36}', '- note: deploy with pnu_{A:36}',),
+        negatives=('pnu_{A:35}', 'pnu_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        source=(
+            'gitleaks cmd/generate/config/rules/prefect.go; '
+            'trufflehog pkg/detectors/prefect'
+        ),
     ),
     _token(
         'readme-token', 'ReadMe token', 'rdme_', '[a-z0-9]{70}', ('rdme_',),
+        entropy=3.0,
+        positives=('rdme_{a:70}', '- note: deploy with rdme_{a:70}',),
+        negatives=(
+            'rdme_{a:69}',
+            'rdme_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/readme.go; '
+            'trufflehog pkg/detectors/readme'
+        ),
     ),
     _token(
         'infracost-token', 'Infracost token', 'ico-', f'[{_B62}]{{32}}',
         ('ico-',),
+        entropy=3.0,
+        positives=('ico-{A:32}', '- note: deploy with ico-{A:32}',),
+        negatives=('ico-{A:31}', 'ico-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        source='gitleaks cmd/generate/config/rules/infracost.go',
     ),
     _token(
         'notion-token', 'Notion token', 'ntn_', f'[0-9]{{11}}[{_B62}]{{35}}',
         ('ntn_',),
+        entropy=3.0,
+        positives=('ntn_{d:11}{A:35}', '- note: deploy with ntn_{d:11}{A:35}',),
+        negatives=(
+            'ntn_{d:11}{A:34}',
+            'ntn_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/notion.go; '
+            'trufflehog pkg/detectors/notion; '
+            'secretlint packages/@secretlint/secretlint-rule-notion'
+        ),
     ),
     _token(
         'frameio-token', 'Frame.io token', 'fio-u-', '[A-Za-z0-9_=-]{64}',
         ('fio-u-',), end=r'(?![A-Za-z0-9_=-])',
+        entropy=3.0,
+        positives=('fio-u-{u:64}', '- note: deploy with fio-u-{u:64}',),
+        negatives=(
+            'fio-u-{u:63}',
+            'fio-u-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/frameio.go; '
+            'trufflehog pkg/detectors/frameio'
+        ),
     ),
     _token(
         'adobe-client-secret', 'Adobe client secret', 'p8e-', f'[{_B62}]{{32}}',
         ('p8e-',),
+        entropy=3.0,
+        positives=('p8e-{A:32}', '- note: deploy with p8e-{A:32}',),
+        negatives=('p8e-{A:31}', 'p8e-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        source='gitleaks cmd/generate/config/rules/adobe.go',
     ),
     _token(
         'maxmind-license-key', 'MaxMind license key', '',
         f'[{_B62}]{{6}}_[{_B62}]{{29}}_mmk', ('_mmk',),
+        entropy=3.0,
+        positives=('{A:6}_{A:29}_mmk', '- note: deploy with {A:6}_{A:29}_mmk',),
+        negatives=('{A:6}_{A:28}_mmk', 'xxxxxx_xxxxxxxxxxxxxxxxxxxxxxxxxxxxx_mmk',),
+        source='gitleaks cmd/generate/config/rules/maxmind.go',
     ),
     _token(
         'facebook-page-token', 'Facebook token', 'EAA[MC]', f'[{_B62}]{{100,}}',
         ('eaam', 'eaac'), _random_looking,
+        entropy=3.0,
+        positives=('EAAC{A:120}', '- note: deploy with EAAC{A:120}',),
+        negatives=(
+            'EAAC{A:99}',
+            'EAAC' + 'x' * 120,
+        ),
+        source='gitleaks cmd/generate/config/rules/facebook.go',
     ),
     _Rule(
         'microsoft-teams-webhook', 'Microsoft Teams webhook',
         r'\.webhook\.office\.com/webhookb2/[0-9a-f-]{36}@[0-9a-f-]{36}/'
         r'IncomingWebhook/[0-9a-f]{32}/[0-9a-f-]{36}',
         ('webhookb2',), _any,
+        entropy=3.0,
+        positives=(
+            'https://acme.webhook.office.com/webhookb2/{uuid}@{uuid}/IncomingWebhook/{h:32}/{uuid}',
+            '- note: deploy with https://acme.webhook.office.com/webhookb2/{uuid}@{uuid}/IncomingWebhook/{h:32}/{uuid}',
+        ),
+        negatives=(
+            'https://acme.webhook.office.com/webhookb2/{uuid}@{uuid}',
+            'https://acme.webhook.office.com/webhookb2/' + 'x' * 36 + '@' + 'x' * 36 + '/IncomingWebhook/' + 'x' * 32 + '/' + 'x' * 36,
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/teams.go; '
+            'trufflehog pkg/detectors/microsoftteamswebhook'
+        ),
+    ),
+    _token(
+        'twitter-bearer-token', 'Twitter bearer token', 'A{22}',
+        '([A-Za-z0-9%]{80,100})', ('a' * 22,), end='(?![A-Za-z0-9%])',
+        entropy=3.0,
+        positives=(
+            'AAAAAAAAAAAAAAAAAAAAAA{A:90}',
+            '- note: deploy with AAAAAAAAAAAAAAAAAAAAAA{A:90}',
+        ),
+        negatives=(
+            'AAAAAAAAAAAAAAAAAAAAAA{A:70}',
+            'AAAAAAAAAAAAAAAAAAAAAA' + 'x' * 90,
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/twitter.go; '
+            'trufflehog pkg/detectors/twitter'
+        ),
+    ),
+    _token(
+        'intra42-client-secret', '42 Intra client secret', 's-s4t2(?:ud|af)-',
+        '[a-f0-9]{64}', ('s-s4t2ud-', 's-s4t2af-'),
+        entropy=3.0,
+        positives=('s-s4t2ud-{h:64}', 's-s4t2af-{h:64}',),
+        negatives=('s-s4t2ud-{h:63}', 's-s4t2xx-{h:64}',),
+        source=(
+            'gitleaks cmd/generate/config/rules/intra42.go; '
+            'trufflehog pkg/detectors/intra42'
+        ),
+    ),
+    _token(
+        'slack-legacy-token', 'Slack token', 'xox[ar]-', f'[{_B62}]{{8,48}}',
+        ('xoxa-', 'xoxr-'), _with_digit,
+        entropy=3.0,
+        positives=('xoxa-{A:16}', 'xoxr-{a:20}',),
+        negatives=('xoxa-{A:7}', 'xoxa-{L:16}',),
+        source=(
+            'gitleaks cmd/generate/config/rules/slack.go; '
+            'trufflehog pkg/detectors/slack; '
+            'secretlint packages/@secretlint/secretlint-rule-slack'
+        ),
+    ),
+    _token(
+        'tailscale-key', 'Tailscale key', 'tskey-',
+        f'[a-z]+-[{_B62}]{{6,}}-[{_B62}]{{16,}}', ('tskey-',), _any,
+        entropy=3.0,
+        positives=('tskey-api-{A:12}-{A:24}', 'tskey-auth-{A:12}-{A:24}',),
+        negatives=('tskey-api-{A:12}', 'tskey-foo',),
+        source=(
+            'trufflehog pkg/detectors/tailscale; '
+            'secretlint packages/@secretlint/secretlint-rule-tailscale'
+        ),
+    ),
+    _token(
+        'vercel-token', 'Vercel token', 'vc[pikar]_', f'[{_B62}]{{24,}}',
+        ('vcp_', 'vci_', 'vck_', 'vca_', 'vcr_'), _random_looking,
+        entropy=3.0,
+        positives=('vcp_{A:40}', 'vci_{A:40}',),
+        negatives=('vcp_{A:23}', 'vcx_{A:40}',),
+        source=(
+            'trufflehog pkg/detectors/vercel; '
+            'secretlint packages/@secretlint/secretlint-rule-vercel'
+        ),
+    ),
+    _token(
+        'docker-pat', 'Docker token', 'dckr_(?:pat|oat)_', f'[{_URLSAFE}]{{27,}}',
+        ('dckr_pat_', 'dckr_oat_'), end=f'(?![{_URLSAFE}])',
+        entropy=3.0,
+        positives=('dckr_pat_{u:27}', 'dckr_oat_{u:32}',),
+        negatives=('dckr_pat_{u:20}', 'dckr_xyz_{u:27}',),
+        source=(
+            'trufflehog pkg/detectors/dockerhub; '
+            'secretlint packages/@secretlint/secretlint-rule-docker'
+        ),
+    ),
+    _token(
+        'figma-token', 'Figma token', 'fig[dou]_', f'[{_URLSAFE}]{{40,}}',
+        ('figd_', 'figo_', 'figu_'), end=f'(?![{_URLSAFE}])',
+        entropy=3.0,
+        positives=('figd_{u:40}', 'figo_{u:50}',),
+        negatives=('figd_{u:39}', 'figd_abc',),
+        source=(
+            'trufflehog pkg/detectors/figmapersonalaccesstoken; '
+            'secretlint packages/@secretlint/secretlint-rule-figma'
+        ),
+    ),
+    _token(
+        'airtable-pat', 'Airtable token', 'pat', f'[{_B62}]{{14}}\\.[a-f0-9]{{64}}',
+        ('pat',),
+        entropy=3.0,
+        positives=('pat{A:14}.{h:64}', '- note: deploy with pat{A:14}.{h:64}',),
+        negatives=('pat{A:14}.{h:63}', 'pat{A:13}.{h:64}',),
+        source=(
+            'gitleaks cmd/generate/config/rules/airtable.go; '
+            'trufflehog pkg/detectors/airtablepersonalaccesstoken'
+        ),
     ),
     # -- structures ---------------------------------------------------------
     _token(
@@ -668,46 +1865,174 @@ RULES: tuple[_Rule, ...] = (
         # not after `-` either: in `-eyJ-eyJ...` each try would read to the
         # end of the run (quadratic time)
         boundary=f'[{_URLSAFE}]',
+        entropy=3.0,
+        positives=(
+            'eyJ{u:20}.eyJ{u:30}.{u:43}',
+            '- note: deploy with eyJ{u:20}.eyJ{u:30}.{u:43}',
+        ),
+        negatives=(
+            'eyJ{u:20}.eyJ{u:30}',
+            'eyJ' + 'x' * 20 + '.eyJ' + 'x' * 30 + '.' + 'x' * 43,
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/jwt.go; '
+            'trufflehog pkg/detectors/jwt'
+        ),
     ),
     _context(
         'private-key', 'private key block', _PRIVATE_KEY, ('-----begin',), _any,
-        context=_key_block,
+        context=_key_block, any_value=True,
+        entropy=0.0,
+        positives=(
+            ('-----BEGIN RSA ' 'PRIVATE KEY-----\n{b:64}\n-----END RSA PRIVATE KEY-----\n'),
+            ('{"type": "service_account", "private_key_id": "{h:40}", "private_key": "-----BEGIN ' 'PRIVATE KEY-----\\n{b:64}\\n-----END PRIVATE KEY-----\\n"}'),
+        ),
+        negatives=(
+            ('never commit `-----BEGIN RSA ' 'PRIVATE KEY-----` blocks'),
+            ('-----BEGIN RSA ' 'PRIVATE KEY-----\n' + 'x' * 64 + '\n-----END RSA PRIVATE KEY-----\n'),
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/privatekey.go; '
+            'trufflehog pkg/detectors/privatekey; '
+            'secretlint packages/@secretlint/secretlint-rule-privatekey'
+        ),
     ),
     _context(
         'basic-auth', 'basic auth credentials',
         r'authorization["\']?[ \t]*[:=][ \t]*["\']?basic[ \t]+'
         r'([a-z0-9+/]{8,}={0,2})(?![a-z0-9+/=])',
-        ('basic',), _basic_credentials,
+        ('basic',), _basic_credentials, any_value=True,
+        entropy=0.0,
+        positives=(
+            'Authorization: Basic {basic:{A:16}}',
+            '- note: deploy with Authorization: Basic {basic:{A:16}}',
+        ),
+        negatives=(
+            'Authorization: Basic {basic:pass}',
+            'Authorization: Basic {b:24}',
+            'Authorization: Basic $CREDS',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/curl.go; '
+            'trufflehog pkg/detectors/uri; '
+            'secretlint packages/@secretlint/secretlint-rule-basicauth'
+        ),
     ),
     _context(
         'bearer-token', 'bearer token', r'bearer[ \t]+([a-z0-9._~+/-]{20,}=*)',
         ('bearer',), _high_entropy,
+        entropy=0.0,
+        positives=(
+            'Authorization: Bearer {A:32}',
+            '- note: deploy with Authorization: Bearer {A:32}',
+        ),
+        negatives=(
+            'Authorization: Bearer ${TOKEN}',
+            'Authorization: Bearer xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source='gitleaks cmd/generate/config/rules/generic.go',
     ),
     _context(
         'url-password', 'password in URL', r'://[^/\s:@"\'`]+:([^/\s:@"\'`]+)@',
-        ('://',), _high_entropy,
+        ('://',), _url_password, generic=True,
+        entropy=0.0,
+        positives=(
+            'postgres://app:{A:16}@db.internal/app',
+            '- note: deploy with postgres://app:{A:16}@db.internal/app',
+        ),
+        negatives=(
+            'postgres://postgres:postgres@localhost/app',
+            'postgres://app:xxxxxxxxxxxxxxxx@db.internal/app',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/generic.go; '
+            'trufflehog pkg/detectors/uri; '
+            'secretlint packages/@secretlint/secretlint-rule-basicauth'
+        ),
     ),
     # `password = ...`, `"api_key": "..."`, `GITHUB_TOKEN: ...`: reported only
     # when the value is long and random enough to be a real credential; no
     # left boundary, so that `DB_PASSWORD=` counts
-    *(
-        _context(
-            id, kind, f'{keyword}{_ASSIGN}{_VALUE}', (literal,), _high_entropy,
-            generic=True,
-        )
-        for id, kind, keyword, literal in (
-            ('password-assignment', 'password assignment',
-             'pass(?:word|wd|phrase)', 'pass'),
-            ('secret-assignment', 'secret assignment', 'secret(?:[_-]?key)?',
-             'secret'),
-            ('token-assignment', 'token assignment', 'token', 'token'),
-            ('api-key-assignment', 'API key assignment',
-             '(?:api[_-]?key|apikey)', 'api'),
-            ('access-key-assignment', 'API key assignment', 'access[_-]?key',
-             'access'),
-            ('private-key-assignment', 'API key assignment',
-             'private[_-]?key', 'private'),
-        )
+    _assignment(
+        'password-assignment', 'password assignment', 'pass(?:word|wd|phrase)', 'pass',
+        entropy=0.0,
+        positives=('password={A:16}', '- note: deploy with password={A:16}',),
+        negatives=('password=changeme', 'password=xxxxxxxxxxxxxxxx',),
+        source='gitleaks cmd/generate/config/rules/generic.go',
+    ),
+    _assignment(
+        'secret-assignment', 'secret assignment', 'secret', 'secret',
+        entropy=0.0,
+        positives=(
+            'client_secret: {A:24}',
+            '- note: deploy with client_secret: {A:24}',
+        ),
+        negatives=('secret: true', 'client_secret: xxxxxxxxxxxxxxxxxxxxxxxx',),
+        source='gitleaks cmd/generate/config/rules/generic.go',
+    ),
+    _assignment(
+        'token-assignment', 'token assignment', 'token', 'token',
+        entropy=0.0,
+        positives=('GITHUB_TOKEN: {A:20}', '- note: deploy with GITHUB_TOKEN: {A:20}',),
+        negatives=('token: MY_SERVICE_TOKEN_V2', 'GITHUB_TOKEN: xxxxxxxxxxxxxxxxxxxx',),
+        source='gitleaks cmd/generate/config/rules/generic.go',
+    ),
+    # `key` ends the name (`apiKey`, `key_2`), not `KeyFile`, `key_name`
+    _assignment(
+        'api-key-assignment', 'API key assignment', 'key(?:[_.-]?(?:secret|value|[0-9]))?(?![a-z])', 'key',
+        entropy=0.0,
+        positives=('api_key: {A:32}', '- note: deploy with api_key: {A:32}',),
+        negatives=(
+            'api_key: your_api_key_1234',
+            'api_key: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+        ),
+        source='gitleaks cmd/generate/config/rules/generic.go',
+    ),
+    _assignment(
+        'credential-assignment', 'credential assignment', 'cred(?:ential)?s?', 'cred',
+        entropy=0.0,
+        positives=('credentials = "{A:24}"', 'DB_CREDS: {A:20}',),
+        negatives=('credentials = "{a:6}"', 'credential_id: {A:24}',),
+        source='gitleaks cmd/generate/config/rules/generic.go',
+    ),
+    _assignment(
+        'auth-assignment', 'credential assignment', 'auth', 'auth',
+        entropy=0.0,
+        positives=('AUTH = "{A:24}"', '"user_auth": "{b:40}"',),
+        negatives=('auth: true', 'auth_url: https://auth.example.org/{a:20}',),
+        source='gitleaks cmd/generate/config/rules/generic.go',
+    ),
+    # `<secret>...</secret>`, `<password>...</password>` (XML settings, a
+    # Jenkins credentials file): the element's last word
+    _context(
+        'xml-secret', 'credential in XML',
+        r'<(?:secret|password|passwd|token|api_?key|apikey)>[ \t]*\{?'
+        r'(?:[^<>\n]{0,60}[ \t])?([a-z0-9+/=_.~-]{8,200})\}?[ \t]*</',
+        ('secret', 'password', 'passwd', 'token', 'apikey', 'api_key'),
+        _xml_value, generic=True,
+        entropy=0.0,
+        positives=('<secret>{A:32}</secret>', '<password>{a:12}{A:12}</password>',),
+        negatives=(
+            '<secret>${JENKINS_SECRET}</secret>',
+            '<password>changeme</password>',
+        ),
+        source='gitleaks cmd/generate/config/rules/generic.go',
+    ),
+    # `the slack token - 'xoxb...'`, `Using Key=...`, `api key is ...`: a
+    # value a few words after the word that names it
+    _Rule(
+        'named-value', 'credential after its name',
+        # a run of 20 within the next 40 characters, or the name is skipped
+        # without a look from Python
+        r'(?:token|key|secret|passw(?:or)?d|credential)s?(?![a-z])'
+        r'(?=[^\n]{0,40}?[a-z0-9+/_=~.-]{20})',
+        ('token', 'key', 'secret', 'passw', 'credential'), _random_value,
+        lower=True, generic=True, long=False, locate=_named_value,
+        anchored=True,
+        entropy=0.0,
+        positives=('the deploy token is {A:32}', "slack token - '{A:40}'",),
+        negatives=('the key fix was in commit {h:40}', 'token budget is 4000 tokens',),
+        source='gitleaks cmd/generate/config/rules/generic.go',
     ),
 )
 
@@ -779,13 +2104,46 @@ def _active(text: str, lower: str) -> list[_Rule]:
     return ret
 
 
+def _matches(rule: _Rule, text: str, lower: str) -> Iterator[re.Match[str]]:
+    """The rule's matches; for a rule anchored at its keywords, tried only
+    where a keyword stands (found by str.find, much faster than letting an
+    alternation of many names try every position)."""
+    regex = _re(rule.pattern)
+    subject = lower if rule.lower else text
+    if not rule.anchored:
+        yield from regex.finditer(subject)
+        return
+    starts = set()
+    for k in rule.keywords:
+        i = subject.find(k)
+        while i >= 0:
+            starts.add(i)
+            i = subject.find(k, i + 1)
+    done = 0
+    for i in sorted(starts):
+        if i >= done:
+            m = regex.match(subject, i)
+            if m is not None:
+                done = m.end()
+                yield m
+
+
 def _hits(text: str, lower: str, rule: _Rule) -> list[tuple[int, int]]:
     ret = []
     regex = _re(rule.pattern)
-    for m in regex.finditer(lower if rule.lower else text):
-        groups = range(regex.groups, 0, -1)
-        start, end = m.span(next((i for i in groups if m[i] is not None), 0))
-        if rule.check(text[start:end]) and (
+    for m in _matches(rule, text, lower):
+        if rule.locate is not None:
+            span = rule.locate(text, m.end())
+            if span is None:
+                continue
+            start, end = span
+        else:
+            groups = range(regex.groups, 0, -1)
+            start, end = m.span(next((i for i in groups if m[i] is not None), 0))
+        value = text[start:end]
+        if rule.check(value) and entropy(value) >= rule.entropy and (
+                rule.any_value or not _placeholder(value)
+        ) and (
                 rule.context is None or rule.context(text, start, end)
         ):
             ret.append((start, end))
@@ -806,9 +2164,11 @@ def spans(text: str) -> list[tuple[int, int, str]]:
     for rule in rules:
         if rule.generic:
             for start, end in _hits(text, lower, rule):
-                # skip a value that is (part of) a key of a specific kind
+                # skip a value that is (part of) a key of a specific kind,
+                # or one a generic rule before this one found
                 if not any(s < end and start < e for s, e in taken):
                     hits.append((start, end, rule.kind))
+                    taken.append((start, end))
 
     hits.sort()
     return hits

@@ -1,0 +1,180 @@
+"""The credential scanner on the labelled corpus of tests/corpus/secrets/.
+
+    python bench/secrets.py [--heldout] [--families] [--misses N] [--source S]
+
+Prints recall (secrets found) and false-positive rate (benign texts flagged)
+per source and overall, each case tested bare and in the contexts a memory
+file gives it: a memory line (`- note: deploy with <text>`), a JSON string
+and a YAML block.  The labels are the peers' own (gitleaks' tps/fps,
+trufflehog's pattern tests, secretlint's ng/ok snapshots); see extract.py.
+Tuning reads only the cases not marked `heldout`; --heldout reports on the
+others.  Where detect-secrets is importable it runs on the same strings,
+side by side (it is not a dependency).  Also prints the scan cost per KB.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import pathlib
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent
+# this file is named like the standard library's `secrets`: not importable as it
+sys.path[:] = [p for p in sys.path if pathlib.Path(p or ".").resolve() != HERE]
+sys.path.insert(0, str(ROOT))
+CORPUS = ROOT / 'tests' / 'corpus' / 'secrets'
+
+from agitmem.secrets import scan
+
+
+def contexts(text: str) -> dict[str, str]:
+    import yaml
+    return {
+        'bare': text,
+        'memory line': '- note: deploy with ' + text,
+        'json': json.dumps({'note': text}),
+        'yaml': yaml.safe_dump({'note': text}, allow_unicode=True),
+    }
+
+
+def load(heldout: bool) -> list[dict[str, Any]]:
+    out = []
+    for name in ('peers.jsonl', 'ordinary.jsonl'):
+        with open(CORPUS / name) as f:
+            for line in f:
+                case = json.loads(line)
+                if case['heldout'] == heldout or case['source'] == 'ordinary':
+                    out.append(case)
+    return out
+
+
+Scanner = Callable[[str], bool]
+
+
+def agitmem(text: str) -> bool:
+    return bool(scan(text, 'notes.md'))
+
+
+def detect_secrets() -> Scanner | None:
+    """detect-secrets' own file scan (its default plugins and filters,
+    entropy limits included), one temporary file per text."""
+    try:
+        from detect_secrets import SecretsCollection  # type: ignore[import-not-found]
+        from detect_secrets.settings import default_settings  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    import tempfile
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix='bench-secrets-'))
+    path = tmp / 'notes.md'
+
+    def run(text: str) -> bool:
+        path.write_text(text)
+        found = SecretsCollection()
+        with default_settings():
+            found.scan_file(str(path))
+        return bool(found.data)
+    return run
+
+
+class Tally:
+    def __init__(self) -> None:
+        self.n = collections.Counter[str]()
+        self.hit = collections.Counter[str]()
+
+    def add(self, key: str, hit: bool) -> None:
+        self.n[key] += 1
+        self.hit[key] += hit
+
+    def rate(self, key: str) -> str:
+        return f'{self.hit[key] / self.n[key]:.3f}' if self.n[key] else '  -  '
+
+
+def run(cases: list[dict[str, Any]], scanner: Scanner, misses: int) -> tuple[Tally, Tally, Tally, list[str]]:
+    pos, neg, fam = Tally(), Tally(), Tally()
+    missed: list[str] = []
+    for case in cases:
+        for ctx, text in contexts(case['text']).items():
+            hit = scanner(text)
+            t = pos if case['label'] == 'secret' else neg
+            for key in ('all', case['source'], f'ctx {ctx}'):
+                t.add(key, hit)
+            if case['label'] == 'secret':
+                fam.add(f'{case["source"]}:{case["family"]}', hit)
+            else:
+                fam.add(f'{case["source"]}:{case["family"]}:fp', hit)
+            wrong = hit != (case['label'] == 'secret')
+            if wrong and ctx == 'bare' and len(missed) < misses:
+                missed.append(
+                    f'{case["label"]:6} {case["source"]}:{case["family"]} '
+                    f'{case["text"][:160]!r}',
+                )
+    return pos, neg, fam, missed
+
+
+def cost_per_kb() -> float:
+    import random
+    rnd = random.Random(0)
+    lines = []
+    for case in load(False):
+        if case['source'] == 'ordinary':
+            lines.append(case['text'])
+    text = '\n'.join(rnd.choice(lines) for _ in range(4000))
+    best = float('inf')
+    for _ in range(5):
+        t0 = time.perf_counter()
+        scan(text, 'notes.md')
+        best = min(best, time.perf_counter() - t0)
+    return best / (len(text.encode()) / 1024) * 1e6
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n', 1)[0])
+    parser.add_argument('--heldout', action='store_true', help='the held-out cases')
+    parser.add_argument('--families', action='store_true', help='a row per family')
+    parser.add_argument('--misses', type=int, default=0, help='print N wrong cases')
+    parser.add_argument('--source', help='only this source (gitleaks, ...)')
+    args = parser.parse_args(argv)
+    cases = load(args.heldout)
+    if args.source:
+        cases = [c for c in cases if c['source'] in (args.source, 'ordinary')]
+    scanners: dict[str, Scanner] = {'agitmem': agitmem}
+    ds = detect_secrets()
+    if ds is not None:
+        scanners['detect-secrets'] = ds
+    part = 'held-out' if args.heldout else 'tuning'
+    print(f'# {part} part: {len(cases)} cases x 4 contexts')
+    for name, scanner in scanners.items():
+        pos, neg, fam, missed = run(cases, scanner, args.misses)
+        print(f'\n## {name}')
+        print(f'{"":24} {"recall":>7} {"n":>6}   {"fp rate":>7} {"n":>6}')
+        keys = ['all', 'gitleaks', 'trufflehog', 'secretlint', 'ordinary'] + \
+            [f'ctx {c}' for c in ('bare', 'memory line', 'json', 'yaml')]
+        for key in keys:
+            print(
+                f'{key:24} {pos.rate(key):>7} {pos.n[key]:6}   '
+                f'{neg.rate(key):>7} {neg.n[key]:6}',
+            )
+        claimed = [k for k in fam.n if not k.endswith(':fp') and fam.hit[k] > 0]
+        n = sum(fam.n[k] for k in claimed)
+        h = sum(fam.hit[k] for k in claimed)
+        print(f'families found at least once: {len(claimed)} of '
+              f'{sum(1 for k in fam.n if not k.endswith(":fp"))}; '
+              f'recall on them {h / max(n, 1):.3f}')
+        if args.families:
+            for k in sorted(fam.n):
+                if not k.endswith(':fp'):
+                    fp = fam.rate(k + ':fp')
+                    print(f'  {k:50} recall {fam.rate(k)} ({fam.n[k]:3})  fp {fp}')
+        for m in missed:
+            print('  wrong:', m)
+    print(f'\nscan cost: {cost_per_kb():.1f} us per KB of ordinary text')
+    return 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())
