@@ -320,7 +320,7 @@ def fill(pr: pygit2.Repository, revs: list[str], *, absent: str | None = None) -
             f'memory object {absent or revs[0]} is missing from the repository '
             f'(not a partial clone: `git fsck` says more)',
         )
-    wanted = sorted({*([absent] if absent else []), *_missing_under(pr, revs)})
+    wanted = sorted({*([absent] if absent else []), *missing(pr, revs)})
     if not wanted:
         return
     bound = repo_mod.network_timeout()
@@ -340,13 +340,6 @@ def fill(pr: pygit2.Repository, revs: list[str], *, absent: str | None = None) -
             f'{len(wanted)} memory object(s) are not in this partial clone and '
             f'{remote} did not send them ({why}): run it again once {remote} answers',
         )
-
-
-def _missing_under(pr: pygit2.Repository, revs: list[str]) -> list[str]:
-    try:
-        return missing(pr, revs)
-    except repo_mod.Stalled:
-        return []
 
 
 def fill_memory(repo: Repo) -> None:
