@@ -8,6 +8,7 @@ pushing git), a loopback server that accepts connections and never
 answers (git://), and an upload-pack that never speaks."""
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -118,10 +119,17 @@ def test_push_strict_refuses_when_the_memory_push_stalls(bare: Path, clone: Path
     assert tip(bare, 'refs/heads/main') == before
 
 
-def test_agitmem_push_to_a_stalled_remote_is_one_line_exit_1(bare: Path, clone: Path) -> None:
+@pytest.mark.parametrize('transport', ['file', 'git'])
+def test_agitmem_push_to_a_stalled_remote_is_one_line_exit_1(
+        bare: Path, clone: Path, transport: str,
+) -> None:
     gitserver.hang_on_memory(bare)
-    start = time.monotonic()
-    line = bad('push', cwd=clone, code=1, env=FAST)
+    with contextlib.ExitStack() as stack:
+        if transport == 'git':  # over the network: git daemon on loopback
+            url = stack.enter_context(gitserver.daemon(bare.parent))
+            git('remote', 'set-url', 'origin', url + bare.name, cwd=clone)
+        start = time.monotonic()
+        line = bad('push', cwd=clone, code=1, env=FAST)
     assert time.monotonic() - start < BOUND + SLACK
     assert line == (
         f'agitmem: git push origin gave no answer in {BOUND}s and was stopped '
