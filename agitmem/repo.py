@@ -94,16 +94,23 @@ class Stalled(AgitmemError):
     """A git process ran past its wall-clock bound and was stopped."""
 
 
-def _stop(proc: subprocess.Popen[str]) -> None:
+def _stop(proc: subprocess.Popen[str]) -> tuple[str, str]:
     """Kill a git process and whatever it started (ssh, a remote helper,
     the local end of a file:// transport): its own process group, so no
-    child holds the pipes open after it."""
+    child holds the pipes open after it.  What it wrote until then."""
     import signal
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        pass  # already gone
-    proc.communicate()
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass  # gone meanwhile
+    out, err = proc.communicate()
+    return out or '', err or ''
+
+
+def local_timeout() -> float:
+    """The bound of a git call that does not mean to use the network."""
+    return network_timeout() * LOCAL_FACTOR
 
 
 def _verb(args: tuple[str, ...]) -> str:
@@ -128,7 +135,7 @@ def git(
     """Run git, bounded by `timeout` seconds (None: the bound of a local
     call); past it, the process and its children are killed: Stalled."""
     cmd = ('git', '--no-optional-locks', *args)
-    bound = network_timeout() * LOCAL_FACTOR if timeout is None else timeout
+    bound = local_timeout() if timeout is None else timeout
     try:
         proc = subprocess.Popen(
             cmd, cwd=cwd, env=clean_env(env),
@@ -165,6 +172,7 @@ def _spawn(args: tuple[str, ...], cwd: Path | str) -> subprocess.Popen[str]:
         ('git', '--no-optional-locks', *args), cwd=cwd, env=clean_env(),
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True, encoding='utf-8', errors='surrogateescape',
+        process_group=0,  # stopped whole past its bound (git_each)
     )
 
 
@@ -258,8 +266,14 @@ def git_each(
             p.wait()
         raise AgitmemError('git is not installed or not on PATH')
     done = []
+    bound = local_timeout()
     for args, p in procs:
-        out, err = p.communicate()
+        try:
+            out, err = p.communicate(timeout=bound)
+        except subprocess.TimeoutExpired:
+            for _, q in procs:
+                _stop(q)
+            raise Stalled(f'git {_verb(args)} gave no answer in {bound:g}s and was stopped')
         done.append(subprocess.CompletedProcess(('git', '--no-optional-locks', *args), p.returncode, out, err))
     return done
 
@@ -541,7 +555,12 @@ def worktree_tree(repo: Repo) -> str:
 def _finish(chain: _Tree) -> tuple[Path | None, str, int, str]:
     """(the git dir, the tree, the exit code, stderr) of a chain, once it
     has ended; its copy of the index removed."""
-    out, err = chain.proc.communicate()
+    bound = local_timeout()
+    try:
+        out, err = chain.proc.communicate(timeout=bound)
+    except subprocess.TimeoutExpired:
+        out, err = _stop(chain.proc)
+        err += f'\nfatal: no answer in {bound:g}s: stopped'
     lines = out.splitlines()
     git_dir = chain.git_dir
     if git_dir is None and lines:  # the chain said where it looked first

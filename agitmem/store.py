@@ -276,7 +276,10 @@ def whole(pr: pygit2.Repository, top: pygit2.Object, read: Callable[[], _T]) -> 
     try:
         return read()
     except KeyError as e:
-        raise AgitmemError(f'memory object {e.args[0] if e.args else "?"} is still missing after a fetch (`git fsck` says more)')
+        raise AgitmemError(
+            f'memory object {e.args[0] if e.args else "?"} is still missing '
+            f'after a fetch (`git fsck` says more)',
+        )
 
 
 def promisor(pr: pygit2.Repository) -> str | None:
@@ -309,11 +312,11 @@ def missing(pr: pygit2.Repository, revs: list[str]) -> list[str]:
 
 
 def fill(pr: pygit2.Repository, revs: list[str], *, absent: str | None = None) -> None:
-    """Fetch what a partial clone lacks under revs (and `missing`, an
-    object already known to be absent) from its promisor remote, as git's
+    """Fetch what a partial clone lacks under revs (and `absent`, an
+    object already known to be missing) from its promisor remote, as git's
     lazy fetch does, but with no filter (memory is small: whole subtrees,
-    in one round) and a wall-clock bound.  `absent`: an object known to be
-    missing already.  AgitmemError, one line, when it cannot."""
+    in one round) and a wall-clock bound.  AgitmemError, one line, when it
+    cannot."""
     remote = promisor(pr)
     if remote is None:
         raise AgitmemError(

@@ -119,7 +119,7 @@ def in_push(repo: Repo, remote: str | None) -> list[Finding]:
     if not commits and not named:
         return []
     import subprocess  # bytes: sizes in `cat-file --batch` count bytes
-    bound = repo_mod.network_timeout() * repo_mod.LOCAL_FACTOR
+    bound = repo_mod.local_timeout()
     try:
         batch = subprocess.run(
             ('git', '--no-optional-locks', 'cat-file', '--batch'), cwd=repo.root,
