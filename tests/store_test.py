@@ -65,7 +65,7 @@ def test_every_command_works_in_a_partial_or_shallow_clone(
     assert 'after the archive' in (b / '.agent' / 'memory' / 'notes.md').read_text()
     assert _missing(b) == []
     assert 'the seed note' in ok('show', '@~1:notes.md', cwd=b)
-    for cmd in (['load'], ['status'], ['log'], ['check'], ['fetch'], ['pull']):
+    for cmd in (['load'], ['status'], ['log'], ['check'], ['save'], ['fetch'], ['pull']):
         ok(*cmd, cwd=b)
     ok('note', 'from the partial clone', cwd=b)
     assert 'pushed memory to origin' in ok('push', cwd=b)

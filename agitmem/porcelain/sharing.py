@@ -113,10 +113,6 @@ class Change:
         return f'  {self.old[:7]}..{self.new[:7]}  {self.ref}'
 
 
-class Stalled(AgitmemError):
-    """A fetch or push gave no answer within network_timeout: stopped."""
-
-
 def _network(repo: Repo, remote: str, *args: str) -> subprocess.CompletedProcess[str]:
     """git fetch or push, bounded by network_timeout: a remote that stalls
     (accepts and never answers, or hangs in its hooks) is cut off."""
@@ -124,7 +120,7 @@ def _network(repo: Repo, remote: str, *args: str) -> subprocess.CompletedProcess
     try:
         return repo_mod.git(*args, cwd=repo.root, check=False, timeout=bound)
     except repo_mod.Stalled:
-        raise Stalled(
+        raise repo_mod.Stalled(
             f'git {args[0]} {remote} gave no answer in {bound:g}s and was '
             f'stopped (network_timeout in .agent/config.yaml sets the bound)',
         )
@@ -477,7 +473,7 @@ def push_refs(ctx: Context, remote: str) -> list[Row]:
             code, rows, err = _push_once(
                 ctx.repo, remote, [f'{sha}:{ref}' for ref, sha in sorted(sent.items())],
             )
-        except Stalled as e:
+        except repo_mod.Stalled as e:
             # not retried: a remote that hung once makes every caller
             # (the pre-push hook, then the code push) wait as long again
             raise PushFailed(str(e))
