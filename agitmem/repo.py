@@ -66,10 +66,12 @@ def clean_env(
 # Wall-clock bounds on git processes, in seconds.  A network call (fetch,
 # push, a fetch of missing objects) gets `network_timeout` (config.yaml, or
 # $AGITMEM_NETWORK_TIMEOUT, which wins); any other call LOCAL_FACTOR times
-# that: in a partial clone git may fetch a missing object from the promisor
-# remote lazily, inside a `diff` or a `rev-list`, and that fetch may stall.
+# that, LOCAL_MIN at least: in a partial clone git may fetch a missing
+# object from the promisor remote lazily, inside a `diff` or a `rev-list`,
+# and that fetch may stall.
 NETWORK_TIMEOUT = 30.0
 LOCAL_FACTOR = 10
+LOCAL_MIN = 60.0
 TIMEOUT_ENV = 'AGITMEM_NETWORK_TIMEOUT'
 _configured: list[float] = []
 
@@ -109,8 +111,9 @@ def _stop(proc: subprocess.Popen[str]) -> tuple[str, str]:
 
 
 def local_timeout() -> float:
-    """The bound of a git call that does not mean to use the network."""
-    return network_timeout() * LOCAL_FACTOR
+    """The bound of a git call that does not mean to use the network (a
+    minute at least: a small network bound does not cut a slow local call)."""
+    return max(network_timeout() * LOCAL_FACTOR, LOCAL_MIN)
 
 
 def _verb(args: tuple[str, ...]) -> str:
