@@ -15,6 +15,9 @@ DEFAULTS: dict[str, Any] = {
     'compaction_drop': 0.4,  # a context drop over this fraction = compaction
     'checkpoint_at': 0.7,  # ask for a checkpoint at this share of the window
     'push_strict': False,  # pre-push fails when the memory could not be pushed
+    # seconds a fetch or push of memory may take before it is stopped
+    # ($AGITMEM_NETWORK_TIMEOUT wins)
+    'network_timeout': 30,
     'context_window': None,  # tokens; None: the agent's own (see hook.py)
     'max_rules': 20,  # tattoo rules before `tattoo-size` warns
     'max_file_kb': 256,  # a memory file larger than this is refused
@@ -35,6 +38,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     'compaction_drop': (float, int),
     'checkpoint_at': (float, int),
     'push_strict': (bool,),
+    'network_timeout': (int, float),
     'context_window': (int, type(None)),
     'max_rules': (int,),
     'max_file_kb': (int,),
@@ -112,7 +116,8 @@ def settings(raw: object, text: str, path: str) -> dict[str, Any]:
             )
             raise AgitmemError(f'{path}:{line}: "{key}" must be {want}')
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            if value <= 0 or (key == 'compaction_drop' and value >= 1):
+            # NaN and infinity (YAML's .nan, .inf) are out of range too
+            if not 0 < value < float('inf') or (key == 'compaction_drop' and value >= 1):
                 raise AgitmemError(
                     f'{path}:{line}: "{key}" is out of range: {value}',
                 )

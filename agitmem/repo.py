@@ -26,6 +26,7 @@ _GIT_LOCAL_ENV = frozenset((
     'GIT_QUARANTINE_PATH',
 ))
 
+MEMORY_ROOT = 'refs/agitmem/'
 MEMORY_NS = 'refs/agitmem/heads/'
 REMOTES_NS = 'refs/agitmem/remotes/'
 DETACHED_REF = 'refs/worktree/agitmem/detached'
@@ -62,26 +63,106 @@ def clean_env(
     return env
 
 
+# Wall-clock bounds on git processes, in seconds.  A network call (fetch,
+# push, a fetch of missing objects) gets `network_timeout` (config.yaml, or
+# $AGITMEM_NETWORK_TIMEOUT, which wins); any other call LOCAL_FACTOR times
+# that, LOCAL_MIN at least: in a partial clone git may fetch a missing
+# object from the promisor remote lazily, inside a `diff` or a `rev-list`,
+# and that fetch may stall.
+NETWORK_TIMEOUT = 30.0
+LOCAL_FACTOR = 10
+LOCAL_MIN = 60.0
+TIMEOUT_ENV = 'AGITMEM_NETWORK_TIMEOUT'
+_configured: list[float] = []
+
+
+def set_network_timeout(seconds: float) -> None:
+    """The `network_timeout` of the config just read (context.make)."""
+    _configured[:] = [float(seconds)]
+
+
+def network_timeout() -> float:
+    raw = os.environ.get(TIMEOUT_ENV, '')
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if value > 0 and value != float('inf'):
+        return value
+    return _configured[0] if _configured else NETWORK_TIMEOUT
+
+
+class Stalled(AgitmemError):
+    """A git process ran past its wall-clock bound and was stopped."""
+
+
+def _stop(proc: subprocess.Popen[str]) -> tuple[str, str]:
+    """Kill a git process and whatever it started (ssh, a remote helper,
+    the local end of a file:// transport): its own process group, so no
+    child holds the pipes open after it.  What it wrote until then."""
+    import signal
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass  # gone meanwhile
+    out, err = proc.communicate()
+    return out or '', err or ''
+
+
+def local_timeout() -> float:
+    """The bound of a git call that does not mean to use the network (a
+    minute at least: a small network bound does not cut a slow local call)."""
+    return max(network_timeout() * LOCAL_FACTOR, LOCAL_MIN)
+
+
+def _verb(args: tuple[str, ...]) -> str:
+    """The git command in args (`fetch` of `-c x=y fetch ...`)."""
+    words = iter(args)
+    for word in words:
+        if word == '-c':
+            next(words, None)
+        elif not word.startswith('-'):
+            return word
+    return 'git'
+
+
 def git(
         *args: str,
         cwd: Path | str,
         env: Mapping[str, str] | None = None,
         stdin: str | None = None,
         check: bool = True,
+        timeout: float | None = None,
 ) -> subprocess.CompletedProcess[str]:
+    """Run git, bounded by `timeout` seconds (None: the bound of a local
+    call); past it, the process and its children are killed: Stalled."""
     cmd = ('git', '--no-optional-locks', *args)
+    bound = local_timeout() if timeout is None else timeout
     try:
-        proc = subprocess.run(
-            cmd, cwd=cwd, env=clean_env(env), input=stdin,
-            capture_output=True, text=True, encoding='utf-8',
-            errors='surrogateescape',
+        proc = subprocess.Popen(
+            cmd, cwd=cwd, env=clean_env(env),
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, encoding='utf-8', errors='surrogateescape',
+            # a group of its own, so a stalled call is stopped whole
+            process_group=0,
         )
     except FileNotFoundError as e:
         raise _not_run(e, cwd)
-    if check and proc.returncode != 0:
-        detail = error_line(proc.stderr, f'exit {proc.returncode}')
-        raise AgitmemError(f'git {args[0]} failed: {detail}')
-    return proc
+    try:
+        out, err = proc.communicate(stdin, timeout=bound)
+    except subprocess.TimeoutExpired:
+        _stop(proc)
+        raise Stalled(f'git {_verb(args)} gave no answer in {bound:g}s and was stopped')
+    except BaseException:
+        _stop(proc)
+        raise
+    done = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+    if check and done.returncode != 0:
+        detail = error_line(err, f'exit {done.returncode}')
+        raise AgitmemError(f'git {_verb(args)} failed: {detail}')
+    return done
 
 
 def _not_run(e: FileNotFoundError, cwd: Path | str) -> AgitmemError:
@@ -102,6 +183,7 @@ def _spawn(args: tuple[str, ...], cwd: Path | str) -> subprocess.Popen[str]:
         ('git', '--no-optional-locks', *args), cwd=cwd, env=clean_env(),
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True, encoding='utf-8', errors='surrogateescape',
+        process_group=0,  # stopped whole past its bound (git_each)
     )
 
 
@@ -195,8 +277,14 @@ def git_each(
             p.wait()
         raise _not_run(e, cwd)
     done = []
+    bound = local_timeout()
     for args, p in procs:
-        out, err = p.communicate()
+        try:
+            out, err = p.communicate(timeout=bound)
+        except subprocess.TimeoutExpired:
+            for _, q in procs:
+                _stop(q)
+            raise Stalled(f'git {_verb(args)} gave no answer in {bound:g}s and was stopped')
         done.append(subprocess.CompletedProcess(('git', '--no-optional-locks', *args), p.returncode, out, err))
     return done
 
@@ -728,7 +816,12 @@ def worktree_tree(repo: Repo) -> str:
 def _finish(chain: _Tree) -> tuple[Path | None, str, int, str]:
     """(the git dir, the tree, the exit code, stderr) of a chain, once it
     has ended; its copy of the index removed."""
-    out, err = chain.proc.communicate()
+    bound = local_timeout()
+    try:
+        out, err = chain.proc.communicate(timeout=bound)
+    except subprocess.TimeoutExpired:
+        out, err = _stop(chain.proc)
+        err += f'\nfatal: no answer in {bound:g}s: stopped'
     if chain in _CHAINS:
         _CHAINS.remove(chain)
     git_dir = chain.git_dir

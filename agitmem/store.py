@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
+from typing import TypeVar
 
 import pygit2
 
@@ -39,6 +40,7 @@ _HEX = r'^[0-9a-fA-F]{4,40}$'
 _IDENT = r'^(.*) <(.*)> (\d+) ([+-])(\d{4})$'
 
 Files = dict[str, bytes]  # path inside a memory commit -> content
+_T = TypeVar('_T')
 
 
 class Race(Exception):
@@ -232,25 +234,124 @@ def check_tree(pr: pygit2.Repository, tree: pygit2.Tree, prefix: str = '') -> No
     """Every entry of a memory tree through safe_entry, without reading a
     blob: a commit from a remote is checked before anything moves to it
     (a fast-forward) or is saved for it (the pre-save of a rollback)."""
+    whole(pr, tree, lambda: _check_tree(pr, tree, prefix))
+
+
+def _check_tree(pr: pygit2.Repository, tree: pygit2.Tree, prefix: str) -> None:
     for entry in tree:
         path = safe_entry(prefix, entry.name or '', entry.filemode)
         if entry.filemode == pygit2.GIT_FILEMODE_TREE:
             sub = pr[entry.id]
             if isinstance(sub, pygit2.Tree):
-                check_tree(pr, sub, f'{path}/')
+                _check_tree(pr, sub, f'{path}/')
 
 
 def tree_files(pr: pygit2.Repository, tree: pygit2.Tree, prefix: str = '') -> Files:
     """Every file of a memory tree, each entry checked by safe_entry."""
+    return whole(pr, tree, lambda: _tree_files(pr, tree, prefix))
+
+
+def _tree_files(pr: pygit2.Repository, tree: pygit2.Tree, prefix: str) -> Files:
     ret: Files = {}
     for entry in tree:
         path = safe_entry(prefix, entry.name or '', entry.filemode)
         obj = pr[entry.id]
         if isinstance(obj, pygit2.Tree):
-            ret.update(tree_files(pr, obj, f'{path}/'))
+            ret.update(_tree_files(pr, obj, f'{path}/'))
         elif isinstance(obj, pygit2.Blob):
             ret[path] = obj.data
     return ret
+
+
+# -- partial clones: objects a promisor remote still holds ------------------------
+
+def whole(pr: pygit2.Repository, top: pygit2.Object, read: Callable[[], _T]) -> _T:
+    """read(), which reads the objects under `top`; when one is missing (a
+    partial clone: `git clone --filter=...` left it on the remote), those
+    under `top` are fetched first, then read() again."""
+    try:
+        return read()
+    except KeyError as e:
+        fill(pr, [str(top.id)], absent=str(e.args[0]) if e.args else None)
+    try:
+        return read()
+    except KeyError as e:
+        raise AgitmemError(
+            f'memory object {e.args[0] if e.args else "?"} is still missing '
+            f'after a fetch (`git fsck` says more)',
+        )
+
+
+def promisor(pr: pygit2.Repository) -> str | None:
+    """The remote this partial clone fetches missing objects from; None
+    when it is not one."""
+    cfg = pr.config
+    try:
+        name = cfg['extensions.partialclone']
+    except (KeyError, ValueError):
+        name = None
+    if name:
+        return str(name)
+    for remote in pr.remotes.names():
+        try:
+            if cfg.get_bool(f'remote.{remote}.promisor'):
+                return str(remote)
+        except (KeyError, ValueError, pygit2.GitError):
+            continue
+    return None
+
+
+def missing(pr: pygit2.Repository, revs: list[str]) -> list[str]:
+    """The objects under revs this repository lacks (`--missing=print`
+    reads only what is here: git fetches nothing lazily for it)."""
+    listed = repo_mod.git(
+        'rev-list', '--objects', '--missing=print', *revs, '--',
+        cwd=pr.path, check=False,
+    ).stdout
+    return [line[1:].strip() for line in listed.splitlines() if line.startswith('?')]
+
+
+def fill(pr: pygit2.Repository, revs: list[str], *, absent: str | None = None) -> None:
+    """Fetch what a partial clone lacks under revs (and `absent`, an
+    object already known to be missing) from its promisor remote, as git's
+    lazy fetch does, but with no filter (memory is small: whole subtrees,
+    in one round) and a wall-clock bound.  AgitmemError, one line, when it
+    cannot."""
+    remote = promisor(pr)
+    if remote is None:
+        raise AgitmemError(
+            f'memory object {absent or revs[0]} is missing from the repository '
+            f'(not a partial clone: `git fsck` says more)',
+        )
+    wanted = sorted({*([absent] if absent else []), *missing(pr, revs)})
+    if not wanted:
+        return
+    bound = repo_mod.network_timeout()
+    try:
+        proc = repo_mod.git(
+            '-c', 'fetch.negotiationAlgorithm=noop', 'fetch', '--quiet',
+            '--no-filter', '--no-tags', '--no-write-fetch-head',
+            '--recurse-submodules=no', '--stdin', remote,
+            stdin=''.join(f'{oid}\n' for oid in wanted), cwd=pr.path,
+            check=False, timeout=bound,
+        )
+        why = repo_mod.error_line(proc.stderr, f'exit {proc.returncode}') if proc.returncode else None
+    except repo_mod.Stalled:
+        why = f'no answer in {bound:g}s'
+    if why is not None:
+        raise AgitmemError(
+            f'{len(wanted)} memory object(s) are not in this partial clone and '
+            f'{remote} did not send them ({why}): run it again once {remote} answers',
+        )
+
+
+def fill_memory(repo: Repo) -> None:
+    """After a fetch of memory refs into a partial clone: the objects
+    under every memory ref fetched too, so no later read of memory needs
+    the network."""
+    pr = open_repo(repo)
+    if promisor(pr) is not None:
+        fill(pr, [f'--glob={repo_mod.MEMORY_ROOT}*'])
 
 
 # -- refs, commits ------------------------------------------------------------

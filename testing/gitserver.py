@@ -265,3 +265,68 @@ def http_busy(base: Path) -> Iterator[tuple[str, Busy]]:
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+# -- remotes that stall ----------------------------------------------------------
+
+@contextmanager
+def silent() -> Iterator[str]:
+    """A loopback TCP server that accepts every connection and never says
+    a word (a remote host that hangs): yields git://127.0.0.1:PORT/."""
+    server = socket.create_server((HOST, 0))
+    server.settimeout(0.05)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            held.append(conn)  # kept open, unanswered
+
+    thread = threading.Thread(target=accept)
+    thread.start()
+    try:
+        yield f'git://{HOST}:{server.getsockname()[1]}/'
+    finally:
+        stop.set()
+        thread.join()
+        for conn in held:
+            conn.close()
+        server.close()
+
+
+# a pre-receive hook that hangs when memory refs are pushed (the code goes
+# through): the remote received the pack and never reports back.  It writes
+# its pid first, and gives up after a minute so that nothing outlives a test.
+_HANG_ON_MEMORY = '''#!/bin/sh
+while read old new ref; do
+    case "$ref" in
+    refs/agitmem/*) echo $$ > "$GIT_DIR/hung-pid"; sleep 60; exit 1 ;;
+    esac
+done
+exit 0
+'''
+
+
+def hang_on_memory(bare: Path) -> Path:
+    """Make bare's receive-pack hang on a push of memory refs; returns the
+    file where the hanging hook writes its pid."""
+    hook = bare / 'hooks' / 'pre-receive'
+    hook.write_text(_HANG_ON_MEMORY)
+    hook.chmod(0o755)
+    return bare / 'hung-pid'
+
+
+def alive(pid: int) -> bool:
+    """Is process pid still running (a zombie not reaped yet counts as
+    gone)?"""
+    try:
+        stat = Path(f'/proc/{pid}/stat').read_text()
+    except OSError:
+        return False
+    return stat.rsplit(')', 1)[-1].split()[0] != 'Z'

@@ -7,6 +7,7 @@ from agitmem import memory
 from agitmem import repo as repo_mod
 from agitmem import secrets
 from agitmem.checks import Finding
+from agitmem.errors import AgitmemError
 from agitmem.repo import Repo
 
 ID = 'secrets'
@@ -122,11 +123,16 @@ def in_push(repo: Repo, remote: str | None) -> list[Finding]:
     if not commits and not named:
         return []
     import subprocess  # bytes: sizes in `cat-file --batch` count bytes
-    batch = subprocess.run(
-        ('git', '--no-optional-locks', 'cat-file', '--batch'), cwd=repo.root,
-        input=''.join(f'{oid}\n' for oid in [*commits, *named]).encode(),
-        capture_output=True, env=repo_mod.clean_env(None),
-    ).stdout
+    bound = repo_mod.local_timeout()
+    try:
+        batch = subprocess.run(
+            ('git', '--no-optional-locks', 'cat-file', '--batch'), cwd=repo.root,
+            input=''.join(f'{oid}\n' for oid in [*commits, *named]).encode(),
+            capture_output=True, env=repo_mod.clean_env(None), timeout=bound,
+        ).stdout
+    except subprocess.TimeoutExpired:
+        # a partial clone fetching a missing object that never comes
+        raise AgitmemError(f'git cat-file gave no answer in {bound:g}s and was stopped')
     ret: list[Finding] = []
     for oid, kind, body in _batch(batch):
         if kind == 'commit':

@@ -50,6 +50,7 @@ def make(
         # HEAD detached under a rebase or bisect: the branch's memory
         branch = repo_mod.operation_branch(repo)
     override = ref or os.environ.get('AGITMEM_REF') or cfg['ref']
+    repo_mod.set_network_timeout(cfg['network_timeout'])
     return Context(
         repo, cfg, branch, sha,
         repo_mod.memory_ref(branch, override=override),

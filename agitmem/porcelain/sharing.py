@@ -22,6 +22,8 @@ from agitmem.repo import Repo
 from agitmem.repo import REMOTES_NS
 
 if TYPE_CHECKING:
+    import subprocess
+
     from agitmem.porcelain import merging
 
 # merging and merge are imported where a merge is made: `status` reads this
@@ -112,20 +114,37 @@ class Change:
         return f'  {self.old[:7]}..{self.new[:7]}  {self.ref}'
 
 
+def _network(repo: Repo, remote: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """git fetch or push, bounded by network_timeout: a remote that stalls
+    (accepts and never answers, or hangs in its hooks) is cut off."""
+    bound = repo_mod.network_timeout()
+    try:
+        return repo_mod.git(*args, cwd=repo.root, check=False, timeout=bound)
+    except repo_mod.Stalled:
+        raise repo_mod.Stalled(
+            f'git {args[0]} {remote} gave no answer in {bound:g}s and was '
+            f'stopped (network_timeout in .agent/config.yaml sets the bound)',
+        )
+
+
 def fetch_memory(repo: Repo, remote: str) -> list[Change]:
     """Fetch the remote's refs/agitmem/heads/* into
     refs/agitmem/remotes/<remote>/* (pruning the ones it deleted)."""
     prefix = f'{REMOTES_NS}{remote}/'
     before = _refs(repo, prefix)
-    proc = repo_mod.git(
-        'fetch', '--quiet', '--no-tags', '--prune', '--no-write-fetch-head',
-        '--recurse-submodules=no', remote, fetch_spec(remote),
-        cwd=repo.root, check=False,
+    # --no-filter: in a partial clone every memory object comes, not only
+    # the commits (memory is small, and read offline later)
+    proc = _network(
+        repo, remote, 'fetch', '--quiet', '--no-tags', '--prune',
+        '--no-write-fetch-head', '--recurse-submodules=no', '--no-filter',
+        remote, fetch_spec(remote),
     )
     if proc.returncode != 0:
         raise AgitmemError(
             f'git fetch {remote} failed: {repo_mod.error_line(proc.stderr, f"exit {proc.returncode}")}',
         )
+    # objects an earlier, filtered `git fetch` left out
+    store.fill_memory(repo)
     after = _refs(repo, prefix)
     return [
         Change(ref, before.get(ref), after.get(ref))
@@ -287,10 +306,7 @@ class Row:
 
 def _push_once(repo: Repo, remote: str, specs: list[str]) -> tuple[int, list[Row], str]:
     # --no-verify: this push runs inside the user's pre-push hook
-    proc = repo_mod.git(
-        'push', '--porcelain', '--no-verify', remote, *specs,
-        cwd=repo.root, check=False,
-    )
+    proc = _network(repo, remote, 'push', '--porcelain', '--no-verify', remote, *specs)
     rows = []
     for line in proc.stdout.split('\n'):
         m = _PORCELAIN.match(line)
@@ -454,9 +470,14 @@ def push_refs(ctx: Context, remote: str) -> list[Row]:
         # the tips as they are now, by id: what the remote-tracking refs
         # are set to once pushed (a note saved meanwhile is not on it)
         sent = {ref: sha for ref, sha in _refs(ctx.repo, MEMORY_NS).items() if ref in todo}
-        code, rows, err = _push_once(
-            ctx.repo, remote, [f'{sha}:{ref}' for ref, sha in sorted(sent.items())],
-        )
+        try:
+            code, rows, err = _push_once(
+                ctx.repo, remote, [f'{sha}:{ref}' for ref, sha in sorted(sent.items())],
+            )
+        except repo_mod.Stalled as e:
+            # not retried: a remote that hung once makes every caller
+            # (the pre-push hook, then the code push) wait as long again
+            raise PushFailed(str(e))
         attempt += 1
         for row in rows:
             done[row.ref] = row

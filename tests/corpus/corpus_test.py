@@ -51,7 +51,7 @@ CHANGES = {'memory', 'refs', 'worktree'}
 SCENARIOS = {
     'memrepo', 'no_init', 'not_a_repo', 'bare', 'merge_in_progress',
     'rebase_in_progress', 'shallow_clone', 'readonly_git', 'readonly_refs',
-    'detached', 'half_init', 'odd_path',
+    'detached', 'half_init', 'odd_path', 'partial_clone',
 }
 # odd_path: a memrepo whose path holds what git's line-based output cannot
 # show plainly: a newline, a tab, a quote, a backslash, non-ASCII
@@ -135,6 +135,13 @@ def case_repo(request: pytest.FixtureRequest, tmp_path: Path,
     elif scenario == 'shallow_clone':
         src = _base('code', tmp_path_factory)
         git('clone', '-q', '--depth', '1', f'file://{src}', str(root), cwd=tmp_path)
+        ok('init', cwd=root)
+    elif scenario == 'partial_clone':
+        # the memrepo's code and memory on a remote that serves filters
+        bare = tmp_path / 'origin.git'
+        git('clone', '-q', '--mirror', str(_base('memrepo', tmp_path_factory)), str(bare), cwd=tmp_path)
+        git('config', 'uploadpack.allowFilter', 'true', cwd=bare)
+        git('clone', '-q', '--filter=blob:none', f'file://{bare}', str(root), cwd=tmp_path)
         ok('init', cwd=root)
     if scenario == 'merge_in_progress':
         _conflict(root)
