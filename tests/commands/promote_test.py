@@ -89,3 +89,27 @@ def test_a_refused_save_puts_both_files_back(memrepo: Path) -> None:
     assert mem(memrepo, 'tattoo.md').read_text() == tattoo
     assert mem(memrepo, 'notes.md').read_text() == notes
     assert count(memrepo) == before
+
+
+def test_promote_refuses_a_rule_that_would_crowd_out_the_state(memrepo: Path) -> None:
+    # issue 19 item 8: a note longer than the injection cap
+    huge = 'always ' + 'x' * 12_000
+    ok('note', huge, cwd=memrepo)
+    tattoo = mem(memrepo, 'tattoo.md').read_text()
+    notes = mem(memrepo, 'notes.md').read_text()
+    before = count(memrepo)
+    line = bad('promote', 'always', cwd=memrepo)
+    assert line.startswith('agitmem: not promoted: with this rule the tattoo takes ')
+    assert 'over its 6,000' in line and line.endswith('(nothing changed)')
+    assert mem(memrepo, 'tattoo.md').read_text() == tattoo
+    assert mem(memrepo, 'notes.md').read_text() == notes
+    assert count(memrepo) == before
+
+
+def test_promote_counts_the_tattoo_already_there(memrepo: Path) -> None:
+    mem(memrepo, 'tattoo.md').write_text(''.join(f'- rule {i:02d} {"r" * 90}\n' for i in range(59)))
+    ok('save', cwd=memrepo)
+    ok('note', 'short rule', cwd=memrepo)
+    ok('note', 'y' * 200, cwd=memrepo)
+    assert 'not promoted' in bad('promote', 'y' * 200, cwd=memrepo)
+    assert 'promoted to tattoo.md: - short rule' in ok('promote', 'short rule', cwd=memrepo)
