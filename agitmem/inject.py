@@ -3,9 +3,12 @@
 Order is fixed, init.d-style: user tattoo, project tattoo, state, snapshot
 (Goal, In progress, Decisions), newest fragments, newest notes.  When over
 budget, notes go first, then fragments, then snapshot sections; tattoo and
-state are never cut (a warning says so when they alone overflow)."""
+state are never cut for the budget (a warning says so when they alone
+overflow).  Over the character cap, tattoo rules go, with a marker where
+they were: the state is never cut, so it always reaches the agent."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from typing import NamedTuple
 
@@ -16,9 +19,7 @@ from agitmem.memory import tattoo as tattoo_mod
 
 BEGIN = '===== AGENT MEMORY BEGIN ====='
 END = '===== AGENT MEMORY END ====='
-# Claude Code moves hook output over 10,000 characters to a file the model
-# never reads in full: stay under it, whatever the budget says.
-MAX_CHARS = 9500
+MAX_CHARS = tokens.INJECTION_MAX_CHARS
 RESTATE = (
     'Your context was just compacted. Before doing anything else, restate '
     'current_goal and next_intent below verbatim, then continue from '
@@ -246,6 +247,24 @@ def rendered(mem: Memory, fresh: Freshness) -> tuple[Memory, Freshness]:
         memory_of=_rendered(fresh.memory_of),
     )
     return mem, fresh
+def _fit_tattoo(
+        tattoo: list[str], size: Callable[[list[str]], int],
+) -> tuple[list[str], int]:
+    """The tattoo's heading and the rules that fit the cap, in their order
+    (a long rule is skipped, the short ones after it still go in), with a
+    marker line where rules were left out; (lines, rules left out)."""
+    head, rules = tattoo[:1], tattoo[1:]
+
+    def marker(n: int) -> list[str]:
+        return [f'- [{n} more rule(s) left out for size: read .agent/memory/tattoo.md in full]']
+
+    kept: list[str] = []
+    for rule in rules:
+        # measured with the longest marker it could end with
+        if size(head + kept + [rule] + marker(len(rules))) <= MAX_CHARS:
+            kept.append(rule)
+    n = len(rules) - len(kept)
+    return head + kept + (marker(n) if n else []), n
 
 
 def build(
@@ -307,6 +326,12 @@ def build(
         core = _render(head, tattoo, state, [], {}, [], [], [])
         if fits(core):
             text = core
+    if len(text) > MAX_CHARS and len(tattoo) > 1:
+        # the tattoo would push the state past the cap: rules go instead
+        tattoo[:], cut['tattoo_rules'] = _fit_tattoo(
+            tattoo, lambda t: len(_render(head, t, state, [], {}, [], [], [])),
+        )
+        text = _render(head, tattoo, state, [], {}, [], [], [])
     warnings = []
     if fresh.unknown:
         warnings.append(f'state and working tree not compared: {fresh.unknown}')
@@ -314,13 +339,19 @@ def build(
         warnings.append(
             f'tattoo and state alone are {tokens.estimate(text)} tokens / '
             f'{len(text)} characters, over the budget of {budget_tokens} '
-            f'tokens: they are never cut; shorten tattoo.md or state.json',
+            f'tokens: they are not cut for the budget; shorten tattoo.md or state.json',
+        )
+    if cut.get('tattoo_rules'):
+        warnings.append(
+            f'{cut["tattoo_rules"]} tattoo rule(s) left out: the tattoo is over '
+            f'what the {MAX_CHARS:,}-character cap leaves it next to the state; '
+            f'shorten tattoo.md (`agitmem check` names the limit)',
         )
     if len(text) > MAX_CHARS:
-        # the one cut of tattoo/state: past this the client hides the text
+        # the state alone is over the cap: past it the client hides the text
         marker = (
-            f'\n[cut at {MAX_CHARS} characters: read .agent/memory/tattoo.md '
-            f'and state.json in full]\n{END}\n'
+            f'\n[cut at {MAX_CHARS} characters: read .agent/memory/state.json '
+            f'in full]\n{END}\n'
         )
         text = text[:MAX_CHARS - len(marker)] + marker
         warnings.append(

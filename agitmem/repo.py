@@ -979,6 +979,23 @@ def git_out(repo: Repo, *args: str) -> str:
     return proc.stdout.strip() if proc.returncode == 0 else ''
 
 
+def stash_holding(repo: Repo, rel: str) -> str | None:
+    """The newest stash entry (`stash@{N}`) whose untracked files hold
+    `rel`: `git stash --all` takes the ignored .agent/ with them, and
+    `git stash pop` fails when it is there again."""
+    entries = git_out(repo, 'reflog', 'show', '--format=%H', 'refs/stash').split()
+    if not entries:
+        return None
+    out = git(
+        'cat-file', '--batch-check=%(objecttype)', cwd=repo.root, check=False,
+        stdin=''.join(f'{oid}^3:{rel}\n' for oid in entries),
+    ).stdout.splitlines()
+    for n, kind in enumerate(out):
+        if kind == 'tree':
+            return f'stash@{{{n}}}'
+    return None
+
+
 def ref_exists(repo: Repo, ref: str) -> bool:
     return bool(git_out(repo, 'rev-parse', '-q', '--verify', f'{ref}^{{commit}}'))
 

@@ -5,6 +5,13 @@ from __future__ import annotations
 import math
 import re
 
+# Claude Code moves hook output over 10,000 characters to a file the model
+# never reads in full: the injection stays under this, whatever the budget
+INJECTION_MAX_CHARS = 9500
+# the tattoo's share of it: the rest is the state's (never cut) and the
+# block's own lines, so a long tattoo can never push the state out
+TATTOO_MAX_CHARS = 6000
+
 _WIDE = (
     '[\u1100-\u11ff\u2e80-\u9fff\ua960-\ua97f\uac00-\ud7ff'
     '\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0003ffff]'

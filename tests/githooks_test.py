@@ -7,6 +7,7 @@ import os
 import subprocess
 import re
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from agitmem import githooks
 from agitmem.commands.githook import githook
 from testing.util import agitmem
 from testing.util import bad
+from testing.util import count
 from testing.util import git
 from testing.util import mem
 from testing.util import ok
@@ -48,7 +50,7 @@ def test_install_writes_marked_executable_shims(memrepo: Path) -> None:
     for h in HOOKS:
         path = _hooks(memrepo) / h
         text = path.read_text()
-        assert text.startswith('#!/bin/sh\n# agitmem-shim v1\n')
+        assert text.startswith(f'#!/bin/sh\n# agitmem-shim v{githooks.VERSION}\n')
         assert f'agitmem hook {h} "$@"' in text
         python, = re.findall(r'(\S+) -P -m agitmem hook ' + h, text)
         assert os.access(python, os.X_OK)
@@ -67,7 +69,7 @@ def test_install_updates_an_older_shim(memrepo: Path) -> None:
     _write_hook(_hooks(memrepo) / 'pre-commit', '#!/bin/sh\n# agitmem-shim v0\nexit 0\n')
     out = ok('install', 'git', cwd=memrepo)
     assert 'updated .git/hooks/pre-commit' in out.splitlines()
-    assert '# agitmem-shim v1' in (_hooks(memrepo) / 'pre-commit').read_text()
+    assert f'# agitmem-shim v{githooks.VERSION}' in (_hooks(memrepo) / 'pre-commit').read_text()
     assert not (_hooks(memrepo) / 'pre-commit.agitmem-chained').exists()
 
 
@@ -103,11 +105,62 @@ def test_existing_hook_is_chained_and_runs_first_with_args(memrepo: Path) -> Non
     ) in out.splitlines()
     assert (_hooks(memrepo) / 'pre-commit.agitmem-chained').read_text() == RECORDER
     assert _commit(memrepo).returncode == 0
+    # a sh script runs in place: $0 is still the hook's own name
     assert (memrepo / 'ran.log').read_text().splitlines() == [
-        'pre-commit.agitmem-chained  []',
-        'commit-msg.agitmem-chained .git/COMMIT_EDITMSG []',
-        'post-commit.agitmem-chained  []',
+        'pre-commit  []',
+        'commit-msg .git/COMMIT_EDITMSG []',
+        'post-commit  []',
     ]
+
+
+def test_a_chained_hook_in_another_language_is_run_as_it_is(memrepo: Path) -> None:
+    recorder = (
+        f'#!{sys.executable}\nimport os, sys\n'
+        f'open("ran.log", "a").write(os.path.basename(sys.argv[0]) + " " + " ".join(sys.argv[1:]) + "\\n")\n'
+    )
+    for h in ('pre-commit', 'commit-msg'):
+        _write_hook(_hooks(memrepo) / h, recorder)
+    _write_hook(_hooks(memrepo) / 'post-commit', '#!/bin/sh -e\necho "$(basename "$0")" >> ran.log\n')
+    ok('install', 'git', cwd=memrepo)
+    assert _commit(memrepo).returncode == 0
+    assert (memrepo / 'ran.log').read_text().splitlines() == [
+        'pre-commit.agitmem-chained ',
+        'commit-msg.agitmem-chained .git/COMMIT_EDITMSG',
+        'post-commit.agitmem-chained',  # a shebang with flags: not sourced
+    ]
+    assert 'Code-Head: ' in git('log', '-1', '--format=%B', 'refs/agitmem/heads/main', cwd=memrepo)
+
+
+def test_a_chained_script_that_runs_itself_again_runs_once(memrepo: Path) -> None:
+    # husky v8's husky.sh: `sh -e "$0" "$@"` with husky_skip_init set
+    rerun = (
+        '#!/bin/sh\n'
+        'if [ -z "$again" ]; then again=1; export again; sh -e "$0" "$@"; exit $?; fi\n'
+        'echo "$(basename "$0") ran" >> ran.log\n'
+    )
+    _write_hook(_hooks(memrepo) / 'post-commit', rerun)
+    ok('install', 'git', cwd=memrepo)
+    before = count(memrepo)
+    with open(mem(memrepo, 'notes.md'), 'a') as f:
+        f.write('- progress\n')
+    assert _commit(memrepo).returncode == 0
+    assert (memrepo / 'ran.log').read_text() == 'post-commit ran\n'
+    assert count(memrepo) == before + 1  # agitmem's post-commit: once
+
+
+def test_install_again_after_a_hook_manager_rewrote_its_hook(memrepo: Path) -> None:
+    # husky v9 writes its stubs again on every `npm install`, over our shim
+    stub = '#!/bin/sh\necho "$(basename "$0")" >> ran.log\n'
+    _write_hook(_hooks(memrepo) / 'pre-commit', stub)
+    ok('install', 'git', cwd=memrepo)
+    _write_hook(_hooks(memrepo) / 'pre-commit', stub)
+    out = ok('install', 'git', cwd=memrepo)
+    assert out.splitlines() == [
+        'installed .git/hooks/pre-commit (the hook that was there is now '
+        'pre-commit.agitmem-chained; it runs first)',
+    ]
+    assert githooks.is_ours((_hooks(memrepo) / 'pre-commit').read_text())
+    assert (_hooks(memrepo) / 'pre-commit.agitmem-chained').read_text() == stub
 
 
 def test_failing_chained_pre_commit_blocks_the_commit(memrepo: Path) -> None:
@@ -140,7 +193,7 @@ def test_chained_pre_push_gets_args_and_stdin(memrepo: Path, tmp_path: Path) -> 
     head = git('rev-parse', 'HEAD', cwd=memrepo).strip()
     logged = (memrepo / 'ran.log').read_text().splitlines()
     assert logged[0] == (
-        f'pre-push.agitmem-chained origin {remote} '
+        f'pre-push origin {remote} '
         f'[refs/heads/main {head} refs/heads/main {"0" * 40}]'
     )
     assert git('rev-parse', 'main', cwd=remote).strip() == head
@@ -176,7 +229,7 @@ def test_refuses_a_tracked_hook_in_core_hooks_path(memrepo: Path) -> None:
 
 def test_refuses_when_a_chained_hook_is_in_the_way(memrepo: Path) -> None:
     _write_hook(_hooks(memrepo) / 'pre-commit', RECORDER)
-    _write_hook(_hooks(memrepo) / 'pre-commit.agitmem-chained', RECORDER)
+    _write_hook(_hooks(memrepo) / 'pre-commit.agitmem-chained', '#!/bin/sh\necho another\n')
     assert 'already exists' in bad('install', 'git', cwd=memrepo)
 
 
@@ -274,10 +327,10 @@ def test_a_hooks_path_linked_outside_is_refused(memrepo: Path, tmp_path: Path) -
 
 def test_shim_text_per_hook() -> None:
     blocking = githooks.shim('commit-msg', '/opt/py/bin/python')
-    assert '"$chained" "$@" || exit $?' in blocking
+    assert '    chain "$@" || exit $?\n' in blocking
     assert 'exec /opt/py/bin/python -P -m agitmem hook commit-msg "$@"' in blocking
     post = githooks.shim('post-merge', '/opt/py/bin/python')
-    assert '    "$chained" "$@"\n' in post
+    assert '    chain "$@"\n' in post
     assert "exec '/opt/my py/python' -P -m agitmem" in githooks.shim('pre-commit', '/opt/my py/python')
 
 

@@ -4,7 +4,6 @@ a hook repository) and through `agitmem install git` (plain shims, also
 chained to a hook the user had, and under core.hooksPath)."""
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -41,39 +40,6 @@ USERS_HOOK = '#!/bin/sh\necho ran >> "$(git rev-parse --git-dir)/users-hook.log"
 
 def _pre_commit(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return run(sys.executable, '-m', 'pre_commit', *args, cwd=cwd)
-
-
-@pytest.fixture(scope='session')
-def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """This checkout as it is on disk (uncommitted and untracked files
-    included), committed in a scratch repository: what pre-commit clones
-    and pip-installs, as it would from GitHub."""
-    proc = subprocess.run(
-        ('git', 'ls-files', '-co', '--exclude-standard', '-z'),
-        cwd=ROOT, capture_output=True, text=True,
-    )
-    if proc.returncode != 0:
-        pytest.skip(f'{ROOT} is not a git checkout')
-    dest = tmp_path_factory.mktemp('hook-repo')
-    for name in filter(None, proc.stdout.split('\0')):
-        src = ROOT / name
-        if src.is_file():
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / name)
-    ident = ('-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'commit.gpgsign=false')
-    for args in (('init', '-q'), ('add', '-A'), (*ident, 'commit', '-q', '-m', 'snapshot')):
-        subprocess.run(('git', *args), cwd=dest, check=True, capture_output=True)
-    sha = subprocess.run(
-        ('git', 'rev-parse', 'HEAD'), cwd=dest, check=True, capture_output=True, text=True,
-    ).stdout.strip()
-    return dest, sha
-
-
-@pytest.fixture(scope='session')
-def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One pre-commit cache for the session: the hook environment is built
-    (pip install of this checkout) once."""
-    return tmp_path_factory.mktemp('pre-commit-home')
 
 
 @dataclass(frozen=True)

@@ -288,7 +288,10 @@ def run(
     state = _state(state_text)
 
     def tattoo_size_() -> list[Finding]:
-        return tattoo_size.check(tattoo, max_rules=cfg['max_rules'], path=TATTOO)
+        return tattoo_size.check(
+            tattoo, max_rules=cfg['max_rules'], path=TATTOO,
+            user=_user_rules(cfg),
+        )
 
     def tattoo_vs_snapshot_() -> list[Finding]:
         rules = [(USER_TATTOO, r) for r in _user_rules(cfg)]

@@ -40,7 +40,9 @@ def _where(payload: agents.Payload) -> tuple[Repo, dict[str, Any]]:
 def _restore(repo: Repo) -> None:
     """.agent/ is gone (`git clean -fdx` takes it: it is excluded, so git
     counts it as ignored) but its memory is saved on the ref: check it out
-    again, and say so (once: afterwards .agent/ is there)."""
+    again, and say so (once: afterwards .agent/ is there).  Never over a
+    stash that holds it (`git stash --all`): initialize refuses, and the
+    hook says where the memory is."""
     if not repo_mod.git_out(
             repo, 'for-each-ref', '--count=1', '--format=x', 'refs/agitmem/heads/',
     ):
@@ -48,8 +50,9 @@ def _restore(repo: Repo) -> None:
     from agitmem.porcelain.initialize import initialize
     initialize(repo, None)
     said = (
-        'agitmem: .agent/ was missing (git clean -x?); restored it from the '
-        'memory ref (memory edits not saved before it went are lost)'
+        'agitmem: .agent/ was missing (git clean -x?) and no stash holds it; '
+        'restored it from the memory ref: memory edits not saved to the ref '
+        'before it went are not in it'
     )
     audit.log(repo.agent_dir, 'write restore', said)
     notices.say(said)

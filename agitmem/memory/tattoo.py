@@ -42,6 +42,11 @@ def render(rules: list[Rule]) -> str:
     return ''.join(f'- {r.text}\n' for r in rules)
 
 
+def injected_chars(rules: list[Rule]) -> int:
+    """How many characters the rules take in the injection (`- rule` lines)."""
+    return sum(len(r.text) + 3 for r in rules)
+
+
 def combine(user: list[Rule], project: list[Rule]) -> list[Rule]:
     """User rules first, then the project's; for `key: value` rules the
     project's value wins."""

@@ -19,6 +19,18 @@ class Context(NamedTuple):
     ref: str
 
 
+def refuse_over_stash(repo: Repo) -> None:
+    """.agent/ is gone into a stash (`git stash --all`): making it again
+    would make `git stash pop` fail and keep the unsaved memory in there."""
+    held = repo_mod.stash_holding(repo, '.agent')
+    if held is not None:
+        raise AgitmemError(
+            f'.agent/ is in the stash ({held}; `git stash --all` took it, '
+            f'with any unsaved memory edits): `git stash pop` puts it back; '
+            f'agitmem does not make it again over the stash',
+        )
+
+
 def require_memory(repo: Repo) -> None:
     if repo.agent_dir.is_symlink() or repo.memory_dir.is_symlink():
         raise AgitmemError(
@@ -26,6 +38,7 @@ def require_memory(repo: Repo) -> None:
             'directory inside the repository',
         )
     if not repo.agent_dir.is_dir():
+        refuse_over_stash(repo)
         raise AgitmemError(
             f'no .agent/ in {repo.root}: run `agitmem init` first',
         )

@@ -13,12 +13,15 @@ from typing import Any
 from agitmem import config
 from agitmem import githooks
 from agitmem import inject
+from agitmem import memory
 from agitmem import repo as repo_mod
 from agitmem import store
 from agitmem.agents import launcher
 from agitmem.agents import settings
 from agitmem.agents import trust
+from agitmem.checks import tattoo_size
 from agitmem.errors import AgitmemError
+from agitmem.memory import tattoo as tattoo_mod
 from agitmem.porcelain import context
 from agitmem.porcelain import read
 from agitmem.porcelain import sharing
@@ -413,6 +416,26 @@ def check_injection(ctx: context.Context, codex: bool) -> list[Finding]:
     return ret
 
 
+def check_tattoo(ctx: context.Context) -> list[Finding]:
+    """A tattoo over its share of the injection cap: its rules are cut
+    from the injection so that the state stays in."""
+    try:
+        rules = tattoo_mod.combine(
+            tattoo_mod.parse(read.user_tattoo(ctx.cfg)),
+            tattoo_mod.parse(read.layer(ctx.repo, memory.TATTOO)),
+        )
+    except AgitmemError:
+        return []  # check_injection says what cannot be read
+    why = tattoo_size.over_bound(rules)
+    if why is None:
+        return [Finding('tattoo-size', OK, f'tattoo: {len(rules)} rules, within its share of the injection')]
+    return [Finding(
+        'tattoo-size', WARNING,
+        f'{why}: rules that do not fit are left out of the injection',
+        'shorten or drop rules in .agent/memory/tattoo.md (`agitmem check` shows where it passes)',
+    )]
+
+
 # -- all of it -----------------------------------------------------------------------
 
 def diagnose(
@@ -445,4 +468,4 @@ def _check_memory_all(repo: Repo, *, codex: bool) -> list[Finding]:
     except AgitmemError as e:
         return [Finding('memory-ref', ERROR, str(e), 'agitmem init')]
     ctx = context.make(repo, cfg)
-    return check_memory(ctx) + check_remotes(ctx) + check_injection(ctx, codex=codex)
+    return check_memory(ctx) + check_remotes(ctx) + check_injection(ctx, codex=codex) + check_tattoo(ctx)

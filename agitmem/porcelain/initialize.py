@@ -28,6 +28,8 @@ def initialize(repo: Repo, ref: str | None) -> list[str]:
             '.agent/memory is a symlink; agitmem keeps memory in a real '
             'directory inside the repository',
         )
+    if not repo.agent_dir.exists():
+        context.refuse_over_stash(repo)
     if repo.memory_dir.is_dir():
         # memory already there is checked before anything is created: a
         # broken file is reported, not half an init written around it

@@ -14,8 +14,10 @@ import pygit2
 from agitmem import memory
 from agitmem import repo as repo_mod
 from agitmem import store
+from agitmem.checks import tattoo_size
 from agitmem.errors import AgitmemError
 from agitmem.memory import notes as notes_mod
+from agitmem.memory import tattoo as tattoo_mod
 from agitmem.porcelain import read
 from agitmem.porcelain import write
 from agitmem.porcelain.context import Context
@@ -158,6 +160,20 @@ def _with_rule(tattoo: str, rule: str) -> str:
     return f'{tattoo}- {rule}\n'
 
 
+def _fits(ctx: Context, tattoo: str) -> None:
+    """Refuse a tattoo whose rules would crowd the state out of the
+    injection (tattoo-size's bound), before anything is written."""
+    rules = tattoo_mod.combine(
+        tattoo_mod.parse(read.user_tattoo(ctx.cfg)), tattoo_mod.parse(tattoo),
+    )
+    why = tattoo_size.over_bound(rules)
+    if why is not None:
+        raise AgitmemError(
+            f'not promoted: with this rule {why}; shorten or drop tattoo '
+            f'rules first (nothing changed)',
+        )
+
+
 def promote(ctx: Context, chosen: Candidate) -> tuple[pygit2.Oid | None, int]:
     """Move a note into tattoo.md as a rule and take its occurrences out of
     notes.md, in one memory commit `promote: ...` through the write path.
@@ -167,6 +183,7 @@ def promote(ctx: Context, chosen: Candidate) -> tuple[pygit2.Oid | None, int]:
     with store.locked(ctx.repo):
         write.align(ctx)
         tattoo = read.layer(ctx.repo, memory.TATTOO)
+        _fits(ctx, _with_rule(tattoo, chosen.text))
         notes = read.layer(ctx.repo, memory.NOTES)
         new_notes, removed = _without(notes, chosen.key)
         old = {

@@ -60,15 +60,20 @@ def state(repo: Repo) -> dict[str, Any]:
     return state_mod.parse(text, shown)
 
 
+def user_tattoo(cfg: dict[str, Any]) -> str:
+    """The user-level tattoo's text ('' when there is none or it is off)."""
+    if not cfg['user_tattoo']:
+        return ''
+    # the user's own file may be a symlink (dotfile managers make them)
+    return read_text(
+        user_home() / 'memory' / memory.TATTOO,
+        f'~/.agent/memory/{memory.TATTOO}', follow_symlink=True,
+    ) or ''
+
+
 def layers(repo: Repo, cfg: dict[str, Any]) -> inject.Memory:
     from agitmem import inject  # the injection's: not every read pays for it
-    user = ''
-    if cfg['user_tattoo']:
-        # the user's own file may be a symlink (dotfile managers make them)
-        user = read_text(
-            user_home() / 'memory' / memory.TATTOO,
-            f'~/.agent/memory/{memory.TATTOO}', follow_symlink=True,
-        ) or ''
+    user = user_tattoo(cfg)
     state_text = layer(repo, memory.STATE)
     return inject.Memory(
         user_tattoo=user,

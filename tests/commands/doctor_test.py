@@ -344,6 +344,21 @@ def test_injection_over_budget_and_codex_cap(wired: Path) -> None:
     assert cap['fix'] == 'set budget_tokens to 2500 or less in .agent/config.yaml'
 
 
+def test_tattoo_over_its_share_of_the_injection_warns(wired: Path) -> None:
+    code, findings = _doctor(wired)
+    assert [f['level'] for f in findings if f['check'] == 'tattoo-size'] == ['ok']
+    mem(wired, 'tattoo.md').write_text(f'- keep it short\n- {"x" * 12_000}\n')
+    ok('state', 'set', 'current_goal=ship it', cwd=wired)
+    code, findings = _doctor(wired)
+    [tattoo] = _problems(findings, 'tattoo-size')
+    assert tattoo['level'] == 'warning'
+    assert tattoo['message'].startswith('the tattoo takes 12,019 characters of the injection, over its 6,000')
+    assert 'left out of the injection' in tattoo['message']
+    assert 'tattoo.md' in tattoo['fix']
+    assert any('tattoo rule(s) left out' in f['message'] for f in _problems(findings, 'injection'))
+    assert code == 0  # warnings inform
+
+
 def test_without_agitmem_init(repo: Path) -> None:
     proc = agitmem('doctor', cwd=repo)
     assert proc.returncode == 1

@@ -117,14 +117,50 @@ def test_load_tattoo_over_budget_warns_never_cuts(memrepo: Path) -> None:
     assert 'warning: tattoo and state alone are' in proc.stderr
 
 
-def test_load_hard_cap_9500_chars(memrepo: Path) -> None:
+def test_load_hard_cap_9500_chars_cuts_tattoo_rules_not_the_state(memrepo: Path) -> None:
     mem(memrepo, 'tattoo.md').write_text(''.join(f'- {"r" * 90} {i}\n' for i in range(200)))
     (memrepo / '.agent' / 'config.yaml').write_text('budget_tokens: 100000\n')
+    ok('state', 'set', 'current_goal=ship the loader', 'next_intent=run the tests', cwd=memrepo)
     proc = agitmem('load', cwd=memrepo)
     assert proc.returncode == 0
     assert len(proc.stdout) <= 9500
     assert proc.stdout.endswith(END + '\n')
-    assert 'cut at 9500 characters' in proc.stderr
+    lines = proc.stdout.splitlines()
+    assert 'current_goal: ship the loader' in lines
+    assert 'next_intent: run the tests' in lines
+    assert f'- {"r" * 90} 0' in lines  # the first rules stay, in order
+    [marker] = [line for line in lines if 'left out for size' in line]
+    n = int(marker.split()[1].lstrip('['))
+    assert marker == f'- [{n} more rule(s) left out for size: read .agent/memory/tattoo.md in full]'
+    assert f"- {'r' * 90} {199 - n}" in lines and f"- {'r' * 90} {200 - n}" not in lines
+    assert f'warning: {n} tattoo rule(s) left out' in proc.stderr
+    assert 'cut at' not in proc.stdout
+
+
+def test_load_one_huge_rule_leaves_the_state_and_the_short_rules(memrepo: Path) -> None:
+    # issue 19 item 8: one promoted note longer than the cap on its own
+    mem(memrepo, 'tattoo.md').write_text(f'- keep it short\n- {"x" * 12_000}\n- no tabs\n')
+    ok('state', 'set', 'current_goal=ship the loader', cwd=memrepo)
+    for how in ('load', 'hook'):
+        if how == 'load':
+            out = ok('load', cwd=memrepo)
+        else:
+            out = json.loads(ok('hook', 'session-start', '--agent', 'claude', cwd=memrepo, input='{}'))
+            out = out['hookSpecificOutput']['additionalContext']
+        lines = out.splitlines()
+        assert len(out) <= 9500
+        assert 'current_goal: ship the loader' in lines
+        assert '- keep it short' in lines and '- no tabs' in lines
+        assert '- [1 more rule(s) left out for size: read .agent/memory/tattoo.md in full]' in lines
+
+
+def test_load_a_state_over_the_cap_is_cut_with_a_marker(memrepo: Path) -> None:
+    ok('state', 'set', f'current_goal={"g" * 12_000}', cwd=memrepo)
+    proc = agitmem('load', cwd=memrepo)
+    assert proc.returncode == 0
+    assert len(proc.stdout) <= 9500
+    assert proc.stdout.endswith(f'[cut at 9500 characters: read .agent/memory/state.json in full]\n{END}\n')
+    assert 'the block was cut at 9500 characters' in proc.stderr
 
 
 def test_load_cjk_budget(memrepo: Path) -> None:

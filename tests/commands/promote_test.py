@@ -112,3 +112,25 @@ def test_promote_lists_exactly_what_it_writes_with_hidden_text_escaped(memrepo: 
     assert f'\n- {shown}\n' in injected
     assert f'- {shown}\n' in ok('show', '@:tattoo.md', cwd=memrepo)
     assert f'promote: {shown}' in ok('log', '-n', '1', cwd=memrepo)
+def test_promote_refuses_a_rule_that_would_crowd_out_the_state(memrepo: Path) -> None:
+    # issue 19 item 8: a note longer than the injection cap
+    huge = 'always ' + 'x' * 12_000
+    ok('note', huge, cwd=memrepo)
+    tattoo = mem(memrepo, 'tattoo.md').read_text()
+    notes = mem(memrepo, 'notes.md').read_text()
+    before = count(memrepo)
+    line = bad('promote', 'always', cwd=memrepo)
+    assert line.startswith('agitmem: not promoted: with this rule the tattoo takes ')
+    assert 'over its 6,000' in line and line.endswith('(nothing changed)')
+    assert mem(memrepo, 'tattoo.md').read_text() == tattoo
+    assert mem(memrepo, 'notes.md').read_text() == notes
+    assert count(memrepo) == before
+
+
+def test_promote_counts_the_tattoo_already_there(memrepo: Path) -> None:
+    mem(memrepo, 'tattoo.md').write_text(''.join(f'- rule {i:02d} {"r" * 90}\n' for i in range(59)))
+    ok('save', cwd=memrepo)
+    ok('note', 'short rule', cwd=memrepo)
+    ok('note', 'y' * 200, cwd=memrepo)
+    assert 'not promoted' in bad('promote', 'y' * 200, cwd=memrepo)
+    assert 'promoted to tattoo.md: - short rule' in ok('promote', 'short rule', cwd=memrepo)

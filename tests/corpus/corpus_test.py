@@ -257,6 +257,9 @@ def _setup(case: dict[str, Any], root: Path, outside: Path) -> None:
                 path.unlink()
         elif kind == 'fifo':
             os.mkfifo(_path(arg, root, outside))
+        elif kind == 'executable':
+            path = _path(arg, root, outside)
+            path.chmod(path.stat().st_mode | 0o755)
         elif kind == 'git':
             git(*[_fmt(a, root, outside) for a in arg], cwd=root)
         elif kind == 'crafted':

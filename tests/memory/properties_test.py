@@ -341,6 +341,37 @@ def test_injection_keeps_every_tattoo_rule_when_the_budget_allows(
         assert block.text == inject.build(mem, budget_tokens=10**9, after_compact=after).text
 
 
+_LONG_RULES = st.lists(
+    st.text(string.ascii_letters + ' ', min_size=1, max_size=3000).map(str.strip).filter(bool),
+    max_size=12,
+)
+
+
+@settings(deadline=None, max_examples=40)
+@given(memories(), _LONG_RULES, _LONG_RULES, st.integers(1, 5000), st.booleans())
+def test_injection_keeps_the_state_whatever_the_tattoo(
+        mem: inject.Memory, user: list[str], project: list[str], budget: int, after: bool,
+) -> None:
+    # issue 19 item 8: a tattoo however long never pushes the state out
+    mem = mem._replace(
+        user_tattoo=tattoo_mod.render([tattoo_mod.parse_rule(t) for t in user]),
+        project_tattoo=tattoo_mod.render([tattoo_mod.parse_rule(t) for t in project]),
+        state={**mem.state, 'current_goal': 'the goal', 'next_intent': 'the next step'},
+    )
+    alone = inject.build(inject.Memory(state=mem.state), budget_tokens=budget, after_compact=after)
+    assume(len(alone.text) + 100 < inject.MAX_CHARS)  # the state itself fits
+    block = inject.build(mem, budget_tokens=budget, after_compact=after)
+    assert len(block.text) <= inject.MAX_CHARS
+    lines = block.text.splitlines()
+    assert 'current_goal: the goal' in lines
+    assert 'next_intent: the next step' in lines
+    assert 'cut at' not in block.text
+    n = block.cut.get('tattoo_rules', 0)
+    if n:
+        assert f'- [{n} more rule(s) left out for size: read .agent/memory/tattoo.md in full]' in lines
+        assert any('tattoo rule(s) left out' in w for w in block.warnings)
+
+
 @settings(deadline=None, max_examples=40)
 @given(memories())
 def test_injection_cuts_notes_first(mem: inject.Memory) -> None:
