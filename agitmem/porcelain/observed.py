@@ -29,6 +29,7 @@ COMMANDS = 5
 REQUESTS = 3
 REQUEST_CHARS = 300
 COMMAND_CHARS = 200
+EDIT_TEXT_CHARS = 300
 # how far above an edit to look for its enclosing definition
 _SCAN_LINES = 400
 
@@ -140,16 +141,55 @@ def _locate(edit: tools.Edit, text: str) -> tuple[int | None, int | None]:
     return start, start + needle.count('\n')
 
 
+def defined_in(lines: list[str], start: int, end: int | None, ext: str) -> str | None:
+    """The definition the lines `start`..`end` (1-based) write, if they
+    write one (a new function is its own, not the one above it); else the
+    one enclosing `start`."""
+    patterns = _patterns(ext)
+    if not patterns or not lines:
+        return None
+    last = min(end if end is not None else start, len(lines))
+    written = [(i, lines[i]) for i in range(max(start, 1) - 1, last) if lines[i].strip()]
+    if written:
+        top = min(len(line) - len(line.lstrip()) for _, line in written)
+        for i, line in written:
+            if len(line) - len(line.lstrip()) == top:
+                for p in patterns:
+                    m = p.match(line)
+                    if m:
+                        return m[1]
+        start = written[0][0] + 1  # blank lines written before it enclose nothing
+    return enclosing(lines, start, ext)
+
+
+def _read(full: Path) -> str:
+    try:
+        return full.read_text(errors='replace') if full.stat().st_size < 2_000_000 else ''
+    except OSError:
+        return ''
+
+
+def _ext(rel: str) -> str:
+    return rel.rsplit('.', 1)[-1].lower() if '.' in rel.rsplit('/', 1)[-1] else ''
+
+
+def symbol_at(repo: Repo, rel: str, start: int, end: int | None) -> str | None:
+    """The definition lines `start`..`end` of the file `rel` write or are in."""
+    text = _read(repo.root / rel)
+    return defined_in(text.splitlines(), start, end, _ext(rel)) if text else None
+
+
+def clip_text(text: str) -> str:
+    """What an edit wrote, short: the recovery log weighs it against the
+    task's words (and takes secrets out of it, if it keeps it)."""
+    return _clip(text, EDIT_TEXT_CHARS)
+
+
 def edit_entry(repo: Repo, edit: tools.Edit, cwd: str | None) -> dict[str, Any]:
     rel = _relative(repo, edit.path, cwd)
-    full = repo.root / rel
-    try:
-        text = full.read_text(errors='replace') if full.stat().st_size < 2_000_000 else ''
-    except OSError:
-        text = ''
+    text = _read(repo.root / rel)
     start, end = _locate(edit, text)
-    ext = rel.rsplit('.', 1)[-1].lower() if '.' in rel.rsplit('/', 1)[-1] else ''
-    symbol = enclosing(text.splitlines(), start, ext) if start is not None and text else None
+    symbol = defined_in(text.splitlines(), start, end, _ext(rel)) if start is not None and text else None
     return {'file': rel, 'lines': [start, end] if start is not None else None, 'symbol': symbol, 'at': state_mod.now_iso()}
 
 
@@ -186,7 +226,7 @@ def record_tool(
             continue  # memory and agitmem's own files are not the work
         entry = edit_entry(repo, e, cwd)
         data['edits'] = _push(data.get('edits'), {**entry, 'session': session}, EDITS)
-        events.append({'kind': 'edit', 'file': entry['file'], 'symbol': entry['symbol']})
+        events.append({'kind': 'edit', 'file': entry['file'], 'symbol': entry['symbol'], 'text': clip_text(e.text)})
     if run is not None:
         from agitmem import secrets  # a command line may hold a token
         command = _clip(secrets.redact(run.command), COMMAND_CHARS)
