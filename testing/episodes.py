@@ -107,6 +107,9 @@ class Run:
         post = self.data('claude/PostCompact', trigger=trigger, compact_summary=summary)
         self.hook('pre-compact', post)
         self.hook('session-start', self.data('claude_session_start_compact'))
+        # Claude Code writes the boundary and the summary after SessionStart
+        self.record({'type': 'system', 'subtype': 'compact_boundary', 'uuid': 'boundary-1'})
+        self.record({'type': 'user', 'isCompactSummary': True, 'message': {'role': 'user', 'content': summary}})
 
     def _compact_codex(self, summary: str) -> None:
         lines = (PAYLOADS / 'codex' / 'rollout.jsonl').read_text().splitlines()
@@ -135,12 +138,33 @@ class Run:
     def prompt(self, text: str | None) -> None:
         if self.client == 'claude':
             self.hook('prompt', self.data('claude_real_user_prompt_submit', prompt=text))
+            self.record({'type': 'user', 'message': {'role': 'user', 'content': text}})
         elif self.client == 'codex':
             self.hook('prompt', self.data('codex/UserPromptSubmit', prompt=text))
+            self.record({'type': 'response_item', 'payload': {'type': 'message', 'role': 'user', 'content': [{'type': 'input_text', 'text': text}]}})
         else:
             # Gemini sees a compression at the next prompt (BeforeAgent); a
             # user who said nothing new has said "go on"
-            self.hook('prompt', self.data('gemini/BeforeAgent', prompt=text if text is not None else 'Continue.'))
+            said = text if text is not None else 'Continue.'
+            self.hook('prompt', self.data('gemini/BeforeAgent', prompt=said))
+            self.record({'id': 'prompt-1', 'type': 'user', 'content': [{'text': said}]})
+
+    def record(self, obj: dict[str, Any]) -> None:
+        """A line of the client's transcript, as it writes it."""
+        with self.transcript.open('a') as f:
+            f.write(json.dumps(obj, ensure_ascii=False) + '\n')
+
+    def say(self, text: str) -> None:
+        if self.client == 'claude':
+            self.record({'type': 'assistant', 'isSidechain': False, 'message': {
+                'id': f'msg-{len(text)}', 'role': 'assistant', 'content': [{'type': 'text', 'text': text}],
+            }})
+        elif self.client == 'codex':
+            self.record({'type': 'response_item', 'payload': {
+                'type': 'message', 'role': 'assistant', 'content': [{'type': 'output_text', 'text': text}],
+            }})
+        else:
+            self.record({'id': f'said-{len(text)}', 'type': 'gemini', 'content': text})
 
     # -- the first turn -------------------------------------------------------------
     def play(self) -> None:
@@ -149,6 +173,7 @@ class Run:
             (kind, arg), = step.items()
             if kind == 'say':
                 said = arg
+                self.say(arg)
             elif kind == 'read':
                 if self.client == 'codex':  # Codex reads with its shell
                     self._shell({'command': f"sed -n '1,200p' {arg['path']}", 'exit_code': 0, 'output': self.files.get(arg['path'], '')})

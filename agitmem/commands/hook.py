@@ -165,9 +165,24 @@ def _open_recovery(
     )
 
 
+def _turn_text(payload: agents.Payload) -> str | None:
+    """All the agent said in the turn (a claim or a plan said between its
+    tools counts too), ending with its closing message."""
+    last = _agent_text(payload)
+    said: list[str] = []
+    if payload.transcript_path:
+        try:
+            said = transcript.turn_texts(payload.transcript_path)
+        except AgitmemError:
+            said = []
+    if last and (not said or said[-1].strip() != last.strip()):
+        said.append(last)
+    return '\n\n'.join(said) if said else last
+
+
 def _close_recovery(repo: Repo, payload: agents.Payload, hs: dict[str, Any]) -> None:
     size = _context_size(payload)
-    _recovery().close(repo, hs, _agent_text(payload), size)
+    _recovery().close(repo, hs, _turn_text(payload), size)
 
 
 def _session(payload: agents.Payload) -> str:

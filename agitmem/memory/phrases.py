@@ -80,7 +80,7 @@ _EXCEPT = re.compile(
     r'\s*[,，]?\s*(?:except|but|apart\s+from|other\s+than|save\s+for|除了|但|但是|不过|只是|除)', re.I,
 )
 # clauses: a claim and its negation or condition are in one
-_CLAUSE = re.compile(r'(?<=[.!?;:\n])\s+|[。！？；;\n]|(?<=[，,])\s*(?=(?:but|and|so|then|但|而|所以|然后))', re.I)
+_CLAUSE = re.compile(r'(?<=[.!?;:\n])\s+|[。！？；;\n]')
 _SENTENCE = re.compile(r'(?<=[.!?\n])\s+|(?<=[。！？])')
 
 
@@ -121,7 +121,8 @@ _EN_ASKS = (
     r'\bwhere\s+(?:were|are)\s+we\b',
     r'\bwhere\s+(?:did|should)\s+(?:we|i)\s+(?:leave|left|pick)\b',
     r'\bi\s+(?:don\'t|do\s+not)\s+(?:know|have\s+(?:the\s+)?(?:context|enough))\b',
-    r'\bi\'?m\s+not\s+sure\s+(?:what|where|which|how)\b',
+    r'\bi(?:\'?m|\s+am)\s+not\s+sure\s+(?:what|where|which|how)\b',
+    r'\bwhere\s+(?:we|i)\s+left\s+off\b',
     r'\b(?:lost|losing)\s+(?:track|context)\b',
     r'\b(?:waiting|wait)\s+for\s+(?:your\s+)?(?:instructions|direction|input|guidance)\b',
     r'\bawaiting\s+(?:your\s+)?(?:instructions|direction|input|guidance)\b',
@@ -167,14 +168,13 @@ def open_question(text: str) -> bool:
 
 
 # -- prompts that only say "go on" -----------------------------------------------------
-_GO_ON = re.compile(
-    r'^\W*(?:please\s+)?(?:ok(?:ay)?[,.]?\s*|yes[,.]?\s*|sure[,.]?\s*|thanks?[,.]?\s*)*'
-    r'(?:continue|go\s+on|carry\s+on|keep\s+going|proceed|resume|go\s+ahead|next|do\s+it|'
-    r'pick\s+up\s+where\s+you\s+left\s+off|continue\s+where\s+you\s+left\s+off|ok(?:ay)?|yes|sure|'
-    r'继续|接着(?:做|来|干)?|好的?|可以|开始吧?|继续吧|继续做|继续干|往下做|请继续)'
-    r'(?:\s+(?:please|with\s+the\s+task|working|on))?\W*$',
-    re.I,
+_GO_ON_WORDS = (
+    r'(?:please\s+)?(?:continue|go\s+on|carry\s+on|keep\s+going|proceed|resume|go\s+ahead|next|do\s+it|'
+    r'pick\s+up\s+where\s+you\s+left\s+off|continue\s+where\s+you\s+left\s+off|ok(?:ay)?|yes|sure|thanks?|'
+    r'继续|接着(?:做|来|干)?|好的?|可以|开始吧?|继续吧|继续做|继续干|往下做|请继续|嗯)'
+    r'(?:\s+(?:please|with\s+the\s+task|working|on))?'
 )
+_GO_ON = re.compile(rf'^[\W_]*{_GO_ON_WORDS}(?:[\W_]+{_GO_ON_WORDS})*[\W_]*$', re.I)
 
 
 def goes_on(prompt: str) -> bool:

@@ -46,6 +46,10 @@ TITLES = {
 EVENTS = 20
 TEXT_CHARS = 600
 
+# a test command a claim names: the run that backs it must be that one
+_RUNNER = re.compile(
+    r'\b(?:pytest|tox|nox|jest|vitest|mocha|rspec|ctest|(?:npm|yarn|pnpm|cargo|go|mvn|gradle|make)\s+(?:run\s+)?test)\b', re.I,
+)
 _TEST_WORD = re.compile(r'\btests?\b|\bpytest\b|\bverif|测试|验证', re.I)
 
 
@@ -124,11 +128,17 @@ def _sound(expect: dict[str, Any]) -> dict[str, Any]:
 
 
 def _mentions(text: str, path: str) -> bool:
-    """`path` (or its file name) is named in `text`."""
+    """`path` is named in `text`: itself, a tail of it ("config/loader.ts"
+    for src/config/loader.ts) or its bare file name; not another file of
+    that name ("tests/app.py" is not src/app.py)."""
     if not path or not text:
         return False
     name = path.rsplit('/', 1)[-1]
-    return path in text or re.search(rf'(?<![\w.-]){re.escape(name)}(?![\w-])', text) is not None
+    for m in re.finditer(rf'[\w./-]*(?<![\w.-]){re.escape(name)}(?![\w-])', text):
+        named = m[0].lstrip('./')
+        if named in (path, name) or path.endswith('/' + named) or named.endswith('/' + path):
+            return True
+    return False
 
 
 def _names(text: str, name: str) -> bool:
@@ -183,6 +193,10 @@ def _judge_edit(expect: dict[str, Any], task: _Task, e: dict[str, Any]) -> tuple
     mine, theirs = phrases.words(task.text), phrases.words(task.other)
     on, off = len(content & mine), len(content & (theirs - mine))
     where = f'{"shell-made " if e.get("by") == "shell" else ""}edit {f}' + (f' in {symbol}' if symbol else '')
+    if e.get('twice') is True:
+        return 'state', f'{where}: {f} now defines {symbol} twice: a step already done, done again'
+    if f and current and f != current and symbol and symbol == want:
+        return 'location', f'{where}: current_symbol, but in another file (current_file is {current})'
     if f and (f == current or _mentions(task.text, f)):
         named = 'current_file' if f == current else 'named by the task'
         if not symbol or symbol == want or _names(task.text, symbol):
@@ -192,6 +206,8 @@ def _judge_edit(expect: dict[str, Any], task: _Task, e: dict[str, Any]) -> tuple
         if want and f == current:
             return 'location', f'{where}: current_file, but the wrong function (current_symbol is {want})'
         return 'recovered', f'{where}: {named}'
+    if symbol and _names(task.text, symbol) and not (current and f != current):
+        return 'recovered', f'{where}: {symbol} is named by the task'
     if f and _mentions(task.other, f):
         return 'drift', f'{where}: a file of another task (Todo or a side topic of the summary)'
     if on > off and on:
@@ -244,9 +260,15 @@ def classify(
     edits = [e for e in events if e.get('kind') == 'edit']
     claim = phrases.claim(text)
     last = _last_test(events)
-    if claim and last != 'passed' and (last == 'failed' or expect['verification'] != 'passed'):
+    runner = _RUNNER.search(claim or '')
+    backed = last == 'passed' and (not runner or any(
+        e.get('test') == 'passed' and runner[0].split()[0].lower() in _str(e.get('command')).lower() for e in events
+    ))
+    if claim and not backed and (last == 'failed' or expect['verification'] != 'passed' or runner):
         if last == 'failed':
             why = 'the test run in this turn failed'
+        elif last == 'passed':
+            why = f'no passing run of {runner[0] if runner else "it"} in this turn'
         elif expect['verification'] == 'failed':
             why = f'the last verification failed ({expect["verification_reason"] or "no reason recorded"}), with no passing test run since'
         else:

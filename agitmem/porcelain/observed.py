@@ -173,10 +173,25 @@ def _ext(rel: str) -> str:
     return rel.rsplit('.', 1)[-1].lower() if '.' in rel.rsplit('/', 1)[-1] else ''
 
 
-def symbol_at(repo: Repo, rel: str, start: int, end: int | None) -> str | None:
-    """The definition lines `start`..`end` of the file `rel` write or are in."""
+def symbol_at(repo: Repo, rel: str, start: int, end: int | None) -> tuple[str | None, bool]:
+    """(the definition lines `start`..`end` of the file `rel` write or
+    are in, whether the file defines it twice)."""
     text = _read(repo.root / rel)
-    return defined_in(text.splitlines(), start, end, _ext(rel)) if text else None
+    lines = text.splitlines()
+    symbol = defined_in(lines, start, end, _ext(rel)) if text else None
+    return symbol, twice(lines, symbol, _ext(rel))
+
+
+def twice(lines: list[str], symbol: str | None, ext: str) -> bool:
+    """The file defines `symbol` more than once (a step done again)."""
+    if not symbol:
+        return False
+    patterns = _patterns(ext)
+    found = 0
+    for line in lines:
+        if symbol in line and any((m := p.match(line)) and m[1] == symbol for p in patterns):
+            found += 1
+    return found > 1
 
 
 def clip_text(text: str) -> str:
@@ -189,8 +204,12 @@ def edit_entry(repo: Repo, edit: tools.Edit, cwd: str | None) -> dict[str, Any]:
     rel = _relative(repo, edit.path, cwd)
     text = _read(repo.root / rel)
     start, end = _locate(edit, text)
-    symbol = defined_in(text.splitlines(), start, end, _ext(rel)) if start is not None and text else None
-    return {'file': rel, 'lines': [start, end] if start is not None else None, 'symbol': symbol, 'at': state_mod.now_iso()}
+    lines = text.splitlines()
+    symbol = defined_in(lines, start, end, _ext(rel)) if start is not None and text else None
+    return {
+        'file': rel, 'lines': [start, end] if start is not None else None, 'symbol': symbol,
+        'twice': twice(lines, symbol, _ext(rel)), 'at': state_mod.now_iso(),
+    }
 
 
 def _push(items: object, entry: dict[str, Any], keep: int) -> list[dict[str, Any]]:
@@ -225,8 +244,10 @@ def record_tool(
         if '.agent/' in f'/{_relative(repo, e.path, cwd)}':
             continue  # memory and agitmem's own files are not the work
         entry = edit_entry(repo, e, cwd)
+        twice = entry.pop('twice')
         data['edits'] = _push(data.get('edits'), {**entry, 'session': session}, EDITS)
-        events.append({'kind': 'edit', 'file': entry['file'], 'symbol': entry['symbol'], 'text': clip_text(e.text)})
+        edited = {'kind': 'edit', 'file': entry['file'], 'symbol': entry['symbol'], 'text': clip_text(e.text)}
+        events.append({**edited, 'twice': True} if twice else edited)
     if run is not None:
         from agitmem import secrets  # a command line may hold a token
         command = _clip(secrets.redact(run.command), COMMAND_CHARS)

@@ -210,11 +210,12 @@ def _shell_edit(repo: Repo, old: str, new: str, rel: str) -> dict[str, Any]:
     diff = proc.stdout if proc.returncode == 0 else ''
     hunk = re.search(r'(?m)^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@', diff)
     added = '\n'.join(line[1:] for line in diff.splitlines() if line.startswith('+') and not line.startswith('+++'))
-    symbol = None
+    symbol, twice = None, False
     if hunk:
         start = max(int(hunk[1]), 1)
-        symbol = observed.symbol_at(repo, rel, start, start + max(int(hunk[2] or 1), 1) - 1)
-    return {'kind': 'edit', 'file': rel, 'symbol': symbol, 'by': 'shell', 'text': observed.clip_text(added)}
+        symbol, twice = observed.symbol_at(repo, rel, start, start + max(int(hunk[2] or 1), 1) - 1)
+    event = {'kind': 'edit', 'file': rel, 'symbol': symbol, 'by': 'shell', 'text': observed.clip_text(added)}
+    return {**event, 'twice': True} if twice else event
 
 
 def is_open(hs: dict[str, Any]) -> bool:
