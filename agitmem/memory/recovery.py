@@ -192,6 +192,10 @@ def _judge_edit(expect: dict[str, Any], task: _Task, e: dict[str, Any]) -> tuple
     content = phrases.words(f'{symbol} {_str(e.get("text"))}')
     mine, theirs = phrases.words(task.text), phrases.words(task.other)
     on, off = len(content & mine), len(content & (theirs - mine))
+    # the change next_intent asks for (rule of thumb: two of its words, or
+    # current_symbol itself: a caller instead of the callee)
+    change = phrases.words('\n'.join([task.request or '', expect['next_intent'], *expect['in_progress'], want]))
+    asked = len(content & change)
     where = f'{"shell-made " if e.get("by") == "shell" else ""}edit {f}' + (f' in {symbol}' if symbol else '')
     if e.get('twice') is True:
         return 'state', f'{where}: {f} now defines {symbol} twice: a step already done, done again'
@@ -210,7 +214,7 @@ def _judge_edit(expect: dict[str, Any], task: _Task, e: dict[str, Any]) -> tuple
         return 'recovered', f'{where}: {symbol} is named by the task'
     if f and _mentions(task.other, f):
         return 'drift', f'{where}: a file of another task (Todo or a side topic of the summary)'
-    if on > off and on:
+    if (asked >= 2 or _names(_str(e.get('text')), want)) and on > off:
         return 'location', f'{where}: the task\'s work in a file it does not name (current_file is {current or "not set"})'
     return 'drift', f'{where}: a file neither the task nor its current_file ({current or "not set"}) names'
 

@@ -142,24 +142,21 @@ def _locate(edit: tools.Edit, text: str) -> tuple[int | None, int | None]:
 
 
 def defined_in(lines: list[str], start: int, end: int | None, ext: str) -> str | None:
-    """The definition the lines `start`..`end` (1-based) write, if they
-    write one (a new function is its own, not the one above it); else the
-    one enclosing `start`."""
+    """The definition the lines `start`..`end` (1-based) write when they
+    begin one (a new function is its own, not the one above it); else the
+    one their first line is in."""
     patterns = _patterns(ext)
     if not patterns or not lines:
         return None
     last = min(end if end is not None else start, len(lines))
-    written = [(i, lines[i]) for i in range(max(start, 1) - 1, last) if lines[i].strip()]
-    if written:
-        top = min(len(line) - len(line.lstrip()) for _, line in written)
-        for i, line in written:
-            if len(line) - len(line.lstrip()) == top:
-                for p in patterns:
-                    m = p.match(line)
-                    if m:
-                        return m[1]
-        start = written[0][0] + 1  # blank lines written before it enclose nothing
-    return enclosing(lines, start, ext)
+    first = next((i for i in range(max(start, 1) - 1, last) if lines[i].strip()), None)
+    if first is None:
+        return enclosing(lines, start, ext)
+    for p in patterns:
+        m = p.match(lines[first])
+        if m:
+            return m[1]
+    return enclosing(lines, first + 1, ext)
 
 
 def _read(full: Path) -> str:
