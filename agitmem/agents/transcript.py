@@ -419,3 +419,45 @@ def summary(path: str) -> str | None:
 def last_assistant_text(path: str) -> str | None:
     """The agent's last text in the transcript (its last turn's answer)."""
     return _last(path, _assistant_text)
+
+
+def _turn_start(obj: object) -> bool:
+    """A record the agent's turn cannot reach back past: the user's own
+    prompt (not a tool result carried as a user message) or a compaction."""
+    if not isinstance(obj, dict):
+        return False
+    if _compaction_keys(obj) or obj.get('isCompactSummary') is True:
+        return True
+    kind = obj.get('type')
+    if kind == 'user':
+        content = _dict(obj.get('message')).get('content') if 'message' in obj else obj.get('content')
+        if isinstance(content, str):
+            return bool(content.strip())
+        return isinstance(content, list) and any(
+            isinstance(p, dict) and p.get('type', 'text') == 'text' and 'text' in p for p in content
+        )
+    if kind == 'response_item':
+        payload = _dict(obj.get('payload'))
+        return payload.get('type') == 'message' and payload.get('role') == 'user'
+    return False
+
+
+def turn_texts(path: str) -> list[str]:
+    """The agent's texts of its last turn, oldest first: what it said
+    between its tools as well as its closing message."""
+    data, start, _ = _read_tail(path, COMPACTION_BYTES)
+    lines = data.split(b'\n')
+    if start > 0:
+        lines = lines[1:]
+    ret: list[str] = []
+    for line in reversed(lines):
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if _turn_start(obj):
+            break
+        found = _assistant_text(obj)
+        if found and (not ret or ret[-1] != found):  # Gemini re-appends a message
+            ret.append(found)
+    return ret[::-1]

@@ -157,7 +157,7 @@ def _agent_text(payload: agents.Payload) -> str | None:
 
 def _open_recovery(
         repo: Repo, cfg: dict[str, Any], payload: agents.Payload, hs: dict[str, Any],
-        *, trigger: str, injection: str, prompted: bool,
+        *, trigger: str, injection: str, prompted: bool, prompt: str | None = None,
 ) -> None:
     stash = hs.get('compaction')
     if not isinstance(stash, dict):
@@ -166,13 +166,28 @@ def _open_recovery(
         stash['summary'] = _summary(payload)
     _recovery().open_record(
         repo, cfg, hs, agent=payload.agent, session_id=payload.session_id,
-        trigger=trigger, injection=injection, prompted=prompted,
+        trigger=trigger, injection=injection, prompted=prompted, prompt=prompt,
     )
+
+
+def _turn_text(payload: agents.Payload) -> str | None:
+    """All the agent said in the turn (a claim or a plan said between its
+    tools counts too), ending with its closing message."""
+    last = _agent_text(payload)
+    said: list[str] = []
+    if payload.transcript_path:
+        try:
+            said = transcript.turn_texts(payload.transcript_path)
+        except AgitmemError:
+            said = []
+    if last and (not said or said[-1].strip() != last.strip()):
+        said.append(last)
+    return '\n\n'.join(said) if said else last
 
 
 def _close_recovery(repo: Repo, payload: agents.Payload, hs: dict[str, Any]) -> None:
     size = _context_size(payload)
-    _recovery().close(repo, hs, _agent_text(payload), size)
+    _recovery().close(repo, hs, _turn_text(payload), size)
 
 
 def _session(payload: agents.Payload) -> str:
@@ -299,6 +314,7 @@ def _post_compact(repo: Repo, payload: agents.Payload, key: str) -> str:
             stash['summary'] = summary
         elif isinstance(rec, dict):
             _recovering('summary', _recovery().add_summary, repo, rec.get('id'), summary)
+            _recovery().note_summary(hs, summary)
         else:
             hs['compaction'] = {'summary': summary}
         sessions.write(repo, key, hs)
@@ -362,8 +378,13 @@ def _observe_tool(repo: Repo, cfg: dict[str, Any], payload: agents.Payload) -> N
         return
     if events:
         hs = sessions.read(repo, key)
-        if isinstance(hs.get('recovery'), dict) and _recovery().note_events(hs, events):
-            # the first turn after a compaction
+        if isinstance(hs.get('recovery'), dict):
+            # the first turn after a compaction: its events, and what its
+            # shell commands changed in the working tree
+            rec = _recovery()
+            if any(e.get('kind') == 'command' for e in events):
+                events += _recovering('shell changes', rec.shell_edits, repo, hs) or []
+            rec.note_events(hs, events)
             sessions.write(repo, key, hs)
 
 
@@ -517,6 +538,7 @@ def prompt(payload: agents.Payload) -> str:
             _recovering('close', _close_recovery, repo, payload, hs)
         else:
             rec['prompted'] = True  # the turn after a /compact starts
+            _recovery().note_prompt(hs, payload.prompt)
     if new and payload.agent == 'gemini':
         _compressed(repo, hs, last)
     elif dropped:
@@ -536,7 +558,7 @@ def prompt(payload: agents.Payload) -> str:
     if compacted:
         _recovering(
             'open', _open_recovery, repo, cfg, payload, hs,
-            trigger='compact', injection=text, prompted=True,
+            trigger='compact', injection=text, prompted=True, prompt=payload.prompt,
         )
     sessions.write(repo, key, hs)
     return out

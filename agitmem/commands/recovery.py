@@ -54,7 +54,7 @@ def _report(ctx: Context, since: str | None, as_json: bool) -> int:
             {k: r.get(k) for k in (
                 'n', 'id', 'at', 'agent', 'session', 'trigger', 'tokens_before', 'tokens_after',
                 'checkpoint', 'state_step', 'state_age', 'stale', 'verdict', 'heuristic', 'mark',
-                'first_action', 'evidence',
+                'first_action', 'evidence', 'prompt',
             )}
             for r in rows
         ]
@@ -77,6 +77,21 @@ def _report(ctx: Context, since: str | None, as_json: bool) -> int:
     return 0
 
 
+def _tokens(agent: object, before: object, after: object) -> str:
+    """The context sizes around the compaction; the ones the client did
+    not give said missing once."""
+    given = [f'{v} {k}' for k, v in (('before', before), ('after', after)) if isinstance(v, int)]
+    missing = [k for k, v in (('before', before), ('after', after)) if not isinstance(v, int)]
+    if missing:
+        given.append(f'{" and ".join(missing)} not given by {agent or "the client"}')
+    return ', '.join(given)
+
+
+def _text(text: str) -> str:
+    """Text from a payload, on one line, control characters escaped."""
+    return ''.join(c if c.isprintable() else repr(c)[1:-1] for c in ' '.join(text.split()))
+
+
 def _show(ctx: Context, n: int, as_json: bool) -> int:
     r = recovery_mod.one(ctx.repo, n)
     if as_json:
@@ -91,7 +106,7 @@ def _show(ctx: Context, n: int, as_json: bool) -> int:
     before, after = r.get('tokens_before'), r.get('tokens_after')
     print(f'compaction {r["n"]} ({r["id"]}) at {r.get("at")}')
     print(f'agent: {r.get("agent")}, session {r.get("session")}, trigger {r.get("trigger")}')
-    print(f'tokens: {before if before is not None else "?"} before, {after if after is not None else "?"} after')
+    print(f'tokens: {_tokens(r.get("agent"), before, after)}')
     print(f'checkpoint: {r.get("checkpoint") or "-"}')
     age = r.get('state_age')
     updated = state_mod.human_age(age if isinstance(age, (int, float)) else None)
@@ -102,6 +117,9 @@ def _show(ctx: Context, n: int, as_json: bool) -> int:
     print(f'verdict: {title}')
     for e in r.get('evidence') or ():
         print(f'  evidence: {render.line(str(e))}')
+    prompt = r.get('prompt')
+    said = render.line(_text(prompt)) if isinstance(prompt, str) and prompt else 'nothing (the agent went on by itself)'
+    print(f'user said after the compaction: {said}')
     print(f'first action: {render.line(str(r.get("first_action") or "-"))}')
     if r.get('text'):
         print(f'agent said: {render.text(str(r["text"]))}')

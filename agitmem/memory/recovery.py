@@ -27,6 +27,9 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
+from typing import NamedTuple
+
+from agitmem.memory import phrases
 
 LOG = 'recovery.jsonl'
 VERDICTS = ('recovered', 'drift', 'location', 'state', 'reset', 'unknown')
@@ -43,29 +46,11 @@ TITLES = {
 EVENTS = 20
 TEXT_CHARS = 600
 
-# "all tests pass", "tests are passing now", "the task is done", "all green"
-_CLAIM = re.compile(
-    r'(?:\b(?:all|the)\s+(?:\w+\s+)?tests?\s+(?:now\s+|still\s+)?pass(?:es|ed)?\b'
-    r'|\btests?\s+(?:are\s+|now\s+)+passing\b'
-    r'|\btests?\s+pass(?:es)?\b(?!\s+(?:except|but))'
-    r'|\ball\s+green\b'
-    r'|\b(?:task|work|everything|it)\s+(?:is\s+)?(?:now\s+)?(?:done|complete|completed|finished)\b)',
-    re.I,
+# a test command a claim names: the run that backs it must be that one
+_RUNNER = re.compile(
+    r'\b(?:pytest|tox|nox|jest|vitest|mocha|rspec|ctest|(?:npm|yarn|pnpm|cargo|go|mvn|gradle|make)\s+(?:run\s+)?test)\b', re.I,
 )
-# "n't" has no word boundary before it ("don't"); "no tests pass", "none
-# of the tests pass"; "all tests pass except/but ..." says some do not
-_NEGATED = re.compile(r"(?:\b(?:not|never|no longer|none|fail\w*)\b|n't\b)", re.I)
-_NO = re.compile(r'\bno\s+$', re.I)
-_EXCEPT = re.compile(r'\s*,?\s*(?:except|but|apart from|other than)\b', re.I)
-# asking the user what to do instead of doing it
-_ASK = re.compile(
-    r'\b(?:what would you like|what should i|what do you want|how would you like'
-    r'|could you (?:clarify|tell me|remind me)|can you (?:clarify|tell me|remind me)'
-    r'|let me know what|which (?:task|file|part) (?:should|would|do)'
-    r'|what (?:are|were) we (?:working on|doing)|i (?:don\'t|do not) (?:know|have context))',
-    re.I,
-)
-_WORD = re.compile(r'[A-Za-z_][\w.-]{3,}')
+_TEST_WORD = re.compile(r'\btests?\b|\bpytest\b|\bverif|测试|验证', re.I)
 
 
 def _str(value: object) -> str:
@@ -101,7 +86,7 @@ def fold(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             row['heuristic'] = r['verdict']
             evidence = r.get('evidence')
             row['evidence'] = [e for e in evidence if isinstance(e, str)] if isinstance(evidence, list) else []
-            for key in ('first_action', 'tokens_after', 'events', 'text'):
+            for key in ('first_action', 'tokens_after', 'events', 'text', 'prompt'):
                 row[key] = r.get(key)
         elif kind == 'summary' and isinstance(r.get('summary'), str):
             rows[r['id']]['summary'] = rows[r['id']].get('summary') or r['summary']
@@ -143,123 +128,195 @@ def _sound(expect: dict[str, Any]) -> dict[str, Any]:
 
 
 def _mentions(text: str, path: str) -> bool:
-    """`path` (or its file name) is named in `text`."""
+    """`path` is named in `text`: itself, a tail of it ("config/loader.ts"
+    for src/config/loader.ts) or its bare file name; not another file of
+    that name ("tests/app.py" is not src/app.py)."""
     if not path or not text:
         return False
     name = path.rsplit('/', 1)[-1]
-    return path in text or re.search(rf'(?<![\w.-]){re.escape(name)}(?![\w-])', text) is not None
+    for m in re.finditer(rf'[\w./-]*(?<![\w.-]){re.escape(name)}(?![\w-])', text):
+        named = m[0].lstrip('./')
+        if named in (path, name) or path.endswith('/' + named) or named.endswith('/' + path):
+            return True
+    return False
 
 
-def _parent(path: str) -> str:
-    return path.rsplit('/', 1)[0] if '/' in path else ''
+def _names(text: str, name: str) -> bool:
+    """The identifier `name` is named in `text`."""
+    return bool(name) and re.search(rf'(?<![\w$]){re.escape(name)}(?![\w$])', text) is not None
 
 
-def _stem(path: str) -> str:
-    return path.rsplit('/', 1)[-1].split('.', 1)[0]
+def _clip(text: str, n: int = 200) -> str:
+    text = ' '.join(text.split())
+    return text if len(text) <= n else text[:n - 1] + '…'
 
 
-def restates(text: str, intent: str) -> bool:
-    """`text` says most of `intent` again (its words of 4 letters or
-    more: 60% of them, at least 3)."""
-    want = {w.lower() for w in _WORD.findall(intent)}
-    if len(want) < 2:
-        return bool(intent.strip()) and intent.strip().lower() in text.lower()
-    have = {w.lower() for w in _WORD.findall(text)}
-    hit = len(want & have)
-    return hit >= min(3, len(want)) and hit >= 0.6 * len(want)
+class _Task(NamedTuple):
+    """What the first turn is judged against."""
+    text: str  # the task: current_goal, next_intent, In progress (and a new request)
+    other: str  # other tasks: the Todo, the summary's side topics
+    request: str | None  # the user's new request after the compaction
+    restated: bool  # the user's prompt said the task again
 
 
-def claims_done(text: str) -> str | None:
-    """The sentence of `text` that says the tests pass or the work is done
-    (not negated), else None."""
-    for sentence in re.split(r'(?<=[.!?\n])\s+', text):
-        m = _CLAIM.search(sentence)
-        if not m:
-            continue
-        before, after = sentence[:m.start()], sentence[m.end():]
-        if not (_NEGATED.search(before + after[:12]) or _NO.search(before) or _EXCEPT.match(after)):
-            return sentence.strip()[:200]
-    return None
+def _task(expect: dict[str, Any], prompt: str | None, summary: str | None) -> _Task:
+    task = '\n'.join([
+        expect['current_goal'], expect['next_intent'], *expect['in_progress'],
+        expect['current_file'], expect['current_symbol'],
+    ])
+    if not task.strip():  # no state: the snapshot's Goal is all there is
+        task = '\n'.join(expect['goal'])
+    mine = phrases.words(task)
+    side = [
+        s for s in re.split(r'(?<=[.!?;\n])\s+|[。！？；\n]', summary or '')
+        if s.strip() and len(phrases.words(s) & mine) < 0.5 * max(len(phrases.words(s)), 1)
+    ]
+    other = '\n'.join([*expect['todo'], *side])
+    request, restated = None, False
+    said = (prompt or '').strip()
+    if said and not phrases.goes_on(said):
+        theirs = phrases.words(said)
+        if theirs and len(theirs & mine) >= 0.6 * len(theirs) and len(theirs & mine) >= 2:
+            restated = True
+        else:
+            request = said
+            task = f'{said}\n{task}'
+    return _Task(task, other, request, restated)
 
 
-def asks_user(text: str) -> bool:
-    tail = text.strip()[-400:]
-    return bool(_ASK.search(tail)) or tail.endswith('?')
+def _judge_edit(expect: dict[str, Any], task: _Task, e: dict[str, Any]) -> tuple[str, str]:
+    """(verdict, why) of one edit: on the task, in its wrong place, or
+    another task's."""
+    f, symbol = _str(e.get('file')), _str(e.get('symbol'))
+    current, want = expect['current_file'], expect['current_symbol']
+    content = phrases.words(f'{symbol} {_str(e.get("text"))}')
+    mine, theirs = phrases.words(task.text), phrases.words(task.other)
+    on, off = len(content & mine), len(content & (theirs - mine))
+    # the change next_intent asks for (rule of thumb: two of its words, or
+    # current_symbol itself: a caller instead of the callee)
+    change = phrases.words('\n'.join([task.request or '', expect['next_intent'], *expect['in_progress'], want]))
+    asked = len(content & change)
+    where = f'{"shell-made " if e.get("by") == "shell" else ""}edit {f}' + (f' in {symbol}' if symbol else '')
+    if e.get('twice') is True:
+        return 'state', f'{where}: {f} now defines {symbol} twice: a step already done, done again'
+    if f and current and f != current and symbol and symbol == want:
+        return 'location', f'{where}: current_symbol, but in another file (current_file is {current})'
+    if f and (f == current or _mentions(task.text, f)):
+        named = 'current_file' if f == current else 'named by the task'
+        if not symbol or symbol == want or _names(task.text, symbol):
+            return 'recovered', f'{where}: {named}' + (f', {"current_symbol" if symbol == want else "named by the task"}' if symbol else '')
+        if _names(task.other, symbol) or off > on:
+            return 'drift', f'{where}: {symbol} is another task (Todo or a side topic of the summary), not the task'
+        if want and f == current:
+            return 'location', f'{where}: current_file, but the wrong function (current_symbol is {want})'
+        return 'recovered', f'{where}: {named}'
+    if symbol and _names(task.text, symbol) and not (current and f != current):
+        return 'recovered', f'{where}: {symbol} is named by the task'
+    if f and _mentions(task.other, f):
+        return 'drift', f'{where}: a file of another task (Todo or a side topic of the summary)'
+    if (asked >= 2 or _names(_str(e.get('text')), want)) and on > off:
+        return 'location', f'{where}: the task\'s work in a file it does not name (current_file is {current or "not set"})'
+    return 'drift', f'{where}: a file neither the task nor its current_file ({current or "not set"}) names'
 
 
-def _edit_verdict(expect: dict[str, Any], edit: dict[str, Any]) -> tuple[str, str]:
-    f = _str(edit.get('file'))
-    symbol = _str(edit.get('symbol'))
-    current = expect.get('current_file') or ''
-    intent_text = '\n'.join([expect.get('next_intent') or '', *expect.get('in_progress', ())])
-    where = f + (f' in {symbol}' if symbol else '')
-    if current and f == current:
-        want = expect.get('current_symbol') or ''
-        if want and symbol and symbol != want and not _mentions(intent_text, symbol):
-            return 'location', f'first edit {where}: current_file, but state says current_symbol {want}'
-        return 'recovered', f'first edit {where}: the state\'s current_file'
-    if _mentions(intent_text, f):
-        return 'recovered', f'first edit {where}: named in next_intent / In progress'
-    task_text = '\n'.join([expect.get('current_goal') or '', *expect.get('goal', ()), *expect.get('todo', ())])
-    related = (
-        current and (
-            (_parent(f) and _parent(f) == _parent(current)) or _stem(f) == _stem(current)
-        )
-    ) or _mentions(task_text, f)
-    if related:
-        return 'location', f'first edit {where}: same task, but state says current_file {current or "(none)"}'
-    return 'drift', f'first edit {where}: not current_file ({current or "none"}) nor named in next_intent, In progress or the goal'
+def _action(e: dict[str, Any]) -> str:
+    if e.get('kind') == 'edit':
+        f = _str(e.get('file'))
+        symbol = _str(e.get('symbol'))
+        by = ' (by a shell command)' if e.get('by') == 'shell' else ''
+        return f'edit {f}' + (f' in {symbol}' if symbol else '') + by
+    code = e.get('exit_code')
+    return f'ran `{_str(e.get("command"))}` (exit {code if isinstance(code, int) else "unknown"})'
+
+
+def _last_test(events: list[dict[str, Any]]) -> str | None:
+    tests = [e.get('test') for e in events if e.get('kind') == 'command' and e.get('test') in ('passed', 'failed')]
+    return tests[-1] if tests else None
 
 
 def classify(
         expect: dict[str, Any],
         events: list[dict[str, Any]],
         text: str | None,
+        prompt: str | None = None,
+        summary: str | None = None,
 ) -> tuple[str, list[str], str | None]:
-    """(verdict, evidence, first action) of the first turn after a
-    compaction: its tool events (edits with file and symbol, commands with
-    exit status and test result) and the agent's last text of the turn."""
+    """(verdict, evidence, first action) of the whole first turn after a
+    compaction (seed 004 section 2.2: the same goal, the right place, no
+    restating by the user): every edit (by a tool or a shell command),
+    every command, the agent's closing text; judged against the state's
+    task, or the user's new request after the compaction.  The evidence's
+    first line names the event that decided."""
     expect = _sound(expect)
     text = text or ''
-    evidence = []
-    first = None
-    for e in events:
-        if e.get('kind') == 'edit':
-            first = first or f'edit {e.get("file")}' + (f' in {e["symbol"]}' if e.get('symbol') else '')
-        elif e.get('kind') == 'command':
-            first = first or f'ran `{e.get("command")}` (exit {e.get("exit_code")})'
-    if not first and text.strip():
-        first = 'said: ' + ' '.join(text.split())[:200]
-    passed = any(e.get('kind') == 'command' and e.get('test') == 'passed' for e in events)
-    claim = claims_done(text)
-    if claim and expect.get('verification') == 'failed' and not passed:
-        why = expect.get('verification_reason') or 'no reason recorded'
-        evidence.append(f'said "{claim}" while the last verification failed ({why}), with no passing test run since')
-        return 'state', evidence, first
-    for e in events:
-        if e.get('kind') == 'edit':
-            verdict, why = _edit_verdict(expect, e)
-            evidence.append(why)
-            return verdict, evidence, first
+    events = [e for e in events if isinstance(e, dict) and e.get('kind') in ('edit', 'command')]
+    task = _task(expect, prompt, summary)
+    first = _action(events[0]) if events else ('said: ' + _clip(text)) if text.strip() else None
+    ret = []
+    if task.request:
+        ret.append(f'judged against the user\'s request after the compaction: "{_clip(task.request, 120)}"')
+    elif task.restated:
+        ret.append(f'the user said the task again after the compaction: "{_clip(prompt or "", 120)}"')
+
+    def done(verdict: str, why: str) -> tuple[str, list[str], str | None]:
+        return verdict, [why, *ret], first
+
+    edits = [e for e in events if e.get('kind') == 'edit']
+    claim = phrases.claim(text)
+    last = _last_test(events)
+    runner = _RUNNER.search(claim or '')
+    backed = last == 'passed' and (not runner or any(
+        e.get('test') == 'passed' and runner[0].split()[0].lower() in _str(e.get('command')).lower() for e in events
+    ))
+    if claim and not backed and (last == 'failed' or expect['verification'] != 'passed' or runner):
+        if last == 'failed':
+            why = 'the test run in this turn failed'
+        elif last == 'passed':
+            why = f'no passing run of {runner[0] if runner else "it"} in this turn'
+        elif expect['verification'] == 'failed':
+            why = f'the last verification failed ({expect["verification_reason"] or "no reason recorded"}), with no passing test run since'
+        else:
+            why = 'no test was run, in this turn or recorded before it'
+        return done('state', f'closing text said "{claim}" while {why}')
+    judged = [(e, *_judge_edit(expect, task, e)) for e in edits]
+    wrong = next(((e, v, why) for e, v, why in judged if v != 'recovered'), None)
+    if wrong:
+        return done(wrong[1], wrong[2])
+    asked = phrases.asks(text)
+    if not edits and asked:
+        plan = phrases.words(text)
+        if not phrases.open_question(asked) and _restates(plan, task.text):
+            return done('recovered', f'closing text states the task\'s next step and asks to go ahead: "{asked}"')
+        if not phrases.open_question(asked) and _restates(plan, task.other):
+            return done('drift', f'closing text proposes another task: "{asked}"')
+        looked = sum(1 for e in events if e.get('kind') == 'command')
+        after = f' after {looked} command(s) that changed nothing' if looked else ' with no tool use'
+        return done('reset', f'closing text asks the user what to do{after}: "{asked}"')
+    if judged:
+        why = judged[0][2]
+        n = len(judged)
+        return done('recovered', why if n == 1 else f'all {n} edits on the task; first: {why}')
     tests = [e for e in events if e.get('kind') == 'command' and e.get('test')]
-    if tests and (expect.get('verification') == 'failed' or 'test' in (expect.get('next_intent') or '').lower()):
-        evidence.append(f'first test run `{tests[0].get("command")}`: checking the failing verification the state names')
-        return 'recovered', evidence, first
-    if not events and text.strip() and asks_user(text) and not restates(text, expect.get('next_intent') or ''):
-        evidence.append('no tool use; asked the user: "' + ' '.join(text.split())[-200:] + '"')
-        return 'reset', evidence, first
-    intent = expect.get('next_intent') or ''
-    if intent and restates(text, intent):
-        evidence.append('restated next_intent: "' + intent[:200] + '"')
-        return 'recovered', evidence, first
-    if expect.get('current_file') and _mentions(text, expect['current_file']):
-        evidence.append(f'named current_file {expect["current_file"]}')
-        return 'recovered', evidence, first
+    if tests and (expect['verification'] == 'failed' or _TEST_WORD.search(expect['next_intent'])):
+        return done('recovered', f'test run {_action(tests[0])}: the check the state asks for')
+    said = phrases.words(text)
+    if _restates(said, task.text) and not (_restates(said, task.other) and len(said & phrases.words(task.other)) > len(said & phrases.words(task.text))):
+        return done('recovered', f'closing text states the task: "{_clip(text)}"')
+    if _restates(said, task.other):
+        return done('drift', f'closing text is about another task: "{_clip(text)}"')
+    if expect['current_file'] and _mentions(text, expect['current_file']):
+        return done('recovered', f'closing text names current_file {expect["current_file"]}')
     if events:
-        evidence.append(f'{len(events)} tool event(s), none an edit or a test run: nothing to judge by')
-    else:
-        evidence.append('no tool use, and the text neither restates next_intent nor asks the user')
-    return 'unknown', evidence, first
+        return done('unknown', f'{len(events)} command(s), no edit, no test run the state asks for: nothing to judge by')
+    return done('unknown', 'no tool use, and the closing text neither states the task nor asks the user')
+
+
+def _restates(said: set[str], target: str) -> bool:
+    """`said` holds most of what `target` says: 60% of its words (at
+    least 3, fewer when it has fewer)."""
+    want = phrases.words(target)
+    hit = len(said & want)
+    return bool(want) and hit >= min(3, len(want)) and hit >= 0.4 * min(len(want), 12)
 
 
 def summarize(rows: list[dict[str, Any]], stale_seconds: float) -> dict[str, Any]:

@@ -29,6 +29,7 @@ COMMANDS = 5
 REQUESTS = 3
 REQUEST_CHARS = 300
 COMMAND_CHARS = 200
+EDIT_TEXT_CHARS = 300
 # how far above an edit to look for its enclosing definition
 _SCAN_LINES = 400
 
@@ -140,17 +141,72 @@ def _locate(edit: tools.Edit, text: str) -> tuple[int | None, int | None]:
     return start, start + needle.count('\n')
 
 
+def defined_in(lines: list[str], start: int, end: int | None, ext: str) -> str | None:
+    """The definition the lines `start`..`end` (1-based) write when they
+    begin one (a new function is its own, not the one above it); else the
+    one their first line is in."""
+    patterns = _patterns(ext)
+    if not patterns or not lines:
+        return None
+    last = min(end if end is not None else start, len(lines))
+    first = next((i for i in range(max(start, 1) - 1, last) if lines[i].strip()), None)
+    if first is None:
+        return enclosing(lines, start, ext)
+    for p in patterns:
+        m = p.match(lines[first])
+        if m:
+            return m[1]
+    return enclosing(lines, first + 1, ext)
+
+
+def _read(full: Path) -> str:
+    try:
+        return full.read_text(errors='replace') if full.stat().st_size < 2_000_000 else ''
+    except OSError:
+        return ''
+
+
+def _ext(rel: str) -> str:
+    return rel.rsplit('.', 1)[-1].lower() if '.' in rel.rsplit('/', 1)[-1] else ''
+
+
+def symbol_at(repo: Repo, rel: str, start: int, end: int | None) -> tuple[str | None, bool]:
+    """(the definition lines `start`..`end` of the file `rel` write or
+    are in, whether the file defines it twice)."""
+    text = _read(repo.root / rel)
+    lines = text.splitlines()
+    symbol = defined_in(lines, start, end, _ext(rel)) if text else None
+    return symbol, twice(lines, symbol, _ext(rel))
+
+
+def twice(lines: list[str], symbol: str | None, ext: str) -> bool:
+    """The file defines `symbol` more than once (a step done again)."""
+    if not symbol:
+        return False
+    patterns = _patterns(ext)
+    found = 0
+    for line in lines:
+        if symbol in line and any((m := p.match(line)) and m[1] == symbol for p in patterns):
+            found += 1
+    return found > 1
+
+
+def clip_text(text: str) -> str:
+    """What an edit wrote, short: the recovery log weighs it against the
+    task's words (and takes secrets out of it, if it keeps it)."""
+    return _clip(text, EDIT_TEXT_CHARS)
+
+
 def edit_entry(repo: Repo, edit: tools.Edit, cwd: str | None) -> dict[str, Any]:
     rel = _relative(repo, edit.path, cwd)
-    full = repo.root / rel
-    try:
-        text = full.read_text(errors='replace') if full.stat().st_size < 2_000_000 else ''
-    except OSError:
-        text = ''
+    text = _read(repo.root / rel)
     start, end = _locate(edit, text)
-    ext = rel.rsplit('.', 1)[-1].lower() if '.' in rel.rsplit('/', 1)[-1] else ''
-    symbol = enclosing(text.splitlines(), start, ext) if start is not None and text else None
-    return {'file': rel, 'lines': [start, end] if start is not None else None, 'symbol': symbol, 'at': state_mod.now_iso()}
+    lines = text.splitlines()
+    symbol = defined_in(lines, start, end, _ext(rel)) if start is not None and text else None
+    return {
+        'file': rel, 'lines': [start, end] if start is not None else None, 'symbol': symbol,
+        'twice': twice(lines, symbol, _ext(rel)), 'at': state_mod.now_iso(),
+    }
 
 
 def _push(items: object, entry: dict[str, Any], keep: int) -> list[dict[str, Any]]:
@@ -185,8 +241,10 @@ def record_tool(
         if '.agent/' in f'/{_relative(repo, e.path, cwd)}':
             continue  # memory and agitmem's own files are not the work
         entry = edit_entry(repo, e, cwd)
+        twice = entry.pop('twice')
         data['edits'] = _push(data.get('edits'), {**entry, 'session': session}, EDITS)
-        events.append({'kind': 'edit', 'file': entry['file'], 'symbol': entry['symbol']})
+        edited = {'kind': 'edit', 'file': entry['file'], 'symbol': entry['symbol'], 'text': clip_text(e.text)}
+        events.append({**edited, 'twice': True} if twice else edited)
     if run is not None:
         from agitmem import secrets  # a command line may hold a token
         command = _clip(secrets.redact(run.command), COMMAND_CHARS)

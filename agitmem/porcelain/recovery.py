@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from agitmem.repo import Repo
 
 SUMMARY_CHARS = 4000
 SESSION_CHARS = 80
+PROMPT_CHARS = 600
 
 
 def log_path(repo: Repo) -> Path:
@@ -103,16 +105,20 @@ def open_record(
         trigger: str,
         injection: str,
         prompted: bool,
+        prompt: str | None = None,
 ) -> str:
     """Log a compaction whose injection was just given, and open its
     first turn in the session's hook state `hs` (the caller writes it).
     What pre-compact and post-compact stashed in `hs['compaction']`
-    (checkpoint, sizes, the client's summary) goes in.  Returns its id."""
+    (checkpoint, sizes, the client's summary) goes in, with the working
+    tree's tree (what shell commands of the turn change is seen against
+    it) and the user's prompt when it starts the turn.  Returns its id."""
     stash = hs.pop('compaction', None)
     stash = stash if isinstance(stash, dict) else {}
     if isinstance(hs.get('recovery'), dict):
-        # compacted again before the first turn after the last one ended
-        close(repo, hs, None, None, why='compacted again before the turn after the last compaction ended')
+        # compacted again before the first turn after the last one ended:
+        # that turn is judged on what it did
+        close(repo, hs, None, None)
     import datetime
     state, expect = _expectation(repo)
     age = state_mod.age_seconds(state.get('updated_at'), datetime.datetime.now(datetime.timezone.utc))
@@ -139,8 +145,77 @@ def open_record(
         'summary': summary,
         'injection': injection,
     })
-    hs['recovery'] = {'id': rid, 'expect': expect, 'events': [], 'prompted': prompted}
+    try:
+        tree: str | None = repo_mod.worktree_tree(repo)
+    except AgitmemError:
+        tree = None  # shell-made changes go unseen, the rest is judged
+    hs['recovery'] = {
+        'id': rid, 'expect': expect, 'events': [], 'prompted': prompted,
+        'summary': summary, 'tree': tree, 'prompt': None,
+    }
+    if prompt is not None:
+        note_prompt(hs, prompt)
     return rid
+
+
+def note_prompt(hs: dict[str, Any], prompt: str | None) -> None:
+    """The user's prompt that starts the first turn after a compaction
+    (without the context a client put into it)."""
+    rec = hs.get('recovery')
+    if not isinstance(rec, dict) or not isinstance(prompt, str):
+        return
+    text = re.sub(r'(?s)<hook_context>.*?</hook_context>', '', prompt).strip()
+    if text:
+        from agitmem import secrets
+        rec['prompt'] = secrets.redact(text)[:PROMPT_CHARS]
+
+
+def note_summary(hs: dict[str, Any], summary: str) -> None:
+    """The client's summary, come after the record was opened."""
+    rec = hs.get('recovery')
+    if isinstance(rec, dict) and not rec.get('summary'):
+        from agitmem import secrets
+        rec['summary'] = secrets.redact(summary)[:SUMMARY_CHARS]
+
+
+def shell_edits(repo: Repo, hs: dict[str, Any]) -> list[dict[str, Any]]:
+    """The files shell commands of the first turn changed since the last
+    look (the record's tree), as edit events, each with the definition its
+    first changed line is in; files the agent's edit tools wrote are
+    theirs.  Runs after a shell command only: a turn without one pays
+    nothing."""
+    rec = hs.get('recovery')
+    if not isinstance(rec, dict) or not isinstance(rec.get('tree'), str):
+        return []
+    try:
+        now = repo_mod.worktree_tree(repo)
+    except AgitmemError:
+        return []
+    old, rec['tree'] = rec['tree'], now
+    if old == now:
+        return []
+    tooled = {e.get('file') for e in rec.get('events') or () if isinstance(e, dict) and e.get('kind') == 'edit' and e.get('by') != 'shell'}
+    names = repo_mod.git('diff-tree', '-r', '-z', '--name-only', '--no-renames', old, now, cwd=repo.root, check=False)
+    if names.returncode != 0:
+        return []
+    changed = [p for p in names.stdout.split('\0') if p and repo_mod.is_code(p) and p not in tooled]
+    return [_shell_edit(repo, old, now, rel) for rel in changed[:recovery_mod.EVENTS]]
+
+
+def _shell_edit(repo: Repo, old: str, new: str, rel: str) -> dict[str, Any]:
+    """A file a shell command changed, as an edit event: the definition
+    its first changed line is in, and the lines it added."""
+    from agitmem.porcelain import observed
+    proc = repo_mod.git('diff-tree', '-p', '-U0', '--no-color', '--no-renames', old, new, '--', rel, cwd=repo.root, check=False)
+    diff = proc.stdout if proc.returncode == 0 else ''
+    hunk = re.search(r'(?m)^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@', diff)
+    added = '\n'.join(line[1:] for line in diff.splitlines() if line.startswith('+') and not line.startswith('+++'))
+    symbol, twice = None, False
+    if hunk:
+        start = max(int(hunk[1]), 1)
+        symbol, twice = observed.symbol_at(repo, rel, start, start + max(int(hunk[2] or 1), 1) - 1)
+    event = {'kind': 'edit', 'file': rel, 'symbol': symbol, 'by': 'shell', 'text': observed.clip_text(added)}
+    return {**event, 'twice': True} if twice else event
 
 
 def is_open(hs: dict[str, Any]) -> bool:
@@ -162,8 +237,6 @@ def close(
         hs: dict[str, Any],
         text: str | None,
         tokens_after: int | None,
-        *,
-        why: str | None = None,
 ) -> str | None:
     """Judge the open first turn and log the verdict; returns it."""
     rec = hs.pop('recovery', None)
@@ -172,13 +245,20 @@ def close(
     expect = rec.get('expect')
     expect = expect if isinstance(expect, dict) else {}
     events = [e for e in rec.get('events') or () if isinstance(e, dict)]
-    if why:
-        verdict, evidence, first = 'unknown', [why], None
+    prompt = rec.get('prompt') if isinstance(rec.get('prompt'), str) else None
+    summary = rec.get('summary') if isinstance(rec.get('summary'), str) else None
+    if text is None and not events:
+        verdict, evidence, first = 'unknown', ['compacted again before the turn after the last compaction did anything'], None
     else:
+        from agitmem import secrets
         if text:
-            from agitmem import secrets
             text = secrets.redact(text)
-        verdict, evidence, first = recovery_mod.classify(expect, events, text)
+        for e in events:
+            if isinstance(e.get('text'), str):
+                e['text'] = secrets.redact(e['text'])
+        verdict, evidence, first = recovery_mod.classify(expect, events, text, prompt, summary)
+        if text is None:
+            evidence.append('compacted again before the turn ended: judged on what it did until then')
     _append(repo, {
         'kind': 'verdict',
         'id': rec['id'],
@@ -188,6 +268,7 @@ def close(
         'first_action': first,
         'events': events,
         'text': (text or '')[:recovery_mod.TEXT_CHARS] or None,
+        'prompt': prompt,
         'tokens_after': tokens_after,
     })
     return verdict

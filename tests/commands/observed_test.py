@@ -78,6 +78,39 @@ def test_claude_hunk_context_lines_are_not_the_edit(agentrepo: Path) -> None:
     assert (edit['lines'], edit['symbol']) == ([5, 5], 'load_config')
 
 
+def test_a_new_function_is_credited_to_itself(agentrepo: Path) -> None:
+    # the hunk starts at the blank line above the new def: the definition
+    # it writes is the edit's, not load_config above it
+    (agentrepo / 'src' / 'app.py').write_text(APP + '\n\ndef validate(path):\n    return path\n')
+    target = str(agentrepo / 'src' / 'app.py')
+    data = json.loads((PAYLOADS / 'claude_real_post_tool_use_edit.json').read_text())
+    data['tool_response']['structuredPatch'] = [{
+        'oldStart': 5, 'oldLines': 2, 'newStart': 5, 'newLines': 6,
+        'lines': ['     data = open(path).read()', '     return data', '+', '+', '+def validate(path):', '+    return path'],
+    }]
+    data.update(cwd=str(agentrepo), tool_input={**data['tool_input'], 'file_path': target})
+    hook(agentrepo, 'post-edit', json.dumps(data))
+    edit, = seen(agentrepo)['edits']
+    assert (edit['lines'], edit['symbol']) == ([7, 10], 'validate')
+
+
+@pytest.mark.parametrize(('lines', 'start', 'end', 'symbol'), (
+    (['def a():', '    x = 1', '', 'def b():', '    pass'], 2, 2, 'a'),  # inside a: a
+    (['def a():', '    x = 1', '', 'def b():', '    pass'], 3, 5, 'b'),  # writes b
+    (['def a():', '    x = 1', '    def inner():', '        pass'], 2, 4, 'a'),  # a's body, not the nested def
+    (['import os', 'import sys'], 2, 2, None),  # no definition at all
+))
+def test_defined_in(lines: list[str], start: int, end: int, symbol: str | None) -> None:
+    assert observed.defined_in(lines, start, end, 'py') == symbol
+
+
+def test_a_definition_written_twice_is_seen() -> None:
+    lines = ['def load(p):', '    pass', '', 'def load(p):', '    pass']
+    assert observed.twice(lines, 'load', 'py')
+    assert not observed.twice(lines[:2], 'load', 'py')
+    assert not observed.twice(lines, None, 'py')
+
+
 def test_codex_apply_patch_lines_found_in_the_file(agentrepo: Path) -> None:
     patch = '*** Begin Patch\n*** Update File: src/app.py\n@@\n-    return data\n+    return data\n*** End Patch\n'
     hook(agentrepo, 'post-edit', payload('codex/PostToolUse_apply_patch', agentrepo, tool_input={'command': patch}))

@@ -113,13 +113,24 @@ def test_first_edit_on_current_file_is_recovered(agentrepo: Path) -> None:
     row, = report(agentrepo)['compactions']
     assert row['verdict'] == 'recovered'
     assert row['first_action'] == 'edit src/app.py in load_config'
-    assert row['evidence'] == ["first edit src/app.py in load_config: the state's current_file"]
+    assert row['evidence'] == ['edit src/app.py in load_config: current_file, current_symbol']
 
 
-def test_first_edit_elsewhere_in_the_task_is_location_lost(agentrepo: Path) -> None:
+def test_an_edit_next_to_current_file_is_goal_drift(agentrepo: Path) -> None:
+    # nearness on disk is not sameness of goal
     compact(agentrepo)
     turn(agentrepo, edit(agentrepo, 'src/other.py', 2))
-    assert report(agentrepo)['compactions'][0]['verdict'] == 'location'
+    assert report(agentrepo)['compactions'][0]['verdict'] == 'drift'
+
+
+def test_the_tasks_change_in_another_file_is_location_lost(agentrepo: Path) -> None:
+    compact(agentrepo)
+    data = edit(agentrepo, 'src/other.py', 2)
+    data['tool_input']['new_string'] = '    return tomllib.loads(text)  # replaces the INI parsing'
+    turn(agentrepo, data)
+    row, = report(agentrepo)['compactions']
+    assert row['verdict'] == 'location'
+    assert row['evidence'] == ["edit src/other.py in helper: the task's work in a file it does not name (current_file is src/app.py)"]
 
 
 def test_right_file_wrong_symbol_is_location_lost(agentrepo: Path) -> None:
@@ -127,7 +138,7 @@ def test_right_file_wrong_symbol_is_location_lost(agentrepo: Path) -> None:
     turn(agentrepo, edit(agentrepo, 'src/app.py', 10))
     row, = report(agentrepo)['compactions']
     assert row['verdict'] == 'location'
-    assert 'current_symbol load_config' in row['evidence'][0]
+    assert '(current_symbol is load_config)' in row['evidence'][0]
 
 
 def test_first_edit_on_an_unrelated_file_is_goal_drift(agentrepo: Path) -> None:
@@ -151,6 +162,23 @@ def test_claiming_tests_pass_after_a_failed_run_is_state_confusion(agentrepo: Pa
     row, = report(agentrepo)['compactions']
     assert row['verdict'] == 'state'
     assert 'while the last verification failed' in row['evidence'][0]
+
+
+def test_a_claim_between_tools_counts(agentrepo: Path, tmp_path: Path) -> None:
+    hook(agentrepo, 'post-edit', failed_pytest(agentrepo))
+    compact(agentrepo)
+    chat = tmp_path / 'session.jsonl'
+    lines = [
+        {'type': 'user', 'message': {'role': 'user', 'content': 'go on'}},
+        {'type': 'assistant', 'message': {'id': 'm1', 'role': 'assistant', 'content': [{'type': 'text', 'text': 'The tests pass now, so on to the docs.'}]}},
+        {'type': 'user', 'message': {'role': 'user', 'content': [{'type': 'tool_result', 'content': 'ok'}]}},
+    ]
+    chat.write_text(''.join(json.dumps(line) + '\n' for line in lines))
+    hook(agentrepo, 'prompt', _data('claude_real_user_prompt_submit', agentrepo, prompt='go on', transcript_path=str(chat)))
+    hook(agentrepo, 'stop', _data('claude_real_stop', agentrepo, last_assistant_message='Updated the docs.', transcript_path=str(chat)))
+    row, = report(agentrepo)['compactions']
+    assert row['verdict'] == 'state'
+    assert 'The tests pass now, so on to the docs.' in row['evidence'][0]
 
 
 def test_the_claim_after_a_passing_run_is_no_confusion(agentrepo: Path) -> None:
@@ -181,6 +209,79 @@ def test_a_second_compaction_before_any_turn_leaves_the_first_unknown(agentrepo:
     first, second = report(agentrepo)['compactions']
     assert first['verdict'] == 'unknown' and 'compacted again' in first['evidence'][0]
     assert second['verdict'] is None
+
+
+def test_a_second_compaction_mid_turn_keeps_the_turn_the_first_saw(agentrepo: Path) -> None:
+    compact(agentrepo)
+    hook(agentrepo, 'prompt', _data('claude_real_user_prompt_submit', agentrepo, prompt='go on'))
+    hook(agentrepo, 'post-edit', edit(agentrepo, 'src/app.py', 5))
+    compact(agentrepo)  # before the turn's Stop
+    first, second = report(agentrepo)['compactions']
+    assert first['verdict'] == 'recovered'
+    assert first['evidence'] == [
+        'edit src/app.py in load_config: current_file, current_symbol',
+        'compacted again before the turn ended: judged on what it did until then',
+    ]
+    assert second['verdict'] is None
+
+
+def _bash(repo: Path, command: str) -> dict[str, Any]:
+    data = json.loads((PAYLOADS / 'claude' / 'PostToolUse_Bash.json').read_text())
+    data.update(cwd=str(repo), session_id=SESSION, transcript_path=None, tool_input={'command': command, 'description': 'run'})
+    return data
+
+
+def test_a_shell_made_edit_is_seen_from_the_working_tree(agentrepo: Path) -> None:
+    compact(agentrepo)
+    hook(agentrepo, 'prompt', _data('claude_real_user_prompt_submit', agentrepo, prompt='go on'))
+    app = agentrepo / 'src' / 'app.py'
+    app.write_text(app.read_text().replace('open(path).read()', 'tomllib.loads(open(path).read())'))  # the sed -i
+    hook(agentrepo, 'post-edit', _bash(agentrepo, "sed -i 's/open(path).read()/tomllib.loads(&)/' src/app.py"))
+    hook(agentrepo, 'stop', _data('claude_real_stop', agentrepo, last_assistant_message='Switched to tomllib.'))
+    row, = report(agentrepo)['compactions']
+    assert row['verdict'] == 'recovered'
+    assert row['first_action'] == "ran `sed -i 's/open(path).read()/tomllib.loads(&)/' src/app.py` (exit 0)"
+    assert row['evidence'] == ['shell-made edit src/app.py in load_config: current_file, current_symbol']
+
+
+def test_a_shell_made_edit_off_the_task_is_goal_drift(agentrepo: Path) -> None:
+    compact(agentrepo)
+    hook(agentrepo, 'prompt', _data('claude_real_user_prompt_submit', agentrepo, prompt='go on'))
+    hook(agentrepo, 'post-edit', edit(agentrepo, 'src/app.py', 5))  # a tool edit first
+    hook(agentrepo, 'post-edit', _bash(agentrepo, 'ls src'))  # a look around: nothing changed
+    (agentrepo / 'docs' / 'changelog.md').write_text('# changes\n\n- one\n- TOML\n')
+    hook(agentrepo, 'post-edit', _bash(agentrepo, 'echo "- TOML" >> docs/changelog.md'))
+    hook(agentrepo, 'stop', _data('claude_real_stop', agentrepo, last_assistant_message='Noted in the changelog.'))
+    row, = report(agentrepo)['compactions']
+    assert row['verdict'] == 'drift'
+    assert row['evidence'][0].startswith('shell-made edit docs/changelog.md: ')
+    shown = ok('recovery', 'show', '1', cwd=agentrepo)
+    assert 'edit src/app.py in load_config' in shown or 'first action: edit src/app.py' in shown
+
+
+def test_the_users_prompt_after_the_compaction_is_recorded_and_judged_against(agentrepo: Path) -> None:
+    compact(agentrepo)
+    prompt = 'First add a line about TOML to docs/changelog.md'
+    hook(agentrepo, 'prompt', _data('claude_real_user_prompt_submit', agentrepo, prompt=prompt))
+    hook(agentrepo, 'post-edit', edit(agentrepo, 'docs/changelog.md', 3))
+    hook(agentrepo, 'stop', _data('claude_real_stop', agentrepo, last_assistant_message='Added.'))
+    row, = report(agentrepo)['compactions']
+    assert (row['verdict'], row['prompt']) == ('recovered', prompt)
+    assert row['evidence'][1] == f'judged against the user\'s request after the compaction: "{prompt}"'
+    shown = ok('recovery', 'show', '1', cwd=agentrepo)
+    assert f'user said after the compaction: {prompt}' in shown
+
+
+def test_no_prompt_after_an_automatic_compaction_is_said(agentrepo: Path) -> None:
+    hook(agentrepo, 'pre-compact', _data('claude_pre_compact_auto', agentrepo))
+    hook(agentrepo, 'session-start', _data('claude_session_start_compact', agentrepo))
+    hook(agentrepo, 'post-edit', edit(agentrepo, 'src/app.py', 5))
+    hook(agentrepo, 'stop', _data('claude_real_stop', agentrepo, last_assistant_message='Done editing.'))
+    row, = report(agentrepo)['compactions']
+    assert (row['trigger'], row['verdict'], row['prompt']) == ('auto', 'recovered', None)
+    shown = ok('recovery', 'show', '1', cwd=agentrepo)
+    assert 'user said after the compaction: nothing (the agent went on by itself)' in shown
+    assert 'tokens: before and after not given by claude' in shown
 
 
 def test_sessions_keep_their_own_first_turn(agentrepo: Path) -> None:
@@ -274,7 +375,24 @@ def test_codex_summary_comes_from_its_rollout(agentrepo: Path, tmp_path: Path) -
     row, = report(agentrepo)['compactions']
     assert (row['agent'], row['trigger'], row['verdict']) == ('codex', 'auto', 'reset')
     assert row['tokens_before'] == 1200  # the last size the rollout held
-    assert 'Another language model started to solve this problem' in ok('recovery', 'show', '1', cwd=agentrepo)
+    shown = ok('recovery', 'show', '1', cwd=agentrepo)
+    assert 'Another language model started to solve this problem' in shown
+    assert 'tokens: 1200 before, ' in shown and '?' not in shown.split('tokens: ')[1].split('\n')[0]
+
+
+def test_codex_commands_have_no_exit_code_and_say_so(agentrepo: Path) -> None:
+    sid = 'codex-session'
+
+    def codex(name: str, **changes: Any) -> dict[str, Any]:
+        return _data(f'codex/{name}', agentrepo, session_id=sid, **changes)
+    hook(agentrepo, 'pre-compact', codex('PreCompact_auto'), 'codex')
+    hook(agentrepo, 'session-start', codex('SessionStart_compact'), 'codex')
+    hook(agentrepo, 'post-edit', codex('PostToolUse_Bash', tool_input={'command': 'ls src'}, tool_response='app.py\nother.py\n'), 'codex')
+    hook(agentrepo, 'stop', codex('Stop', last_assistant_message='Which task should I pick up first?'), 'codex')
+    row, = report(agentrepo)['compactions']
+    assert row['first_action'] == 'ran `ls src` (exit unknown)'
+    assert row['verdict'] == 'reset'
+    assert 'exit None' not in ok('recovery', 'show', '1', cwd=agentrepo)
 
 
 def test_gemini_compression_seen_at_the_prompt_and_judged_at_after_agent(agentrepo: Path, tmp_path: Path) -> None:

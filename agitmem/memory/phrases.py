@@ -1,0 +1,209 @@
+"""What an agent's or a user's words say, in English and Chinese: the one
+place for the phrase tables the recovery verdicts read (tests in
+tests/memory/phrases_test.py).
+
+- a claim that the tests pass or the work is done (and verified), not
+  negated ("not yet", "还没"), not conditional ("once the tests pass",
+  "如果测试通过"), not excepted ("all pass except ...");
+- a question to the user about what to do, with or without a question
+  mark (ASCII or full-width);
+- a prompt that only says "go on" (继续): no new request.
+
+The phrasings are the common ones of agents' closing messages after a
+compaction and of users' prompts after one."""
+from __future__ import annotations
+
+import re
+
+# -- claims ---------------------------------------------------------------------
+_EN_CLAIMS = (
+    # "all tests pass", "the 12 unit tests passed", "tests now pass"
+    r'\b(?:all|the|every|both)\s+(?:\w+\s+){0,2}tests?\s+(?:now\s+|still\s+|all\s+)?pass(?:es|ed)?\b',
+    r'\btests?\s+(?:are\s+|now\s+|all\s+)+(?:passing|green)\b',
+    r'\btests?\s+pass(?:es|ed)?\b',
+    r'\btest\s+suite\s+(?:now\s+)?(?:passes|passed|is\s+green)\b',
+    # "`npm test -- config` passes", "pytest passes now", "cargo test is green"
+    r'`[^`\n]{2,80}`\s+(?:now\s+)?(?:passes|passed|succeeds|succeeded|is\s+green|exits?\s+0)\b',
+    (
+        r'\b(?:pytest|jest|vitest|mocha|cargo\s+test|go\s+test|npm\s+test|tox|unittest|rspec|ctest|make\s+test)\b'
+        r'[^.!?\n]{0,40}?\b(?:passes|passed|succeeds|succeeded|is\s+green|exits?\s+0)\b'
+    ),
+    r'\b(?:all|everything\s+is|it\'?s|is\s+now|are\s+now)\s+green\b',
+    r'\beverything\s+(?:now\s+)?pass(?:es)?\b',
+    r'\b\d+\s+passed\b(?![^.\n]*\b[1-9]\d*\s+failed)',
+    r'\b(?:no|zero|0)\s+(?:test\s+)?failures\b',
+    # "the task is done", "the fix is complete and verified", "all done"
+    (
+        r'\b(?:task|work|fix|refactor(?:ing)?|migration|port|change|changes|feature|bug|issue|implementation|everything|it|this|that)'
+        r'\s+(?:is|are|has\s+been|have\s+been|was)\s+(?:now\s+|all\s+|fully\s+)?'
+        r'(?:done|complete|completed|finished|verified|fixed|resolved|working)\b'
+    ),
+    r'\b(?:complete|done|fixed|finished)\s+and\s+(?:verified|tested)\b',
+    r'\ball\s+done\b',
+    r'\b(?:i\'?ve|i\s+have)\s+(?:now\s+)?(?:completed|finished|fixed|resolved)\s+(?:the|this|it)\b',
+    r'\bverified\s+(?:that\s+)?(?:it|the\s+fix|everything)\s+works\b',
+)
+_ZH_CLAIMS = (
+    r'(?:测试|单测|用例|单元测试|集成测试|所有测试|全部测试|测试用例)[^。！？\n，,;；]{0,8}?(?:都|全部|均|全|已经|已)?(?:通过|跑通|过了|变绿|全绿)',
+    r'(?:全部|全都|都)(?:已经?)?通过',
+    r'全绿',
+    r'跑通了',
+    r'(?:任务|工作|修复|重构|迁移|改动|修改|功能|问题|这个|一切)[^。！？\n，,;；]{0,6}?(?:已经|已|都)?(?:完成|搞定|修复|解决|做完)',
+    r'(?:已经|已)(?:全部)?(?:完成|修复|解决|搞定|验证)',
+    r'验证通过',
+    r'修复(?:完成|成功)',
+)
+_CLAIM = re.compile('|'.join(_EN_CLAIMS + _ZH_CLAIMS), re.I)
+
+# a claim these words come before (in its clause) is not made
+_EN_NEGATIONS = (
+    r'\bnot\b', r'\bnever\b', r'\bno\s+longer\b', r'\bnone\b', r"n't\b", r'\bno\b', r'\bfail\w*',
+    r'\bnor\b', r'\bwithout\b', r'\bneither\b',
+)
+_ZH_NEGATIONS = (r'没', r'未', r'不', r'尚', r'失败', r'无法', r'别')
+_NEGATED = re.compile('|'.join(_EN_NEGATIONS + _ZH_NEGATIONS), re.I)
+_ZH_NEGATED = re.compile('|'.join(_ZH_NEGATIONS))
+# a claim after these is a condition or a plan, not a claim
+_EN_CONDITIONS = (
+    r'\bif\b', r'\bonce\b', r'\bwhen\b', r'\buntil\b', r'\bso\s+that\b', r'\bmake\s+sure\b', r'\bensure\b',
+    r'\bto\s+make\b', r'\bshould\b', r'\bwill\b', r"\b\w+'ll\b", r'\bneeds?\s+to\b', r'\bwhether\b',
+    r'\bcheck\b', r'\bverify\b', r'\bconfirm\b', r'\bexpect\w*\b', r'\bhope\w*\b',
+    r'\bwould\b', r'\bcould\b', r'\bmight\b', r'\bmay\b', r'\bunless\b', r'\bgoing\s+to\b', r'\bnext\b',
+)
+_ZH_CONDITIONS = (
+    r'如果', r'若', r'等', r'直到', r'确保', r'以便', r'需要', r'之后', r'以后', r'再', r'会', r'看看', r'是否',
+    r'检查', r'确认', r'让', r'使', r'期望', r'希望', r'应该', r'要', r'待', r'能否', r'下一步',
+)
+_CONDITIONAL = re.compile('|'.join(_EN_CONDITIONS + _ZH_CONDITIONS), re.I)
+# "all tests pass except test_load", "..., but one still fails"
+_EXCEPT = re.compile(
+    r'\s*[,，]?\s*(?:except|but|apart\s+from|other\s+than|save\s+for|除了|但|但是|不过|只是|除)', re.I,
+)
+# clauses: a claim and its negation or condition are in one
+_CLAUSE = re.compile(r'(?<=[.!?;:\n])\s+|[。！？；;\n]')
+_SENTENCE = re.compile(r'(?<=[.!?\n])\s+|(?<=[。！？])')
+
+
+def claim(text: str) -> str | None:
+    """The sentence of `text` that claims the tests pass or the work is
+    done, else None."""
+    for sentence in _SENTENCE.split(text or ''):
+        for clause in _CLAUSE.split(sentence):
+            if clause and _claim_in(clause):
+                return ' '.join(sentence.split())[:200]
+    return None
+
+
+def _claim_in(clause: str) -> bool:
+    for m in _CLAIM.finditer(clause):
+        before, after = clause[:m.start()], clause[m.end():]
+        if _NEGATED.search(before[-25:]) or _ZH_NEGATED.search(m[0]) or _NEGATED.match(after.lstrip()[:8]):
+            continue
+        if re.search(r'\b(?:yet)\b|还没|仍|依然|still\s+fail', after[:20], re.I):
+            continue
+        if _CONDITIONAL.search(before[-40:]) or _EXCEPT.match(after):
+            continue
+        return True
+    return False
+
+
+# -- asking the user -----------------------------------------------------------------
+_EN_ASKS = (
+    r'\bwhat\s+(?:would|do)\s+you\s+(?:like|want)\b',
+    r'\bwhat\s+should\s+(?:i|we)\b',
+    r'\bwhat\s+(?:do|shall|would)\s+(?:i|we)\s+do\b',
+    r'\bhow\s+(?:would|do)\s+you\s+(?:like|want)\b',
+    r'\bhow\s+(?:should|shall|do)\s+(?:i|we)\s+(?:proceed|continue|go\s+on)\b',
+    r'\b(?:let\s+me\s+know|tell\s+me|please\s+advise|advise\s+me)\b',
+    r'\b(?:could|can|would)\s+you\s+(?:please\s+)?(?:clarify|tell\s+me|remind\s+me|confirm|point\s+me|share|explain\s+what)\b',
+    r'\bwhich\s+(?:task|file|part|one|function|item|step|of\s+these|of\s+them|direction|option)\b',
+    r'\bwhat\s+(?:are|were)\s+we\s+(?:working\s+on|doing)\b',
+    r'\bwhere\s+(?:were|are)\s+we\b',
+    r'\bwhere\s+(?:did|should)\s+(?:we|i)\s+(?:leave|left|pick)\b',
+    r'\bi\s+(?:don\'t|do\s+not)\s+(?:know|have\s+(?:the\s+)?(?:context|enough))\b',
+    r'\bi(?:\'?m|\s+am)\s+not\s+sure\s+(?:what|where|which|how)\b',
+    r'\bwhere\s+(?:we|i)\s+left\s+off\b',
+    r'\b(?:lost|losing)\s+(?:track|context)\b',
+    r'\b(?:waiting|wait)\s+for\s+(?:your\s+)?(?:instructions|direction|input|guidance)\b',
+    r'\bawaiting\s+(?:your\s+)?(?:instructions|direction|input|guidance)\b',
+    r'\bneed\s+(?:more\s+)?(?:context|guidance|direction|instructions)\b',
+    r'\bhow\s+to\s+proceed\b',
+    r'\bwhat\s+(?:to\s+do|next)\b',
+    r'\b(?:before\s+i|should\s+i)\s+(?:continue|proceed|go\s+on)\b',
+)
+_ZH_ASKS = (
+    r'(?:你|您)(?:想|希望|需要|要)(?:让我|我)?(?:做|干|处理|继续)?(?:什么|哪)',
+    r'(?:你|您)(?:希望|想要?)我(?:怎么|如何)',
+    r'需要我(?:做|干|处理)?(?:什么|哪)',
+    r'(?:接下来|下一步|然后)(?:要|该|应该|需要)?(?:做|干)?(?:什么|哪)',
+    r'请(?:告诉|指示|明确|说明|确认|指出|提供)',
+    r'告诉我(?:要|该|应该)?',
+    r'我们(?:之前|刚才|现在)?(?:在|正在)(?:做|干)什么',
+    r'(?:怎么|如何)(?:继续|进行|处理|推进|往下)',
+    r'(?:不清楚|不确定|不太确定|不知道)(?:当前|之前|现在|要|该|你|我们|从哪)',
+    r'(?:是否|要不要|需不需要)(?:继续|让我)',
+    r'(?:哪个|哪一个|哪项|哪部分)(?:任务|文件|部分)?',
+    r'等待(?:你的|您的)?(?:指示|确认|说明)',
+)
+_ASK = re.compile('|'.join(_EN_ASKS + _ZH_ASKS), re.I)
+_QUESTION_END = re.compile(r'[?？]\s*[)"\'”」]*\s*$|吗\s*[。.]?\s*$')
+
+
+def asks(text: str) -> str | None:
+    """The closing words of `text` when they ask the user something (what
+    to do, or leave to them how to go on), else None."""
+    tail = (text or '').strip()[-400:]
+    if not tail:
+        return None
+    sentences = [s for s in _SENTENCE.split(tail) if s.strip()]
+    last = ' '.join(sentences[-2:]) if sentences else tail
+    if _QUESTION_END.search(tail) or _ASK.search(last):
+        return ' '.join(last.split())[-200:]
+    return None
+
+
+def open_question(text: str) -> bool:
+    """`text` asks what to do (not leave to the user a plan it states)."""
+    return bool(_ASK.search(text or ''))
+
+
+# -- prompts that only say "go on" -----------------------------------------------------
+_GO_ON_WORDS = (
+    r'(?:please\s+)?(?:continue|go\s+on|carry\s+on|keep\s+going|proceed|resume|go\s+ahead|next|do\s+it|'
+    r'pick\s+up\s+where\s+you\s+left\s+off|continue\s+where\s+you\s+left\s+off|ok(?:ay)?|yes|sure|thanks?|'
+    r'继续|接着(?:做|来|干)?|好的?|可以|开始吧?|继续吧|继续做|继续干|往下做|请继续|嗯)'
+    r'(?:\s+(?:please|with\s+the\s+task|working|on))?'
+)
+_GO_ON = re.compile(rf'^[\W_]*{_GO_ON_WORDS}(?:[\W_]+{_GO_ON_WORDS})*[\W_]*$', re.I)
+
+
+def goes_on(prompt: str) -> bool:
+    """The prompt only tells the agent to go on (no request of its own)."""
+    return bool(_GO_ON.match(' '.join((prompt or '').split())))
+
+
+# -- words, for "says the same thing" ----------------------------------------------------
+_ASCII_WORD = re.compile(r'[A-Za-z_][\w.-]{2,}')
+_CJK = re.compile(r'[\u3400-\u9fff]+')
+_STOP = frozenset((
+    'the', 'and', 'for', 'with', 'from', 'into', 'that', 'this', 'then', 'now', 'its', 'are', 'was',
+    'will', 'have', 'has', 'not', 'all', 'any', 'but', 'our', 'you', 'your', 'can', 'let', 'use',
+    'make', 'also', 'just', 'only', 'one', 'two', 'new', 'old', 'file', 'files', 'code', 'update',
+    'add', 'fix', 'run', 'test', 'tests', 'next', 'still', 'again', 'back', 'done', 'need', 'want',
+))
+
+
+def words(text: str) -> set[str]:
+    """The content words of `text`: identifiers and words of three letters
+    or more (lowercased, without stop words), and Chinese bigrams."""
+    ret = set()
+    for w in _ASCII_WORD.findall(text or ''):
+        w = w.lower().strip('.-')
+        if len(w) >= 3 and w not in _STOP:
+            ret.add(w)
+            for part in re.split(r'[._/-]', w):
+                if len(part) >= 3 and part not in _STOP:
+                    ret.add(part)
+    for run in _CJK.findall(text or ''):
+        ret.update(run[i:i + 2] for i in range(len(run) - 1))
+    return ret

@@ -1,0 +1,108 @@
+"""The phrase tables (agitmem/memory/phrases.py): claims, negations,
+conditions, questions to the user and "go on" prompts, in English and
+Chinese."""
+from __future__ import annotations
+
+import pytest
+
+from agitmem.memory import phrases
+
+
+@pytest.mark.parametrize('said', [
+    'All tests pass.',
+    'all the unit tests passed',
+    'Tests are passing now.',
+    'The tests pass.',
+    'Tests are green.',
+    'All green!',
+    'The task is done.',
+    'Everything is complete.',
+    'I fixed the import. All tests pass now, the port is complete.',
+    '`npm test -- config` passes now.',
+    'pytest passes: 14 passed in 0.3s',
+    'The fix is complete and verified.',
+    'The refactor is done and tested.',
+    'Ran it again: 12 passed.',
+    '所有测试都通过了。',
+    '测试全部通过，任务完成。',
+    '修复完成，单测已经跑通了',
+    '迁移已经完成',
+])
+def test_a_claim_is_found(said: str) -> None:
+    assert phrases.claim(said)
+
+
+@pytest.mark.parametrize('said', [
+    'The tests do not pass yet.',
+    "The tests don't pass yet; test_load still fails.",
+    "I don't think all tests pass.",
+    "We can't say all tests pass yet.",
+    'Not all tests pass.',
+    'No tests pass.',
+    'None of the tests pass.',
+    'All tests pass except test_load.',
+    'All tests pass, but test_load fails.',
+    'The task is not done yet.',
+    "The task isn't complete.",
+    'The test failed again.',
+    'Once the tests pass, I will move on.',
+    'I will run the tests to make sure they pass.',
+    'If the tests pass, the port is complete.',
+    '测试还没有通过。',
+    '测试未通过，ConfigError 没有导入。',
+    '如果测试通过，我就提交。',
+    '等测试通过以后再继续。',
+    '任务还没完成。',
+    '',
+])
+def test_no_claim(said: str) -> None:
+    assert phrases.claim(said) is None
+
+
+@pytest.mark.parametrize('said', [
+    'What would you like me to work on?',
+    'Let me know how you would like to proceed.',
+    'Please tell me which task to continue',
+    'I am not sure where we left off',
+    'Where were we?',
+    'Could you clarify what you want next',
+    '请问你希望我接下来做什么？',
+    '请告诉我下一步要做什么',
+    '我们之前在做什么',
+    '需要我做什么吗',
+    'Shall I delete the old function？',  # full-width question mark
+    '要我继续删除旧函数吗',
+])
+def test_asks(said: str) -> None:
+    assert phrases.asks(said)
+
+
+@pytest.mark.parametrize('said', [
+    'Deleted the original loadConfig; the imports are next.',
+    '已删除旧的 loadConfig，接下来更新导入。',
+    '',
+])
+def test_does_not_ask(said: str) -> None:
+    assert phrases.asks(said) is None
+
+
+def test_an_open_question_is_not_a_plan_left_to_the_user() -> None:
+    assert phrases.open_question('What should I do next?')
+    assert phrases.open_question('你想让我做什么？')
+    assert not phrases.open_question('Shall I delete the old function now?')
+
+
+@pytest.mark.parametrize('prompt', ['go on', 'Continue.', 'ok, carry on', 'Yes, please continue', '继续', '好的，继续吧', '请继续。'])
+def test_go_on(prompt: str) -> None:
+    assert phrases.goes_on(prompt)
+
+
+@pytest.mark.parametrize('prompt', ['', 'Add a changelog line first', '先把 README 改一下', 'continue with the README instead'])
+def test_not_go_on(prompt: str) -> None:
+    assert not phrases.goes_on(prompt)
+
+
+def test_words() -> None:
+    assert phrases.words('Move loadConfig into src/config/index.ts') >= {'move', 'loadconfig', 'index.ts', 'index', 'config'}
+    assert 'the' not in phrases.words('the')
+    assert {'配置', '置文'} <= phrases.words('配置文件')
