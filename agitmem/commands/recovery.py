@@ -87,11 +87,6 @@ def _tokens(agent: object, before: object, after: object) -> str:
     return ', '.join(given)
 
 
-def _text(text: str) -> str:
-    """Text from a payload, on one line, control characters escaped."""
-    return ''.join(c if c.isprintable() else repr(c)[1:-1] for c in ' '.join(text.split()))
-
-
 def _show(ctx: Context, n: int, as_json: bool) -> int:
     r = recovery_mod.one(ctx.repo, n)
     if as_json:
@@ -118,7 +113,7 @@ def _show(ctx: Context, n: int, as_json: bool) -> int:
     for e in r.get('evidence') or ():
         print(f'  evidence: {render.line(str(e))}')
     prompt = r.get('prompt')
-    said = render.line(_text(prompt)) if isinstance(prompt, str) and prompt else 'nothing (the agent went on by itself)'
+    said = render.line(prompt) if isinstance(prompt, str) and prompt else 'nothing (the agent went on by itself)'
     print(f'user said after the compaction: {said}')
     print(f'first action: {render.line(str(r.get("first_action") or "-"))}')
     if r.get('text'):
