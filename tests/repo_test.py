@@ -131,7 +131,7 @@ def test_a_live_commands_copy_is_not_swept(slow: Path) -> None:
     live = _copies(slow)
     ok('status', cwd=slow)
     assert set(live) <= set(_copies(slow))
-    out, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert _copies(slow) == []
     # its tree is the whole working tree's, slow.txt included
