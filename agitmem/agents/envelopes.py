@@ -52,11 +52,11 @@ def envelope(
     names as they are, and are rendered here, for the agent and the user.
     """
     clients.check_agent(agent)
-    message = None if message is None else render.text(message)
-    block_reason = None if block_reason is None else render.text(block_reason)
     clients.check_event(event)
     if block_reason is not None and event != 'stop':
         raise ValueError(f'block_reason is only for stop, not {event}')
+    message = None if message is None else render.text(message)
+    block_reason = None if block_reason is None else render.text(block_reason)
     if agent == 'shell':
         return shell.envelope(context, message, block_reason)
     mod = clients.NATIVE[agent]

@@ -5,8 +5,8 @@ import json
 from typing import Any
 
 from agitmem import audit
-from agitmem import render
 from agitmem import memory
+from agitmem import render
 from agitmem import store
 from agitmem.diffs import changes as file_changes
 from agitmem.porcelain import sharing
