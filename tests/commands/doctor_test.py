@@ -359,6 +359,15 @@ def test_tattoo_over_its_share_of_the_injection_warns(wired: Path) -> None:
     assert code == 0  # warnings inform
 
 
+def test_unreadable_tattoo_is_the_injection_check_s_to_report(wired: Path) -> None:
+    mem(wired, 'tattoo.md').write_bytes(b'- rule\0\n')
+    code, findings = _doctor(wired)
+    assert code == 1
+    assert [f for f in findings if f['check'] == 'tattoo-size'] == []
+    [injection] = _problems(findings, 'injection')
+    assert 'tattoo.md:1: binary content' in injection['message']
+
+
 def test_without_agitmem_init(repo: Path) -> None:
     proc = agitmem('doctor', cwd=repo)
     assert proc.returncode == 1
