@@ -234,13 +234,6 @@ def test_shallow_clone_gets_the_memory(memrepo: Path, tmp_path: Path) -> None:
     assert 'shallow goal' in git('show', 'refs/agitmem/heads/main:state.json', cwd=remote)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='issue 19, partial clones (helper h4-network fixes store/pull): '
-    '`agitmem init` in a --filter clone reads the fetched memory tree with '
-    'pygit2, which does not fetch missing promisor objects (KeyError / '
-    '"Unable to read tree": a traceback)',
-)
 @pytest.mark.parametrize('spec', ('blob:none', 'tree:0'))
 def test_partial_clone_gets_the_memory(memrepo: Path, tmp_path: Path, spec: str) -> None:
     remote = _remote_with_memory(tmp_path, memrepo)
