@@ -131,18 +131,22 @@ def _tracked(repo: Repo, d: Path) -> set[Path]:
     return {(repo.root / p).resolve() for p in out.split('\0') if p}
 
 
+def _under(path: str, base: str) -> bool:
+    return path == base or path.startswith(base.rstrip(os.sep) + os.sep)
+
+
 def _stays_inside(repo: Repo, d: Path) -> None:
     """A hooks directory in the working tree (core.hooksPath `.githooks`)
-    that a symlink of the repository's leads out of is not written to."""
-    root = os.path.realpath(repo.root)
-    inside = os.path.abspath(d)
-    if not (inside == root or inside.startswith(root + os.sep) or
-            inside.startswith(os.path.abspath(repo.root) + os.sep)):
-        return  # an absolute core.hooksPath: the user's own choice
+    that a symlink of the repository's leads out of is not written to.  The
+    git directory (never cloned) and an absolute core.hooksPath are the
+    user's own: their symlinks are followed."""
+    here = os.path.abspath(d)
+    owns = [os.path.abspath(p) for p in (repo.git_dir, repo.common_dir)]
+    if any(_under(here, p) for p in owns) or not _under(here, os.path.abspath(repo.root)):
+        return
     real = os.path.realpath(d)
-    for base in (root, os.path.realpath(repo.git_dir), os.path.realpath(repo.common_dir)):
-        if real == base or real.startswith(base + os.sep):
-            return
+    if any(_under(real, os.path.realpath(p)) for p in (repo.root, repo.git_dir, repo.common_dir)):
+        return
     raise AgitmemError(
         f'{_shown(repo, d)} leads to {real} through a symlink, outside the '
         f'repository: agitmem does not write hooks there; nothing was changed',
