@@ -9,6 +9,7 @@ pre-commit config is the way to add agitmem there."""
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -91,6 +92,20 @@ def shim(name: str, python: str = sys.executable) -> str:
             'exit 1',
         ]
     return '\n'.join(lines) + '\n'
+
+
+_FALLBACK = re.compile(r'^elif \[ -x (.+) \]; then$', re.MULTILINE)
+
+
+def shim_python(text: str | None) -> str | None:
+    """The interpreter a shim of ours falls back to when `agitmem` is not
+    on PATH (None for any other hook), read from its text."""
+    found = _FALLBACK.search(text) if text is not None and is_ours(text) else None
+    try:
+        argv = shlex.split(found[1]) if found else []
+    except ValueError:
+        return None
+    return argv[0] if argv else None
 
 
 def _read(path: Path) -> str | None:
