@@ -12,6 +12,7 @@ config is the way to add agitmem there."""
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -116,6 +117,20 @@ def shim(name: str, python: str = sys.executable) -> str:
     return '\n'.join(lines) + '\n'
 
 
+_FALLBACK = re.compile(r'^elif \[ -x (.+) \]; then$', re.MULTILINE)
+
+
+def shim_python(text: str | None) -> str | None:
+    """The interpreter a shim of ours falls back to when `agitmem` is not
+    on PATH (None for any other hook), read from its text."""
+    found = _FALLBACK.search(text) if text is not None and is_ours(text) else None
+    try:
+        argv = shlex.split(found[1]) if found else []
+    except ValueError:
+        return None
+    return argv[0] if argv else None
+
+
 def _read(path: Path) -> str | None:
     """A hook's text; None when there is none; '' when unreadable (a
     binary, a dangling symlink): somebody's hook all the same."""
@@ -154,18 +169,22 @@ def _tracked(repo: Repo, d: Path) -> set[Path]:
     return {(repo.root / p).resolve() for p in out.split('\0') if p}
 
 
+def _under(path: str, base: str) -> bool:
+    return path == base or path.startswith(base.rstrip(os.sep) + os.sep)
+
+
 def _stays_inside(repo: Repo, d: Path) -> None:
     """A hooks directory in the working tree (core.hooksPath `.githooks`)
-    that a symlink of the repository's leads out of is not written to."""
-    root = os.path.realpath(repo.root)
-    inside = os.path.abspath(d)
-    if not (inside == root or inside.startswith(root + os.sep) or
-            inside.startswith(os.path.abspath(repo.root) + os.sep)):
-        return  # an absolute core.hooksPath: the user's own choice
+    that a symlink of the repository's leads out of is not written to.  The
+    git directory (never cloned) and an absolute core.hooksPath are the
+    user's own: their symlinks are followed."""
+    here = os.path.abspath(d)
+    owns = [os.path.abspath(p) for p in (repo.git_dir, repo.common_dir)]
+    if any(_under(here, p) for p in owns) or not _under(here, os.path.abspath(repo.root)):
+        return
     real = os.path.realpath(d)
-    for base in (root, os.path.realpath(repo.git_dir), os.path.realpath(repo.common_dir)):
-        if real == base or real.startswith(base + os.sep):
-            return
+    if any(_under(real, os.path.realpath(p)) for p in (repo.root, repo.git_dir, repo.common_dir)):
+        return
     raise AgitmemError(
         f'{_shown(repo, d)} leads to {real} through a symlink, outside the '
         f'repository: agitmem does not write hooks there; nothing was changed',

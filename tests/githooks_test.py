@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import re
+import shutil
 import stat
 import sys
 from pathlib import Path
@@ -319,6 +320,14 @@ def test_a_hooks_path_linked_outside_is_refused(memrepo: Path, tmp_path: Path) -
     assert 'does not write hooks there' in bad('uninstall', 'git', cwd=memrepo)
     assert (outside / 'pre-commit').read_text() == githooks.shim('pre-commit')
     (outside / 'pre-commit').unlink()
+    # the git directory is never cloned: its symlinks are the user's
+    git('config', '--unset', 'core.hooksPath', cwd=memrepo)
+    shutil.rmtree(_hooks(memrepo))
+    _hooks(memrepo).symlink_to(outside)
+    ok('install', 'git', cwd=memrepo)
+    assert sorted(p.name for p in outside.iterdir()) == sorted(HOOKS)
+    ok('uninstall', 'git', cwd=memrepo)
+    assert list(outside.iterdir()) == []
     # an absolute core.hooksPath is the user's own choice
     git('config', 'core.hooksPath', str(outside), cwd=memrepo)
     ok('install', 'git', cwd=memrepo)

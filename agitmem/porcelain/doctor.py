@@ -275,6 +275,27 @@ def check_git_hooks(repo: Repo) -> list[Finding]:
     return ret
 
 
+def check_git_shims(repo: Repo, path: list[str]) -> list[Finding]:
+    """agitmem's shims run `agitmem` from PATH, else the interpreter that
+    installed them: one of the two must be there (read, not run)."""
+    if launcher.which('agitmem', path) is not None:
+        return []
+    d = githooks.hooks_dir(repo)
+    gone = sorted({
+        python for name in githooks.HOOKS
+        if (python := githooks.shim_python(_text(d / name))) is not None and
+        not os.access(python, os.X_OK)
+    })
+    if not gone:
+        return []
+    return [Finding(
+        'git-hooks', ERROR,
+        f'the git hooks fall back to {_printable(gone[0])}, which is gone, and '
+        f'`agitmem` is not on your login shell\'s PATH: every hook fails',
+        'agitmem install git',
+    )]
+
+
 # -- memory -----------------------------------------------------------------------
 
 def check_memory(ctx: context.Context) -> list[Finding]:
@@ -448,17 +469,20 @@ def diagnose(
     environ = os.environ if environ is None else environ
     wheres = installed_agents(repo, home)
     # the login shell answers while the other checks run
-    login = launcher.start_login(environ) if wheres else None
+    login = launcher.start_login(environ)
     here = launcher.start_here() if wheres else None
-    ret = check_trust(repo, wheres, home, environ) + check_git_hooks(repo)
-    ret += _check_memory_all(repo, codex=any(w.agent == 'codex' for w in wheres))
+    trust = check_trust(repo, wheres, home, environ)
+    git = check_git_hooks(repo)
+    memory = _check_memory_all(repo, codex=any(w.agent == 'codex' for w in wheres))
     try:
-        agents = check_agents(wheres, launcher.client_path(environ, login), here)
+        path = launcher.client_path(environ, login)
+        agents = check_agents(wheres, path, here)
+        git += check_git_shims(repo, path)
     finally:
         if here is not None and here.poll() is None:  # no hook called it
             here.kill()
             here.communicate()
-    return agents + ret
+    return agents + trust + git + memory
 
 
 def _check_memory_all(repo: Repo, *, codex: bool) -> list[Finding]:

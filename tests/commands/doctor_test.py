@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from testing.util import agitmem
+from testing.util import agitmem_argv
 from testing.util import git
 from testing.util import mem
 from testing.util import ok
@@ -373,3 +374,29 @@ def test_without_agitmem_init(repo: Path) -> None:
     assert proc.returncode == 1
     assert 'Traceback' not in proc.stderr
     assert 'fix: agitmem init' in proc.stdout
+
+
+def test_git_shims_whose_interpreter_is_gone(wired: Path) -> None:
+    """The shims run `agitmem` from PATH, else the python that installed
+    them: with that venv deleted and agitmem on no login PATH, every git
+    hook fails."""
+    env = {'SHELL': '/bin/sh'}
+    assert _problems(_doctor(wired, env=env)[1], 'git-hooks') == []
+    for name in ('pre-commit', 'post-commit'):
+        shim = wired / '.git' / 'hooks' / name
+        shim.write_text(shim.read_text().replace(f'[ -x {sys.executable} ]', '[ -x /gone/venv/bin/python ]'))
+    code, findings = _doctor(wired, env=env)
+    assert code == 1
+    [problem] = _problems(findings, 'git-hooks')
+    assert problem['message'] == (
+        "the git hooks fall back to /gone/venv/bin/python, which is gone, and "
+        "`agitmem` is not on your login shell's PATH: every hook fails"
+    )
+    assert problem['fix'] == 'agitmem install git'
+    # a login shell that finds agitmem: the shims run it
+    venv_bin = os.path.dirname(agitmem_argv()[0])
+    (_home() / '.profile').write_text(f'PATH="{venv_bin}:$PATH"\n')
+    assert _problems(_doctor(wired, env=env)[1], 'git-hooks') == []
+    ok('install', 'git', cwd=wired)
+    (_home() / '.profile').unlink()
+    assert _problems(_doctor(wired, env=env)[1], 'git-hooks') == []
