@@ -14,6 +14,7 @@ from agitmem import config
 from agitmem import githooks
 from agitmem import inject
 from agitmem import memory
+from agitmem import render
 from agitmem import repo as repo_mod
 from agitmem import store
 from agitmem.agents import launcher
@@ -101,11 +102,6 @@ def _reaches(
     return cache[command]
 
 
-def _printable(text: str) -> str:
-    """A settings file's text, its control and format characters escaped."""
-    return ''.join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
-
-
 _HERE = '\0this agitmem'  # the cache's key for whether this agitmem runs
 
 
@@ -141,7 +137,7 @@ def check_agents(
             more = f' (and {len(cs) - 1} more like it)' if len(cs) > 1 else ''
             ret.append(Finding(
                 'agent-hooks', ERROR,
-                f'{w.agent}: the hook command `{_printable(cs[0])}`{more} in {w.shown}: {why}',
+                f'{w.agent}: the hook command `{render.line(cs[0])}`{more} in {w.shown}: {why}',
                 f'{reinstall}   (or install agitmem as a tool: see the README)',
             ))
         if not missing and not broken:
@@ -290,7 +286,7 @@ def check_git_shims(repo: Repo, path: list[str]) -> list[Finding]:
         return []
     return [Finding(
         'git-hooks', ERROR,
-        f'the git hooks fall back to {_printable(gone[0])}, which is gone, and '
+        f'the git hooks fall back to {render.line(gone[0])}, which is gone, and '
         f'`agitmem` is not on your login shell\'s PATH: every hook fails',
         'agitmem install git',
     )]
