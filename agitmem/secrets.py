@@ -144,6 +144,11 @@ def _camel_case_name(value: str) -> bool:
     return _re(_ALNUM).fullmatch(value) is not None and words >= .7 * len(value)
 
 
+# no credential is longer (a 1 MB `key=...` is data, and reading it char by
+# char in Python would cost seconds)
+_LONGEST = 1000
+
+
 def _classes(value: str) -> tuple[bool, bool, bool]:
     return (
         any(c.isdigit() for c in value),
@@ -158,7 +163,7 @@ def _high_entropy(value: str) -> bool:
     secret), or a long mixed-case run of letters; never a name, a path,
     a reference, a short hex id or a test value."""
     if not (
-        len(value) >= 12 and
+        12 <= len(value) <= _LONGEST and
         not any(c.isspace() or c in '([' for c in value) and  # prose, code
         _re(_FILLER).search(value) is None and
         _re(_STAND_IN).search(value) is None and
@@ -410,7 +415,7 @@ def _service_value(value: str) -> bool:
     number or hex is enough (no prefix to know it by), not a name."""
     digit, _, _ = _classes(value)
     return (
-        len(value) >= 12 and digit and
+        12 <= len(value) <= _LONGEST and digit and
         not any(c.isspace() or c in '([' for c in value) and
         _re(_STAND_IN).search(value) is None and
         not _reference(value) and
