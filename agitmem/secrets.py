@@ -173,7 +173,9 @@ def _high_entropy(value: str) -> bool:
         _re(_ID).fullmatch(value) is None and
         not _camel_case_name(value) and
         # `1a2b3c4d-5e6f-7a8b-...`: digits in order under the letters
-        _re(_RUNS).search(''.join(c for c in value if c.isdigit())) is None
+        _re(_RUNS).search(''.join(c for c in value if c.isdigit())) is None and
+        '://' not in value and  # a URL: its password is url-password's
+        not _encoded_text(value)
     ):
         return False
     digit, lower, upper = _classes(value)
@@ -182,6 +184,18 @@ def _high_entropy(value: str) -> bool:
     if digit:
         return len(value) >= 16 and entropy(value) >= 2.8
     return lower and upper and len(value) >= 20 and entropy(value) >= 3.8
+
+
+def _encoded_text(value: str) -> bool:
+    """Base64 of words (`ZHVtbXkgdGV4dC...`, 'dummy text...'), not of the
+    random bytes of a key."""
+    if len(value) < 16 or _re(r'[A-Za-z0-9+/]+={0,2}').fullmatch(value) is None:
+        return False
+    raw = _b64decode(value)
+    if raw is None or not raw:
+        return False
+    text = sum(1 for b in raw if 0x61 <= b <= 0x7a or b == 0x20)
+    return b' ' in raw and text >= .8 * len(raw)
 
 
 def _any(value: str) -> bool:
@@ -526,6 +540,7 @@ def _random_value(value: str) -> bool:
     if not (
         len(value) >= 20 and digit and (lower or upper) and
         '=' not in value and  # `NAME=1`: another assignment
+        not _encoded_text(value) and
         value.count('/') <= 1 and value.count('.') <= 2 and
         not _reference(value) and
         _re(_STAND_IN).search(value) is None and
