@@ -164,7 +164,7 @@ def _high_entropy(value: str) -> bool:
     a reference, a short hex id or a test value."""
     if not (
         12 <= len(value) <= _LONGEST and
-        not any(c.isspace() or c in '([' for c in value) and  # prose, code
+        _re(r'[\s(\[]').search(value) is None and  # prose, code
         _re(_FILLER).search(value) is None and
         _re(_STAND_IN).search(value) is None and
         not _reference(value) and
@@ -393,15 +393,17 @@ def _key_block(text: str, start: int, end: int) -> bool:
 
 
 def _assignment(
-        id: str, kind: str, keyword: str, literal: str, **kw: Any,
+        id: str, kind: str, keyword: str, literal: str | tuple[str, ...],
+        **kw: Any,
 ) -> _Rule:
     """`password = ...`, `"api_key": "..."`, `GITHUB_TOKEN: ...`: reported
     only when the value is long and random enough to be a real credential;
     no left boundary, so that `DB_PASSWORD=` counts."""
     tail = '' if literal == 'key' else _NAME_TAIL
+    keywords = literal if isinstance(literal, tuple) else (literal,)
     return _context(
-        id, kind, f'{keyword}{tail}{_ASSIGN}{_VALUE}', (literal,), _high_entropy,
-        context=_not_a_test_name, generic=True, anchored=True, **kw,
+        id, kind, f'{keyword}{tail}{_ASSIGN}{_VALUE}', keywords, _high_entropy,
+        context=_not_a_test_name, generic=True, **kw,
     )
 
 
@@ -421,7 +423,13 @@ _SERVICES_KEYWORDS = sorted({
 
 
 def _xml_value(value: str) -> bool:
-    return _high_entropy(value) or _random_value(value)
+    """An element's text is the value itself (`<password>` holds nothing
+    else): letters and digits, entropy >= 3, not a reference or stand-in."""
+    digit, lower, upper = _classes(value)
+    return (
+        digit and (lower or upper) and entropy(value) >= 3.0 and
+        _re(_STAND_IN).search(value) is None and not _reference(value)
+    )
 
 
 def _service_value(value: str) -> bool:
@@ -430,7 +438,7 @@ def _service_value(value: str) -> bool:
     digit, _, _ = _classes(value)
     return (
         12 <= len(value) <= _LONGEST and digit and
-        not any(c.isspace() or c in '([' for c in value) and
+        _re(r'[\s(\[]').search(value) is None and
         _re(_STAND_IN).search(value) is None and
         not _reference(value) and
         _re(_PATH).match(value) is None and
@@ -726,8 +734,9 @@ RULES: tuple[_Rule, ...] = (
     ),
     _context(
         'kubernetes-secret', 'Kubernetes secret',
-        r'(?m)(?<![a-z0-9_])kind:[ \t]*["\']?secret["\']?[ \t]*$', ('secret',),
-        _any,
+        # from its literal start, so that `re` searches for it quickly
+        r'(?m)kind:(?<![a-z0-9_]kind:)[ \t]*["\']?secret["\']?[ \t]*$',
+        ('kind:',), _any,
         context=_k8s_data, any_value=True,
         entropy=0.0,
         positives=(
@@ -1974,7 +1983,8 @@ RULES: tuple[_Rule, ...] = (
     # when the value is long and random enough to be a real credential; no
     # left boundary, so that `DB_PASSWORD=` counts
     _assignment(
-        'password-assignment', 'password assignment', 'pass(?:word|wd|phrase)', 'pass',
+        'password-assignment', 'password assignment',
+        '(?:pass(?:word|wd|phrase)|pwd)', ('pass', 'pwd'),
         entropy=0.0,
         positives=('password={A:16}', '- note: deploy with password={A:16}',),
         negatives=('password=changeme', 'password=xxxxxxxxxxxxxxxx',),
@@ -2027,7 +2037,7 @@ RULES: tuple[_Rule, ...] = (
     _context(
         'xml-secret', 'credential in XML',
         r'<(?:secret|password|passwd|token|api_?key|apikey)>[ \t]*\{?'
-        r'(?:[^<>\n]{0,60}[ \t])?([a-z0-9+/=_.~-]{8,200})\}?[ \t]*</',
+        r'(?:[^<>\n]{0,60}[ \t])?([^\s<>{}]{8,1000})\}?[ \t]*</',
         ('secret', 'password', 'passwd', 'token', 'apikey', 'api_key'),
         _xml_value, generic=True,
         entropy=0.0,
