@@ -144,6 +144,11 @@ def _camel_case_name(value: str) -> bool:
     return _re(_ALNUM).fullmatch(value) is not None and words >= .7 * len(value)
 
 
+# no credential is longer (a 1 MB `key=...` is data, and reading it char by
+# char in Python would cost seconds)
+_LONGEST = 1000
+
+
 def _classes(value: str) -> tuple[bool, bool, bool]:
     return (
         any(c.isdigit() for c in value),
@@ -158,8 +163,8 @@ def _high_entropy(value: str) -> bool:
     secret), or a long mixed-case run of letters; never a name, a path,
     a reference, a short hex id or a test value."""
     if not (
-        len(value) >= 12 and
-        not any(c.isspace() or c in '([' for c in value) and  # prose, code
+        12 <= len(value) <= _LONGEST and
+        _re(r'[\s(\[]').search(value) is None and  # prose, code
         _re(_FILLER).search(value) is None and
         _re(_STAND_IN).search(value) is None and
         not _reference(value) and
@@ -168,7 +173,9 @@ def _high_entropy(value: str) -> bool:
         _re(_ID).fullmatch(value) is None and
         not _camel_case_name(value) and
         # `1a2b3c4d-5e6f-7a8b-...`: digits in order under the letters
-        _re(_RUNS).search(''.join(c for c in value if c.isdigit())) is None
+        _re(_RUNS).search(''.join(c for c in value if c.isdigit())) is None and
+        '://' not in value and  # a URL: its password is url-password's
+        not _encoded_text(value)
     ):
         return False
     digit, lower, upper = _classes(value)
@@ -177,6 +184,18 @@ def _high_entropy(value: str) -> bool:
     if digit:
         return len(value) >= 16 and entropy(value) >= 2.8
     return lower and upper and len(value) >= 20 and entropy(value) >= 3.8
+
+
+def _encoded_text(value: str) -> bool:
+    """Base64 of words (`ZHVtbXkgdGV4dC...`, 'dummy text...'), not of the
+    random bytes of a key."""
+    if len(value) < 16 or _re(r'[A-Za-z0-9+/]+={0,2}').fullmatch(value) is None:
+        return False
+    raw = _b64decode(value)
+    if raw is None or not raw:
+        return False
+    text = sum(1 for b in raw if 0x61 <= b <= 0x7a or b == 0x20)
+    return b' ' in raw and text >= .8 * len(raw)
 
 
 def _any(value: str) -> bool:
@@ -374,15 +393,17 @@ def _key_block(text: str, start: int, end: int) -> bool:
 
 
 def _assignment(
-        id: str, kind: str, keyword: str, literal: str, **kw: Any,
+        id: str, kind: str, keyword: str, literal: str | tuple[str, ...],
+        **kw: Any,
 ) -> _Rule:
     """`password = ...`, `"api_key": "..."`, `GITHUB_TOKEN: ...`: reported
     only when the value is long and random enough to be a real credential;
     no left boundary, so that `DB_PASSWORD=` counts."""
     tail = '' if literal == 'key' else _NAME_TAIL
+    keywords = literal if isinstance(literal, tuple) else (literal,)
     return _context(
-        id, kind, f'{keyword}{tail}{_ASSIGN}{_VALUE}', (literal,), _high_entropy,
-        context=_not_a_test_name, generic=True, anchored=True, **kw,
+        id, kind, f'{keyword}{tail}{_ASSIGN}{_VALUE}', keywords, _high_entropy,
+        context=_not_a_test_name, generic=True, **kw,
     )
 
 
@@ -402,7 +423,13 @@ _SERVICES_KEYWORDS = sorted({
 
 
 def _xml_value(value: str) -> bool:
-    return _high_entropy(value) or _random_value(value)
+    """An element's text is the value itself (`<password>` holds nothing
+    else): letters and digits, entropy >= 3, not a reference or stand-in."""
+    digit, lower, upper = _classes(value)
+    return (
+        digit and (lower or upper) and entropy(value) >= 3.0 and
+        _re(_STAND_IN).search(value) is None and not _reference(value)
+    )
 
 
 def _service_value(value: str) -> bool:
@@ -410,8 +437,8 @@ def _service_value(value: str) -> bool:
     number or hex is enough (no prefix to know it by), not a name."""
     digit, _, _ = _classes(value)
     return (
-        len(value) >= 12 and digit and
-        not any(c.isspace() or c in '([' for c in value) and
+        12 <= len(value) <= _LONGEST and digit and
+        _re(r'[\s(\[]').search(value) is None and
         _re(_STAND_IN).search(value) is None and
         not _reference(value) and
         _re(_PATH).match(value) is None and
@@ -521,6 +548,7 @@ def _random_value(value: str) -> bool:
     if not (
         len(value) >= 20 and digit and (lower or upper) and
         '=' not in value and  # `NAME=1`: another assignment
+        not _encoded_text(value) and
         value.count('/') <= 1 and value.count('.') <= 2 and
         not _reference(value) and
         _re(_STAND_IN).search(value) is None and
@@ -706,8 +734,9 @@ RULES: tuple[_Rule, ...] = (
     ),
     _context(
         'kubernetes-secret', 'Kubernetes secret',
-        r'(?m)(?<![a-z0-9_])kind:[ \t]*["\']?secret["\']?[ \t]*$', ('secret',),
-        _any,
+        # from its literal start, so that `re` searches for it quickly
+        r'(?m)kind:(?<![a-z0-9_]kind:)[ \t]*["\']?secret["\']?[ \t]*$',
+        ('kind:',), _any,
         context=_k8s_data, any_value=True,
         entropy=0.0,
         positives=(
@@ -1954,7 +1983,8 @@ RULES: tuple[_Rule, ...] = (
     # when the value is long and random enough to be a real credential; no
     # left boundary, so that `DB_PASSWORD=` counts
     _assignment(
-        'password-assignment', 'password assignment', 'pass(?:word|wd|phrase)', 'pass',
+        'password-assignment', 'password assignment',
+        '(?:pass(?:word|wd|phrase)|pwd)', ('pass', 'pwd'),
         entropy=0.0,
         positives=('password={A:16}', '- note: deploy with password={A:16}',),
         negatives=('password=changeme', 'password=xxxxxxxxxxxxxxxx',),
@@ -2007,7 +2037,7 @@ RULES: tuple[_Rule, ...] = (
     _context(
         'xml-secret', 'credential in XML',
         r'<(?:secret|password|passwd|token|api_?key|apikey)>[ \t]*\{?'
-        r'(?:[^<>\n]{0,60}[ \t])?([a-z0-9+/=_.~-]{8,200})\}?[ \t]*</',
+        r'(?:[^<>\n]{0,60}[ \t])?([^\s<>{}]{8,1000})\}?[ \t]*</',
         ('secret', 'password', 'passwd', 'token', 'apikey', 'api_key'),
         _xml_value, generic=True,
         entropy=0.0,

@@ -491,3 +491,44 @@ def test_no_false_positive_in_the_repository() -> None:
             continue
         hits.extend(scan(text, str(path.relative_to(ROOT))))
     assert hits == []
+
+
+@pytest.mark.parametrize('rule_id', RULE_IDS)
+def test_pattern_has_no_backtracking_shape(rule_id: str) -> None:
+    from agitmem.checks import redos
+    assert redos.problem(_RULE[rule_id].pattern) is None
+
+
+_MB = 1024 * 1024
+
+
+def _hostile_lines() -> list[str]:
+    """1 MB lines built to make each kind of rule work hardest: a keyword
+    repeated, a keyword before a long run, a long run of every alphabet."""
+    lines = []
+    for rule in RULES:
+        for k in rule.keywords[:1]:
+            lines.append((k + ' ') * (_MB // (len(k) + 1)))
+            lines.append(k + '=' + 'a1B2' * (_MB // 4))
+    lines += [
+        'a' * _MB, 'A1b2' * (_MB // 4), '0' * _MB, '-' * _MB, '=' * _MB,
+        'token = ' * (_MB // 8), 'key ' + 'x9' * (_MB // 2),
+        '-----BEGIN PRIVATE ' + 'KEY-----' + 'A' * _MB,
+        'kind: secret\ndata:\n' + ' k: v\n' * (_MB // 6),
+        '<secret>' * (_MB // 8), 'https://u:' * (_MB // 10),
+        '"api_key": "' * (_MB // 12), '\\n' * (_MB // 2),
+    ]
+    return lines
+
+
+def test_linear_time_on_1_mb_lines() -> None:
+    """No rule backtracks on a hostile 1 MB line: each is scanned in
+    seconds at worst on a loaded machine (quadratic time would take hours)."""
+    slow = []
+    for line in _hostile_lines():
+        t0 = time.perf_counter()
+        scan(line, 'n.md')
+        took = time.perf_counter() - t0
+        if took > 10:
+            slow.append((line[:40], took))
+    assert slow == []
