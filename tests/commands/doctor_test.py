@@ -191,7 +191,7 @@ def test_hook_commands_are_shown_escaped(wired: Path) -> None:
     proc = agitmem('doctor', cwd=wired)
     assert proc.returncode == 1
     assert '\x1b' not in proc.stdout and '\u202e' not in proc.stdout
-    assert '`agitmem hook stop --agent claude\\x1b[2J\\u202e`' in proc.stdout
+    assert '`agitmem hook stop --agent claude\\u001b[2J\\u202e`' in proc.stdout
 
 
 def test_agent_hooks_missing_an_event(wired: Path) -> None:
