@@ -151,6 +151,17 @@ def _names(text: str, name: str) -> bool:
     return bool(name) and re.search(rf'(?<![\w$]){re.escape(name)}(?![\w$])', text) is not None
 
 
+def _names_code(text: str, name: str) -> bool:
+    """`text` names the identifier `name` as code: `name`, name(), or a
+    name no prose word has (snake_case, camelCase, digits); "summary" in
+    a sentence is not the function summary."""
+    if not _names(text, name):
+        return False
+    if re.search(r'[_\d]|[a-z][A-Z]', name):
+        return True
+    return re.search(rf'`{re.escape(name)}`|(?<![\w$]){re.escape(name)}\s*\(', text) is not None
+
+
 def _clip(text: str, n: int = 200) -> str:
     text = ' '.join(text.split())
     return text if len(text) <= n else text[:n - 1] + '…'
@@ -214,13 +225,13 @@ def _judge_edit(expect: dict[str, Any], task: _Task, e: dict[str, Any], at_curre
         return 'state', f'{where}: it does again what last_action / Done record as done'
     if off >= 2 and off > asked:
         return 'drift', f'{where}: it serves another task (Todo or a side remark of the summary), not the task'
-    if f and current and f != current and (symbol == want or _defines(written, want)):
+    if f and current and want and f != current and (symbol == want or _defines(written, want)):
         return 'location', f'{where}: current_symbol {want}, but in another file (current_file is {current})'
     if f and (f == current or _mentions(task.text, f)):
         named = 'current_file' if f == current else 'named by the task'
         if not symbol or symbol == want or _names(task.text, symbol):
             return 'recovered', f'{where}: {named}' + (f', {"current_symbol" if symbol == want else "named by the task"}' if symbol else '')
-        if _names(task.other, symbol) and asked < 2:
+        if _names_code(task.other, symbol) and asked < 2:
             return 'drift', f'{where}: {symbol} is another task (Todo or a side remark of the summary), not the task'
         if want and f == current:
             return 'location', f'{where}: current_file, but the wrong function (current_symbol is {want})'

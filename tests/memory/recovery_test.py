@@ -586,3 +586,16 @@ def test_summarize_folded_rows() -> None:
     assert s['all']['recovered'] == 50.0 and s['all']['drift'] == 0.0
     assert s['fresh']['recovered'] == 100.0 and s['stale']['reset'] == 100.0
     assert (s['marked'], s['marked_pct']) == (1, 50.0)
+
+
+def test_a_prose_word_in_a_side_remark_is_no_function_of_another_task() -> None:
+    expect = _expect(todo=['print a summary of the run at the end'])
+    verdict, _, _ = classify(expect, [_edit('src/app.py', 'summary')], None)
+    assert verdict == 'location'  # the wrong function, not the Todo's
+    expect = _expect(todo=['write `summary` for the report'])
+    assert classify(expect, [_edit('src/app.py', 'summary')], None)[0] == 'drift'
+
+
+def test_no_current_symbol_is_no_copy_of_it() -> None:
+    expect = _expect(current_file='src/gen/api.ts', current_symbol='', next_intent='regenerate src/gen/api.ts, then use it in src/client.ts')
+    assert classify(expect, [_edit('src/client.ts')], None)[0] == 'recovered'
