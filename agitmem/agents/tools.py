@@ -20,6 +20,7 @@ class Edit(NamedTuple):
     start: int | None  # 1-based lines of the new text; None: not known
     end: int | None
     text: str  # the text written, to find it in the file when lines are unknown
+    removed: str = ''  # the text it replaced, where the tool says
 
 
 # patterns, compiled (and cached by re) the first time an event needs one
@@ -114,19 +115,22 @@ def _patch_edits(patch: str) -> list[Edit]:
     ret: list[Edit] = []
     path = None
     added: list[str] = []
+    gone: list[str] = []
     for line in patch.splitlines() + ['*** End Patch']:
         if line.startswith('*** '):
             if path is not None:
-                ret.append(Edit(path, None, None, '\n'.join(added)))
-            path, added = None, []
+                ret.append(Edit(path, None, None, '\n'.join(added), '\n'.join(gone)))
+            path, added, gone = None, [], []
             for head in ('*** Update File: ', '*** Add File: '):
                 if line.startswith(head):
                     path = line[len(head):].strip()
             if line.startswith('*** Move to: ') and ret:
                 last = ret.pop()
-                ret.append(Edit(line[len('*** Move to: '):].strip(), None, None, last.text))
+                ret.append(Edit(line[len('*** Move to: '):].strip(), None, None, last.text, last.removed))
         elif path is not None and line.startswith('+'):
             added.append(line[1:])
+        elif path is not None and line.startswith('-'):
+            gone.append(line[1:])
     return ret
 
 
@@ -155,10 +159,13 @@ def edits(raw: dict[str, object], paths: tuple[str, ...]) -> list[Edit]:
     display = resp.get('returnDisplay')
     if lines is None and isinstance(display, dict) and isinstance(display.get('fileDiff'), str):
         lines = _hunk_lines(display['fileDiff'])  # Gemini
-    if lines is None and isinstance(tin.get('edits'), list):  # MultiEdit
+    removed = tin.get('old_string') if isinstance(tin.get('old_string'), str) else ''
+    if isinstance(tin.get('edits'), list):  # MultiEdit
+        removed = '\n'.join(e['old_string'] for e in tin['edits'] if isinstance(e, dict) and isinstance(e.get('old_string'), str))
+    if lines is None and isinstance(tin.get('edits'), list):
         text = '\n'.join(e['new_string'] for e in tin['edits'] if isinstance(e, dict) and isinstance(e.get('new_string'), str))
     if lines is None and tin.get('content') is not None and raw.get('tool_name') in ('Write', 'write_file'):
         lines = (1, max(text.count('\n') + (0 if text.endswith('\n') else 1), 1))
     if lines is None:
-        return [Edit(paths[0], None, None, text)]
-    return [Edit(paths[0], lines[0], lines[1], text)]
+        return [Edit(paths[0], None, None, text, str(removed))]
+    return [Edit(paths[0], lines[0], lines[1], text, str(removed))]

@@ -182,6 +182,29 @@ def goes_on(prompt: str) -> bool:
     return bool(_GO_ON.match(' '.join((prompt or '').split())))
 
 
+# -- side remarks: what a summary mentions beside the task ---------------------------
+_EN_SIDE = (
+    r'\balso\b', r'\badditionally\b', r'\bbesides\b', r'\bas\s+well\b', r'\bby\s+the\s+way\b',
+    r'\bon\s+the\s+side\b', r'\bside\s+(?:note|remark|topic|idea|task)\b', r'\bnice[\s-]+to[\s-]+have\b',
+    r'\blater\b', r'\beventually\b', r'\bsome\s*day\b', r'\bin\s+the\s+future\b', r'\bfollow[\s-]?up\b',
+    r'\bidea\b', r'\bmight\s+(?:want|like)\b', r'\bwould\s+(?:also\s+)?like\b', r'\bmentioned\b',
+    r'\bseparately\b', r'\bafterwards?\b', r'\bonce\s+(?:this|that|it)\s+is\s+done\b', r'\bnot\s+(?:yet\s+)?started\b',
+    r'\bout\s+of\s+scope\b', r'\bunrelated\b', r'\bsuggested\b', r'\bcould\s+also\b', r'\bTODO\b',
+)
+_ZH_SIDE = (
+    r'另外', r'顺便', r'此外', r'还想', r'还提到', r'提到', r'以后', r'之后再', r'后续', r'有空', r'想法', r'建议',
+    r'可以考虑', r'待办', r'以及', r'也想', r'另一个',
+)
+_SIDE = re.compile('|'.join(_EN_SIDE + _ZH_SIDE), re.I)
+_SUMMARY_SENTENCE = re.compile(r'(?<=[.!?;])\s+|\n+|(?<=[。！？；])')
+
+
+def side_remarks(summary: str) -> list[str]:
+    """The sentences (or list items) of a summary that mention something
+    beside the task: "also", "later", "nice to have", "另外", "顺便"..."""
+    return [s.strip() for s in _SUMMARY_SENTENCE.split(summary or '') if s.strip() and _SIDE.search(s)]
+
+
 # -- words, for "says the same thing" ----------------------------------------------------
 _ASCII_WORD = re.compile(r'[A-Za-z_][\w.-]{2,}')
 _CJK = re.compile(r'[\u3400-\u9fff]+')

@@ -97,11 +97,16 @@ def fold(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(rows.values())
 
 
-def expectation(state: dict[str, Any], in_progress: list[str], goal: list[str], todo: list[str]) -> dict[str, Any]:
+def expectation(
+        state: dict[str, Any], in_progress: list[str], goal: list[str], todo: list[str],
+        done: list[str] | None = None,
+) -> dict[str, Any]:
     """What the state said when the compaction came: the yardstick."""
     lv = state.get('last_verification')
     lv = lv if isinstance(lv, dict) else {}
     return {
+        'last_action': _str(state.get('last_action')),
+        'done': done or [],
         'current_file': _str(state.get('current_file')),
         'current_symbol': _str(state.get('current_symbol')),
         'current_goal': _str(state.get('current_goal')),
@@ -118,9 +123,9 @@ def _sound(expect: dict[str, Any]) -> dict[str, Any]:
     """`expect` with text where text belongs: it comes back from the
     session's hook state, which may be damaged."""
     ret = dict(expect)
-    for key in ('current_file', 'current_symbol', 'current_goal', 'next_intent', 'verification_reason'):
+    for key in ('current_file', 'current_symbol', 'current_goal', 'next_intent', 'verification_reason', 'last_action'):
         ret[key] = _str(expect.get(key))
-    for key in ('in_progress', 'goal', 'todo'):
+    for key in ('in_progress', 'goal', 'todo', 'done'):
         value = expect.get(key)
         ret[key] = [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
     ret['verification'] = _str(expect.get('verification')) or None
@@ -146,6 +151,17 @@ def _names(text: str, name: str) -> bool:
     return bool(name) and re.search(rf'(?<![\w$]){re.escape(name)}(?![\w$])', text) is not None
 
 
+def _names_code(text: str, name: str) -> bool:
+    """`text` names the identifier `name` as code: `name`, name(), or a
+    name no prose word has (snake_case, camelCase, digits); "summary" in
+    a sentence is not the function summary."""
+    if not _names(text, name):
+        return False
+    if re.search(r'[_\d]|[a-z][A-Z]', name):
+        return True
+    return re.search(rf'`{re.escape(name)}`|(?<![\w$]){re.escape(name)}\s*\(', text) is not None
+
+
 def _clip(text: str, n: int = 200) -> str:
     text = ' '.join(text.split())
     return text if len(text) <= n else text[:n - 1] + '…'
@@ -166,16 +182,11 @@ def _task(expect: dict[str, Any], prompt: str | None, summary: str | None) -> _T
     ])
     if not task.strip():  # no state: the snapshot's Goal is all there is
         task = '\n'.join(expect['goal'])
-    mine = phrases.words(task)
-    side = [
-        s for s in re.split(r'(?<=[.!?;\n])\s+|[。！？；\n]', summary or '')
-        if s.strip() and len(phrases.words(s) & mine) < 0.5 * max(len(phrases.words(s)), 1)
-    ]
-    other = '\n'.join([*expect['todo'], *side])
+    other = '\n'.join([*expect['todo'], *phrases.side_remarks(summary or '')])
     request, restated = None, False
     said = (prompt or '').strip()
     if said and not phrases.goes_on(said):
-        theirs = phrases.words(said)
+        mine, theirs = phrases.words(task), phrases.words(said)
         if theirs and len(theirs & mine) >= 0.6 * len(theirs) and len(theirs & mine) >= 2:
             restated = True
         else:
@@ -184,38 +195,57 @@ def _task(expect: dict[str, Any], prompt: str | None, summary: str | None) -> _T
     return _Task(task, other, request, restated)
 
 
-def _judge_edit(expect: dict[str, Any], task: _Task, e: dict[str, Any]) -> tuple[str, str]:
-    """(verdict, why) of one edit: on the task, in its wrong place, or
-    another task's."""
+_DEFINES = r'(?:\b(?:def|function|func|fn|class|struct|interface|type|enum|trait|impl|var|let|const)\s+(?:\([^)]*\)\s*)?{0}\b|\b{0}\s*(?::[^=\n]*)?=\s*(?:async\s*)?(?:function\b|\())'
+# next_intent asks for the references to change too: an edit of a caller
+# or an import of current_symbol in another file is then the task's
+_REFERENCES = re.compile(r'\b(?:imports?|callers?|call\s+sites?|usages?|references?|uses?|calls?|wire|引用|调用|导入|使用)', re.I)
+
+
+def _defines(text: str, name: str) -> bool:
+    return bool(name) and re.search(_DEFINES.format(re.escape(name)), text) is not None
+
+
+def _judge_edit(expect: dict[str, Any], task: _Task, e: dict[str, Any], at_current: bool) -> tuple[str, str]:
+    """(verdict, why) of one edit: on the task, the task's change in the
+    wrong place, another task's, or a step done again.  `at_current`: the
+    turn edited current_file before it."""
     f, symbol = _str(e.get('file')), _str(e.get('symbol'))
     current, want = expect['current_file'], expect['current_symbol']
-    content = phrases.words(f'{symbol} {_str(e.get("text"))}')
-    mine, theirs = phrases.words(task.text), phrases.words(task.other)
-    on, off = len(content & mine), len(content & (theirs - mine))
-    # the change next_intent asks for (rule of thumb: two of its words, or
-    # current_symbol itself: a caller instead of the callee)
+    written = f'{_str(e.get("text"))}\n{_str(e.get("removed"))}'
+    content = phrases.words(written)  # what it wrote, not where
+    # the change next_intent (or the user's request) asks for
     change = phrases.words('\n'.join([task.request or '', expect['next_intent'], *expect['in_progress'], want]))
-    asked = len(content & change)
+    side = phrases.words(task.other) - change - (phrases.words(task.request) if task.request else set())
+    done = phrases.words('\n'.join([expect['last_action'], *expect['done']])) - change
+    asked, off, again = len(content & change), len(content & side), len(content & done)
     where = f'{"shell-made " if e.get("by") == "shell" else ""}edit {f}' + (f' in {symbol}' if symbol else '')
     if e.get('twice') is True:
         return 'state', f'{where}: {f} now defines {symbol} twice: a step already done, done again'
-    if f and current and f != current and symbol and symbol == want:
-        return 'location', f'{where}: current_symbol, but in another file (current_file is {current})'
+    if again >= 3 and again > asked + 1:
+        return 'state', f'{where}: it does again what last_action / Done record as done'
+    if off >= 2 and off > asked:
+        return 'drift', f'{where}: it serves another task (Todo or a side remark of the summary), not the task'
+    if f and current and want and f != current and (symbol == want or _defines(written, want)):
+        return 'location', f'{where}: current_symbol {want}, but in another file (current_file is {current})'
     if f and (f == current or _mentions(task.text, f)):
         named = 'current_file' if f == current else 'named by the task'
         if not symbol or symbol == want or _names(task.text, symbol):
             return 'recovered', f'{where}: {named}' + (f', {"current_symbol" if symbol == want else "named by the task"}' if symbol else '')
-        if _names(task.other, symbol) or off > on:
-            return 'drift', f'{where}: {symbol} is another task (Todo or a side topic of the summary), not the task'
+        if _names_code(task.other, symbol) and asked < 2:
+            return 'drift', f'{where}: {symbol} is another task (Todo or a side remark of the summary), not the task'
         if want and f == current:
             return 'location', f'{where}: current_file, but the wrong function (current_symbol is {want})'
         return 'recovered', f'{where}: {named}'
-    if symbol and _names(task.text, symbol) and not (current and f != current):
+    if symbol and _names(task.text, symbol) and not current:
         return 'recovered', f'{where}: {symbol} is named by the task'
+    if want and _names(written, want):
+        if at_current or _REFERENCES.search(expect['next_intent']) or task.request:
+            return 'recovered', f'{where}: a reference to current_symbol {want}, which the task changes'
+        return 'location', f'{where}: a reference to current_symbol {want}, not {want} itself (in {current or "current_file"})'
+    if asked >= 2 and asked > off:
+        return 'location', f'{where}: the change next_intent asks for, in a file the task does not name (current_file is {current or "not set"})'
     if f and _mentions(task.other, f):
-        return 'drift', f'{where}: a file of another task (Todo or a side topic of the summary)'
-    if (asked >= 2 or _names(_str(e.get('text')), want)) and on > off:
-        return 'location', f'{where}: the task\'s work in a file it does not name (current_file is {current or "not set"})'
+        return 'drift', f'{where}: a file of another task (Todo or a side remark of the summary)'
     return 'drift', f'{where}: a file neither the task nor its current_file ({current or "not set"}) names'
 
 
@@ -278,7 +308,11 @@ def classify(
         else:
             why = 'no test was run, in this turn or recorded before it'
         return done('state', f'closing text said "{claim}" while {why}')
-    judged = [(e, *_judge_edit(expect, task, e)) for e in edits]
+    judged = []
+    at_current = False
+    for e in edits:
+        judged.append((e, *_judge_edit(expect, task, e, at_current)))
+        at_current = at_current or (bool(expect['current_file']) and e.get('file') == expect['current_file'])
     wrong = next(((e, v, why) for e, v, why in judged if v != 'recovered'), None)
     if wrong:
         return done(wrong[1], wrong[2])

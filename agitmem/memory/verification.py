@@ -42,7 +42,8 @@ _SEPARATORS = r'&&|\|\||[;|\n]'
 _ASSIGNMENT = r'^[A-Za-z_][A-Za-z0-9_]*='
 # a result read from output alone (Codex hooks get no exit code)
 _SAYS_FAILED = (
-    r'\b(?:\d+ failed|FAILED|FAIL\b|failures?:|\d+ errors?\b|'
+    # "0 failed" and "0 errors" are a pass (cargo: "7 passed; 0 failed")
+    r'\b(?:[1-9]\d* failed|FAILED|FAIL\b|failures?:|[1-9]\d* errors?\b|'
     r'Tests?: .*\bfailed|test result: FAILED|BUILD FAILURE)'
 )
 

@@ -54,7 +54,7 @@ _JAVA = (
 SYMBOL_PATTERNS: dict[str, tuple[str, ...]] = {
     'py': _PY, 'pyi': _PY,
     'js': _JS, 'jsx': _JS, 'mjs': _JS, 'cjs': _JS, 'ts': _JS, 'tsx': _JS, 'mts': _JS,
-    'go': (r'^func\s+(?:\([^)]*\)\s*)?(\w+)', r'^type\s+(\w+)'),
+    'go': (r'^func\s+(?:\([^)]*\)\s*)?(\w+)', r'^type\s+(\w+)', r'^(?:var|const)\s+(\w+)'),
     'rs': (
         r'^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?(?:extern\s+"\w+"\s+)?fn\s+(\w+)',
         r'^\s*(?:pub(?:\([^)]*\))?\s+)?(?:struct|enum|trait|mod|union)\s+(\w+)',
@@ -186,7 +186,8 @@ def twice(lines: list[str], symbol: str | None, ext: str) -> bool:
     patterns = _patterns(ext)
     found = 0
     for line in lines:
-        if symbol in line and any((m := p.match(line)) and m[1] == symbol for p in patterns):
+        # more impl blocks of one type are no second definition (Rust)
+        if symbol in line and not line.lstrip().startswith('impl') and any((m := p.match(line)) and m[1] == symbol for p in patterns):
             found += 1
     return found > 1
 
@@ -244,6 +245,8 @@ def record_tool(
         twice = entry.pop('twice')
         data['edits'] = _push(data.get('edits'), {**entry, 'session': session}, EDITS)
         edited = {'kind': 'edit', 'file': entry['file'], 'symbol': entry['symbol'], 'text': clip_text(e.text)}
+        if e.removed:
+            edited['removed'] = clip_text(e.removed)
         events.append({**edited, 'twice': True} if twice else edited)
     if run is not None:
         from agitmem import secrets  # a command line may hold a token

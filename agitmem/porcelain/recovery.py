@@ -91,6 +91,7 @@ def _expectation(repo: Repo) -> tuple[dict[str, Any], dict[str, Any]]:
         return [t for _, t in snapshot_mod.content_lines(snap.get(name))][:20]
     expect = recovery_mod.expectation(
         state, lines(snapshot_mod.IN_PROGRESS), lines(snapshot_mod.GOAL), lines(snapshot_mod.TODO),
+        lines(snapshot_mod.DONE),
     )
     return state, expect
 
@@ -210,11 +211,12 @@ def _shell_edit(repo: Repo, old: str, new: str, rel: str) -> dict[str, Any]:
     diff = proc.stdout if proc.returncode == 0 else ''
     hunk = re.search(r'(?m)^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@', diff)
     added = '\n'.join(line[1:] for line in diff.splitlines() if line.startswith('+') and not line.startswith('+++'))
+    gone = '\n'.join(line[1:] for line in diff.splitlines() if line.startswith('-') and not line.startswith('---'))
     symbol, twice = None, False
     if hunk:
         start = max(int(hunk[1]), 1)
         symbol, twice = observed.symbol_at(repo, rel, start, start + max(int(hunk[2] or 1), 1) - 1)
-    event = {'kind': 'edit', 'file': rel, 'symbol': symbol, 'by': 'shell', 'text': observed.clip_text(added)}
+    event = {'kind': 'edit', 'file': rel, 'symbol': symbol, 'by': 'shell', 'text': observed.clip_text(added), 'removed': observed.clip_text(gone)}
     return {**event, 'twice': True} if twice else event
 
 
@@ -254,8 +256,9 @@ def close(
         if text:
             text = secrets.redact(text)
         for e in events:
-            if isinstance(e.get('text'), str):
-                e['text'] = secrets.redact(e['text'])
+            for key in ('text', 'removed'):
+                if isinstance(e.get(key), str):
+                    e[key] = secrets.redact(e[key])
         verdict, evidence, first = recovery_mod.classify(expect, events, text, prompt, summary)
         if text is None:
             evidence.append('compacted again before the turn ended: judged on what it did until then')

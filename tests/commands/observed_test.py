@@ -290,3 +290,15 @@ def test_injection_has_an_observed_section_and_the_disagreement(agentrepo: Path)
     assert '- last test run: failed `python3 -m pytest -q test_a.py`: test_a.py::test_a - AssertionError' in text
     assert "- user's last request: make b.py parse TOML" in text
     assert "state says current_file src/a.py (step 2, less than a minute ago), but the last 2 edits were to src/b.py" in text
+
+
+@pytest.mark.parametrize(('output', 'failed'), (
+    ('test result: ok. 7 passed; 0 failed; 0 ignored; 0 measured', False),  # cargo
+    ('=== 12 passed, 0 errors in 0.4s ===', False),
+    ('test result: FAILED. 6 passed; 1 failed', True),
+    ('=== 1 failed, 11 passed in 0.5s ===', True),
+    ('--- FAIL: TestGet (0.00s)', True),
+    ('2 errors during collection', True),
+))
+def test_a_result_read_from_output_alone(output: str, failed: bool) -> None:
+    assert verification.failed_by_output(output) is failed

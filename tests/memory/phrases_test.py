@@ -106,3 +106,18 @@ def test_words() -> None:
     assert phrases.words('Move loadConfig into src/config/index.ts') >= {'move', 'loadconfig', 'index.ts', 'index', 'config'}
     assert 'the' not in phrases.words('the')
     assert {'配置', '置文'} <= phrases.words('配置文件')
+
+
+def test_side_remarks_of_a_summary() -> None:
+    summary = (
+        'The user asked to refactor the config module. loader.ts is being moved into index.ts. '
+        'The user also mentioned adding env-var validation.\n'
+        '- nice to have: a Display impl\n'
+        '用户让我们重构配置模块。另外用户顺便提到想加命中率统计。'
+    )
+    assert phrases.side_remarks(summary) == [
+        'The user also mentioned adding env-var validation.',
+        '- nice to have: a Display impl',
+        '另外用户顺便提到想加命中率统计。',
+    ]
+    assert phrases.side_remarks('') == []

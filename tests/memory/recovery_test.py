@@ -84,7 +84,7 @@ def test_a_new_function_in_current_file_for_a_todo_item_is_goal_drift() -> None:
     edit = {**_edit('src/app.py', 'validate_env'), 'text': 'def validate_env():\n    os.environ["CONFIG"]'}
     verdict, evidence, _ = classify(expect, [edit], None)
     assert verdict == 'drift'
-    assert evidence == ['edit src/app.py in validate_env: validate_env is another task (Todo or a side topic of the summary), not the task']
+    assert evidence == ['edit src/app.py in validate_env: it serves another task (Todo or a side remark of the summary), not the task']
 
 
 def test_a_side_topic_of_the_summary_is_goal_drift() -> None:
@@ -108,14 +108,56 @@ def test_an_edit_the_task_does_not_name_is_goal_drift(path: str) -> None:
 def test_a_later_todo_item_is_goal_drift() -> None:
     verdict, evidence, _ = classify(_expect(), [_edit('docs/config.md')], None)
     assert verdict == 'drift'
-    assert evidence == ['edit docs/config.md: a file of another task (Todo or a side topic of the summary)']
+    assert evidence == ['edit docs/config.md: a file of another task (Todo or a side remark of the summary)']
 
 
 def test_the_tasks_work_in_a_file_it_does_not_name_is_location_lost() -> None:
     edit = {**_edit('src/settings.py', 'read_settings'), 'text': 'import tomllib\n    data = tomllib.load(f)'}
     verdict, evidence, _ = classify(_expect(), [edit], None)
     assert verdict == 'location'
-    assert evidence == ["edit src/settings.py in read_settings: the task's work in a file it does not name (current_file is src/app.py)"]
+    assert evidence == ['edit src/settings.py in read_settings: the change next_intent asks for, in a file the task does not name (current_file is src/app.py)']
+
+
+def test_current_symbols_copy_in_another_file_is_location_lost() -> None:
+    # the function already moved: deleting (or editing) the copy, not the original
+    expect = _expect(current_goal='move load_config from src/app.py into src/config.py')
+    edit = {**_edit('src/config.py'), 'text': '', 'removed': 'def load_config(path):\n    return parse(path)'}
+    verdict, evidence, _ = classify(expect, [edit], None)
+    assert verdict == 'location'
+    assert evidence == ['edit src/config.py: current_symbol load_config, but in another file (current_file is src/app.py)']
+
+
+def test_a_caller_instead_of_current_symbol_is_location_lost() -> None:
+    caller = {**_edit('src/cli.py', 'main'), 'text': 'cfg = load_config(args.path, toml=True)'}
+    verdict, evidence, _ = classify(_expect(), [caller], None)
+    assert verdict == 'location'
+    assert evidence == ['edit src/cli.py in main: a reference to current_symbol load_config, not load_config itself (in src/app.py)']
+    # after current_symbol itself, or when next_intent asks for its callers, it is the task
+    assert classify(_expect(), [_edit('src/app.py', 'load_config'), caller], None)[0] == 'recovered'
+    expect = _expect(next_intent='update the callers of load_config')
+    assert classify(expect, [caller], None)[0] == 'recovered'
+
+
+def test_a_side_remark_of_the_summary_in_current_symbol_is_goal_drift() -> None:
+    summary = 'Porting load_config to tomllib. The user also mentioned logging every config read with a timestamp.'
+    edit = {**_edit('src/app.py', 'load_config'), 'text': 'logging.info("config read %s", timestamp())'}
+    verdict, evidence, _ = classify(_expect(), [edit], None, summary=summary)
+    assert verdict == 'drift'
+    assert evidence == ['edit src/app.py in load_config: it serves another task (Todo or a side remark of the summary), not the task']
+
+
+def test_redoing_what_done_records_is_state_confusion() -> None:
+    expect = _expect(done=['added the users_email_idx index on users.email in migration 0003'])
+    edit = {**_edit('migrations/0004.py'), 'text': 'AddIndex users_email_idx on users.email'}
+    verdict, evidence, _ = classify(expect, [edit], None)
+    assert verdict == 'state'
+    assert evidence == ['edit migrations/0004.py: it does again what last_action / Done record as done']
+
+
+def test_a_second_definition_is_state_confusion() -> None:
+    edit = {**_edit('src/app.py', 'load_config'), 'twice': True}
+    verdict, evidence, _ = classify(_expect(), [edit], None)
+    assert (verdict, evidence) == ('state', ['edit src/app.py in load_config: src/app.py now defines load_config twice: a step already done, done again'])
 
 
 def test_the_whole_turn_counts_and_the_first_wrong_edit_decides() -> None:
@@ -544,3 +586,16 @@ def test_summarize_folded_rows() -> None:
     assert s['all']['recovered'] == 50.0 and s['all']['drift'] == 0.0
     assert s['fresh']['recovered'] == 100.0 and s['stale']['reset'] == 100.0
     assert (s['marked'], s['marked_pct']) == (1, 50.0)
+
+
+def test_a_prose_word_in_a_side_remark_is_no_function_of_another_task() -> None:
+    expect = _expect(todo=['print a summary of the run at the end'])
+    verdict, _, _ = classify(expect, [_edit('src/app.py', 'summary')], None)
+    assert verdict == 'location'  # the wrong function, not the Todo's
+    expect = _expect(todo=['write `summary` for the report'])
+    assert classify(expect, [_edit('src/app.py', 'summary')], None)[0] == 'drift'
+
+
+def test_no_current_symbol_is_no_copy_of_it() -> None:
+    expect = _expect(current_file='src/gen/api.ts', current_symbol='', next_intent='regenerate src/gen/api.ts, then use it in src/client.ts')
+    assert classify(expect, [_edit('src/client.ts')], None)[0] == 'recovered'
