@@ -420,3 +420,25 @@ def tidy(ctx: Context, remote: str, *, catch_up: bool = False) -> None:
         return
     for line in lines:
         print(f'agitmem: {line}')
+
+
+def unmerged_orphans(ctx: Context, remote: str) -> list[str]:
+    """For doctor, offline: branches with memory here whose code branch is
+    neither here nor on the remote (as of the last fetch), and whose memory
+    the base's does not hold: kept, never deleted, until merged."""
+    pr = store.open_repo(ctx.repo)
+    head = repo_mod.git(
+        'symbolic-ref', '-q', '--short', f'refs/remotes/{remote}/HEAD', cwd=ctx.repo.root, check=False,
+    ).stdout.strip()
+    base = head.removeprefix(f'{remote}/') or 'main'
+    holder = _tip(pr, MEMORY_NS + base)
+    ret = []
+    for ref, sha in sorted(refs(ctx.repo, MEMORY_NS).items()):
+        name = ref.removeprefix(MEMORY_NS)
+        if name == base or ref == ctx.ref:
+            continue
+        if _rev(ctx.repo, HEADS + name) or _rev(ctx.repo, f'refs/remotes/{remote}/{name}'):
+            continue
+        if holder is None or not store.contains(pr, holder.id, pygit2.Oid(hex=sha)):
+            ret.append(name)
+    return ret

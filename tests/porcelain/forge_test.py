@@ -17,6 +17,7 @@ from testing.forge import memory_refs
 from testing.forge import METHODS
 from testing.forge import notes
 from testing.forge import setup
+from testing.util import agitmem
 from testing.util import git
 from testing.util import ok
 from testing.util import run
@@ -174,6 +175,12 @@ def test_a_branch_deleted_unmerged_is_kept(team: tuple[Path, Path, Path]) -> Non
     assert 'refs/agitmem/heads/dead' in memory_refs(remote)
     assert tip(dev, 'refs/agitmem/heads/dead')
     assert notes(dev) == ['main starts']
+    # doctor names it (offline: as of the last fetch)
+    git('fetch', '-q', '--prune', cwd=dev)
+    out = agitmem('doctor', cwd=dev).stdout
+    assert 'the memory of dead is kept: its branch is gone but its memory is in no base' in out
+    ok('merge', 'dead', cwd=dev)
+    assert 'the memory of dead is kept' not in agitmem('doctor', cwd=dev).stdout
 
 
 # -- 3. prune ------------------------------------------------------------------------
