@@ -202,6 +202,31 @@ def _gone(ctx: Context, remote: str, state: RemoteState) -> list[str]:
     )
 
 
+def _merge_landed(
+        ctx: Context, pr: pygit2.Repository, remote: str, name: str, base: str,
+        base_code: str | None,
+) -> str:
+    """A branch gone from the remote: 'held' when the base's memory holds
+    its memory (ours and the remote's copy) already, 'merged' when its code
+    landed in the base and its memory is now merged, else 'kept'."""
+    base_ref = MEMORY_NS + base
+    where = {
+        r: t for r in (MEMORY_NS + name, f'{REMOTES_NS}{remote}/{name}')
+        if (t := _tip(pr, r)) is not None
+    }
+    pending = [r for r, t in where.items() if not _held(pr, _tip(pr, base_ref), [t])]
+    if not pending:
+        return 'held'
+    head = code_head(ctx.repo, pr, remote, name, list(where.values()))
+    if base_code is None or head is None or not landed(ctx.repo, head, base_code):
+        return 'kept'
+    label = f'{name} (landed in {base})'
+    subject = f'merge: {name} (its code landed in {base} as of {base_code[:12]})'
+    if all(merge_in(ctx, base_ref, r, label, subject) for r in pending):
+        return 'merged'
+    return 'kept'
+
+
 def settle(ctx: Context, remote: str, state: RemoteState, *, push: bool) -> Report:
     """After a fetch of the memory: merge the memory of branches whose code
     landed in the base into the base's, retire what the base's memory
@@ -218,20 +243,10 @@ def settle(ctx: Context, remote: str, state: RemoteState, *, push: bool) -> Repo
         if start is not None:
             store.update_ref(ctx.repo, base_ref, str(start.id), None, f'agitmem: memory from {remote}')
     for name in gone:
-        where = [r for r in (MEMORY_NS + name, f'{REMOTES_NS}{remote}/{name}') if _tip(pr, r) is not None]
-        tips = [t for t in (_tip(pr, r) for r in where) if t is not None]
-        if _held(pr, _tip(pr, base_ref), tips):
-            continue
-        head = code_head(ctx.repo, pr, remote, name, tips)
-        if base_code is None or head is None or not landed(ctx.repo, head, base_code):
-            rep.kept.append(name)
-            continue
-        label = f'{name} (landed in {state.base})'
-        subject = f'merge: {name} (its code landed in {state.base} as of {base_code[:12]})'
-        pending = [r for r in where if not _held(pr, _tip(pr, base_ref), [t for t in [_tip(pr, r)] if t is not None])]
-        if all(merge_in(ctx, base_ref, r, label, subject) for r in pending):
+        outcome = _merge_landed(ctx, pr, remote, name, state.base, base_code)
+        if outcome == 'merged':
             rep.merged.append(name)
-        else:
+        elif outcome == 'kept':
             rep.kept.append(name)
     for name in gone:
         local = MEMORY_NS + name
@@ -253,7 +268,7 @@ def settle(ctx: Context, remote: str, state: RemoteState, *, push: bool) -> Repo
         if isinstance(commit, pygit2.Commit) and _held(pr, _tip(pr, base_ref), [commit]):
             held[name] = commit
     theirs_base = _tip(pr, f'{REMOTES_NS}{remote}/{state.base}')
-    if push and not _held(pr, theirs_base, list(held.values())):
+    if push and held and not _held(pr, theirs_base, list(held.values())):
         sharing.push_memory(ctx, remote)
         theirs_base = _tip(pr, f'{REMOTES_NS}{remote}/{state.base}')
     doomed = {
