@@ -190,11 +190,21 @@ def refs(repo: Repo, prefix: str) -> dict[str, str]:
 
 
 def _gone(ctx: Context, remote: str, state: RemoteState) -> list[str]:
-    """Branches with memory here (ours or the remote's copy) whose code
-    branch is gone from the remote, and not checked out here."""
-    names = set()
-    for prefix in (MEMORY_NS, f'{REMOTES_NS}{remote}/'):
-        names |= {r.removeprefix(prefix) for r in refs(ctx.repo, prefix)}
+    """Branches that were on the remote and are gone from it, not checked
+    out here: the remote's memory of them is here, or their memory is here
+    and their code branch is not (deleted), or tracks the remote (pushed
+    with -u: a branch only here, never pushed, is not gone)."""
+    names = set(refs(ctx.repo, f'{REMOTES_NS}{remote}/'))
+    names = {r.removeprefix(f'{REMOTES_NS}{remote}/') for r in names}
+    out = repo_mod.git(
+        'for-each-ref', '--format=%(refname)%00%(upstream:remotename)', HEADS,
+        cwd=ctx.repo.root,
+    ).stdout
+    upstream = dict(line.split('\0', 1) for line in out.splitlines() if '\0' in line)
+    for ref in refs(ctx.repo, MEMORY_NS):
+        name = ref.removeprefix(MEMORY_NS)
+        if upstream.get(HEADS + name, remote) == remote:
+            names.add(name)
     current = ctx.ref.removeprefix(MEMORY_NS)
     return sorted(
         n for n in names

@@ -220,3 +220,17 @@ def test_a_remote_delete_is_refused_when_the_ref_moved_since_it_was_judged(
     assert forge_mod.delete_remote(repo, 'origin', {'f1': str(tip(remote))}) == ['f1']
     assert memory_refs(remote) == [MAIN]
     assert tip(dev, 'refs/agitmem/remotes/origin/f1') is None
+
+
+def test_a_branch_only_here_is_not_gone(team: tuple[Path, Path, Path]) -> None:
+    """Never pushed (no upstream): its memory stays, whatever prune sees."""
+    _, dev, _ = team
+    git('switch', '-q', '-c', 'local-only', cwd=dev)
+    ok('note', 'local work', cwd=dev)
+    git('switch', '-q', 'main', cwd=dev)
+    before = tip(dev, 'refs/agitmem/heads/local-only')
+    assert before
+    ok('pull', cwd=dev)
+    ok('prune', cwd=dev)
+    assert tip(dev, 'refs/agitmem/heads/local-only') == before
+    assert _attic(dev) == []
