@@ -92,7 +92,7 @@ COMMANDS = (
     'init', 'save', 'status', 'log', 'show', 'diff', 'rollback', 'archive',
     'state', 'verify', 'note', 'promote', 'recovery', 'fragment', 'load', 'check', 'hook',
     'install', 'uninstall', 'push', 'fetch', 'pull', 'merge', 'review',
-    'doctor', 'demo',
+    'prune', 'land', 'doctor', 'demo',
 )
 
 
@@ -270,6 +270,20 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
         p.add_argument('branch', metavar='BRANCH')
         _add_ref(p)
 
+    if want('prune'):
+        p = sub.add_parser('prune', help='retire the memory of branches deleted on the remote')
+        p.add_argument('remote', nargs='?', metavar='REMOTE')
+        _add_ref(p)
+
+    if want('land'):
+        p = sub.add_parser('land', help="a pull request merged on the forge: merge its branch's memory into the base's")
+        p.add_argument('branch', metavar='BRANCH', help='the pull request\'s branch')
+        p.add_argument('--into', required=True, metavar='BASE', help='the branch it was merged into')
+        p.add_argument('--pr', required=True, metavar='ID', help='the pull request, e.g. #12 or !12')
+        p.add_argument('--commit', required=True, metavar='SHA', help='the code commit it landed as')
+        p.add_argument('--remote', default=None, metavar='REMOTE', help='default: origin')
+        _add_ref(p)
+
     if want('review'):
         p = sub.add_parser('review', help='what changed in memory over a code range')
         p.add_argument('range', nargs='?', metavar='BASE..HEAD')
@@ -330,8 +344,9 @@ def _run(args: argparse.Namespace) -> int:
     # the command's modules are imported before its context waits for git
     run = _command(args)
     from agitmem.porcelain import context
-    # review reads the memory refs only: it runs in CI, where no .agent/ is
-    return run(context.get(args.ref, need_memory=cmd != 'review'))
+    # review and land read and write the memory refs only: they run in CI,
+    # where no .agent/ is
+    return run(context.get(args.ref, need_memory=cmd not in ('review', 'land')))
 
 
 def _command(args: argparse.Namespace) -> Callable[[Context], int]:
@@ -391,6 +406,12 @@ def _command(args: argparse.Namespace) -> Callable[[Context], int]:
     elif cmd == 'merge':
         from agitmem.commands.merge import merge
         return lambda ctx: merge(ctx, args.branch)
+    elif cmd == 'prune':
+        from agitmem.commands.prune import prune
+        return lambda ctx: prune(ctx, args.remote)
+    elif cmd == 'land':
+        from agitmem.commands.land import land
+        return lambda ctx: land(ctx, args.branch, args.into, args.pr, args.commit, args.remote)
     elif cmd == 'review':
         from agitmem.commands.review import review
         return lambda ctx: review(ctx, args.range, args.markdown, args.json)

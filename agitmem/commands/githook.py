@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
+from typing import TypeVar
 
 from agitmem import config
 from agitmem.porcelain import context
@@ -116,22 +117,39 @@ def pre_push(args: list[str], stdin: str) -> int:
     if remote is None:
         return 0
     from agitmem.porcelain.sharing import push_memory
+    from agitmem.porcelain import forge
     os.environ[IN_PUSH] = '1'
     try:
-        push_memory(ctx, remote)
-    except AgitmemError as e:
-        # never silent: the memory stays here (status counts it) and the
-        # next push carries it; the code push goes on unless push_strict
-        if ctx.cfg['push_strict']:
-            print(f'agitmem: push refused (push_strict): memory refs not pushed: {e}', file=sys.stderr)
-            return 1
-        print(
-            f'agitmem: memory refs not pushed: {e} (the code push goes on; '
-            f'the next push carries the memory)', file=sys.stderr,
-        )
+        # a branch this push deletes: its memory goes too (once pushed)
+        deletion = _forge(lambda: forge.before_push(ctx, remote, stdin), remote)
+        try:
+            push_memory(ctx, remote)
+        except AgitmemError as e:
+            # never silent: the memory stays here (status counts it) and the
+            # next push carries it; the code push goes on unless push_strict
+            if ctx.cfg['push_strict']:
+                print(f'agitmem: push refused (push_strict): memory refs not pushed: {e}', file=sys.stderr)
+                return 1
+            print(
+                f'agitmem: memory refs not pushed: {e} (the code push goes on; '
+                f'the next push carries the memory)', file=sys.stderr,
+            )
+        _forge(lambda: forge.after_push(ctx, remote, deletion), remote)
     finally:
         del os.environ[IN_PUSH]
     return 0
+
+
+T = TypeVar('T')
+
+
+def _forge(step: Callable[[], T], remote: str) -> T | None:
+    """The memory of branches a push deletes: never stops the push."""
+    try:
+        return step()
+    except AgitmemError as e:
+        print(f'agitmem: memory of deleted branches left on {remote}: {e}', file=sys.stderr)
+        return None
 
 
 def post_checkout(args: list[str], stdin: str) -> int:
@@ -155,6 +173,13 @@ def post_merge(args: list[str], stdin: str) -> int:
         return 0
     from agitmem.porcelain import branches
     branches.on_merge(ctx, squash == '1')
+    if repo_mod.head_reflog(ctx.repo).startswith('pull'):
+        # a `git pull` fetched: branches gone from the remote are settled
+        from agitmem.porcelain import forge
+        from agitmem.porcelain import sharing
+        remote = repo_mod.upstream_remote(ctx.repo, ctx.branch)
+        if remote and remote in repo_mod.remotes(ctx.repo) and sharing.has_fetch_spec(ctx.repo, remote):
+            forge.tidy(ctx, remote, catch_up=True)
     return 0
 
 

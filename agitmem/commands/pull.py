@@ -14,5 +14,9 @@ def pull(ctx: Context, remote: str | None) -> int:
     if outcome is None:
         name = ctx.ref.removeprefix(repo_mod.MEMORY_NS)
         print(f'{remote} has no memory for {name}; nothing to pull')
-        return 0
-    return merging.report(outcome, ctx, label)
+        code = 0
+    else:
+        code = merging.report(outcome, ctx, label)
+    from agitmem.porcelain import forge
+    forge.tidy(ctx, remote)
+    return code

@@ -383,6 +383,13 @@ def check_remotes(ctx: context.Context) -> list[Finding]:
             ))
         else:
             ret.append(Finding('remote-memory', OK, f'{remote} has the memory of {name}'))
+    if remote in remotes:
+        from agitmem.porcelain import forge
+        ret.extend(Finding(
+            'unmerged-memory', WARNING,
+            repo_mod.shown(f'the memory of {b} is kept: its branch is gone but its memory is in no base'),
+            repo_mod.shown(f'agitmem merge {b} (on the base), or `agitmem prune` once its code landed'),
+        ) for b in forge.unmerged_orphans(ctx, remote))
     return ret
 
 

@@ -41,12 +41,14 @@ def merge_refs(
         name: str,
         subject: str,
         allow_conflicts: bool = True,
+        no_ff: bool = False,
 ) -> Outcome:
     """Merge the memory commit theirs into ref, without touching any
     working tree: nothing to do, a fast-forward, or a merge commit with
     both parents.  allow_conflicts=False: a merge that would conflict is
-    not committed ('conflicts', ref left as it was).  Caller holds the
-    lock."""
+    not committed ('conflicts', ref left as it was).  no_ff: a merge
+    commit even where a fast-forward would do (its message is the record:
+    a pull request landed).  Caller holds the lock."""
     repo = ctx.repo
     # theirs may come from a remote: no ref moves to a tree that could
     # write outside .agent/memory (a fast-forward reads no file)
@@ -59,7 +61,7 @@ def merge_refs(
                 return Outcome('created', theirs)
             if store.contains(pr, ours.id, theirs.id):
                 return Outcome('up to date', ours)
-            if store.contains(pr, theirs.id, ours.id):
+            if not no_ff and store.contains(pr, theirs.id, ours.id):
                 store.update_ref(
                     repo, ref, str(theirs.id), str(ours.id),
                     f'agitmem {subject}: fast-forward',
@@ -119,7 +121,9 @@ def _merge_commit(
     return oid, merge_mod.Result(files, result.conflicts, result.notices)
 
 
-def merge_into_worktree(ctx: Context, theirs_ref: str, name: str, *, subject: str) -> Outcome:
+def merge_into_worktree(
+        ctx: Context, theirs_ref: str, name: str, *, subject: str, no_ff: bool = False,
+) -> Outcome:
     """Merge the memory on theirs_ref into this worktree's memory: unsaved
     edits are saved first, the result is checked out into .agent/memory/
     and its conflicts recorded."""
@@ -140,7 +144,7 @@ def merge_into_worktree(ctx: Context, theirs_ref: str, name: str, *, subject: st
         pre = write.save(ctx, f'save: before {subject}', files=files)
         if pre is not None:
             print(f'saved unsaved memory as {str(pre)[:12]}')
-        outcome = merge_refs(ctx, pr, ctx.ref, theirs, name=name, subject=subject)
+        outcome = merge_refs(ctx, pr, ctx.ref, theirs, name=name, subject=subject, no_ff=no_ff)
         write.checkout(ctx, outcome.tip, conflicts=outcome.conflicts)
     audit.log(
         ctx.repo.agent_dir, 'write merge',

@@ -17,6 +17,11 @@ CONCURRENCY_FULL = (8, 50)
 # about 30 s)
 BUSY_REMOTE_SHORT = (4, 3)
 BUSY_REMOTE_FULL = (8, 10)
+# branches merged on the server and deleted (tests/reliability/
+# forge_lifecycle_test.py); the full size takes about 5 minutes on a
+# loaded 2-core machine
+FORGE_LIFECYCLE_SHORT = 6
+FORGE_LIFECYCLE_FULL = 20
 # kills per command (save, rollback, archive)
 KILLS_SHORT = 10
 KILLS_FULL = 50
