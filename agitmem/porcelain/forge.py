@@ -11,7 +11,7 @@ memory ref moves to the attic (nothing is lost here) and its memory ref is
 deleted on the remote (compare-and-swap on the sha we saw, never forced),
 so no clone fetches it again.  Memory nobody merged is never deleted.
 
-Every network git call here has a wall-clock bound (_NET_SECONDS)."""
+Every network git call here has a wall-clock bound (network_timeout)."""
 from __future__ import annotations
 
 import subprocess
@@ -31,23 +31,15 @@ from agitmem.repo import MEMORY_NS
 from agitmem.repo import Repo
 from agitmem.repo import REMOTES_NS
 
-_NET_SECONDS = 60.0
 # how far back a branch's memory is searched for the code it was saved at
 _WALK = 500
 HEADS = 'refs/heads/'
 
 
-def net_git(repo: Repo, *args: str, seconds: float = _NET_SECONDS) -> subprocess.CompletedProcess[str]:
-    """A git call that talks to a remote, killed after `seconds`."""
-    try:
-        return subprocess.run(
-            ('git', '--no-optional-locks', *args), cwd=repo.root,
-            env=repo_mod.clean_env(), capture_output=True, text=True,
-            encoding='utf-8', errors='surrogateescape', timeout=seconds,
-            stdin=subprocess.DEVNULL, check=False,
-        )
-    except subprocess.TimeoutExpired:
-        raise AgitmemError(f'git {args[0]} gave no answer in {seconds:.0f}s')
+def net_git(repo: Repo, *args: str) -> subprocess.CompletedProcess[str]:
+    """A git call that talks to a remote, stopped past network_timeout
+    (repo.Stalled, one line)."""
+    return repo_mod.git(*args, cwd=repo.root, check=False, timeout=repo_mod.network_timeout())
 
 
 # -- what the remote has ---------------------------------------------------------
