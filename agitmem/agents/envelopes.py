@@ -55,8 +55,8 @@ def envelope(
     clients.check_event(event)
     if block_reason is not None and event != 'stop':
         raise ValueError(f'block_reason is only for stop, not {event}')
-    message = None if message is None else render.text(message)
-    block_reason = None if block_reason is None else render.text(block_reason)
+    message = None if message is None else render.controls(message)
+    block_reason = None if block_reason is None else render.controls(block_reason)
     if agent == 'shell':
         return shell.envelope(context, message, block_reason)
     mod = clients.NATIVE[agent]

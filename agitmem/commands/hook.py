@@ -64,7 +64,7 @@ _NOTICES: list[str] = []  # said to the user with the hook's output
 def _with_notices(agent: str, out: str) -> str:
     if not _NOTICES:
         return out
-    said = render.line('; '.join(_NOTICES))
+    said = render.controls_line('; '.join(_NOTICES))
     if agent in ('claude', 'codex', 'gemini'):
         try:
             data = json.loads(out) if out.strip() else {}
