@@ -353,7 +353,7 @@ def test_push_refuses_memory_with_credentials(clones: tuple[Path, Path], remote:
     git('read-tree', MAIN, cwd=a, env=env)
     blob = subprocess.run(
         ('git', 'hash-object', '-w', '--stdin'), cwd=a,
-        input='- key AKIA' + 'IOSFODNN7EXAMPLE\n', capture_output=True, text=True, check=True,
+        input='- key AKIA' + 'Z7QK4RMPX2WN5TLB\n', capture_output=True, text=True, check=True,
     ).stdout.strip()
     git('update-index', '--cacheinfo', f'100644,{blob},notes.md', cwd=a, env=env)
     tree = git('write-tree', cwd=a, env=env).strip()
