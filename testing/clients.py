@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -47,3 +48,16 @@ def find_cli(
         else f"npm is not installed, so .ci/install-{command} cannot fetch {package}"
     )
     return None, f"{label} not available ({hint}; or set {env_var}). Tried: " + "; ".join(tried or ["nothing"])
+
+
+def version_line(path: str, *, env: dict[str, str] | None = None, timeout: float = 30) -> str | None:
+    """The first line ``PATH --version`` prints, or None when it does not run."""
+    try:
+        proc = subprocess.run(
+            [path, "--version"], capture_output=True, text=True, timeout=timeout,
+            stdin=subprocess.DEVNULL, env=env, check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lines = proc.stdout.strip().splitlines()
+    return lines[0].strip() if proc.returncode == 0 and lines else None

@@ -17,38 +17,22 @@ Finding the CLI, in order: ``$AGITMEM_CODEX``; ``.ci/node/bin/codex`` (what
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from testing.clients import find_cli
+from testing.clients import find_cli, version_line
 from testing.fake_openai import FakeOpenAI, RecordedRequest
+from testing.harness import CLI_TIMEOUT, Harness, Run, Running
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-CLI_TIMEOUT = 120  # seconds, per CLI run
 MODEL = "gpt-5.5"  # a model Codex knows: an unknown name gets no apply_patch tool
 HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "PostCompact", "Stop")
 
-# Environment variables that must not leak from the outer session into the CLI
-# under test (an outer Codex sets CODEX_*; git's GIT_DIR would redirect the repo).
-_DROP_PREFIXES = ("OPENAI_", "CODEX", "AGITMEM_", "GIT_", "ANTHROPIC_", "CLAUDE")
-
 
 def _cli_version(path: str) -> str | None:
-    try:
-        proc = subprocess.run(
-            [path, "--version"], capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if proc.returncode != 0 or not proc.stdout.startswith("codex-cli "):
-        return None
-    return proc.stdout.strip()
+    line = version_line(path)
+    return line if line and line.startswith("codex-cli ") else None
 
 
 def find_codex() -> tuple[str | None, str]:
@@ -60,13 +44,7 @@ def find_codex() -> tuple[str | None, str]:
 
 
 @dataclass
-class CodexRun:
-    args: list[str]
-    returncode: int
-    stdout: str
-    stderr: str
-    seconds: float
-    requests: list[RecordedRequest]  # this run's requests to the fake, in order
+class CodexRun(Run):
     events: list[dict[str, Any]] = field(default_factory=list)  # --json lines
 
     @property
@@ -75,10 +53,6 @@ class CodexRun:
             if event.get("type") == "thread.started":
                 return str(event.get("thread_id", ""))
         return ""
-
-    @property
-    def model_requests(self) -> list[RecordedRequest]:
-        return [r for r in self.requests if r.kind == "main"]
 
     @property
     def compaction_requests(self) -> list[RecordedRequest]:
@@ -93,57 +67,26 @@ class CodexRun:
         ]
         return texts[-1] if texts else ""
 
-    def describe(self) -> str:
-        return (
-            f"$ {' '.join(self.args)}\nexit {self.returncode} after {self.seconds:.1f}s\n"
-            f"stdout: {self.stdout[-2000:]}\nstderr: {self.stderr[-2000:]}\n"
-            f"requests: {[f'{r.method} {r.path} [{r.kind}]' for r in self.requests]}"
-        )
 
-
-@dataclass
-class Running:
-    """A ``codex exec`` started in the background (see ``CodexHarness.start``)."""
-
-    proc: subprocess.Popen[str]
-    args: list[str]
-    started: float
-    timeout: float
-
-
-class CodexHarness:
+class CodexHarness(Harness):
     """A scratch repo, a private HOME/CODEX_HOME, the fake API and the CLI wired together."""
 
+    drop_prefixes = ("OPENAI_", "CODEX", "AGITMEM_", "GIT_", "ANTHROPIC_", "CLAUDE")
+
     def __init__(self, codex: str, base: Path, server: FakeOpenAI) -> None:
+        super().__init__(codex, base, server)
         self.codex = codex
-        self.server = server
-        self.repo = base / "repo"
-        self.home = base / "home"
-        self.codex_home = self.home / ".codex"
-        self.hook_log = base / "hook-log"
-        for d in (self.repo, self.codex_home, self.hook_log):
-            d.mkdir(parents=True, exist_ok=True)
-        self.env = self._make_env()
+        self.server: FakeOpenAI = server
+        self.codex_home.mkdir(parents=True, exist_ok=True)
         self.write_config()
         self.runs: list[CodexRun] = []
 
-    def _make_env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(_DROP_PREFIXES)}
-        # The agitmem of this interpreter first: hooks call `agitmem` by name.
-        bindir = str(Path(sys.executable).parent)
-        env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
-        env.update(
-            HOME=str(self.home),
-            CODEX_HOME=str(self.codex_home),
-            XDG_CONFIG_HOME=str(self.home / ".config"),
-            XDG_CACHE_HOME=str(self.home / ".cache"),
-            XDG_DATA_HOME=str(self.home / ".local" / "share"),
-            XDG_STATE_HOME=str(self.home / ".local" / "state"),
-            AGITMEM_HOME=str(self.home / ".agent"),
-            FAKE_OPENAI_API_KEY="test",
-            NO_COLOR="1",
-        )
-        return env
+    @property
+    def codex_home(self) -> Path:
+        return self.home / ".codex"
+
+    def client_env(self) -> dict[str, str]:
+        return {"CODEX_HOME": str(self.codex_home), "FAKE_OPENAI_API_KEY": "test"}
 
     def write_config(self) -> None:
         """``$CODEX_HOME/config.toml``: the fake as the model provider."""
@@ -158,57 +101,23 @@ class CodexHarness:
             'env_key = "FAKE_OPENAI_API_KEY"\n'
         )
 
-    # -- the scratch repository ---------------------------------------------
-    def init_repo(self, files: dict[str, str] | None = None) -> None:
-        """``git init -b main`` with one commit holding ``files``."""
-        self.git("init", "-q", "-b", "main")
-        for rel, text in (files or {"README.md": "# scratch\n"}).items():
-            path = self.repo / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-        self.git("add", "-A")
-        self.git("-c", "user.name=e2e", "-c", "user.email=e2e@example.invalid", "commit", "-q", "-m", "initial")
-
-    def git(self, *args: str) -> str:
-        return subprocess.run(
-            ["git", "-C", str(self.repo), *args], check=True, capture_output=True, text=True, env=self.env
-        ).stdout
+    # -- the project's hooks ---------------------------------------------------
+    @property
+    def settings_path(self) -> Path:
+        return self.repo / ".codex" / "hooks.json"
 
     @property
     def hooks_path(self) -> Path:
-        return self.repo / ".codex" / "hooks.json"
+        return self.settings_path
 
     def read_hooks(self) -> dict[str, Any]:
-        if not self.hooks_path.exists():
-            return {}
-        hooks: dict[str, Any] = json.loads(self.hooks_path.read_text())
-        return hooks
+        return self.read_settings()
 
     def write_hooks(self, hooks: dict[str, Any]) -> None:
-        self.hooks_path.parent.mkdir(parents=True, exist_ok=True)
-        self.hooks_path.write_text(json.dumps(hooks, indent=2) + "\n")
-
-    def logging_hook(self, event: str) -> dict[str, Any]:
-        """A command hook that saves its stdin payload under ``hook_log``."""
-        return {"type": "command", "command": f'cat > "{self.hook_log}/{event}-$(date +%s%N).json"'}
+        self.write_settings(hooks)
 
     def logging_hooks(self, events: tuple[str, ...] = HOOK_EVENTS) -> dict[str, list[dict[str, Any]]]:
         return {event: [{"hooks": [self.logging_hook(event)]}] for event in events}
-
-    def hook_payloads(self, event: str | None = None, session: str | None = None) -> list[dict[str, Any]]:
-        """Logged payloads in the order the hooks ran, optionally of one session."""
-        found = []
-        for path in self.hook_log.glob("*.json"):
-            name, _, stamp = path.stem.rpartition("-")
-            if event is not None and name != event:
-                continue
-            try:
-                payload = json.loads(path.read_text())
-            except ValueError:
-                payload = {"unparsable": path.read_text()}
-            if session is None or payload.get("session_id") == session:
-                found.append((int(stamp) if stamp.isdigit() else 0, payload))
-        return [payload for _, payload in sorted(found, key=lambda item: item[0])]
 
     def hook_events(self, session: str | None = None) -> list[str]:
         """Event names (SessionStart with its source) in the order they fired."""
@@ -238,7 +147,7 @@ class CodexHarness:
         args.append(prompt)
         return args
 
-    def start(
+    def start(  # type: ignore[override]
         self,
         prompt: str,
         *,
@@ -249,30 +158,10 @@ class CodexHarness:
     ) -> Running:
         """Start ``codex exec`` in the background; ``finish`` waits for it."""
         args = self.argv(prompt, resume=resume, compact_limit=compact_limit)
-        proc = subprocess.Popen(
-            args,
-            cwd=self.repo,
-            env={**self.env, **(env or {})},
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,  # so a timeout can end the hooks it started too
-        )
-        return Running(proc, args, time.monotonic(), timeout)
+        return super().start(args, env=env, timeout=timeout)
 
     def finish(self, running: Running, *, check: bool = True) -> CodexRun:
-        proc = running.proc
-        left = max(1.0, running.timeout - (time.monotonic() - running.started))
-        try:
-            stdout, stderr = proc.communicate(timeout=left)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            stdout, stderr = proc.communicate()
-            raise AssertionError(
-                f"codex did not finish within {running.timeout}s: {' '.join(running.args)}\n"
-                f"stdout: {stdout[-2000:]}\nstderr: {stderr[-2000:]}\nrequests: {self.server.endpoints()}"
-            ) from None
+        stdout, stderr, seconds = self.wait(running)
         events = []
         for line in stdout.splitlines():
             try:
@@ -283,12 +172,12 @@ class CodexHarness:
                 events.append(event)
         thread = next((str(e.get("thread_id")) for e in events if e.get("type") == "thread.started"), "")
         run = CodexRun(
-            args=[os.path.basename(a) if a == self.codex else a for a in running.args],
-            returncode=proc.returncode,
+            args=self.shown_args(running.args),
+            returncode=running.proc.returncode,
             stdout=stdout,
             stderr=stderr,
-            seconds=time.monotonic() - running.started,
-            requests=[r for r in self.server.requests if r.session_id == thread and r.at >= _wall(running)],
+            seconds=seconds,
+            requests=[r for r in self.server.requests if r.session_id == thread and r.at >= running.wall],
             events=events,
         )
         self.runs.append(run)
@@ -308,8 +197,3 @@ class CodexHarness:
         env: dict[str, str] | None = None,
     ) -> CodexRun:
         return self.finish(self.start(prompt, resume=resume, compact_limit=compact_limit, env=env))
-
-
-def _wall(running: Running) -> float:
-    """The wall-clock time a run started (requests are stamped with time.time())."""
-    return time.time() - (time.monotonic() - running.started)

@@ -19,19 +19,18 @@ import pty
 import re
 import select
 import signal
-import subprocess
-import sys
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from testing.clients import find_cli
+from testing.clients import find_cli, version_line
 from testing.fake_gemini import FakeGemini, RecordedRequest
+from testing.harness import CLI_TIMEOUT, Harness, Run, json_result
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 VERSION = "0.61.0"
-CLI_TIMEOUT = 120  # seconds, per CLI run
 # Every hook event of Gemini CLI 0.61.0.
 ALL_EVENTS = (
     "SessionStart",
@@ -46,28 +45,13 @@ ALL_EVENTS = (
     "PreCompress",
     "Notification",
 )
-# Environment variables that must not leak from the outer session into the CLI.
 _CI_MARKERS = frozenset(("CI", "GITHUB_ACTIONS", "CONTINUOUS_INTEGRATION", "BUILD_NUMBER", "RUN_ID"))
-_DROP_PREFIXES = ("GEMINI", "GOOGLE", "AGITMEM_", "GIT_", "OTEL_", "CLOUDSDK")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]|\x1b[=>]")
 
 
 def _cli_version(path: str, home: Path) -> str | None:
-    try:
-        proc = subprocess.run(
-            [path, "--version"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            stdin=subprocess.DEVNULL,
-            env={**os.environ, "HOME": str(home)},
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    version = proc.stdout.strip().splitlines()[0] if proc.stdout.strip() else ""
-    if proc.returncode != 0 or not re.fullmatch(r"\d+\.\d+\.\d+\S*", version):
-        return None
-    return version
+    line = version_line(path, env={**os.environ, "HOME": str(home)}, timeout=60)
+    return line if line and re.fullmatch(r"\d+\.\d+\.\d+\S*", line) else None
 
 
 def find_gemini(scratch_home: Path) -> tuple[str | None, str]:
@@ -80,15 +64,7 @@ def find_gemini(scratch_home: Path) -> tuple[str | None, str]:
 
 
 @dataclass
-class GeminiRun:
-    args: list[str]
-    returncode: int
-    stdout: str
-    stderr: str
-    seconds: float
-    requests: list[RecordedRequest]  # what the fake API received during this run
-    result: dict[str, Any] = field(default_factory=dict)  # -o json
-
+class GeminiRun(Run):
     @property
     def session_id(self) -> str:
         return str(self.result.get("session_id", ""))
@@ -98,19 +74,8 @@ class GeminiRun:
         return str(self.result.get("response", ""))
 
     @property
-    def model_requests(self) -> list[RecordedRequest]:
-        return [r for r in self.requests if r.kind == "main"]
-
-    @property
     def compression_requests(self) -> list[RecordedRequest]:
         return [r for r in self.requests if r.kind == "compression"]
-
-    def describe(self) -> str:
-        return (
-            f"$ {' '.join(self.args)}\nexit {self.returncode} after {self.seconds:.1f}s\n"
-            f"stdout: {self.stdout[-2000:]}\nstderr: {self.stderr[-3000:]}\n"
-            f"requests: {[f'{r.path} [{r.kind}]' for r in self.requests]}"
-        )
 
 
 class Terminal:
@@ -190,49 +155,29 @@ class Terminal:
         os.close(self.fd)
 
 
-def _git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env
-    ).stdout
-
-
-class GeminiHarness:
+class GeminiHarness(Harness):
     """A scratch repo, a private HOME, the fake API and the CLI wired together."""
 
+    # Environment variables that must not leak from the outer session into the CLI.
+    drop_prefixes = ("GEMINI", "GOOGLE", "AGITMEM_", "GIT_", "OTEL_", "CLOUDSDK")
+    log_echo = "{}"  # Gemini CLI parses a hook's stdout as JSON
+
     def __init__(self, gemini: str, base: Path, server: FakeGemini) -> None:
+        super().__init__(gemini, base, server)
         self.gemini = gemini
-        self.server = server
-        self.base = base
-        self.repo = base / "repo"
-        self.home = base / "home"
-        self.hook_log = base / "hook-log"
-        for d in (self.repo, self.home, self.hook_log):
-            d.mkdir(parents=True, exist_ok=True)
-        self.env = self._make_env()
+        self.server: FakeGemini = server
         self.runs: list[GeminiRun] = []
         self.write_user_settings()
 
-    def _make_env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.upper().startswith(_DROP_PREFIXES)}
-        # The agitmem of this interpreter first: hooks call `agitmem` by name.
-        bindir = str(Path(sys.executable).parent)
-        env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
-        env.update(
-            HOME=str(self.home),
-            XDG_CONFIG_HOME=str(self.home / ".config"),
-            XDG_CACHE_HOME=str(self.home / ".cache"),
-            XDG_DATA_HOME=str(self.home / ".local" / "share"),
-            XDG_STATE_HOME=str(self.home / ".local" / "state"),
-            AGITMEM_HOME=str(self.home / ".agent"),
-            GOOGLE_GEMINI_BASE_URL=self.server.url,
-            GEMINI_API_KEY="test",
+    def client_env(self) -> dict[str, str]:
+        return {
+            "GOOGLE_GEMINI_BASE_URL": self.server.url,
+            "GEMINI_API_KEY": "test",
             # Headless in an untrusted folder exits 55; project hooks need trust.
-            GEMINI_CLI_TRUST_WORKSPACE="true",
-            GEMINI_TELEMETRY_ENABLED="false",
-            NO_COLOR="1",
-            NO_BROWSER="1",
-        )
-        return env
+            "GEMINI_CLI_TRUST_WORKSPACE": "true",
+            "GEMINI_TELEMETRY_ENABLED": "false",
+            "NO_BROWSER": "1",
+        }
 
     def write_user_settings(self, extra: dict[str, Any] | None = None) -> None:
         settings: dict[str, Any] = {
@@ -245,41 +190,13 @@ class GeminiHarness:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(settings, indent=2) + "\n")
 
-    # -- the scratch repository ---------------------------------------------
-    def init_repo(self, files: dict[str, str] | None = None) -> None:
-        self.git("init", "-q", "-b", "main")
-        for rel, text in (files or {"README.md": "# scratch\n"}).items():
-            path = self.repo / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-        self.git("add", "-A")
-        self.git("-c", "user.name=e2e", "-c", "user.email=e2e@example.invalid", "commit", "-q", "-m", "initial")
-
-    def git(self, *args: str) -> str:
-        return _git(self.repo, *args, env=self.env)
-
     @property
     def settings_path(self) -> Path:
         return self.repo / ".gemini" / "settings.json"
 
-    def read_settings(self) -> dict[str, Any]:
-        if not self.settings_path.exists():
-            return {}
-        settings: dict[str, Any] = json.loads(self.settings_path.read_text())
-        return settings
-
-    def write_settings(self, settings: dict[str, Any]) -> None:
-        self.settings_path.parent.mkdir(parents=True, exist_ok=True)
-        self.settings_path.write_text(json.dumps(settings, indent=2) + "\n")
-
     def logging_hook(self, event: str) -> dict[str, Any]:
-        """A command hook that saves its stdin payload under ``hook_log``.
-        It prints ``{}``: Gemini CLI parses a hook's stdout as JSON."""
-        return {
-            "name": f"log-{event}",
-            "type": "command",
-            "command": f"cat > \"{self.hook_log}/{event}-$(date +%s%N).json\"; echo '{{}}'",
-        }
+        """A command hook that saves its stdin payload under ``hook_log``."""
+        return {"name": f"log-{event}", **super().logging_hook(event)}
 
     def logging_hooks(self, events: tuple[str, ...] = ALL_EVENTS) -> dict[str, list[dict[str, Any]]]:
         return {event: [{"hooks": [self.logging_hook(event)]}] for event in events}
@@ -291,19 +208,6 @@ class GeminiHarness:
         for event, groups in hooks.items():
             table.setdefault(event, []).extend(groups)
         self.write_settings(settings)
-
-    def hook_payloads(self, event: str | None = None) -> list[dict[str, Any]]:
-        """Logged payloads in the order the hooks ran."""
-        found = []
-        for path in self.hook_log.glob("*.json"):
-            name, _, stamp = path.stem.rpartition("-")
-            if event is not None and name != event:
-                continue
-            try:
-                found.append((int(stamp), json.loads(path.read_text())))
-            except ValueError:
-                found.append((int(stamp) if stamp.isdigit() else 0, {"unparsable": path.read_text()}))
-        return [payload for _, payload in sorted(found, key=lambda item: item[0])]
 
     def events(self) -> list[str]:
         return [str(p.get("hook_event_name")) for p in self.hook_payloads()]
@@ -325,42 +229,17 @@ class GeminiHarness:
         if resume:
             args += ["--resume", resume]
         args += list(extra_args)
-        seen = len(self.server.requests)
-        started = time.monotonic()
-        proc = subprocess.Popen(
-            args,
-            cwd=self.repo,
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,  # so a timeout can end the hooks it started too
-        )
-        try:
-            stdout, stderr = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            stdout, stderr = proc.communicate()
-            raise AssertionError(
-                f"gemini did not finish within {timeout}s: {' '.join(args)}\n"
-                f"stdout: {stdout[-2000:]}\nstderr: {stderr[-2000:]}\n"
-                f"requests: {self.server.endpoints()[seen:]}"
-            )
+        running = self.start(args, timeout=timeout)
+        stdout, stderr, seconds = self.wait(running)
         run = GeminiRun(
-            args=[os.path.basename(a) if a == self.gemini else a for a in args],
-            returncode=proc.returncode,
+            args=self.shown_args(args),
+            returncode=running.proc.returncode,
             stdout=stdout,
             stderr=stderr,
-            seconds=time.monotonic() - started,
-            requests=list(self.server.requests[seen:]),
+            seconds=seconds,
+            requests=list(self.server.requests[running.seen:]),
+            result=json_result(stdout),
         )
-        try:
-            parsed = json.loads(stdout)
-            if isinstance(parsed, dict):
-                run.result = parsed
-        except ValueError:
-            pass
         self.runs.append(run)
         if check:
             assert run.returncode == 0, run.describe()

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import HOOK_EVENTS, REPO_ROOT, ClaudeHarness
+from .conftest import HOOK_EVENTS, REPO_ROOT, ClaudeHarness, ClaudeRun
 
 pytestmark = pytest.mark.e2e
 

@@ -1,0 +1,118 @@
+"""Drive the real Claude Code CLI offline, for the end-to-end tests (tests/e2e/).
+
+The CLI (pinned by ``.ci/install-claude``) talks to ``testing.fake_anthropic``,
+a loopback Messages API stand-in, in a scratch git repository with its own
+``HOME``.  Headless runs use ``claude -p ... --output-format json
+--dangerously-skip-permissions``.
+
+Finding the CLI, in order: ``$AGITMEM_CLAUDE``; ``.ci/node/bin/claude`` (what
+``bash .ci/install-claude`` installs); ``claude`` on ``PATH``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from testing.clients import find_cli, version_line
+from testing.fake_anthropic import FakeAnthropic, RecordedRequest
+from testing.harness import CLI_TIMEOUT, Harness, Run, json_result
+
+HOOK_EVENTS = ("SessionStart", "PreCompact", "PostToolUse", "UserPromptSubmit", "Stop")
+
+
+def _cli_version(path: str) -> str | None:
+    line = version_line(path)
+    return line if line and "Claude Code" in line else None
+
+
+def find_claude() -> tuple[str | None, str]:
+    """(path, why) of a working CLI, or (None, the reason to skip)."""
+    return find_cli(
+        "claude", label="Claude Code CLI", env_var="AGITMEM_CLAUDE", ci_dir=".ci/node",
+        package="@anthropic-ai/claude-code", version=_cli_version,
+    )
+
+
+@dataclass
+class ClaudeRun(Run):
+    @property
+    def session_id(self) -> str:
+        return str(self.result.get("session_id", ""))
+
+    @property
+    def summary_requests(self) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.kind == "summary"]
+
+
+class ClaudeHarness(Harness):
+    """A scratch repo, a private HOME, the fake API and the CLI wired together."""
+
+    # an outer Claude Code sets CLAUDECODE, CLAUDE_CODE_*, ...
+    drop_prefixes = ("ANTHROPIC_", "CLAUDE", "OTEL_", "AGITMEM_", "GIT_")
+
+    def __init__(self, claude: str, base: Path, server: FakeAnthropic) -> None:
+        super().__init__(claude, base, server)
+        self.claude = claude
+        self.server: FakeAnthropic = server
+        self.runs: list[ClaudeRun] = []
+
+    def client_env(self) -> dict[str, str]:
+        return {
+            "ANTHROPIC_BASE_URL": self.server.url,
+            "ANTHROPIC_API_KEY": "test",
+            # As root, --dangerously-skip-permissions is refused without this.
+            "IS_SANDBOX": "1",
+            # Offline: no telemetry, autoupdate, error reports, connectivity
+            # check (HEAD /api/hello), release notes ...
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+        }
+
+    @property
+    def settings_path(self) -> Path:
+        return self.repo / ".claude" / "settings.json"
+
+    def logging_hooks(self) -> dict[str, list[dict[str, Any]]]:
+        return {
+            "SessionStart": [
+                {"matcher": "startup|resume|clear|compact", "hooks": [self.logging_hook("SessionStart")]}
+            ],
+            "PreCompact": [{"hooks": [self.logging_hook("PreCompact")]}],
+            "PostToolUse": [
+                {"matcher": "Write|Edit|MultiEdit", "hooks": [self.logging_hook("PostToolUse")]}
+            ],
+            "UserPromptSubmit": [{"hooks": [self.logging_hook("UserPromptSubmit")]}],
+            "Stop": [{"hooks": [self.logging_hook("Stop")]}],
+        }
+
+    def run(
+        self,
+        prompt: str,
+        *,
+        resume: str | None = None,
+        extra_args: tuple[str, ...] = (),
+        timeout: float = CLI_TIMEOUT,
+    ) -> ClaudeRun:
+        args = [self.claude, "-p", prompt, "--output-format", "json", "--dangerously-skip-permissions"]
+        if resume:
+            args += ["--resume", resume]
+        args += list(extra_args)
+        running = self.start(args, timeout=timeout)
+        stdout, stderr, seconds = self.wait(running)
+        run = ClaudeRun(
+            args=self.shown_args(args),
+            returncode=running.proc.returncode,
+            stdout=stdout,
+            stderr=stderr,
+            seconds=seconds,
+            requests=list(self.server.requests[running.seen:]),
+            result=json_result(stdout),
+        )
+        self.runs.append(run)
+        assert run.returncode == 0, run.describe()
+        assert run.result, "no JSON result on stdout\n" + run.describe()
+        assert not run.result.get("is_error"), run.describe()
+        return run
