@@ -178,6 +178,7 @@ class FakeAnthropic(loopback.Server[RecordedRequest, Reply]):
 
     name = "fake-anthropic"
     recorded = RecordedRequest
+    default_usage = DEFAULT_USAGE
 
     def __init__(
         self,
@@ -194,11 +195,8 @@ class FakeAnthropic(loopback.Server[RecordedRequest, Reply]):
     ) -> None:
         super().__init__(
             summary_text=summary_text, default_text=default_text, side_text=side_text,
-            model=model, chunk_size=chunk_size,
+            model=model, chunk_size=chunk_size, usage=usage,
         )
-        self.usage: dict[str, int] = dict(DEFAULT_USAGE)
-        if usage:
-            self.usage.update(usage)
         # Optional hook: a function(body) -> Reply | None tried before the rules.
         self.responder: Callable[[dict[str, Any]], Reply | None] | None = None
 

@@ -296,7 +296,7 @@ class FakeGemini(loopback.Server[RecordedRequest, Reply]):
             return "side", Reply.text(self.side_json)
         return "side", Reply.text(self.side_text)
 
-    def usage(self, reply: Reply, body: Any) -> dict[str, int]:
+    def usage_metadata(self, reply: Reply, body: Any) -> dict[str, int]:
         prompt = reply.prompt_tokens if reply.prompt_tokens is not None else self.prompt_tokens
         out = max(1, len(json.dumps(reply.parts)) // 4)
         return {"promptTokenCount": prompt, "candidatesTokenCount": out, "totalTokenCount": prompt + out}
@@ -319,7 +319,7 @@ class FakeGemini(loopback.Server[RecordedRequest, Reply]):
             chunk: dict[str, Any] = {"candidates": [candidate], "modelVersion": model, "responseId": response_id}
             if index == len(chunks) - 1:
                 candidate["finishReason"] = "STOP"
-                chunk["usageMetadata"] = self.usage(reply, body)
+                chunk["usageMetadata"] = self.usage_metadata(reply, body)
             out.append(chunk)
         return out
 
@@ -328,7 +328,7 @@ class FakeGemini(loopback.Server[RecordedRequest, Reply]):
             "candidates": [
                 {"content": {"role": "model", "parts": copy.deepcopy(reply.parts)}, "finishReason": "STOP", "index": 0}
             ],
-            "usageMetadata": self.usage(reply, body),
+            "usageMetadata": self.usage_metadata(reply, body),
             "modelVersion": model,
             "responseId": uuid.uuid4().hex[:16],
         }

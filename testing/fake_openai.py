@@ -245,6 +245,7 @@ class FakeOpenAI(loopback.Server[RecordedRequest, Reply]):
 
     name = "fake-openai"
     recorded = RecordedRequest
+    default_usage = DEFAULT_USAGE
 
     def __init__(
         self,
@@ -261,11 +262,8 @@ class FakeOpenAI(loopback.Server[RecordedRequest, Reply]):
     ) -> None:
         super().__init__(
             summary_text=summary_text, default_text=default_text, side_text=side_text,
-            model=model, chunk_size=chunk_size,
+            model=model, chunk_size=chunk_size, usage=usage,
         )
-        self.usage: dict[str, int] = dict(DEFAULT_USAGE)
-        if usage:
-            self.usage.update(usage)
         self.errors: list[str] = []  # script errors, answered with HTTP 400
         # Optional hook: a function(record) -> Reply | None tried before the script.
         self.responder: Callable[[RecordedRequest], Reply | None] | None = None

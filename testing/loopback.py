@@ -43,11 +43,16 @@ class Server(Generic[R, Reply]):
     recorded: type[R]
     handler: type[Handler]
 
+    # the token counts a reply reports unless told otherwise
+    default_usage: dict[str, int] = {}
+
     def __init__(
             self, *, summary_text: str, default_text: str, side_text: str, model: str, chunk_size: int,
+            usage: dict[str, int] | None = None,
     ) -> None:
         # what a summary request, an unscripted main request and a side
         # query get; the model named in replies; characters per streamed chunk
+        self.usage: dict[str, int] = {**self.default_usage, **(usage or {})}
         self.summary_text = summary_text
         self.default_text = default_text
         self.side_text = side_text
