@@ -16,7 +16,7 @@ from typing import Any
 
 from testing.clients import find_cli, version_line
 from testing.fake_anthropic import FakeAnthropic, RecordedRequest
-from testing.harness import CLI_TIMEOUT, Harness, Run, json_result
+from testing.harness import CLI_TIMEOUT, Harness, Run
 
 HOOK_EVENTS = ("SessionStart", "PreCompact", "PostToolUse", "UserPromptSubmit", "Stop")
 
@@ -37,39 +37,28 @@ def find_claude() -> tuple[str | None, str]:
 @dataclass
 class ClaudeRun(Run):
     @property
-    def session_id(self) -> str:
-        return str(self.result.get("session_id", ""))
-
-    @property
     def summary_requests(self) -> list[RecordedRequest]:
-        return [r for r in self.requests if r.kind == "summary"]
+        return self.of_kind("summary")
 
 
-class ClaudeHarness(Harness):
+class ClaudeHarness(Harness[FakeAnthropic, ClaudeRun]):
     """A scratch repo, a private HOME, the fake API and the CLI wired together."""
 
     # an outer Claude Code sets CLAUDECODE, CLAUDE_CODE_*, ...
     drop_prefixes = ("ANTHROPIC_", "CLAUDE", "OTEL_", "AGITMEM_", "GIT_")
 
-    def __init__(self, claude: str, base: Path, server: FakeAnthropic) -> None:
-        super().__init__(claude, base, server)
-        self.claude = claude
-        self.server: FakeAnthropic = server
-        self.runs: list[ClaudeRun] = []
-
-    def client_env(self) -> dict[str, str]:
-        return {
-            "ANTHROPIC_BASE_URL": self.server.url,
-            "ANTHROPIC_API_KEY": "test",
-            # As root, --dangerously-skip-permissions is refused without this.
-            "IS_SANDBOX": "1",
-            # Offline: no telemetry, autoupdate, error reports, connectivity
-            # check (HEAD /api/hello), release notes ...
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "DISABLE_AUTOUPDATER": "1",
-            "DISABLE_TELEMETRY": "1",
-            "DISABLE_ERROR_REPORTING": "1",
-        }
+    base_url_var = "ANTHROPIC_BASE_URL"
+    client_vars = {  # noqa: RUF012 - read only
+        "ANTHROPIC_API_KEY": "test",
+        # As root, --dangerously-skip-permissions is refused without this.
+        "IS_SANDBOX": "1",
+        # Offline: no telemetry, autoupdate, error reports, connectivity
+        # check (HEAD /api/hello), release notes ...
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+    }
 
     @property
     def settings_path(self) -> Path:
@@ -96,22 +85,11 @@ class ClaudeHarness(Harness):
         extra_args: tuple[str, ...] = (),
         timeout: float = CLI_TIMEOUT,
     ) -> ClaudeRun:
-        args = [self.claude, "-p", prompt, "--output-format", "json", "--dangerously-skip-permissions"]
+        args = [self.cli, "-p", prompt, "--output-format", "json", "--dangerously-skip-permissions"]
         if resume:
             args += ["--resume", resume]
         args += list(extra_args)
-        running = self.start(args, timeout=timeout)
-        stdout, stderr, seconds = self.wait(running)
-        run = ClaudeRun(
-            args=self.shown_args(args),
-            returncode=running.proc.returncode,
-            stdout=stdout,
-            stderr=stderr,
-            seconds=seconds,
-            requests=list(self.server.requests[running.seen:]),
-            result=json_result(stdout),
-        )
-        self.runs.append(run)
+        run = self.run_json(args, ClaudeRun, timeout=timeout)
         assert run.returncode == 0, run.describe()
         assert run.result, "no JSON result on stdout\n" + run.describe()
         assert not run.result.get("is_error"), run.describe()

@@ -56,7 +56,7 @@ class CodexRun(Run):
 
     @property
     def compaction_requests(self) -> list[RecordedRequest]:
-        return [r for r in self.requests if r.kind == "compaction"]
+        return self.of_kind("compaction")
 
     @property
     def last_message(self) -> str:
@@ -68,18 +68,15 @@ class CodexRun(Run):
         return texts[-1] if texts else ""
 
 
-class CodexHarness(Harness):
+class CodexHarness(Harness[FakeOpenAI, CodexRun]):
     """A scratch repo, a private HOME/CODEX_HOME, the fake API and the CLI wired together."""
 
     drop_prefixes = ("OPENAI_", "CODEX", "AGITMEM_", "GIT_", "ANTHROPIC_", "CLAUDE")
 
     def __init__(self, codex: str, base: Path, server: FakeOpenAI) -> None:
         super().__init__(codex, base, server)
-        self.codex = codex
-        self.server: FakeOpenAI = server
         self.codex_home.mkdir(parents=True, exist_ok=True)
         self.write_config()
-        self.runs: list[CodexRun] = []
 
     @property
     def codex_home(self) -> Path:
@@ -131,7 +128,7 @@ class CodexHarness(Harness):
 
     # -- running the CLI ------------------------------------------------------
     def argv(self, prompt: str, *, resume: str | None = None, compact_limit: int | None = None) -> list[str]:
-        args = [self.codex, "exec"]
+        args = [self.cli, "exec"]
         if resume:
             args.append("resume")
         args += [

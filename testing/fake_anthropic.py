@@ -36,7 +36,7 @@ import copy
 import json
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from testing import loopback
 
@@ -102,22 +102,6 @@ class Reply:
         return cls(blocks, "tool_use", dict(usage))
 
 
-@dataclass
-class RecordedRequest(loopback.Recorded):
-    # kind: "main", "summary", "side", "count_tokens", "other"
-
-    @property
-    def text(self) -> str:
-        """All the text the model was sent: system prompt and every message."""
-        return request_text(self.body) if isinstance(self.body, dict) else ""
-
-    @property
-    def tool_names(self) -> list[str]:
-        if not isinstance(self.body, dict):
-            return []
-        return [t.get("name", "") for t in self.body.get("tools") or [] if isinstance(t, dict)]
-
-
 def _block_text(block: Any) -> str:
     if isinstance(block, str):
         return block
@@ -151,6 +135,19 @@ def request_text(body: dict[str, Any]) -> str:
     return "\n".join(p for p in parts if p)
 
 
+@dataclass
+class RecordedRequest(loopback.Recorded):
+    # kind: "main", "summary", "side", "count_tokens", "other"
+
+    request_text = staticmethod(request_text)
+
+    @property
+    def tool_names(self) -> list[str]:
+        if not isinstance(self.body, dict):
+            return []
+        return [t.get("name", "") for t in self.body.get("tools") or [] if isinstance(t, dict)]
+
+
 def last_user_text(body: dict[str, Any]) -> str:
     for message in reversed(body.get("messages") or []):
         if isinstance(message, dict) and message.get("role") == "user":
@@ -180,25 +177,11 @@ class FakeAnthropic(loopback.Server[RecordedRequest, Reply]):
     recorded = RecordedRequest
     default_usage = DEFAULT_USAGE
 
-    def __init__(
-        self,
-        *,
-        summary_text: str = (
-            "<summary>\n1. Primary Request and Intent: the user asked for a file to be "
-            "written; it was written.\n2. Pending Tasks: none.\n</summary>"
-        ),
-        default_text: str = "OK.",
-        side_text: str = "OK",
-        usage: dict[str, int] | None = None,
-        model: str = "claude-sonnet-4-5",
-        chunk_size: int = 40,
-    ) -> None:
-        super().__init__(
-            summary_text=summary_text, default_text=default_text, side_text=side_text,
-            model=model, chunk_size=chunk_size, usage=usage,
-        )
-        # Optional hook: a function(body) -> Reply | None tried before the rules.
-        self.responder: Callable[[dict[str, Any]], Reply | None] | None = None
+    default_summary = (
+        "<summary>\n1. Primary Request and Intent: the user asked for a file to be "
+        "written; it was written.\n2. Pending Tasks: none.\n</summary>"
+    )
+    default_model = "claude-sonnet-4-5"
 
     # -- scripting ---------------------------------------------------------
     def queue_text(self, text: str, **usage: int) -> None:
@@ -379,9 +362,5 @@ class _Handler(loopback.Handler):
 FakeAnthropic.handler = _Handler
 
 
-def _main() -> None:  # pragma: no cover - manual use
+if __name__ == "__main__":  # pragma: no cover - manual use
     loopback.serve(FakeAnthropic())
-
-
-if __name__ == "__main__":  # pragma: no cover
-    _main()

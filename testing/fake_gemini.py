@@ -42,7 +42,7 @@ import copy
 import json
 import uuid
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from testing import loopback
 
@@ -114,37 +114,6 @@ class Reply:
         return [p["functionCall"] for p in self.parts if "functionCall" in p]
 
 
-@dataclass
-class RecordedRequest(loopback.Recorded):
-    # kind: "main", "compression", "side", "count_tokens", "other"
-    reply: Reply | None = None
-
-    @property
-    def text(self) -> str:
-        """All the text the model was sent: system instruction and every turn."""
-        return request_text(self.body) if isinstance(self.body, dict) else ""
-
-    @property
-    def contents(self) -> list[dict[str, Any]]:
-        if not isinstance(self.body, dict):
-            return []
-        return [c for c in self.body.get("contents") or [] if isinstance(c, dict)]
-
-    @property
-    def tool_names(self) -> list[str]:
-        return tool_names(self.body)
-
-    @property
-    def function_calls(self) -> list[str]:
-        """Names of the function calls already in the history sent."""
-        return [
-            str(part["functionCall"].get("name"))
-            for content in self.contents
-            for part in content.get("parts") or []
-            if isinstance(part, dict) and isinstance(part.get("functionCall"), dict)
-        ]
-
-
 def _parts_text(parts: Any) -> str:
     if isinstance(parts, dict):
         parts = [parts]
@@ -178,6 +147,34 @@ def request_text(body: dict[str, Any]) -> str:
     for content in body.get("contents") or []:
         parts.append(_content_text(content))
     return "\n".join(p for p in parts if p)
+
+
+@dataclass
+class RecordedRequest(loopback.Recorded):
+    # kind: "main", "compression", "side", "count_tokens", "other"
+    reply: Reply | None = None
+
+    request_text = staticmethod(request_text)
+
+    @property
+    def contents(self) -> list[dict[str, Any]]:
+        if not isinstance(self.body, dict):
+            return []
+        return [c for c in self.body.get("contents") or [] if isinstance(c, dict)]
+
+    @property
+    def tool_names(self) -> list[str]:
+        return tool_names(self.body)
+
+    @property
+    def function_calls(self) -> list[str]:
+        """Names of the function calls already in the history sent."""
+        return [
+            str(part["functionCall"].get("name"))
+            for content in self.contents
+            for part in content.get("parts") or []
+            if isinstance(part, dict) and isinstance(part.get("functionCall"), dict)
+        ]
 
 
 def last_user_text(body: dict[str, Any]) -> str:
@@ -227,25 +224,13 @@ class FakeGemini(loopback.Server[RecordedRequest, Reply]):
     name = "fake-gemini"
     recorded = RecordedRequest
 
-    def __init__(
-        self,
-        *,
-        summary_text: str = DEFAULT_SUMMARY,
-        default_text: str = "OK.",
-        side_text: str = "OK",
-        side_json: str = SIDE_JSON,
-        prompt_tokens: int = 1200,
-        model: str = "gemini-2.5-pro",
-        chunk_size: int = 40,
-    ) -> None:
-        super().__init__(
-            summary_text=summary_text, default_text=default_text, side_text=side_text,
-            model=model, chunk_size=chunk_size,
-        )
+    default_summary = DEFAULT_SUMMARY
+    default_model = "gemini-2.5-pro"
+
+    def __init__(self, *, side_json: str = SIDE_JSON, prompt_tokens: int = 1200, **options: Any) -> None:
+        super().__init__(**options)
         self.side_json = side_json
         self.prompt_tokens = prompt_tokens
-        # Optional: a function(body) -> Reply | None tried first for main requests.
-        self.responder: Callable[[dict[str, Any]], Reply | None] | None = None
 
     # -- scripting ---------------------------------------------------------
     def queue_text(self, text: str, prompt_tokens: int | None = None) -> None:
@@ -364,9 +349,5 @@ class _Handler(loopback.Handler):
 FakeGemini.handler = _Handler
 
 
-def _main() -> None:  # pragma: no cover - manual use
+if __name__ == "__main__":  # pragma: no cover - manual use
     loopback.serve(FakeGemini())
-
-
-if __name__ == "__main__":  # pragma: no cover
-    _main()

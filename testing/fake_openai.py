@@ -45,7 +45,7 @@ import json
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from testing import loopback
 
@@ -89,29 +89,6 @@ class Reply:
         return cls("shell", command, dict(usage), "call_" + uuid.uuid4().hex[:20])
 
 
-@dataclass
-class RecordedRequest(loopback.Recorded):
-    # kind: "main", "compaction", "side", "models", "other"
-
-    @property
-    def text(self) -> str:
-        """All the text the model was sent: instructions and every input item."""
-        return request_text(self.body) if isinstance(self.body, dict) else ""
-
-    @property
-    def tool_names(self) -> list[str]:
-        return list(offered_tools(self.body))
-
-    @property
-    def turn_metadata(self) -> dict[str, Any]:
-        return turn_metadata(self.headers)
-
-    @property
-    def session_id(self) -> str:
-        """The Codex session (thread) that sent this request."""
-        return self.headers.get("session-id") or str(self.turn_metadata.get("session_id", ""))
-
-
 def _content_text(content: Any) -> str:
     if isinstance(content, str):
         return content
@@ -152,6 +129,26 @@ def request_text(body: dict[str, Any]) -> str:
     elif isinstance(items, list):
         parts.extend(item_text(item) for item in items)
     return "\n".join(p for p in parts if p)
+
+
+@dataclass
+class RecordedRequest(loopback.Recorded):
+    # kind: "main", "compaction", "side", "models", "other"
+
+    request_text = staticmethod(request_text)
+
+    @property
+    def tool_names(self) -> list[str]:
+        return list(offered_tools(self.body))
+
+    @property
+    def turn_metadata(self) -> dict[str, Any]:
+        return turn_metadata(self.headers)
+
+    @property
+    def session_id(self) -> str:
+        """The Codex session (thread) that sent this request."""
+        return self.headers.get("session-id") or str(self.turn_metadata.get("session_id", ""))
 
 
 def offered_tools(body: Any) -> dict[str, dict[str, Any]]:
@@ -247,26 +244,15 @@ class FakeOpenAI(loopback.Server[RecordedRequest, Reply]):
     recorded = RecordedRequest
     default_usage = DEFAULT_USAGE
 
-    def __init__(
-        self,
-        *,
-        summary_text: str = (
-            "Summary of the conversation so far: the user asked for files to be "
-            "edited; they were edited. Pending tasks: none."
-        ),
-        default_text: str = "OK.",
-        side_text: str = "OK",
-        usage: dict[str, int] | None = None,
-        model: str = "gpt-5.5",
-        chunk_size: int = 40,
-    ) -> None:
-        super().__init__(
-            summary_text=summary_text, default_text=default_text, side_text=side_text,
-            model=model, chunk_size=chunk_size, usage=usage,
-        )
+    default_summary = (
+        "Summary of the conversation so far: the user asked for files to be "
+        "edited; they were edited. Pending tasks: none."
+    )
+    default_model = "gpt-5.5"
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
         self.errors: list[str] = []  # script errors, answered with HTTP 400
-        # Optional hook: a function(record) -> Reply | None tried before the script.
-        self.responder: Callable[[RecordedRequest], Reply | None] | None = None
 
     # -- scripting ---------------------------------------------------------
     def queue_text(self, text: str, **usage: int) -> None:
@@ -426,9 +412,5 @@ class _Handler(loopback.Handler):
 FakeOpenAI.handler = _Handler
 
 
-def _main() -> None:  # pragma: no cover - manual use
+if __name__ == "__main__":  # pragma: no cover - manual use
     loopback.serve(FakeOpenAI())
-
-
-if __name__ == "__main__":  # pragma: no cover
-    _main()

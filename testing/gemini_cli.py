@@ -27,7 +27,7 @@ from typing import Any
 
 from testing.clients import find_cli, version_line
 from testing.fake_gemini import FakeGemini, RecordedRequest
-from testing.harness import CLI_TIMEOUT, Harness, Run, json_result
+from testing.harness import CLI_TIMEOUT, Harness, Run
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 VERSION = "0.61.0"
@@ -66,16 +66,12 @@ def find_gemini(scratch_home: Path) -> tuple[str | None, str]:
 @dataclass
 class GeminiRun(Run):
     @property
-    def session_id(self) -> str:
-        return str(self.result.get("session_id", ""))
-
-    @property
     def response(self) -> str:
         return str(self.result.get("response", ""))
 
     @property
     def compression_requests(self) -> list[RecordedRequest]:
-        return [r for r in self.requests if r.kind == "compression"]
+        return self.of_kind("compression")
 
 
 class Terminal:
@@ -155,29 +151,24 @@ class Terminal:
         os.close(self.fd)
 
 
-class GeminiHarness(Harness):
+class GeminiHarness(Harness[FakeGemini, GeminiRun]):
     """A scratch repo, a private HOME, the fake API and the CLI wired together."""
 
     # Environment variables that must not leak from the outer session into the CLI.
     drop_prefixes = ("GEMINI", "GOOGLE", "AGITMEM_", "GIT_", "OTEL_", "CLOUDSDK")
     log_echo = "{}"  # Gemini CLI parses a hook's stdout as JSON
+    base_url_var = "GOOGLE_GEMINI_BASE_URL"
+    client_vars = {  # noqa: RUF012 - read only
+        "GEMINI_API_KEY": "test",
+        # Headless in an untrusted folder exits 55; project hooks need trust.
+        "GEMINI_CLI_TRUST_WORKSPACE": "true",
+        "GEMINI_TELEMETRY_ENABLED": "false",
+        "NO_BROWSER": "1",
+    }
 
     def __init__(self, gemini: str, base: Path, server: FakeGemini) -> None:
         super().__init__(gemini, base, server)
-        self.gemini = gemini
-        self.server: FakeGemini = server
-        self.runs: list[GeminiRun] = []
         self.write_user_settings()
-
-    def client_env(self) -> dict[str, str]:
-        return {
-            "GOOGLE_GEMINI_BASE_URL": self.server.url,
-            "GEMINI_API_KEY": "test",
-            # Headless in an untrusted folder exits 55; project hooks need trust.
-            "GEMINI_CLI_TRUST_WORKSPACE": "true",
-            "GEMINI_TELEMETRY_ENABLED": "false",
-            "NO_BROWSER": "1",
-        }
 
     def write_user_settings(self, extra: dict[str, Any] | None = None) -> None:
         settings: dict[str, Any] = {
@@ -225,22 +216,11 @@ class GeminiHarness(Harness):
         timeout: float = CLI_TIMEOUT,
         check: bool = True,
     ) -> GeminiRun:
-        args = [self.gemini, "-p", prompt, "--approval-mode", "yolo", "-o", "json"]
+        args = [self.cli, "-p", prompt, "--approval-mode", "yolo", "-o", "json"]
         if resume:
             args += ["--resume", resume]
         args += list(extra_args)
-        running = self.start(args, timeout=timeout)
-        stdout, stderr, seconds = self.wait(running)
-        run = GeminiRun(
-            args=self.shown_args(args),
-            returncode=running.proc.returncode,
-            stdout=stdout,
-            stderr=stderr,
-            seconds=seconds,
-            requests=list(self.server.requests[running.seen:]),
-            result=json_result(stdout),
-        )
-        self.runs.append(run)
+        run = self.run_json(args, GeminiRun, timeout=timeout)
         if check:
             assert run.returncode == 0, run.describe()
             assert run.result, "no JSON result on stdout\n" + run.describe()
@@ -257,7 +237,7 @@ class GeminiHarness(Harness):
         for name in list(env):
             if name in _CI_MARKERS or name.startswith("CI_"):
                 del env[name]
-        argv = [self.gemini, "--approval-mode", "yolo", *extra_args]
+        argv = [self.cli, "--approval-mode", "yolo", *extra_args]
         starts = len(self.hook_payloads("SessionStart"))
         pid, fd = pty.fork()
         if pid == 0:  # pragma: no cover - the child

@@ -17,7 +17,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from testing import loopback
 
@@ -35,9 +35,17 @@ class Run:
     requests: list[Any]  # the stand-in's recorded requests, in order
     result: dict[str, Any] = field(default_factory=dict)  # the JSON result, where the client prints one
 
+    def of_kind(self, kind: str) -> list[Any]:
+        """The requests the stand-in classified as ``kind`` ("main", "summary", ...)."""
+        return [r for r in self.requests if r.kind == kind]
+
     @property
     def model_requests(self) -> list[Any]:
-        return [r for r in self.requests if r.kind == "main"]
+        return self.of_kind("main")
+
+    @property
+    def session_id(self) -> str:
+        return str(self.result.get("session_id", ""))
 
     def describe(self) -> str:
         return (
@@ -62,7 +70,11 @@ class Running:
         return time.time() - (time.monotonic() - self.started)
 
 
-class Harness:
+RunT = TypeVar("RunT", bound=Run)
+ServerT = TypeVar("ServerT", bound="loopback.Server[Any, Any]")
+
+
+class Harness(Generic[ServerT, RunT]):
     """A scratch repo, a private HOME, a model-API stand-in and a client CLI."""
 
     # prefixes of the outer session's variables that must not reach the client
@@ -71,7 +83,7 @@ class Harness:
     # a hook's output when it only logs (Gemini CLI parses a hook's stdout as JSON)
     log_echo: ClassVar[str] = ""
 
-    def __init__(self, cli: str, base: Path, server: loopback.Server[Any, Any]) -> None:
+    def __init__(self, cli: str, base: Path, server: ServerT) -> None:
         self.cli = cli
         self.server = server
         self.base = base
@@ -81,12 +93,19 @@ class Harness:
         for d in (self.repo, self.home, self.hook_log):
             d.mkdir(parents=True, exist_ok=True)
         self.env = self._make_env()
-        self.runs: list[Any] = []
+        self.runs: list[RunT] = []
 
     # -- the environment ------------------------------------------------------
+    # the client's own variables: the one that points it at the stand-in,
+    # and the rest (a key, offline switches)
+    base_url_var: ClassVar[str | None] = None
+    client_vars: ClassVar[dict[str, str]] = {}
+
     def client_env(self) -> dict[str, str]:
-        """The client's own variables (its stand-in's URL, a key, offline switches)."""
-        return {}
+        env = dict(self.client_vars)
+        if self.base_url_var:
+            env[self.base_url_var] = self.server.url
+        return env
 
     def _make_env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.upper().startswith(self.drop_prefixes)}
@@ -120,6 +139,21 @@ class Harness:
         return subprocess.run(
             ["git", "-C", str(self.repo), *args], check=True, capture_output=True, text=True, env=self.env,
         ).stdout
+
+    # -- agitmem in the scratch repository ------------------------------------
+    def agitmem(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """Run this interpreter's agitmem in the repo, as the client's hooks do."""
+        script = Path(sys.executable).parent / "agitmem"
+        argv = [str(script)] if script.exists() else [sys.executable, "-P", "-m", "agitmem"]
+        proc = subprocess.run(
+            [*argv, *args], cwd=self.repo, env=self.env, capture_output=True, text=True, timeout=60,
+            stdin=subprocess.DEVNULL, check=False,
+        )
+        if check:
+            assert proc.returncode == 0, (
+                f"agitmem {' '.join(args)} exited {proc.returncode}\nstdout: {proc.stdout}\nstderr: {proc.stderr}"
+            )
+        return proc
 
     # -- the project's settings file (hooks live there) -----------------------
     @property
@@ -193,6 +227,23 @@ class Harness:
                 f"requests: {self.server.endpoints()[running.seen:]}"
             ) from None
         return stdout, stderr, time.monotonic() - running.started
+
+    def run_json(self, args: list[str], kind: type[RunT], *, timeout: float = CLI_TIMEOUT) -> RunT:
+        """Run a headless client that prints one JSON result; the run holds the
+        requests the stand-in saw meanwhile."""
+        running = self.start(args, timeout=timeout)
+        stdout, stderr, seconds = self.wait(running)
+        run = kind(
+            args=self.shown_args(args),
+            returncode=running.proc.returncode,
+            stdout=stdout,
+            stderr=stderr,
+            seconds=seconds,
+            requests=list(self.server.requests[running.seen:]),
+            result=json_result(stdout),
+        )
+        self.runs.append(run)
+        return run
 
     def shown_args(self, args: list[str]) -> list[str]:
         """The command line as a failure message shows it (the CLI by name)."""

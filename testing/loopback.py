@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from http.server import ThreadingHTTPServer
 from typing import Any
+from typing import ClassVar
 from typing import Generic
 from typing import TypeVar
 
@@ -30,6 +31,16 @@ class Recorded:
     kind: str = ""  # the stand-in's classification: "main", "side", "other", ...
     at: float = 0.0
 
+    @staticmethod
+    def request_text(body: dict[str, Any]) -> str:
+        """All the text a request body sends the model (each API says how)."""
+        return ""
+
+    @property
+    def text(self) -> str:
+        """All the text the model was sent: its instructions and every message."""
+        return self.request_text(self.body) if isinstance(self.body, dict) else ""
+
 
 R = TypeVar("R", bound=Recorded)
 Reply = TypeVar("Reply")
@@ -43,21 +54,27 @@ class Server(Generic[R, Reply]):
     recorded: type[R]
     handler: type[Handler]
 
-    # the token counts a reply reports unless told otherwise
-    default_usage: dict[str, int] = {}
+    # each API's defaults: what a summary request gets, the model named in
+    # replies, the token counts a reply reports
+    default_summary: ClassVar[str] = ""
+    default_model: ClassVar[str] = ""
+    default_usage: ClassVar[dict[str, int]] = {}
 
     def __init__(
-            self, *, summary_text: str, default_text: str, side_text: str, model: str, chunk_size: int,
-            usage: dict[str, int] | None = None,
+            self, *, summary_text: str | None = None, default_text: str = "OK.", side_text: str = "OK",
+            usage: dict[str, int] | None = None, model: str | None = None, chunk_size: int = 40,
     ) -> None:
         # what a summary request, an unscripted main request and a side
         # query get; the model named in replies; characters per streamed chunk
-        self.usage: dict[str, int] = {**self.default_usage, **(usage or {})}
-        self.summary_text = summary_text
+        self.summary_text = self.default_summary if summary_text is None else summary_text
         self.default_text = default_text
         self.side_text = side_text
-        self.model = model
+        self.usage: dict[str, int] = {**self.default_usage, **(usage or {})}
+        self.model = model or self.default_model
         self.chunk_size = chunk_size
+        # tried before the script: a function of the request (its body, or the
+        # recorded request, as the stand-in says) -> a reply, or None
+        self.responder: Callable[[Any], Reply | None] | None = None
         self.requests: list[R] = []
         self.unknown_paths: list[str] = []
         self.script: list[Reply] = []

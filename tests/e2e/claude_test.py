@@ -19,9 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -228,29 +226,8 @@ MEMORY_BEGIN = "===== AGENT MEMORY BEGIN ====="
 MEMORY_REF = "refs/agitmem/heads/main"
 
 
-def _agitmem_argv() -> list[str]:
-    script = Path(sys.executable).parent / "agitmem"
-    if script.exists():
-        return [str(script)]
-    found = shutil.which("agitmem")
-    return [found] if found else [sys.executable, "-m", "agitmem"]
-
-
 def agitmem(harness: ClaudeHarness, *args: str) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(
-        [*_agitmem_argv(), *args],
-        cwd=harness.repo,
-        env=harness.env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
-    assert proc.returncode == 0, (
-        f"agitmem {' '.join(args)} exited {proc.returncode}\n"
-        f"stdout: {proc.stdout}\nstderr: {proc.stderr}"
-    )
-    return proc
+    return harness.agitmem(*args)
 
 
 def ref_tip(harness: ClaudeHarness) -> str | None:

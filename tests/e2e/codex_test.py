@@ -21,9 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -50,26 +48,8 @@ COMPACT_LIMIT = 100_000
 
 # -- agitmem in the scratch repo ----------------------------------------------
 
-def _agitmem_argv() -> list[str]:
-    script = Path(sys.executable).parent / "agitmem"
-    if script.exists():
-        return [str(script)]
-    found = shutil.which("agitmem")
-    return [found] if found else [sys.executable, "-m", "agitmem"]
-
-
 def agitmem(harness: CodexHarness, *args: str) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(
-        [*_agitmem_argv(), *args],
-        cwd=harness.repo,
-        env=harness.env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
-    assert proc.returncode == 0, f"agitmem {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
-    return proc
+    return harness.agitmem(*args)
 
 
 def install_agitmem(harness: CodexHarness) -> None:

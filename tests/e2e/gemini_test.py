@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,13 +65,7 @@ def gemini_bin(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 def _agitmem(h: GeminiHarness, *args: str, stdout_only: bool = False) -> str:
-    exe = Path(sys.executable).parent / "agitmem"
-    argv = [str(exe)] if exe.exists() else [sys.executable, "-m", "agitmem"]
-    proc = subprocess.run(
-        [*argv, *args], cwd=h.repo, env=h.env, capture_output=True, text=True, timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
-    assert proc.returncode == 0, f"agitmem {' '.join(args)}: {proc.stdout}{proc.stderr}"
+    proc = h.agitmem(*args)
     return proc.stdout if stdout_only else proc.stdout + proc.stderr
 
 
