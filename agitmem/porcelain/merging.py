@@ -178,9 +178,10 @@ def report(outcome: Outcome, ctx: Context, name: str, *, prefix: str = '') -> in
     return 0
 
 
-def memory_of(ctx: Context, pr: pygit2.Repository, name: str) -> str:
+def memory_of(ctx: Context, name: str) -> str:
     """The memory ref BRANCH names: a full ref, a branch (its
     refs/agitmem/heads/ ref) or a remote's copy (origin/main)."""
+    pr = store.open_repo(ctx.repo)
     refs = [name] if name.startswith('refs/') else [
         MEMORY_NS + name, REMOTES_NS + name,
     ]
