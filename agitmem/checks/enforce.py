@@ -19,7 +19,6 @@ from collections.abc import Iterator
 from agitmem import redos
 from agitmem.checks import Finding
 from agitmem.diffs import Added
-from agitmem.errors import AgitmemError
 
 ID = 'enforce'
 # a staged file full of tabs is one problem: show this many lines of it
