@@ -36,42 +36,46 @@ def test_the_tree_keeps_every_contract(tmp_path: Path) -> None:
     assert 'BROKEN' not in out
 
 
-def test_a_command_importing_another_breaks_independence(tmp_path: Path) -> None:
+def _broken(tmp_path: Path, module: str, added: str) -> str:
+    """lint-imports' report on a copy of the tree where agitmem/<module>
+    ends with `added`; it must fail."""
     tree = _copy(tmp_path)
-    note = tree / 'agitmem' / 'commands' / 'note.py'
-    note.write_text(note.read_text() + '\nfrom agitmem.commands.save import save  # noqa\n')
+    path = tree / 'agitmem' / module
+    path.write_text(path.read_text() + '\n' + added + '\n')
     code, out = _lint(tree)
-    assert code == 1
+    assert code == 1, out
+    return out
+
+
+def _lazily(statement: str) -> str:
+    """statement inside a function: an import run only when called."""
+    return f'\ndef _late() -> object:\n    {statement}\n    return None'
+
+
+LAYERS = 'Layers run one way (DESIGN.md section 9) BROKEN'
+
+
+def test_a_command_importing_another_breaks_independence(tmp_path: Path) -> None:
+    out = _broken(tmp_path, 'commands/note.py', 'from agitmem.commands.save import save  # noqa')
     assert 'Commands never import each other BROKEN' in out
     assert 'agitmem.commands.note -> agitmem.commands.save' in out
 
 
 def test_the_store_reaching_up_breaks_the_layers(tmp_path: Path) -> None:
-    tree = _copy(tmp_path)
-    store = tree / 'agitmem' / 'store.py'
-    store.write_text(store.read_text() + '\nfrom agitmem.porcelain import write  # noqa\n')
-    code, out = _lint(tree)
-    assert code == 1
-    assert 'Layers run one way (DESIGN.md section 9) BROKEN' in out
+    out = _broken(tmp_path, 'store.py', 'from agitmem.porcelain import write  # noqa')
+    assert LAYERS in out
 
 
-def test_a_command_importing_pygit2_breaks_the_command_contract(tmp_path: Path) -> None:
-    tree = _copy(tmp_path)
-    log = tree / 'agitmem' / 'commands' / 'log.py'
-    log.write_text(log.read_text() + '\n\ndef _tip() -> object:\n    import pygit2\n    return pygit2\n')
-    code, out = _lint(tree)
-    assert code == 1
+@pytest.mark.parametrize('module,added,arrow', [
+    ('commands/log.py', _lazily('import pygit2'), 'agitmem.commands.log -> pygit2'),
+    ('commands/show.py', 'from agitmem import store  # noqa', 'agitmem.commands.show -> agitmem.store'),
+])
+def test_a_command_opening_the_memory_ref_breaks_the_command_contract(
+        tmp_path: Path, module: str, added: str, arrow: str,
+) -> None:
+    out = _broken(tmp_path, module, added)
     assert 'Commands parse, call the porcelain, print: they never open the memory ref' in out
-    assert 'agitmem.commands.log -> pygit2' in out
-
-
-def test_a_command_importing_the_store_breaks_the_command_contract(tmp_path: Path) -> None:
-    tree = _copy(tmp_path)
-    show = tree / 'agitmem' / 'commands' / 'show.py'
-    show.write_text(show.read_text() + '\nfrom agitmem import store  # noqa\n')
-    code, out = _lint(tree)
-    assert code == 1
-    assert 'agitmem.commands.show -> agitmem.store' in out
+    assert arrow in out
 
 
 @pytest.mark.parametrize('module,lazy', [
@@ -81,22 +85,14 @@ def test_a_command_importing_the_store_breaks_the_command_contract(tmp_path: Pat
     ('secrets.py', 'from agitmem.checks import Finding'),
 ])
 def test_a_lazy_import_climbing_a_layer_breaks_the_layers(tmp_path: Path, module: str, lazy: str) -> None:
-    tree = _copy(tmp_path)
-    path = tree / 'agitmem' / module
-    path.write_text(path.read_text() + f'\n\ndef _late() -> object:\n    {lazy}\n    return None\n')
-    code, out = _lint(tree)
-    assert code == 1
-    assert 'Layers run one way (DESIGN.md section 9) BROKEN' in out
+    out = _broken(tmp_path, module, _lazily(lazy))
+    assert LAYERS in out
     assert f'agitmem.{module[:-3]} -> agitmem.checks' in out
 
 
 def test_siblings_in_a_layer_stay_independent(tmp_path: Path) -> None:
-    # a circle between two modules of one layer is not a layer climbed:
-    # the layer's modules import none of each other
-    tree = _copy(tmp_path)
-    inject = tree / 'agitmem' / 'inject.py'
-    inject.write_text(inject.read_text() + '\n\ndef _late() -> object:\n    from agitmem import store\n    return store\n')
-    code, out = _lint(tree)
-    assert code == 1
-    assert 'Layers run one way (DESIGN.md section 9) BROKEN' in out
+    # a circle between two modules of one layer climbs no layer: the
+    # layer's modules import none of each other
+    out = _broken(tmp_path, 'inject.py', _lazily('from agitmem import store'))
+    assert LAYERS in out
     assert 'agitmem.inject -> agitmem.store' in out
