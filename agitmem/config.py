@@ -1,6 +1,7 @@
 """.agent/config.yaml: all settings optional; defaults below."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -131,11 +132,117 @@ def settings(raw: object, text: str, path: str) -> dict[str, Any]:
     # enforce rules are checked now: a config `check` cannot apply is never
     # saved
     if cfg['enforce']:
-        from agitmem.checks import enforce
-        cfg['enforce'] = enforce.validate(
+        cfg['enforce'] = enforce_rules(
             cfg['enforce'], source=f'{path}:{_key_line(text, "enforce")}',
         )
     return cfg
+
+
+# -- enforce: tattoo rules git checks on the staged change (checks/enforce.py)
+
+ENFORCE_KINDS = ('forbid', 'commit_msg', 'dependencies')
+ENFORCE_KEYS = ('rule', *ENFORCE_KINDS, 'files')
+
+
+def _rule_where(n: int, item: dict[object, object]) -> str:
+    rule = item.get('rule')
+    text = f' ("{rule}")' if isinstance(rule, str) else ''
+    return f'enforce rule {n}{text}'
+
+
+def _rule_regex(value: object, key: str, where: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise AgitmemError(f'{where}: `{key}` must be a regex (a string)')
+    try:
+        re.compile(value)
+    except re.error as e:
+        raise AgitmemError(
+            f'{where}: `{key}` regex {value!r} does not compile: {e}',
+        )
+    from agitmem import redos  # only a config with enforce rules pays for it
+    why = redos.problem(value)
+    if why is not None:
+        raise AgitmemError(
+            f'{where}: `{key}` regex {value!r} can take exponential time on '
+            f'some lines: it holds {why}; rewrite it (e.g. `(a+)+` as `a+`)',
+        )
+    return value
+
+
+def _rule_strings(value: object, key: str, what: str, where: str) -> list[str]:
+    if isinstance(value, str):
+        value = [value]
+    if (
+            not isinstance(value, list) or
+            not all(isinstance(s, str) and s for s in value) or
+            (key == 'files' and not value)
+    ):
+        raise AgitmemError(f'{where}: `{key}` must be {what}')
+    return list(value)
+
+
+def enforce_rules(
+        enforce: object,
+        *,
+        source: str = 'config.yaml',
+) -> list[dict[str, object]]:
+    """The `enforce:` value of the config, checked and normalized (`files`
+    is a list); raises AgitmemError naming the first problem."""
+    if enforce is None:  # `enforce:` with nothing under it
+        return []
+    if not isinstance(enforce, list):
+        raise AgitmemError(
+            f'{source}: `enforce` must be a list of rules, '
+            f'not a {type(enforce).__name__}',
+        )
+
+    ret: list[dict[str, object]] = []
+    for n, item in enumerate(enforce, 1):
+        if not isinstance(item, dict):
+            raise AgitmemError(
+                f'{source}: enforce rule {n} must be a mapping with `rule:` '
+                f'and one of `forbid:`, `commit_msg:`, `dependencies:`',
+            )
+        where = f'{source}: {_rule_where(n, item)}'
+        for key in item:
+            if key not in ENFORCE_KEYS:
+                raise AgitmemError(
+                    f'{where}: unknown key `{key}` '
+                    f'(known: {", ".join(ENFORCE_KEYS)})',
+                )
+        rule = item.get('rule')
+        if not isinstance(rule, str) or not rule.strip():
+            raise AgitmemError(
+                f'{where}: `rule:` is missing; give the text of the tattoo '
+                f'line the rule enforces',
+            )
+        kinds = [kind for kind in ENFORCE_KINDS if kind in item]
+        if len(kinds) != 1:
+            found = ', '.join(f'`{k}`' for k in kinds) or 'none'
+            raise AgitmemError(
+                f'{where}: needs exactly one of `forbid:`, `commit_msg:`, '
+                f'`dependencies:` (found: {found})',
+            )
+        kind, = kinds
+
+        out: dict[str, object] = {'rule': rule.strip()}
+        if kind == 'dependencies':
+            out[kind] = _rule_strings(
+                [] if item[kind] is None else item[kind],
+                kind, 'a list of package names', where,
+            )
+        else:
+            out[kind] = _rule_regex(item[kind], kind, where)
+        if 'files' in item:
+            if kind != 'forbid':
+                raise AgitmemError(
+                    f'{where}: `files` only applies to `forbid`',
+                )
+            out['files'] = _rule_strings(
+                item['files'], 'files', 'a glob or a list of globs', where,
+            )
+        ret.append(out)
+    return ret
 
 
 def cache_path(repo: Repo) -> Path:

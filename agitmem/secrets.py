@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from typing import Any
 from typing import NamedTuple
 
-from agitmem.checks import Finding
+from agitmem.findings import Finding
 
 
 class Secret(NamedTuple):

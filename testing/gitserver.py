@@ -51,6 +51,23 @@ def bare(base: Path, name: str = 'remote.git') -> Path:
     return path
 
 
+def seeded(base: Path, name: str = 'remote.git') -> tuple[Path, Path]:
+    """(a bare repository under base with one code commit on main, the
+    repository that pushed it: base/seed, whose origin is the bare one)."""
+    from testing.util import git
+    path = bare(base, name)
+    git('symbolic-ref', 'HEAD', 'refs/heads/main', cwd=path)
+    seed = base / 'seed'
+    seed.mkdir()
+    git('init', '-q', '-b', 'main', cwd=seed)
+    (seed / 'README').write_text('hello\n')
+    git('add', '.', cwd=seed)
+    git('commit', '-q', '-m', 'initial', cwd=seed)
+    git('remote', 'add', 'origin', f'file://{path}', cwd=seed)
+    git('push', '-q', '-u', 'origin', 'main', cwd=seed)
+    return path, seed
+
+
 def _stop_group(proc: subprocess.Popen[bytes]) -> None:
     """Stop the daemon and the children it forked per connection (its own
     process group: started with start_new_session)."""

@@ -495,7 +495,7 @@ def test_no_false_positive_in_the_repository() -> None:
 
 @pytest.mark.parametrize('rule_id', RULE_IDS)
 def test_pattern_has_no_backtracking_shape(rule_id: str) -> None:
-    from agitmem.checks import redos
+    from agitmem import redos
     assert redos.problem(_RULE[rule_id].pattern) is None
 
 

@@ -25,16 +25,8 @@ FAST = {'AGITMEM_NETWORK_TIMEOUT': str(BOUND)}
 def origin(tmp_path: Path) -> tuple[Path, Path]:
     """(a bare remote serving filtered clones, the clone that seeded its
     code and memory)"""
-    bare = gitserver.bare(tmp_path)
+    bare, seed = gitserver.seeded(tmp_path)
     git('config', 'uploadpack.allowFilter', 'true', cwd=bare)
-    seed = tmp_path / 'seed'
-    seed.mkdir()
-    git('init', '-q', '-b', 'main', cwd=seed)
-    (seed / 'README').write_text('hello\n')
-    git('add', '.', cwd=seed)
-    git('commit', '-q', '-m', 'initial', cwd=seed)
-    git('remote', 'add', 'origin', f'file://{bare}', cwd=seed)
-    git('push', '-q', '-u', 'origin', 'main', cwd=seed)
     ok('init', cwd=seed)
     ok('note', 'the seed note', cwd=seed)
     ok('state', 'set', 'current_goal=ship it', cwd=seed)

@@ -1,14 +1,6 @@
 from __future__ import annotations
 
-from typing import NamedTuple
-
-
-class Finding(NamedTuple):
-    id: str  # the check id of DESIGN.md section 6, e.g. 'secrets'
-    severity: str  # 'error' blocks, 'warning' informs
-    message: str  # one sentence that says what to do
-    path: str | None = None
-    line: int | None = None
+from agitmem.findings import Finding as Finding  # the checks' own name for it
 
 
 def json_line(text: str, key: str) -> int | None:

@@ -16,14 +16,11 @@ import time
 from collections.abc import Callable
 from collections.abc import Iterator
 
+from agitmem import redos
 from agitmem.checks import Finding
-from agitmem.checks import redos
 from agitmem.diffs import Added
-from agitmem.errors import AgitmemError
 
 ID = 'enforce'
-KINDS = ('forbid', 'commit_msg', 'dependencies')
-KEYS = ('rule', *KINDS, 'files')
 # a staged file full of tabs is one problem: show this many lines of it
 MAX_PER_RULE = 20
 # seconds of regex matching a rule may take on one change; a rule over it is
@@ -35,106 +32,6 @@ TOTAL_SECONDS = 6.0
 MIN_SECONDS = 0.05
 
 _SCISSORS = '# ------------------------ >8 ------------------------'
-
-
-def _where(n: int, item: dict[object, object]) -> str:
-    rule = item.get('rule')
-    text = f' ("{rule}")' if isinstance(rule, str) else ''
-    return f'enforce rule {n}{text}'
-
-
-def _regex(value: object, key: str, where: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise AgitmemError(f'{where}: `{key}` must be a regex (a string)')
-    try:
-        re.compile(value)
-    except re.error as e:
-        raise AgitmemError(
-            f'{where}: `{key}` regex {value!r} does not compile: {e}',
-        )
-    why = redos.problem(value)
-    if why is not None:
-        raise AgitmemError(
-            f'{where}: `{key}` regex {value!r} can take exponential time on '
-            f'some lines: it holds {why}; rewrite it (e.g. `(a+)+` as `a+`)',
-        )
-    return value
-
-
-def _strings(value: object, key: str, what: str, where: str) -> list[str]:
-    if isinstance(value, str):
-        value = [value]
-    if (
-            not isinstance(value, list) or
-            not all(isinstance(s, str) and s for s in value) or
-            (key == 'files' and not value)
-    ):
-        raise AgitmemError(f'{where}: `{key}` must be {what}')
-    return list(value)
-
-
-def validate(
-        enforce: object,
-        *,
-        source: str = 'config.yaml',
-) -> list[dict[str, object]]:
-    """The `enforce:` value of the config, checked and normalized (`files`
-    is a list); raises AgitmemError naming the first problem."""
-    if enforce is None:  # `enforce:` with nothing under it
-        return []
-    if not isinstance(enforce, list):
-        raise AgitmemError(
-            f'{source}: `enforce` must be a list of rules, '
-            f'not a {type(enforce).__name__}',
-        )
-
-    ret: list[dict[str, object]] = []
-    for n, item in enumerate(enforce, 1):
-        if not isinstance(item, dict):
-            raise AgitmemError(
-                f'{source}: enforce rule {n} must be a mapping with `rule:` '
-                f'and one of `forbid:`, `commit_msg:`, `dependencies:`',
-            )
-        where = f'{source}: {_where(n, item)}'
-        for key in item:
-            if key not in KEYS:
-                raise AgitmemError(
-                    f'{where}: unknown key `{key}` '
-                    f'(known: {", ".join(KEYS)})',
-                )
-        rule = item.get('rule')
-        if not isinstance(rule, str) or not rule.strip():
-            raise AgitmemError(
-                f'{where}: `rule:` is missing; give the text of the tattoo '
-                f'line the rule enforces',
-            )
-        kinds = [kind for kind in KINDS if kind in item]
-        if len(kinds) != 1:
-            found = ', '.join(f'`{k}`' for k in kinds) or 'none'
-            raise AgitmemError(
-                f'{where}: needs exactly one of `forbid:`, `commit_msg:`, '
-                f'`dependencies:` (found: {found})',
-            )
-        kind, = kinds
-
-        out: dict[str, object] = {'rule': rule.strip()}
-        if kind == 'dependencies':
-            out[kind] = _strings(
-                [] if item[kind] is None else item[kind],
-                kind, 'a list of package names', where,
-            )
-        else:
-            out[kind] = _regex(item[kind], kind, where)
-        if 'files' in item:
-            if kind != 'forbid':
-                raise AgitmemError(
-                    f'{where}: `files` only applies to `forbid`',
-                )
-            out['files'] = _strings(
-                item['files'], 'files', 'a glob or a list of globs', where,
-            )
-        ret.append(out)
-    return ret
 
 
 def _words(s: str) -> str:

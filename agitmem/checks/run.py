@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 from typing import NamedTuple
 
+from agitmem import config
 from agitmem import diffs
 from agitmem import memory
 from agitmem import repo as repo_mod
@@ -238,7 +239,7 @@ def _ours(path: str) -> bool:
 
 def enforce_rules(cfg: dict[str, Any]) -> tuple[list[dict[str, object]], list[Finding]]:
     try:
-        return enforce.validate(cfg['enforce'], source=CONFIG), []
+        return config.enforce_rules(cfg['enforce'], source=CONFIG), []
     except AgitmemError as e:
         return [], [schema.finding(CONFIG, str(e))]
 

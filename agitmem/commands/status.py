@@ -7,8 +7,7 @@ from typing import Any
 from agitmem import audit
 from agitmem import memory
 from agitmem import render
-from agitmem import store
-from agitmem.diffs import changes as file_changes
+from agitmem.porcelain import commits
 from agitmem.porcelain import sharing
 from agitmem.porcelain.context import Context
 from agitmem.memory import state as state_mod
@@ -17,23 +16,8 @@ from agitmem.memory.state import human_age
 
 
 def status(ctx: Context, as_json: bool) -> int:
-    pr = store.open_repo(ctx.repo)
-    top = store.tip(pr, ctx.ref)
-    base = store.base(ctx.repo, pr)
-    against = base or top
-    # a layer byte for byte what the memory commit holds was checked when
-    # it was committed (as a save takes it)
-    same = store.same_as(pr, against)
-    files = store.read_memory(
-        ctx.repo, max_file_kb=ctx.cfg['max_file_kb'],
-        checked=lambda name, data: same(name, data) is not None,
-    )
-    old = store.tree_files(pr, against.tree) if against is not None else {}
-    changes = [
-        (p, s) for p, s in file_changes(old, files)
-        # a test run the hooks observed is carried by the next save
-        if not (p == memory.STATE and state_mod.same_but_observed(old.get(p), files.get(p)))
-    ]
+    memory_now = commits.unsaved(ctx)
+    files, changes = memory_now.files, memory_now.changes
     now = datetime.datetime.now(datetime.timezone.utc)
     state: dict[str, Any] = {}
     if memory.STATE in files:
@@ -44,7 +28,7 @@ def status(ctx: Context, as_json: bool) -> int:
     snap_age = (
         now.timestamp() - snap.stat().st_mtime if snap.exists() else None
     )
-    behind = top is not None and against is not None and top.id != against.id
+    behind = memory_now.moved
     far = sharing.push_remote(ctx.repo, ctx.branch)
     ahead = sharing.unpushed(ctx.repo, far) if far is not None else {}
     audit.log(ctx.repo.agent_dir, 'read status', f'{len(changes)} changed')
@@ -52,8 +36,8 @@ def status(ctx: Context, as_json: bool) -> int:
         print(json.dumps({
             'ref': ctx.ref,
             'branch': ctx.branch,
-            'tip': str(top.id) if top is not None else None,
-            'base': str(base.id) if base is not None else None,
+            'tip': memory_now.tip,
+            'base': memory_now.base,
             'changed': [{'path': p, 'status': s} for p, s in changes],
             'state': {
                 'step': state.get('step', 0),
@@ -72,14 +56,14 @@ def status(ctx: Context, as_json: bool) -> int:
         return 0
     where = ctx.branch or 'detached HEAD'
     print(f'memory ref {render.line(ctx.ref)} ({render.line(where)})')
-    if top is None:
+    if memory_now.tip is None:
         print('  no memory commits yet: run `agitmem save`')
     else:
-        print(f'  tip {str(top.id)[:12]} {render.line(top.message.splitlines()[0])}')
+        print(f'  tip {memory_now.tip[:12]} {render.line(memory_now.subject or "")}')
     if behind:
         print(
             f'  the ref moved since this worktree last wrote its memory '
-            f'(base {str(against.id)[:12]})',  # type: ignore[union-attr]
+            f'(base {(memory_now.base or "")[:12]})',
         )
     if ahead and far is not None:
         print(sharing.unpushed_line(ahead, far))

@@ -140,10 +140,6 @@ class Report:
         return [repo_mod.shown(x) for x in ret]
 
 
-def _tip(pr: pygit2.Repository, ref: str) -> pygit2.Commit | None:
-    return store.tip(pr, ref)
-
-
 def _held(pr: pygit2.Repository, holder: pygit2.Commit | None, tips: list[pygit2.Commit]) -> bool:
     return holder is not None and all(store.contains(pr, holder.id, t.id) for t in tips)
 
@@ -157,20 +153,13 @@ def merge_in(
     written there to resolve, as `agitmem merge` does), else a ref no
     worktree is on, where a merge that would conflict is not made (False).
     no_ff: always a merge commit, whose subject says why."""
-    if base_ref == ctx.ref and ctx.repo.memory_dir.is_dir():
-        outcome = merging.merge_into_worktree(ctx, theirs_ref, label, subject=subject, no_ff=no_ff)
+    outcome, worktree = merging.merge_memory(ctx, base_ref, theirs_ref, label, subject=subject, no_ff=no_ff)
+    if outcome is None:
+        return False
+    if worktree:
         if outcome.kind != 'up to date':
             merging.report(outcome, ctx, label, prefix='agitmem: ')
         return not outcome.conflicts
-    pr = store.open_repo(ctx.repo)
-    with store.locked(ctx.repo):
-        theirs = store.tip(pr, theirs_ref)
-        if theirs is None:
-            return False
-        outcome = merging.merge_refs(
-            ctx, pr, base_ref, theirs, name=label, subject=subject,
-            allow_conflicts=False, no_ff=no_ff,
-        )
     return outcome.kind != 'conflicts'
 
 
@@ -214,9 +203,9 @@ def _merge_landed(
     base_ref = MEMORY_NS + base
     where = {
         r: t for r in (MEMORY_NS + name, f'{REMOTES_NS}{remote}/{name}')
-        if (t := _tip(pr, r)) is not None
+        if (t := store.tip(pr, r)) is not None
     }
-    pending = [r for r, t in where.items() if not _held(pr, _tip(pr, base_ref), [t])]
+    pending = [r for r, t in where.items() if not _held(pr, store.tip(pr, base_ref), [t])]
     if not pending:
         return 'held'
     head = code_head(ctx.repo, pr, remote, name, list(where.values()))
@@ -252,8 +241,8 @@ def settle(ctx: Context, remote: str, state: RemoteState, *, push: bool) -> Repo
             rep.kept.append(name)
     for name in gone:
         local = MEMORY_NS + name
-        ours = _tip(pr, local)
-        if ours is not None and name not in rep.kept and _held(pr, _tip(pr, base_ref), [ours]):
+        ours = store.tip(pr, local)
+        if ours is not None and name not in rep.kept and _held(pr, store.tip(pr, base_ref), [ours]):
             why = f'retired: {name} is gone from {remote} and merged into {state.base}'
             rep.retired.append((name, store.move_aside(ctx.repo, local, why)))
     # the remote's copies the base's memory holds: here, and (once pushed,
@@ -267,12 +256,12 @@ def settle(ctx: Context, remote: str, state: RemoteState, *, push: bool) -> Repo
             commit = pr[sha]
         except (KeyError, ValueError):
             continue  # not fetched: we cannot tell what it holds
-        if isinstance(commit, pygit2.Commit) and _held(pr, _tip(pr, base_ref), [commit]):
+        if isinstance(commit, pygit2.Commit) and _held(pr, store.tip(pr, base_ref), [commit]):
             held[name] = commit
-    theirs_base = _tip(pr, f'{REMOTES_NS}{remote}/{state.base}')
+    theirs_base = store.tip(pr, f'{REMOTES_NS}{remote}/{state.base}')
     if push and held and not _held(pr, theirs_base, list(held.values())):
         sharing.push_memory(ctx, remote)
-        theirs_base = _tip(pr, f'{REMOTES_NS}{remote}/{state.base}')
+        theirs_base = store.tip(pr, f'{REMOTES_NS}{remote}/{state.base}')
     doomed = {
         name: str(commit.id) for name, commit in held.items()
         if _held(pr, theirs_base, [commit])
@@ -342,9 +331,9 @@ def before_push(ctx: Context, remote: str, stdin: str) -> Deletion | None:
         if name == state.base:
             continue
         tracking = f'{REMOTES_NS}{remote}/{name}'
-        where = [r for r in (MEMORY_NS + name, tracking) if _tip(pr, r) is not None]
-        tips = [t for t in (_tip(pr, r) for r in where) if t is not None]
-        if not _held(pr, _tip(pr, base_ref), tips):
+        where = [r for r in (MEMORY_NS + name, tracking) if store.tip(pr, r) is not None]
+        tips = [t for t in (store.tip(pr, r) for r in where) if t is not None]
+        if not _held(pr, store.tip(pr, base_ref), tips):
             head = code_head(ctx.repo, pr, remote, name, tips)
             if base_code is not None and head is not None and landed(ctx.repo, head, base_code):
                 label = f'{name} (landed in {state.base})'
@@ -357,9 +346,9 @@ def before_push(ctx: Context, remote: str, stdin: str) -> Deletion | None:
                     f'branch is still here and its memory is in no base yet',
                 ), file=sys.stderr)
                 continue
-        local = _tip(pr, MEMORY_NS + name)
+        local = store.tip(pr, MEMORY_NS + name)
         for r in where:
-            t = _tip(pr, r)
+            t = store.tip(pr, r)
             if r == tracking and t is not None and local is not None and store.contains(pr, local.id, t.id):
                 continue  # our own copy, moved aside, holds it
             attic = store.move_aside(ctx.repo, r, f'{name} deleted on {remote}')
@@ -396,16 +385,16 @@ def land(
     sharing.fetch_memory(ctx.repo, remote)
     pr = store.open_repo(ctx.repo)
     theirs_ref = f'{REMOTES_NS}{remote}/{branch}'
-    theirs = _tip(pr, theirs_ref)
+    theirs = store.tip(pr, theirs_ref)
     if theirs is None:
         return f'{remote} has no memory for {branch}: nothing to merge'
     base_ref = MEMORY_NS + base
-    if _tip(pr, f'{REMOTES_NS}{remote}/{base}') is not None:
+    if store.tip(pr, f'{REMOTES_NS}{remote}/{base}') is not None:
         merge_in(
             ctx, base_ref, f'{REMOTES_NS}{remote}/{base}', f'{remote}/{base}',
             f'merge: {remote}/{base}', no_ff=False,
         )
-    if _held(pr, _tip(pr, base_ref), [theirs]):
+    if _held(pr, store.tip(pr, base_ref), [theirs]):
         return f'the memory of {base} already holds {branch}\'s: nothing to merge'
     subject = f'merge: {branch} (pull request {pull_request}, landed as {sha[:12]})'
     if not merge_in(ctx._replace(branch=base, head=sha), base_ref, theirs_ref, branch, subject):
@@ -426,7 +415,7 @@ def tidy(ctx: Context, remote: str, *, catch_up: bool = False) -> None:
     remote that does not answer is one line: the pull itself is done."""
     theirs = f'{REMOTES_NS}{remote}/{ctx.ref.removeprefix(MEMORY_NS)}'
     pr = store.open_repo(ctx.repo)
-    if catch_up and ctx.ref.startswith(MEMORY_NS) and _tip(pr, theirs) is not None:
+    if catch_up and ctx.ref.startswith(MEMORY_NS) and store.tip(pr, theirs) is not None:
         label = f'{remote}/{ctx.ref.removeprefix(MEMORY_NS)}'
         merge_in(ctx, ctx.ref, theirs, label, f'merge: {label}', no_ff=False)
     try:
@@ -448,7 +437,7 @@ def unmerged_orphans(ctx: Context, remote: str) -> list[str]:
         'symbolic-ref', '-q', '--short', f'refs/remotes/{remote}/HEAD', cwd=ctx.repo.root, check=False,
     ).stdout.strip()
     base = head.removeprefix(f'{remote}/') or 'main'
-    holder = _tip(pr, MEMORY_NS + base)
+    holder = store.tip(pr, MEMORY_NS + base)
     ret = []
     for ref, sha in sorted(refs(ctx.repo, MEMORY_NS).items()):
         name = ref.removeprefix(MEMORY_NS)

@@ -153,6 +153,28 @@ def merge_into_worktree(
     return outcome
 
 
+def merge_memory(
+        ctx: Context, ref: str, theirs_ref: str, name: str, *, subject: str, no_ff: bool = False,
+) -> tuple[Outcome | None, bool]:
+    """Merge the memory on theirs_ref into ref's: into this worktree's
+    memory when ref is ours (unsaved edits saved first, conflicts written
+    there to resolve, as `agitmem merge` does), else into the ref alone,
+    where a merge that would conflict is not made ('conflicts', the ref
+    left as it was).  (The outcome, None when theirs_ref holds no memory;
+    whether it went into the worktree.)"""
+    if ref == ctx.ref and ctx.repo.memory_dir.is_dir():
+        return merge_into_worktree(ctx, theirs_ref, name, subject=subject, no_ff=no_ff), True
+    pr = store.open_repo(ctx.repo)
+    with store.locked(ctx.repo):
+        theirs = store.tip(pr, theirs_ref)
+        if theirs is None:
+            return None, False
+        return merge_refs(
+            ctx, pr, ref, theirs, name=name, subject=subject,
+            allow_conflicts=False, no_ff=no_ff,
+        ), False
+
+
 def report(outcome: Outcome, ctx: Context, name: str, *, prefix: str = '') -> int:
     """Print what a merge did; 1 when it left conflicts."""
     short = str(outcome.tip.id)[:12]
@@ -178,9 +200,10 @@ def report(outcome: Outcome, ctx: Context, name: str, *, prefix: str = '') -> in
     return 0
 
 
-def memory_of(ctx: Context, pr: pygit2.Repository, name: str) -> str:
+def memory_of(ctx: Context, name: str) -> str:
     """The memory ref BRANCH names: a full ref, a branch (its
     refs/agitmem/heads/ ref) or a remote's copy (origin/main)."""
+    pr = store.open_repo(ctx.repo)
     refs = [name] if name.startswith('refs/') else [
         MEMORY_NS + name, REMOTES_NS + name,
     ]

@@ -404,23 +404,16 @@ def _merge_remote(ctx: Context, remote: str, ref: str) -> bool:
     theirs_ref = f'{REMOTES_NS}{remote}/{name}'
     label = f'{remote}/{name}'
     subject = f'merge: {label} (push)'
-    if ref == ctx.ref and ctx.repo.memory_dir.is_dir():
-        outcome = merging.merge_into_worktree(ctx, theirs_ref, label, subject=subject)
+    outcome, worktree = merging.merge_memory(ctx, ref, theirs_ref, label, subject=subject)
+    if outcome is None:
+        return False
+    if worktree:
         if merging.report(outcome, ctx, label, prefix='agitmem: '):
             raise AgitmemError(
                 f'the memory of {name} conflicts with {label}: resolve the '
                 f'conflicts, `agitmem save`, then push again',
             )
         return True
-    pr = store.open_repo(ctx.repo)
-    with store.locked(ctx.repo):
-        theirs = store.tip(pr, theirs_ref)
-        if theirs is None:
-            return False
-        outcome = merging.merge_refs(
-            ctx, pr, ref, theirs, name=label, subject=subject,
-            allow_conflicts=False,
-        )
     if outcome.kind == 'conflicts':
         print(
             f'agitmem: the memory of {name} conflicts with {label}; not '

@@ -12,7 +12,7 @@ from agitmem.checks.enforce import check
 from agitmem.checks.enforce import clean_message
 from agitmem.checks.enforce import MAX_PER_RULE
 from agitmem.checks.enforce import normalize
-from agitmem.checks.enforce import validate
+from agitmem.config import enforce_rules
 from agitmem.diffs import Added
 from agitmem.diffs import added_lines
 from agitmem.diffs import DIFF_ARGS
@@ -52,7 +52,7 @@ def _check(
         tattoo: list[tuple[int, str]] = TATTOO,
 ) -> list[Finding]:
     return check(
-        validate(rules),
+        enforce_rules(rules),
         tattoo_lines=tattoo,
         added=added or [],
         commit_msg=commit_msg,
@@ -74,7 +74,7 @@ def _messages(findings: list[Finding]) -> list[str]:
 
 
 def test_validate_normalizes() -> None:
-    rules = validate([
+    rules = enforce_rules([
         {'rule': ' no tabs ', 'forbid': '\t', 'files': '*.py'},
         TICKET,
         {'rule': 'deps', 'dependencies': None},
@@ -87,8 +87,8 @@ def test_validate_normalizes() -> None:
 
 
 def test_validate_nothing() -> None:
-    assert validate(None) == []
-    assert validate([]) == []
+    assert enforce_rules(None) == []
+    assert enforce_rules([]) == []
 
 
 @pytest.mark.parametrize(
@@ -149,7 +149,7 @@ def test_validate_nothing() -> None:
 )
 def test_validate_errors(enforce: object, error: str) -> None:
     with pytest.raises(AgitmemError) as excinfo:
-        validate(enforce, source='cfg.yaml')
+        enforce_rules(enforce, source='cfg.yaml')
     message = str(excinfo.value)
     assert error in message
     assert '\n' not in message
@@ -509,7 +509,7 @@ def test_two_dependency_rules_read_manifests_once() -> None:
         calls.append(path)
         return '{"dependencies": {"react": "18"}}'
 
-    rules = validate([DEPS, {**DEPS, 'dependencies': ['react']}])
+    rules = enforce_rules([DEPS, {**DEPS, 'dependencies': ['react']}])
     findings = check(
         rules, tattoo_lines=TATTOO, added=[Added('package.json', 1, '{')],
         commit_msg=None, old_files=_no_files, new_files=new_files,
@@ -561,7 +561,7 @@ def test_staged_change_in_a_real_repo(tmp_path: pathlib.Path) -> None:
     assert diff is not None
 
     findings = check(
-        validate([TABS, TICKET, DEPS]),
+        enforce_rules([TABS, TICKET, DEPS]),
         tattoo_lines=TATTOO,
         added=added_lines(diff),
         commit_msg='fix f\n# Please enter the commit message\n',

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from testing import gitserver
 from testing.crafted import hostile_commit
 from testing.crafted import planted
 from testing.crafted import variants
@@ -43,18 +44,11 @@ def origin(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _origin(root: Path) -> Path:
-    src = root / 'src'
-    src.mkdir()
-    git('init', '-q', '-b', 'main', cwd=src)
-    (src / 'README').write_text('hello\n')
-    git('add', '.', cwd=src)
-    git('commit', '-q', '-m', 'initial', cwd=src)
+    bare, src = gitserver.seeded(root)
     ok('init', cwd=src)
     ok('note', 'a note from the origin', cwd=src)
     git('branch', 'feat', cwd=src)
     git('update-ref', 'refs/agitmem/heads/feat', MAIN, cwd=src)
-    bare = root / 'remote.git'
-    git('init', '-q', '--bare', '-b', 'main', str(bare), cwd=root)
     git('push', '-q', str(bare), 'main', 'feat', 'refs/agitmem/heads/*:refs/agitmem/heads/*', cwd=src)
     return bare
 

@@ -33,15 +33,7 @@ SLACK = 20.0
 @pytest.fixture
 def bare(tmp_path: Path) -> Path:
     """A bare repository with one code commit on main."""
-    bare = gitserver.bare(tmp_path)
-    seed = tmp_path / 'seed'
-    seed.mkdir()
-    git('init', '-q', '-b', 'main', cwd=seed)
-    (seed / 'README').write_text('hello\n')
-    git('add', '.', cwd=seed)
-    git('commit', '-q', '-m', 'initial', cwd=seed)
-    git('push', '-q', str(bare), 'main', cwd=seed)
-    return bare
+    return gitserver.seeded(tmp_path)[0]
 
 
 @pytest.fixture

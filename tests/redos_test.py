@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from agitmem.checks import enforce
-from agitmem.checks import redos
+from agitmem import redos
 from agitmem.checks.enforce import check
-from agitmem.checks.enforce import validate
+from agitmem.config import enforce_rules
 from agitmem.diffs import Added
 from agitmem.errors import AgitmemError
 from testing.util import git
@@ -42,7 +42,7 @@ TATTOO = [(1, 'no slow rules')]
 def test_backtracking_regex_is_refused(pattern: str) -> None:
     for kind in ('forbid', 'commit_msg'):
         with pytest.raises(AgitmemError) as excinfo:
-            validate([{'rule': 'r', kind: pattern}])
+            enforce_rules([{'rule': 'r', kind: pattern}])
         msg = str(excinfo.value)
         assert f'enforce rule 1 ("r"): `{kind}` regex {pattern!r}' in msg
         assert 'exponential time' in msg
@@ -50,7 +50,7 @@ def test_backtracking_regex_is_refused(pattern: str) -> None:
 
 @pytest.mark.parametrize('pattern', LINEAR)
 def test_linear_regex_is_accepted(pattern: str) -> None:
-    assert validate([{'rule': 'r', 'forbid': pattern}]) == [
+    assert enforce_rules([{'rule': 'r', 'forbid': pattern}]) == [
         {'rule': 'r', 'forbid': pattern},
     ]
 
@@ -65,7 +65,7 @@ def _added(*texts: str) -> list[Added]:
 
 
 def test_forbid_out_of_time_is_an_error_naming_the_rule() -> None:
-    rules = validate([{'rule': 'no slow rules', 'forbid': SLOW}])
+    rules = enforce_rules([{'rule': 'no slow rules', 'forbid': SLOW}])
     start = time.monotonic()
     findings = check(
         rules, tattoo_lines=TATTOO, added=_added('fine', 'a' * 40),
@@ -81,7 +81,7 @@ def test_forbid_out_of_time_is_an_error_naming_the_rule() -> None:
 
 
 def test_commit_msg_out_of_time_is_an_error_naming_the_rule() -> None:
-    rules = validate([{'rule': 'no slow rules', 'commit_msg': SLOW}])
+    rules = enforce_rules([{'rule': 'no slow rules', 'commit_msg': SLOW}])
     findings = check(
         rules, tattoo_lines=TATTOO, added=[], commit_msg='a' * 40,
         old_files=lambda p: None, new_files=lambda p: None,
@@ -95,7 +95,7 @@ def test_commit_msg_out_of_time_is_an_error_naming_the_rule() -> None:
 def test_many_slow_rules_share_one_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(enforce, 'RULE_SECONDS', 0.5)
     monkeypatch.setattr(enforce, 'TOTAL_SECONDS', 1.0)
-    rules = validate([{'rule': 'no slow rules', 'forbid': SLOW}] * 8)
+    rules = enforce_rules([{'rule': 'no slow rules', 'forbid': SLOW}] * 8)
     start = time.monotonic()
     findings = check(
         rules, tattoo_lines=TATTOO, added=_added('a' * 40),
@@ -110,7 +110,7 @@ def test_many_slow_rules_share_one_budget(monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_a_fast_rule_keeps_its_findings_and_the_alarm_is_restored() -> None:
     before = signal.getsignal(signal.SIGALRM)
-    rules = validate([{'rule': 'no slow rules', 'forbid': 'TODO'}])
+    rules = enforce_rules([{'rule': 'no slow rules', 'forbid': 'TODO'}])
     findings = check(
         rules, tattoo_lines=TATTOO, added=_added('ok', '# TODO later'),
         commit_msg=None, old_files=lambda p: None, new_files=lambda p: None,

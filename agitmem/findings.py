@@ -1,0 +1,13 @@
+"""What a check found: the one type the checks and the secret scanner
+share, below both of them."""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Finding(NamedTuple):
+    id: str  # the check id of DESIGN.md section 6, e.g. 'secrets'
+    severity: str  # 'error' blocks, 'warning' informs
+    message: str  # one sentence that says what to do
+    path: str | None = None
+    line: int | None = None
