@@ -26,6 +26,7 @@ from agitmem.checks import progress_not_updated
 from agitmem.checks import schema
 from agitmem.checks import secrets
 from agitmem.checks import size
+from agitmem.checks import staged
 from agitmem.checks import state_vs_worktree
 from agitmem.checks import tattoo_size
 from agitmem.checks import tattoo_vs_snapshot
@@ -172,18 +173,12 @@ class Change:
         is other code."""
         if not self.staged:
             return self.tree == tree
-        proc = repo_mod.git(
-            'diff-index', '--cached', '--quiet', tree, '--', '.',
-            *repo_mod.NOT_CODE_PATHSPECS,
-            cwd=self.repo.root, check=False,
-            env={'GIT_INDEX_FILE': self.index} if self.index else None,
-        )
-        return proc.returncode == 0
+        return staged.same_tree(self.repo, self.index, tree)
 
     @functools.cached_property
     def diff(self) -> str:
         if self.staged:
-            return self._git(*diffs.DIFF_ARGS)
+            return staged.diff(self.repo, self.index)
         base = self.head or repo_mod.git(
             'hash-object', '-t', 'tree', '--stdin', cwd=self.repo.root, stdin='',
         ).stdout.strip()

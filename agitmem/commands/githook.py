@@ -67,6 +67,7 @@ def pre_commit(args: list[str], stdin: str) -> int:
     if ctx is None:
         return 0
     from agitmem.porcelain import checking
+    checking.begin_staged(ctx)
     found = checking.findings(ctx, staged=True, commit_msg_file=None)
     return checking.report(found, as_json=False, quiet=True)
 

@@ -9,8 +9,9 @@ import sys
 
 from typing import Any
 
-from agitmem import render
 from agitmem import checks
+from agitmem import render
+from agitmem import repo as repo_mod
 from agitmem.checks import Finding
 from agitmem.errors import AgitmemError
 from agitmem.porcelain.context import Context
@@ -78,6 +79,30 @@ def hook_index() -> str | None:
     `commit <paths>`): $GIT_INDEX_FILE, relative to where the hook runs."""
     index = os.environ.get('GIT_INDEX_FILE')
     return os.path.abspath(index) if index else None
+
+
+def begin_staged(ctx: Context) -> None:
+    """Begin the git reads of the checks of what is staged (the diff, the
+    comparison with the last verification's tree) now, while the checks
+    import: on a big repository each reads the whole index."""
+    from agitmem import memory
+    from agitmem.checks import staged
+    skip, _ = checks.parse_skip(os.environ.get('AGITMEM_SKIP', ''))
+    verified = None
+    if 'verification-stale' not in skip:
+        try:
+            fd, _ = repo_mod.open_regular(ctx.repo.memory_dir / memory.STATE, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            fd = -1  # the check says what is wrong with it
+        if fd >= 0:
+            with open(fd, 'rb') as f:
+                verified = staged.verified_tree(f.read().decode('utf-8', 'replace'))
+    diff = not {'progress-not-updated', 'enforce'} <= skip
+    progress = 'progress-not-updated' not in skip and ctx.head is not None
+    staged.start(
+        ctx.repo, hook_index(), diff=diff, verified=verified,
+        history=ctx.ref if progress else None,
+    )
 
 
 def findings(
