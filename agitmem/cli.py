@@ -449,7 +449,10 @@ def _hook(event: str, agent: str | None, hook_args: list[str]) -> int:
         stdin = ''
         if event == 'pre-push' and sys.stdin is not None and not sys.stdin.isatty():
             stdin = sys.stdin.read()
-        repo_mod.start_find(None)
+        if event == 'commit-msg':
+            repo_mod.start_find(None)  # (its rules need no HEAD)
+        else:
+            repo_mod.start_early(identity=False)
         from agitmem.commands.githook import githook
         return githook(event, hook_args, stdin)
     stdin = '' if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()

@@ -250,7 +250,13 @@ def cache_path(repo: Repo) -> Path:
 
 
 def load(repo: Repo) -> dict[str, Any]:
-    """The settings in .agent/config.yaml.  Its YAML, once parsed, is kept
+    return load_read(repo)[0]
+
+
+def load_read(repo: Repo) -> tuple[dict[str, Any], bytes | None]:
+    """`load`, and the bytes of config.yaml it read (None: no file).
+
+    The settings in .agent/config.yaml.  Its YAML, once parsed, is kept
     in this worktree's git dir (`cache_path`) under the SHA-1 of the
     file's bytes, so that a command or hook does not import yaml (about
     12 ms) while the file is unchanged; the settings are checked every
@@ -268,11 +274,11 @@ def load(repo: Repo) -> dict[str, Any]:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        return dict(DEFAULTS)
+        return dict(DEFAULTS), None
     shown = f'.agent/{path.name}'
     text = decode(data, shown)
     if _is_blank(text) or text in _PARSED:
-        return parse(text, shown)
+        return parse(text, shown), data
     cache = cache_path(repo)
     key = repo_mod.sha1(data)
     known = _kept(cache, key, text)
@@ -285,7 +291,7 @@ def load(repo: Repo) -> dict[str, Any]:
             pass  # a value JSON cannot hold (a date): parsed again next time
         # the cache an older agitmem kept beside config.yaml: never read
         (path.parent / '.config-cache.json').unlink(missing_ok=True)
-    return cfg
+    return cfg, data
 
 
 def _kept(cache: Path, key: str, text: str) -> bool:

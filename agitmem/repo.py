@@ -175,12 +175,20 @@ def _not_run(e: FileNotFoundError, cwd: Path | str) -> AgitmemError:
 
 IDENTITY = (('var', 'GIT_AUTHOR_IDENT'), ('var', 'GIT_COMMITTER_IDENT'))
 # git reads started ahead of need: (cwd, args) -> the running process
-_EARLY: dict[tuple[str, tuple[str, ...]], subprocess.Popen[str]] = {}
+_EARLY: dict[tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]], subprocess.Popen[str]] = {}
 
 
-def _spawn(args: tuple[str, ...], cwd: Path | str) -> subprocess.Popen[str]:
+def _early_key(
+        cwd: Path | str, args: tuple[str, ...], env: Mapping[str, str] | None,
+) -> tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]]:
+    return str(cwd), args, tuple(sorted(env.items())) if env else ()
+
+
+def _spawn(
+        args: tuple[str, ...], cwd: Path | str, env: Mapping[str, str] | None = None,
+) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        ('git', '--no-optional-locks', *args), cwd=cwd, env=clean_env(),
+        ('git', '--no-optional-locks', *args), cwd=cwd, env=clean_env(env),
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True, encoding='utf-8', errors='surrogateescape',
         process_group=0,  # stopped whole past its bound (git_each)
@@ -246,9 +254,26 @@ def _start(cwd: str | None, *calls: tuple[str, ...]) -> None:
         return  # the real call says so
     try:
         for args in calls:
-            _EARLY.setdefault((at, args), _spawn(args, at))
+            _EARLY.setdefault(_early_key(at, args, None), _spawn(args, at))
     except OSError:
         return  # git missing or cwd gone: the real call says so
+    import atexit
+    atexit.register(_end_early)
+
+
+def start(
+        *args: str, cwd: Path | str, env: Mapping[str, str] | None = None,
+) -> None:
+    """Start a git read now, so that it runs while Python imports what
+    will use it; `git_each` with the same args, cwd and env picks it up
+    (see start_early)."""
+    key = _early_key(cwd, args, env)
+    if key in _EARLY:
+        return
+    try:
+        _EARLY[key] = _spawn(args, cwd, env)
+    except OSError:
+        return  # the real call says so
     import atexit
     atexit.register(_end_early)
 
@@ -263,14 +288,15 @@ def _end_early() -> None:
 def git_each(
         *calls: tuple[str, ...],
         cwd: Path | str,
+        env: Mapping[str, str] | None = None,
 ) -> list[subprocess.CompletedProcess[str]]:
     """Several independent git reads at once (each as `git(...,
     check=False)`): their run times overlap instead of adding up."""
     procs = []
     try:
         for args in calls:
-            early = _EARLY.pop((str(cwd), args), None)
-            procs.append((args, early or _spawn(args, cwd)))
+            early = _EARLY.pop(_early_key(cwd, args, env), None)
+            procs.append((args, early or _spawn(args, cwd, env)))
     except FileNotFoundError as e:
         for _, p in procs:
             p.kill()

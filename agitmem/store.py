@@ -8,11 +8,9 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import stat
 import subprocess
 from collections.abc import Callable
 from collections.abc import Generator
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
@@ -23,13 +21,13 @@ import pygit2
 from agitmem import memory
 from agitmem import repo as repo_mod
 from agitmem.errors import AgitmemError
-from agitmem.memory import fragments as fragments_mod
-from agitmem.memory import state as state_mod
+from agitmem.memory import files as memory_files
 from agitmem.repo import Repo
 
 if TYPE_CHECKING:
     import datetime
 
+Files = memory_files.Files
 ZERO = '0' * 40
 _FALLBACK_NAME = 'agitmem'
 _FALLBACK_EMAIL = 'agitmem@localhost'
@@ -39,7 +37,6 @@ _REV = r'^@(?:~(\d+))?$'
 _HEX = r'^[0-9a-fA-F]{4,40}$'
 _IDENT = r'^(.*) <(.*)> (\d+) ([+-])(\d{4})$'
 
-Files = dict[str, bytes]  # path inside a memory commit -> content
 _T = TypeVar('_T')
 
 
@@ -86,80 +83,10 @@ def read_memory(
         max_file_kb: int,
         checked: Callable[[str, bytes], bool] | None = None,
 ) -> Files:
-    """Every file under .agent/memory/ (and .agent/config.yaml), checked:
-    regular files only, UTF-8/LF text, within the size limit, and the
-    structured layers well formed (those `checked` says were, skipped).
-    Anything wrong raises before a write."""
-    files: Files = {}
-    root = repo.memory_dir
-    limit = max_file_kb * 1024
-    for path in _walk(root):
-        rel = path.relative_to(root).as_posix()
-        files[rel] = _read_checked(path, f'.agent/memory/{rel}', limit)
-    if repo.config_path.is_symlink():
-        raise AgitmemError(
-            '.agent/config.yaml: is a symlink; memory files must be '
-            'regular files inside the repository',
-        )
-    if repo.config_path.is_file():
-        files[memory.CONFIG] = _read_checked(
-            repo.config_path, '.agent/config.yaml', limit,
-        )
-    check_layers({k: v for k, v in files.items() if checked is None or not checked(k, v)})
-    return files
-
-
-def _walk(root: Path) -> Iterator[Path]:
-    if root.is_symlink():
-        raise AgitmemError(
-            '.agent/memory: is a symlink; it must be a directory inside the '
-            'repository',
-        )
-    for dirpath, dirnames, filenames in os.walk(root):
-        # dot-names are our atomic-write temp files and editor droppings
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith('.'))
-        for d in dirnames:
-            if os.path.islink(os.path.join(dirpath, d)):
-                rel = Path(dirpath, d).relative_to(root).as_posix()
-                raise AgitmemError(
-                    f'.agent/memory/{rel}: is a symlink; memory must be '
-                    f'regular files',
-                )
-        for name in sorted(filenames):
-            if not name.startswith('.'):
-                yield Path(dirpath, name)
-
-
-def _read_checked(path: Path, shown: str, limit: int) -> bytes:
-    st = os.lstat(path)
-    if stat.S_ISLNK(st.st_mode):
-        raise AgitmemError(
-            f'{shown}: is a symlink; memory files must be regular files',
-        )
-    if not stat.S_ISREG(st.st_mode):
-        raise AgitmemError(f'{shown}: not a regular file')
-    if st.st_size > limit:
-        raise AgitmemError(
-            f'{shown}: {st.st_size / 1024:.0f} KB is over max_file_kb '
-            f'({limit // 1024} KB); trim it (or `agitmem archive`) or raise '
-            f'max_file_kb in .agent/config.yaml',
-        )
-    data = path.read_bytes()
-    memory.decode(data, shown)
-    return data
-
-
-def check_layers(files: Files) -> None:
-    """The structured layers must parse: state.json, fragments.jsonl."""
-    if memory.STATE in files:
-        state_mod.parse(
-            files[memory.STATE].decode(), f'.agent/memory/{memory.STATE}',
-        )
-    if memory.FRAGMENTS in files:
-        fragments_mod.parse(
-            files[memory.FRAGMENTS].decode(),
-            f'.agent/memory/{memory.FRAGMENTS}',
-        )
+    """The working tree's memory, checked, as a save commits it: read in
+    memory/files.py, which needs no pygit2 (the post-commit hook reads it
+    to tell whether there is anything to save)."""
+    return memory_files.read_memory(repo, max_file_kb=max_file_kb, checked=checked)
 
 
 # -- trees -------------------------------------------------------------------
@@ -724,7 +651,7 @@ def checkout(repo: Repo, files: Files, *, only: set[str] | None = None) -> list[
     changed = []
     root = repo.memory_dir
     current = {
-        p.relative_to(root).as_posix() for p in _walk(root)
+        p.relative_to(root).as_posix() for p in memory_files.walk(root)
     } if root.is_dir() else set()
     for path, data in sorted(files.items()):
         if only is not None and path not in only:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import re
+import shlex
 import shutil
 import stat
 import sys
@@ -16,6 +17,7 @@ import pytest
 from agitmem import githooks
 from agitmem.commands.githook import githook
 from testing.util import agitmem
+from testing.util import agitmem_argv
 from testing.util import bad
 from testing.util import count
 from testing.util import git
@@ -74,10 +76,80 @@ def test_install_updates_an_older_shim(memrepo: Path) -> None:
     assert not (_hooks(memrepo) / 'pre-commit.agitmem-chained').exists()
 
 
-def test_install_works_before_agitmem_init(repo: Path) -> None:
+def _starts_logged(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """PATH with an `agitmem` first that writes down each hook it is
+    started for, then runs this agitmem: what the shims start."""
+    bin_dir = tmp_path / 'logging-bin'
+    log = tmp_path / 'started.log'
+    real = shlex.join(agitmem_argv())
+    _write_hook(bin_dir / 'agitmem', f'#!/bin/sh\necho "$2" >> {shlex.quote(str(log))}\nexec {real} "$@"\n')
+    return {'PATH': f'{bin_dir}{os.pathsep}{os.environ["PATH"]}'}, log
+
+
+def _started(log: Path) -> list[str]:
+    started = log.read_text().split() if log.exists() else []
+    log.unlink(missing_ok=True)
+    return started
+
+
+def test_install_works_before_agitmem_init(repo: Path, tmp_path: Path) -> None:
     ok('install', 'git', cwd=repo)
-    assert _commit(repo).returncode == 0  # no .agent/: nothing to check
+    env, log = _starts_logged(tmp_path)
+    # no .agent/: nothing to check, and the shims start no Python to say so
+    assert _commit(repo, env=env).returncode == 0  # type: ignore[arg-type]
+    assert _started(log) == []
     assert not (repo / '.agent').exists()
+
+
+def test_commit_msg_shim_starts_nothing_while_config_has_no_message_rule(memrepo: Path, tmp_path: Path) -> None:
+    ok('install', 'git', cwd=memrepo)
+    env, log = _starts_logged(tmp_path)
+    idle = memrepo / '.git' / 'agitmem' / githooks.COMMIT_MSG_IDLE
+    config = memrepo / '.agent' / 'config.yaml'
+    assert _commit(memrepo, env=env).returncode == 0  # type: ignore[arg-type]
+    assert _started(log) == ['pre-commit', 'commit-msg', 'post-commit']
+    # the hook found no commit_msg rule in this config.yaml: it kept a copy
+    assert idle.read_bytes() == config.read_bytes()
+    assert _commit(memrepo, env=env).returncode == 0  # type: ignore[arg-type]
+    assert _started(log) == ['pre-commit', 'post-commit']
+    # AGITMEM_SKIP is announced by each hook, as before
+    proc = _commit(memrepo, env={**env, 'AGITMEM_SKIP': 'secrets'})  # type: ignore[arg-type]
+    assert proc.returncode == 0
+    assert _started(log) == ['pre-commit', 'commit-msg', 'post-commit']
+    assert proc.stderr.count('agitmem: skipped (AGITMEM_SKIP): secrets') == 2
+    # a rule for the message: the copy no longer matches, the hook runs
+    with open(mem(memrepo, 'tattoo.md'), 'a') as f:
+        f.write('- commit messages start with a ticket id\n')
+    config.write_text(
+        'enforce:\n- rule: commit messages start with a ticket id\n'
+        '  commit_msg: "^[A-Z]+-[0-9]+ "\n',
+    )
+    proc = _commit(memrepo, 'no ticket', env=env)  # type: ignore[arg-type]
+    assert proc.returncode != 0
+    assert 'error enforce commit message breaks tattoo rule' in proc.stderr
+    assert _started(log) == ['pre-commit', 'commit-msg']
+    assert not idle.exists()
+    assert _commit(memrepo, 'CFG-1 with a ticket', env=env).returncode == 0  # type: ignore[arg-type]
+    assert _started(log) == ['pre-commit', 'commit-msg', 'post-commit']
+    assert not idle.exists()
+
+
+@pytest.mark.parametrize('break_it', ('symlink', 'no-memory'))
+def test_commit_msg_shim_leaves_a_broken_agent_dir_to_the_hook(memrepo: Path, tmp_path: Path, break_it: str) -> None:
+    ok('install', 'git', cwd=memrepo)
+    assert _commit(memrepo).returncode == 0  # the copy of config.yaml is kept
+    memory = memrepo / '.agent' / 'memory'
+    if break_it == 'symlink':
+        memory.rename(tmp_path / 'elsewhere')
+        memory.symlink_to(tmp_path / 'elsewhere')
+    else:
+        shutil.rmtree(memory)
+    # (a merge runs commit-msg and no pre-commit): the hook, not the shim,
+    # answers, and says what is wrong
+    (memrepo / '.git' / 'COMMIT_EDITMSG').write_text('a message\n')
+    proc = run(str(_hooks(memrepo) / 'commit-msg'), '.git/COMMIT_EDITMSG', cwd=memrepo)
+    assert proc.returncode == 2
+    assert '.agent/memory' in proc.stderr
 
 
 @pytest.mark.parametrize('hooks_path', ('.githooks', 'ABSOLUTE', '~/hooks'))
@@ -389,6 +461,45 @@ def test_post_commit_subject_and_code_head(memrepo: Path) -> None:
         'Agitmem-Event: post-commit\nCode-Branch: main\n'
         f'Code-Head: {head}\n\n'
     )
+
+
+def test_post_commit_with_the_memory_saved_as_it_is_commits_nothing(memrepo: Path) -> None:
+    ok('install', 'git', cwd=memrepo)
+    base = memrepo / '.git' / 'agitmem' / 'base'
+    n, before = count(memrepo), base.read_bytes()
+    proc = _commit(memrepo)
+    assert (proc.returncode, proc.stdout) == (0, '')
+    assert 'memory saved' not in proc.stderr
+    assert (count(memrepo), base.read_bytes()) == (n, before)
+    # an edit is saved, a file the ref does not hold as well
+    mem(memrepo, 'extra.md').write_text('- more\n')
+    assert 'agitmem: memory saved to refs/agitmem/heads/main' in _commit(memrepo).stderr
+    assert count(memrepo) == n + 1
+    assert git('show', 'refs/agitmem/heads/main:extra.md', cwd=memrepo) == '- more\n'
+    # and a file removed
+    mem(memrepo, 'extra.md').unlink()
+    assert 'agitmem: memory saved to refs/agitmem/heads/main' in _commit(memrepo).stderr
+    assert count(memrepo) == n + 2
+
+
+def test_post_commit_leaves_what_it_cannot_tell_to_the_save(memrepo: Path) -> None:
+    ok('install', 'git', cwd=memrepo)
+    conflicts = memrepo / '.git' / 'agitmem' / 'conflicts'
+    conflicts.write_text('notes.md: both changed\n')
+    # the memory is as saved, but a recorded conflict is the save's to clear
+    assert _commit(memrepo).returncode == 0
+    assert not conflicts.exists()
+    # .agent/memory holds another ref's memory (its memory base says so):
+    # the save puts it there and switches to this branch's first
+    top = git('rev-parse', 'refs/agitmem/heads/main', cwd=memrepo).strip()
+    (memrepo / '.git' / 'agitmem' / 'base').write_text(f'{top} refs/agitmem/heads/other\n')
+    with open(mem(memrepo, 'notes.md'), 'a') as f:
+        f.write('- made elsewhere\n')
+    proc = _commit(memrepo)
+    assert proc.returncode == 0
+    assert 'agitmem: .agent/memory held the memory of main (refs/agitmem/heads/other)' in proc.stderr
+    assert '- made elsewhere' in git('show', 'refs/agitmem/heads/other:notes.md', cwd=memrepo)
+    assert (memrepo / '.git' / 'agitmem' / 'base').read_text().endswith(' refs/agitmem/heads/main\n')
 
 
 def test_pre_push_refuses_memory_with_a_key(memrepo: Path, tmp_path: Path) -> None:

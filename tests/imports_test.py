@@ -134,3 +134,58 @@ def test_check_staged_imports_no_hashlib(worked: Path) -> None:
     modules = imported(worked, 'check', '--staged')
     assert 'agitmem.checks.progress_not_updated' in modules  # compared blob ids
     assert 'hashlib' not in modules
+
+
+# the git hooks a commit runs (issue 23): each imports what its own work
+# needs, no more
+
+COMMIT_HOOKS_NEVER = (
+    'pygit2', 'filelock', 'yaml', 'argparse', 'hashlib', 'dataclasses',
+    'tempfile', 'shutil', 'agitmem.store', 'agitmem.porcelain.write',
+)
+
+
+def _staged(repo: Path) -> Path:
+    (repo / 'src.py').write_text('def f():\n    return 3\n')
+    git('add', 'src.py', cwd=repo)
+    return repo
+
+
+def test_pre_commit_hook_imports_the_checks_only(worked: Path) -> None:
+    modules = imported(_staged(worked), 'hook', 'pre-commit')
+    assert 'agitmem.checks.run' in modules  # the probe ran every check
+    for name in COMMIT_HOOKS_NEVER:
+        assert name not in modules, f'hook pre-commit imports {name}'
+
+
+def test_commit_msg_hook_imports_the_message_rules_only(worked: Path) -> None:
+    msg = worked / '.git' / 'COMMIT_EDITMSG'
+    msg.write_text('CFG-1 a message\n')
+    modules = imported(worked, 'hook', 'commit-msg', str(msg))
+    assert 'agitmem.checks.commit_msg' in modules  # the probe ran the stage
+    # no rule at all: not even the rules' module
+    for name in (*COMMIT_HOOKS_NEVER, 'agitmem.checks.run', 'agitmem.checks.enforce', *SCANNER, 'agitmem.diffs'):
+        assert name not in modules, f'hook commit-msg imports {name}'
+    with open(mem(worked, 'tattoo.md'), 'a') as f:
+        f.write('- commit messages start with a ticket id\n')
+    (worked / '.agent' / 'config.yaml').write_text(
+        'enforce:\n- rule: commit messages start with a ticket id\n'
+        '  commit_msg: "^[A-Z]+-[0-9]+ "\n',
+    )
+    modules = imported(worked, 'hook', 'commit-msg', str(msg))
+    assert 'agitmem.checks.enforce' in modules
+    for name in ('pygit2', 'agitmem.checks.run', *SCANNER, 'agitmem.store'):
+        assert name not in modules, f'hook commit-msg imports {name}'
+
+
+def test_post_commit_hook_with_nothing_to_save_imports_no_pygit2(worked: Path) -> None:
+    git('commit', '-q', '-m', 'code', cwd=_staged(worked))
+    modules = imported(worked, 'hook', 'post-commit')
+    assert 'agitmem.porcelain.saved' in modules  # the probe ran the hook
+    for name in (*COMMIT_HOOKS_NEVER, *SCANNER, 'agitmem.checks.run', 'agitmem.diffs'):
+        assert name not in modules, f'hook post-commit imports {name}'
+    # the other side: a memory edit is saved, with pygit2
+    with open(mem(worked, 'notes.md'), 'a') as f:
+        f.write('- one more\n')
+    assert 'pygit2' in imported(worked, 'hook', 'post-commit')
+    assert 'one more' in git('show', 'refs/agitmem/heads/main:notes.md', cwd=worked)

@@ -22,12 +22,15 @@ _FORMAT = (
 )
 
 
+def log_args(ref: str) -> tuple[str, ...]:
+    """The git read of `recorded_at`: ref's first-parent history."""
+    return ('log', f'-n{_DEPTH}', '--first-parent', f'--format={_FORMAT}', ref, '--')
+
+
 def recorded_at(repo: Repo, ref: str, head: str) -> str | None:
     """The memory commit on ref recorded at code commit head (see above)."""
-    proc = repo_mod.git(
-        'log', f'-n{_DEPTH}', '--first-parent', f'--format={_FORMAT}', ref,
-        '--', cwd=repo.root, check=False,
-    )
+    # (begun ahead by the pre-commit hook: checks/staged.py)
+    [proc] = repo_mod.git_each(log_args(ref), cwd=repo.root)
     if proc.returncode != 0:  # no memory ref yet
         return None
     chosen = None

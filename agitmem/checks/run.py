@@ -15,17 +15,18 @@ from pathlib import Path
 from typing import Any
 from typing import NamedTuple
 
-from agitmem import config
 from agitmem import diffs
 from agitmem import memory
 from agitmem import repo as repo_mod
 from agitmem.checks import enforce
 from agitmem.checks import Finding
+from agitmem.checks import IDS
 from agitmem.checks import merge_conflict
 from agitmem.checks import progress_not_updated
 from agitmem.checks import schema
 from agitmem.checks import secrets
 from agitmem.checks import size
+from agitmem.checks import staged
 from agitmem.checks import state_vs_worktree
 from agitmem.checks import tattoo_size
 from agitmem.checks import tattoo_vs_snapshot
@@ -33,28 +34,15 @@ from agitmem.checks import verification_stale
 from agitmem.errors import AgitmemError
 from agitmem.memory import state as state_mod
 from agitmem.memory import tattoo as tattoo_mod
+from agitmem.checks.commit_msg import enforce_rules
 from agitmem.repo import Repo
 
-IDS = (
-    tattoo_size.ID, tattoo_vs_snapshot.ID, state_vs_worktree.ID,
-    verification_stale.ID, progress_not_updated.ID, enforce.ID, secrets.ID,
-    size.ID, schema.ID, merge_conflict.ID,
-)
 MEMORY = '.agent/memory/'
 TATTOO = f'{MEMORY}{memory.TATTOO}'
 SNAPSHOT = f'{MEMORY}{memory.SNAPSHOT}'
 STATE = f'{MEMORY}{memory.STATE}'
 CONFIG = f'.agent/{memory.CONFIG}'
 USER_TATTOO = f'~/.agent/memory/{memory.TATTOO}'
-
-
-def parse_skip(value: str) -> tuple[frozenset[str], list[str]]:
-    """AGITMEM_SKIP=id1,id2: the ids to skip, and names that are no id."""
-    names = [s.strip() for s in value.split(',') if s.strip()]
-    return (
-        frozenset(n for n in names if n in IDS),
-        [n for n in names if n not in IDS],
-    )
 
 
 # -- the memory ---------------------------------------------------------------
@@ -185,18 +173,12 @@ class Change:
         is other code."""
         if not self.staged:
             return self.tree == tree
-        proc = repo_mod.git(
-            'diff-index', '--cached', '--quiet', tree, '--', '.',
-            *repo_mod.NOT_CODE_PATHSPECS,
-            cwd=self.repo.root, check=False,
-            env={'GIT_INDEX_FILE': self.index} if self.index else None,
-        )
-        return proc.returncode == 0
+        return staged.same_tree(self.repo, self.index, tree)
 
     @functools.cached_property
     def diff(self) -> str:
         if self.staged:
-            return self._git(*diffs.DIFF_ARGS)
+            return staged.diff(self.repo, self.index)
         base = self.head or repo_mod.git(
             'hash-object', '-t', 'tree', '--stdin', cwd=self.repo.root, stdin='',
         ).stdout.strip()
@@ -236,41 +218,6 @@ def _ours(path: str) -> bool:
 
 
 # -- running ------------------------------------------------------------------
-
-def enforce_rules(cfg: dict[str, Any]) -> tuple[list[dict[str, object]], list[Finding]]:
-    try:
-        return config.enforce_rules(cfg['enforce'], source=CONFIG), []
-    except AgitmemError as e:
-        return [], [schema.finding(CONFIG, str(e))]
-
-
-def commit_msg(
-        repo: Repo, cfg: dict[str, Any], message: str, *, skip: frozenset[str],
-) -> list[Finding]:
-    """The commit-msg stage: only the `commit_msg` enforce rules."""
-    if enforce.ID in skip:
-        return []
-    rules, problems = enforce_rules(cfg)
-    rules = [r for r in rules if 'commit_msg' in r]
-    if not rules:
-        return problems
-    tattoo = _text_of(repo.memory_dir / memory.TATTOO, TATTOO)
-    return problems + enforce.check(
-        rules, tattoo_lines=memory.bullets(tattoo), added=[],
-        commit_msg=message, old_files=_none, new_files=_none,
-    )
-
-
-def _none(path: str) -> None:
-    return None
-
-
-def _text_of(path: Path, shown: str) -> str:
-    try:
-        return memory.decode(path.read_bytes(), shown)
-    except (OSError, AgitmemError):
-        return ''
-
 
 def run(
         repo: Repo,

@@ -22,6 +22,7 @@ from agitmem.porcelain import context
 from agitmem import repo as repo_mod
 from agitmem.porcelain.context import Context
 from agitmem.errors import AgitmemError
+from agitmem.repo import Repo
 
 EVENTS = (
     'pre-commit', 'commit-msg', 'post-commit', 'pre-push', 'post-checkout',
@@ -31,9 +32,20 @@ EVENTS = (
 IN_PUSH = 'AGITMEM_IN_PRE_PUSH'
 
 
-def _context(*, memory_refs_will_do: bool = False) -> Context | None:
-    """This repository's context; None where agitmem is not in use."""
+def _repo() -> Repo | None:
+    """This repository; None where agitmem is not in use (no .agent/)."""
     repo = repo_mod.find()
+    if not repo.agent_dir.is_dir():
+        return None
+    context.require_memory(repo)
+    return repo
+
+
+def _context(*, memory_refs_will_do: bool = False) -> Context | None:
+    """This repository's context; None where agitmem is not in use.  Where
+    the repository is and HEAD are asked in one git process (started
+    while the hook imported, cli._hook)."""
+    repo, head = repo_mod.find_with_head()
     if repo.agent_dir.is_dir():
         context.require_memory(repo)
     elif not (memory_refs_will_do and repo_mod.git(
@@ -41,7 +53,7 @@ def _context(*, memory_refs_will_do: bool = False) -> Context | None:
             cwd=repo.root,
     ).stdout.strip()):
         return None
-    return context.make(repo, config.load(repo))
+    return context.make(repo, config.load(repo), head=head)
 
 
 def _arg(args: list[str], i: int, env: str) -> str | None:
@@ -55,6 +67,7 @@ def pre_commit(args: list[str], stdin: str) -> int:
     if ctx is None:
         return 0
     from agitmem.porcelain import checking
+    checking.begin_staged(ctx)
     found = checking.findings(ctx, staged=True, commit_msg_file=None)
     return checking.report(found, as_json=False, quiet=True)
 
@@ -64,11 +77,17 @@ def commit_msg(args: list[str], stdin: str) -> int:
         raise AgitmemError(
             'hook commit-msg needs the commit message file (git passes it)',
         )
-    ctx = _context()
-    if ctx is None:
+    # the message's rules need neither HEAD nor the memory ref
+    repo = _repo()
+    if repo is None:
         return 0
+    cfg, data = config.load_read(repo)
+    from agitmem.checks import commit_msg as stage
     from agitmem.porcelain import checking
-    found = checking.findings(ctx, staged=True, commit_msg_file=args[0])
+    found = checking.message_findings(repo, cfg, args[0])
+    # while config.yaml stays as it is, the shim need not start Python
+    from agitmem import githooks
+    githooks.record_idle(repo, data, stage.idle(cfg))
     return checking.report(found, as_json=False, quiet=True)
 
 
@@ -76,15 +95,22 @@ def post_commit(args: list[str], stdin: str) -> int:
     ctx = _context()
     if ctx is None:
         return 0
-    subject = repo_mod.git(
-        'log', '-1', '--format=%s', 'HEAD', cwd=ctx.repo.root,
-    ).stdout.strip()
-    from agitmem.porcelain import write
-    oid = write.save(ctx, f'hook post-commit: {subject}', event='post-commit')
-    if oid is not None:
-        print(f'agitmem: memory saved to {ctx.ref} ({str(oid)[:12]})')
-    parents = repo_mod.git('rev-list', '--parents', '-n', '1', 'HEAD', cwd=ctx.repo.root)
-    if len(parents.stdout.split()) > 2:
+    from agitmem.porcelain.saved import saved
+    # most commits leave the memory as it was saved: then neither pygit2
+    # nor the save's reads are needed
+    unchanged, parents = saved(ctx)
+    if not unchanged:
+        subject = repo_mod.git(
+            'log', '-1', '--format=%s', 'HEAD', cwd=ctx.repo.root,
+        ).stdout.strip()
+        from agitmem.porcelain import write
+        oid = write.save(ctx, f'hook post-commit: {subject}', event='post-commit')
+        if oid is not None:
+            print(f'agitmem: memory saved to {ctx.ref} ({str(oid)[:12]})')
+    if parents is None:
+        proc = repo_mod.git('rev-list', '--parents', '-n', '1', 'HEAD', cwd=ctx.repo.root)
+        parents = len(proc.stdout.split()) - 1
+    if parents > 1:
         # a merge that stopped on a conflict and was committed by hand: git
         # runs no post-merge for it, so the memory merge happens here
         from agitmem.porcelain import branches

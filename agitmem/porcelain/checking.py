@@ -7,11 +7,15 @@ import json
 import os
 import sys
 
+from typing import Any
+
+from agitmem import checks
 from agitmem import render
+from agitmem import repo as repo_mod
 from agitmem.checks import Finding
-from agitmem.checks import run
 from agitmem.errors import AgitmemError
 from agitmem.porcelain.context import Context
+from agitmem.repo import Repo
 
 
 def where(f: Finding) -> str | None:
@@ -44,15 +48,15 @@ def as_dict(f: Finding) -> dict[str, object]:
 
 def skipped() -> frozenset[str]:
     """AGITMEM_SKIP, said out loud (on stderr: --json keeps stdout clean)."""
-    skip, unknown = run.parse_skip(os.environ.get('AGITMEM_SKIP', ''))
+    skip, unknown = checks.parse_skip(os.environ.get('AGITMEM_SKIP', ''))
     if unknown:
         print(
             f'agitmem: AGITMEM_SKIP names no check {", ".join(unknown)} '
-            f'(ids: {", ".join(run.IDS)})',
+            f'(ids: {", ".join(checks.IDS)})',
             file=sys.stderr,
         )
     if skip:
-        ordered = [i for i in run.IDS if i in skip]
+        ordered = [i for i in checks.IDS if i in skip]
         print(
             f'agitmem: skipped (AGITMEM_SKIP): {", ".join(ordered)}',
             file=sys.stderr,
@@ -77,6 +81,30 @@ def hook_index() -> str | None:
     return os.path.abspath(index) if index else None
 
 
+def begin_staged(ctx: Context) -> None:
+    """Begin the git reads of the checks of what is staged (the diff, the
+    comparison with the last verification's tree) now, while the checks
+    import: on a big repository each reads the whole index."""
+    from agitmem import memory
+    from agitmem.checks import staged
+    skip, _ = checks.parse_skip(os.environ.get('AGITMEM_SKIP', ''))
+    verified = None
+    if 'verification-stale' not in skip:
+        try:
+            fd, _ = repo_mod.open_regular(ctx.repo.memory_dir / memory.STATE, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            fd = -1  # the check says what is wrong with it
+        if fd >= 0:
+            with open(fd, 'rb') as f:
+                verified = staged.verified_tree(f.read().decode('utf-8', 'replace'))
+    diff = not {'progress-not-updated', 'enforce'} <= skip
+    progress = 'progress-not-updated' not in skip and ctx.head is not None
+    staged.start(
+        ctx.repo, hook_index(), diff=diff, verified=verified,
+        history=ctx.ref if progress else None,
+    )
+
+
 def findings(
         ctx: Context,
         *,
@@ -84,15 +112,21 @@ def findings(
         commit_msg_file: str | None,
         index: str | None = None,
 ) -> list[Finding]:
-    skip = skipped()
     if commit_msg_file is not None:
-        return run.commit_msg(
-            ctx.repo, ctx.cfg, read_message(commit_msg_file), skip=skip,
-        )
+        return message_findings(ctx.repo, ctx.cfg, commit_msg_file)
+    skip = skipped()
+    from agitmem.checks import run  # every check: not for the message's
     if staged and index is None:
         index = hook_index()
     change = run.Change(ctx.repo, ctx.head, staged=staged, index=index)
     return run.run(ctx.repo, ctx.cfg, ctx.ref, ctx.head, change, skip=skip)
+
+
+def message_findings(repo: Repo, cfg: dict[str, Any], commit_msg_file: str) -> list[Finding]:
+    """The commit-msg stage's findings in the message of that file."""
+    from agitmem.checks import commit_msg
+    skip = skipped()
+    return commit_msg.check(repo, cfg, read_message(commit_msg_file), skip=skip)
 
 
 def report(found: list[Finding], *, as_json: bool, quiet: bool = False) -> int:

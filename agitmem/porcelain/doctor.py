@@ -25,6 +25,7 @@ from agitmem.errors import AgitmemError
 from agitmem.memory import tattoo as tattoo_mod
 from agitmem.porcelain import context
 from agitmem.porcelain import read
+from agitmem.porcelain import saved
 from agitmem.porcelain import sharing
 from agitmem.porcelain import write
 from agitmem.repo import MEMORY_NS
@@ -332,7 +333,7 @@ def check_memory(ctx: context.Context) -> list[Finding]:
         else:
             ret.append(Finding('unsaved', OK, 'no unsaved memory'))
 
-    conflicts = _text(write.conflicts_path(ctx.repo))
+    conflicts = _text(saved.conflicts_path(ctx.repo))
     if conflicts and conflicts.strip():
         lines = conflicts.strip().splitlines()
         ret.append(Finding(

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from collections.abc import Mapping
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
-from pathlib import Path
 
 import pygit2
 
@@ -29,6 +28,7 @@ from agitmem.porcelain import lineage
 from agitmem.porcelain import notices
 from agitmem.porcelain import read
 from agitmem.porcelain.context import Context
+from agitmem.porcelain.saved import conflicts_path
 from agitmem.repo import Repo
 
 if TYPE_CHECKING:
@@ -36,10 +36,6 @@ if TYPE_CHECKING:
 
 
 # -- the conflicts a merge left, per worktree ---------------------------------
-
-def conflicts_path(repo: Repo) -> Path:
-    return repo.git_dir / 'agitmem' / 'conflicts'
-
 
 def record_conflicts(repo: Repo, conflicts: Sequence[merge.Conflict]) -> None:
     """<git dir>/agitmem/conflicts: one unresolved conflict a line; no

@@ -1,0 +1,64 @@
+"""The commit-msg stage: only the `commit_msg` enforce rules, against the
+commit message.  Kept apart from run.py so that the commit-msg hook
+imports the rules it runs, not every check."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agitmem import config
+from agitmem import memory
+from agitmem.checks import Finding
+from agitmem.errors import AgitmemError
+from agitmem.repo import Repo
+
+CONFIG = f'.agent/{memory.CONFIG}'
+TATTOO = f'.agent/memory/{memory.TATTOO}'
+
+
+def enforce_rules(cfg: dict[str, Any]) -> tuple[list[dict[str, object]], list[Finding]]:
+    """The enforce rules of cfg, and the schema finding of a bad one."""
+    if not cfg['enforce']:
+        return [], []
+    try:
+        return config.enforce_rules(cfg['enforce'], source=CONFIG), []
+    except AgitmemError as e:
+        from agitmem.checks import schema
+        return [], [schema.finding(CONFIG, str(e))]
+
+
+def idle(cfg: dict[str, Any]) -> bool:
+    """Whether the stage finds nothing in any message under these settings
+    (no commit_msg rule, no bad rule)."""
+    rules, problems = enforce_rules(cfg)
+    return not problems and not any('commit_msg' in r for r in rules)
+
+
+def check(
+        repo: Repo, cfg: dict[str, Any], message: str, *, skip: frozenset[str],
+) -> list[Finding]:
+    if not cfg['enforce']:
+        return []  # (enforce, the rules' module, not imported)
+    from agitmem.checks import enforce
+    if enforce.ID in skip:
+        return []
+    rules, problems = enforce_rules(cfg)
+    rules = [r for r in rules if 'commit_msg' in r]
+    if not rules:
+        return problems
+    tattoo = _text_of(repo.memory_dir / memory.TATTOO, TATTOO)
+    return problems + enforce.check(
+        rules, tattoo_lines=memory.bullets(tattoo), added=[],
+        commit_msg=message, old_files=_none, new_files=_none,
+    )
+
+
+def _none(path: str) -> None:
+    return None
+
+
+def _text_of(path: Path, shown: str) -> str:
+    try:
+        return memory.decode(path.read_bytes(), shown)
+    except (OSError, AgitmemError):
+        return ''

@@ -1,0 +1,105 @@
+"""The working tree's memory as a save commits it: every file under
+.agent/memory/ and .agent/config.yaml, checked.  Without pygit2 (store.py
+commits what this reads), so that a hook can tell whether there is
+anything to save before it imports pygit2."""
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agitmem import memory
+from agitmem.errors import AgitmemError
+from agitmem.memory import fragments as fragments_mod
+from agitmem.memory import state as state_mod
+
+if TYPE_CHECKING:
+    from agitmem.repo import Repo
+
+Files = dict[str, bytes]  # path inside a memory commit -> content
+
+
+def read_memory(
+        repo: Repo,
+        *,
+        max_file_kb: int,
+        checked: Callable[[str, bytes], bool] | None = None,
+) -> Files:
+    """Every file under .agent/memory/ (and .agent/config.yaml), checked:
+    regular files only, UTF-8/LF text, within the size limit, and the
+    structured layers well formed (those `checked` says were, skipped).
+    Anything wrong raises before a write."""
+    files: Files = {}
+    root = repo.memory_dir
+    limit = max_file_kb * 1024
+    for path in walk(root):
+        rel = path.relative_to(root).as_posix()
+        files[rel] = _read_checked(path, f'.agent/memory/{rel}', limit)
+    if repo.config_path.is_symlink():
+        raise AgitmemError(
+            '.agent/config.yaml: is a symlink; memory files must be '
+            'regular files inside the repository',
+        )
+    if repo.config_path.is_file():
+        files[memory.CONFIG] = _read_checked(
+            repo.config_path, '.agent/config.yaml', limit,
+        )
+    check_layers({k: v for k, v in files.items() if checked is None or not checked(k, v)})
+    return files
+
+
+def walk(root: Path) -> Iterator[Path]:
+    """The memory files under root, in order (dot-names are not memory)."""
+    if root.is_symlink():
+        raise AgitmemError(
+            '.agent/memory: is a symlink; it must be a directory inside the '
+            'repository',
+        )
+    for dirpath, dirnames, filenames in os.walk(root):
+        # dot-names are our atomic-write temp files and editor droppings
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith('.'))
+        for d in dirnames:
+            if os.path.islink(os.path.join(dirpath, d)):
+                rel = Path(dirpath, d).relative_to(root).as_posix()
+                raise AgitmemError(
+                    f'.agent/memory/{rel}: is a symlink; memory must be '
+                    f'regular files',
+                )
+        for name in sorted(filenames):
+            if not name.startswith('.'):
+                yield Path(dirpath, name)
+
+
+def _read_checked(path: Path, shown: str, limit: int) -> bytes:
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        raise AgitmemError(
+            f'{shown}: is a symlink; memory files must be regular files',
+        )
+    if not stat.S_ISREG(st.st_mode):
+        raise AgitmemError(f'{shown}: not a regular file')
+    if st.st_size > limit:
+        raise AgitmemError(
+            f'{shown}: {st.st_size / 1024:.0f} KB is over max_file_kb '
+            f'({limit // 1024} KB); trim it (or `agitmem archive`) or raise '
+            f'max_file_kb in .agent/config.yaml',
+        )
+    data = path.read_bytes()
+    memory.decode(data, shown)
+    return data
+
+
+def check_layers(files: Files) -> None:
+    """The structured layers must parse: state.json, fragments.jsonl."""
+    if memory.STATE in files:
+        state_mod.parse(
+            files[memory.STATE].decode(), f'.agent/memory/{memory.STATE}',
+        )
+    if memory.FRAGMENTS in files:
+        fragments_mod.parse(
+            files[memory.FRAGMENTS].decode(),
+            f'.agent/memory/{memory.FRAGMENTS}',
+        )
