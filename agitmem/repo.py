@@ -353,6 +353,7 @@ def _found(
         proc.stdout[:-1] if paths is None else paths, cwd,
     )
     repo = Repo(Path(root), Path(git_dir), Path(common_dir))
+    _FOUND[str(cwd)] = repo
     _sweep(repo.git_dir)
     return repo
 
@@ -730,8 +731,11 @@ def start_tree(at: Repo | None) -> None:
     directory is in) for a command that will ask for it (state set, load,
     verify): its `git status` runs on the other core while Python imports
     and reads, instead of after.  It is what the working tree holds now."""
+    if _STATUS_AHEAD:
+        return  # one is under way already (load: begun by the cli)
     try:
-        _STATUS_AHEAD.append(_run_status(at.root if at is not None else here()))
+        cwd = str(at.root if at is not None else here())
+        _STATUS_AHEAD.append((cwd, _run_status(cwd)))
     except (OSError, AgitmemError):
         return  # asked for again when needed: the error is said then
     if len(_STATUS_AHEAD) == 1:
@@ -743,7 +747,7 @@ def _end_ahead() -> None:
     """A status begun and never asked for (a load whose state has none, a
     command that failed): stopped rather than waited for."""
     while _STATUS_AHEAD:
-        _kill(_STATUS_AHEAD.pop())
+        _kill(_STATUS_AHEAD.pop()[1])
 
 
 def worktree_tree(repo: Repo) -> str:
@@ -787,42 +791,50 @@ def _finish(chain: _Tree) -> tuple[str, int, str]:
 # the chain's (tests/repo_test.py proves it on many working trees);
 # anything it cannot do exactly (an unmerged or intent-to-add entry, a
 # submodule with changes, an embedded repository, SHA-256) falls back to
-# the chain.  $1: nothing; the repository is found where it runs.
-_STATUS_SH = """
-git --no-optional-locks rev-parse --absolute-git-dir --show-toplevel || exit 128
-exec git --no-optional-locks status --porcelain=v2 -z --branch --no-ahead-behind \
-  --untracked-files=all --no-renames --ignore-submodules=none
-"""
+# the chain.  Paths from the top whatever the directory it runs in.
+_STATUS = (
+    'git', '--no-optional-locks', '-c', 'status.relativePaths=false',
+    'status', '--porcelain=v2', '-z', '--branch', '--no-ahead-behind',
+    '--untracked-files=all', '--no-renames', '--ignore-submodules=none',
+)
 EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
 _GONE = b'000000'
 _TREE_MODE = b'40000'
 # statuses begun before their tree was asked for (start_tree): (cwd, process)
-_STATUS_AHEAD: list[subprocess.Popen[bytes]] = []
+_STATUS_AHEAD: list[tuple[str, subprocess.Popen[bytes]]] = []
+# the repository `find` found from each directory (which a status begun
+# there ahead reports on)
+_FOUND: dict[str, Repo] = {}
 # a path's new (mode, id), or None when it leaves the tree
 _Entry = tuple[bytes, bytes] | None
+# HEAD's directories: path -> (tree id, {name: (mode, id)})
+_Listings = dict[bytes, tuple[bytes, dict[bytes, tuple[bytes, bytes]]]]
 
 
 def _run_status(cwd: Path | str) -> subprocess.Popen[bytes]:
     try:
         return subprocess.Popen(
-            ('sh', '-c', _STATUS_SH), cwd=cwd, env=clean_env(),
+            _STATUS, cwd=cwd, env=clean_env(),
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            # with what it runs (an fsmonitor hook), one signal stops it
             process_group=0,
         )
     except FileNotFoundError as e:
-        raise AgitmemError(f'cannot run sh in {cwd}: {e.strerror}')
+        raise _not_run(e, cwd)
 
 
 def _status_out(repo: Repo) -> bytes | None:
-    """What the status begun ahead (or begun now) printed after the
-    repository it found, when that is `repo`; None when it failed."""
-    found = os.fsencode(f'{repo.git_dir}\n{repo.root}\n')
-    if _STATUS_AHEAD:
-        out = _ended(_STATUS_AHEAD.pop())
-        if out is not None and out.startswith(found):
-            return out[len(found):]
-    out = _ended(_run_status(repo.root))
-    return out[len(found):] if out is not None and out.startswith(found) else None
+    """What the status begun ahead printed, when it ran on `repo`, else
+    one begun now; None when it failed."""
+    while _STATUS_AHEAD:
+        cwd, proc = _STATUS_AHEAD.pop()
+        if cwd == str(repo.root) or _FOUND.get(cwd) == repo:
+            out = _ended(proc)
+            if out is not None:
+                return out
+        else:
+            _kill(proc)  # another repository's
+    return _ended(_run_status(repo.root))
 
 
 def _ended(proc: subprocess.Popen[bytes]) -> bytes | None:
@@ -852,13 +864,38 @@ def fast_tree(repo: Repo) -> str | None:
     parsed = _changes(repo, out)
     if parsed is None:
         return None
-    commit, changed = parsed
-    return _rewrite(repo, commit, changed)
+    commit, changed, to_hash = parsed
+    dirs = _dirs([*changed, *to_hash])
+    # HEAD's trees read and the files hashed by two processes at once
+    listing = asks = None
+    if commit is not None:
+        if any(b'\n' in d for d in dirs):
+            return None  # cat-file --batch reads names a line each
+        asks = [commit + b'^{tree}' if not d else commit + b':' + d for d in dirs]
+        listing = _git_start(repo, ('cat-file', '--batch'))
+    hashing = _git_start(repo, ('hash-object', '-w', '--stdin-paths')) if to_hash else None
+    old: _Listings | None = {}
+    if listing is not None and asks is not None:
+        got = _git_end(listing, b''.join(a + b'\n' for a in asks))
+        old = None if got is None else _listings(got, dirs, asks)
+    if hashing is not None:
+        paths = list(to_hash)
+        got = _git_end(hashing, b''.join(p + b'\n' for p in paths))
+        oids = None if got is None else got.split()
+        if oids is None or len(oids) != len(paths):
+            return None
+        for path, oid in zip(paths, oids):
+            changed[path] = (to_hash[path], oid)
+    if old is None or (commit is not None and listing is None):
+        return None
+    return _rewrite(repo, dirs, old, changed)
 
 
-def _changes(repo: Repo, out: bytes) -> tuple[bytes | None, dict[bytes, _Entry]] | None:
-    """(HEAD's commit, each differing path's new entry) from status -z
-    output."""
+def _changes(
+        repo: Repo, out: bytes,
+) -> tuple[bytes | None, dict[bytes, _Entry], dict[bytes, bytes]] | None:
+    """(HEAD's commit, each differing path's new entry, the paths to hash
+    as `git add` would with their modes) from status -z output."""
     commit: bytes | None = None
     changed: dict[bytes, _Entry] = {p.encode(): None for p in NOT_CODE[1:]}
     to_hash: dict[bytes, bytes] = {}  # path -> mode, hashed as `git add` would
@@ -910,15 +947,7 @@ def _changes(repo: Repo, out: bytes) -> tuple[bytes | None, dict[bytes, _Entry]]
         if blob is None:
             return None
         changed[path] = (b'120000', blob)
-    if to_hash:
-        paths = list(to_hash)
-        got = _git_bytes(repo, ('hash-object', '-w', '--stdin-paths'), b''.join(p + b'\n' for p in paths))
-        oids = None if got is None else got.split()
-        if oids is None or len(oids) != len(paths):
-            return None
-        for path, oid in zip(paths, oids):
-            changed[path] = (to_hash[path], oid)
-    return commit, changed
+    return commit, changed, to_hash
 
 
 def _new_modes(repo: Repo, paths: list[bytes], to_hash: dict[bytes, bytes], links: list[bytes]) -> bool:
@@ -961,29 +990,54 @@ def _link_blob(repo: Repo, path: bytes) -> bytes | None:
 
 
 def _git_bytes(repo: Repo, args: tuple[str, ...], data: bytes, ok: tuple[int, ...] = (0,)) -> bytes | None:
+    proc = _git_start(repo, args)
+    return None if proc is None else _git_end(proc, data, ok)
+
+
+def _git_start(repo: Repo, args: tuple[str, ...]) -> subprocess.Popen[bytes] | None:
     try:
-        proc = subprocess.run(
-            ('git', '--no-optional-locks', *args), cwd=repo.root, env=clean_env(), input=data,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=local_timeout(), check=False,
+        return subprocess.Popen(
+            ('git', '--no-optional-locks', *args), cwd=repo.root, env=clean_env(),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         )
-    except (OSError, subprocess.TimeoutExpired):
+    except OSError:
         return None
-    return proc.stdout if proc.returncode in ok else None
 
 
-def _rewrite(repo: Repo, commit: bytes | None, changed: dict[bytes, _Entry]) -> str | None:
-    """HEAD's tree with the changed entries put in, its changed directories
-    rewritten (deepest first), the new trees written by one `git mktree`."""
-    dirs: dict[bytes, dict[bytes, _Entry]] = {b'': {}}  # dir -> its changed children
+def _git_end(proc: subprocess.Popen[bytes], data: bytes, ok: tuple[int, ...] = (0,)) -> bytes | None:
+    try:
+        out, _ = proc.communicate(data, timeout=local_timeout())
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return None
+    except OSError:  # it ended before it read all of its input
+        proc.kill()
+        proc.wait()
+        return None
+    return out if proc.returncode in ok else None
+
+
+def _dirs(paths: list[bytes]) -> list[bytes]:
+    """Every directory holding one of paths (the top as b''), each once."""
+    dirs = dict.fromkeys([b''])
+    for path in paths:
+        parent = path.rpartition(b'/')[0]
+        while parent and parent not in dirs:
+            dirs[parent] = None
+            parent = parent.rpartition(b'/')[0]
+    return list(dirs)
+
+
+def _rewrite(repo: Repo, names: list[bytes], old: _Listings, changed: dict[bytes, _Entry]) -> str | None:
+    """HEAD's tree (`old`: its directories `names`) with the changed
+    entries put in, its changed directories rewritten (deepest first),
+    the new trees written by one `git mktree` (none when all are there
+    already: the same working tree as last time)."""
+    dirs: dict[bytes, dict[bytes, _Entry]] = {d: {} for d in names}  # dir -> its changed children
     for path, entry in changed.items():
         parent, _, name = path.rpartition(b'/')
-        dirs.setdefault(parent, {})[name] = entry
-        while parent:
-            parent = parent.rpartition(b'/')[0]
-            dirs.setdefault(parent, {})
-    old = _listings(repo, commit, list(dirs)) if commit is not None else {}
-    if old is None:
-        return None
+        dirs[parent][name] = entry
     ids: dict[bytes, bytes | None] = {}
     batch: list[bytes] = []
     new: list[bytes] = []
@@ -1011,7 +1065,7 @@ def _rewrite(repo: Repo, commit: bytes | None, changed: dict[bytes, _Entry]) -> 
                 dirs[parent][name] = (_TREE_MODE, sub)
             elif name not in dirs[parent] and _was_tree(old, parent, name):
                 dirs[parent][name] = None  # emptied: git keeps no empty tree
-    if new:
+    if new and not _all_loose(repo, new):
         got = _git_bytes(repo, ('mktree', '-z', '--batch', '--missing'), b'\0'.join(batch))
         if got is None or got.split() != new:
             return None  # not what git makes of it: the chain says
@@ -1019,7 +1073,15 @@ def _rewrite(repo: Repo, commit: bytes | None, changed: dict[bytes, _Entry]) -> 
     return EMPTY_TREE if root is None else root.decode()
 
 
-def _was_tree(old: dict[bytes, tuple[bytes, dict[bytes, tuple[bytes, bytes]]]], d: bytes, name: bytes) -> bool:
+def _all_loose(repo: Repo, oids: list[bytes]) -> bool:
+    """Whether each object is in the repository as a loose object (as
+    mktree wrote it last time); False sends them to mktree, which is right
+    either way."""
+    objects = os.path.join(repo.common_dir, 'objects')
+    return all(os.path.exists(os.path.join(objects, o[:2].decode(), o[2:].decode())) for o in oids)
+
+
+def _was_tree(old: _Listings, d: bytes, name: bytes) -> bool:
     entry = old[d][1].get(name) if d in old else None
     return entry is not None and entry[0] == _TREE_MODE
 
@@ -1038,17 +1100,9 @@ def _mktree_lines(entries: dict[bytes, tuple[bytes, bytes]]) -> list[bytes]:
     return [b'%s %s %s\t%s' % (m, kinds.get(m, b'blob'), o, n) for n, (m, o) in entries.items()]
 
 
-def _listings(
-        repo: Repo, commit: bytes, dirs: list[bytes],
-) -> dict[bytes, tuple[bytes, dict[bytes, tuple[bytes, bytes]]]] | None:
+def _listings(got: bytes, dirs: list[bytes], asks: list[bytes]) -> _Listings | None:
     """Each directory's (tree id, entries) in HEAD (where it is a tree),
-    read by one `git cat-file --batch`."""
-    if any(b'\n' in d for d in dirs):
-        return None
-    asks = [commit + b'^{tree}' if not d else commit + b':' + d for d in dirs]
-    got = _git_bytes(repo, ('cat-file', '--batch'), b''.join(a + b'\n' for a in asks))
-    if got is None:
-        return None
+    from what `git cat-file --batch` answered to asks."""
     found = {}
     at = 0
     for d, ask in zip(dirs, asks):
