@@ -795,7 +795,9 @@ def _finish(chain: _Tree) -> tuple[str, int, str]:
 _STATUS = (
     'git', '--no-optional-locks', '-c', 'status.relativePaths=false',
     'status', '--porcelain=v2', '-z', '--branch', '--no-ahead-behind',
-    '--untracked-files=all', '--no-renames', '--ignore-submodules=none',
+    # new directories whole (`? dir/`, listed apart when there are any):
+    # what the untracked cache keeps, so it serves this status too
+    '--untracked-files=normal', '--no-renames', '--ignore-submodules=none',
 )
 EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
 _GONE = b'000000'
@@ -901,6 +903,7 @@ def _changes(
     to_hash: dict[bytes, bytes] = {}  # path -> mode, hashed as `git add` would
     links: list[bytes] = []
     new_files: list[bytes] = []
+    new_dirs: list[bytes] = []
     for rec in out.split(b'\0'):
         kind = rec[:2]
         if kind == b'# ':
@@ -925,6 +928,8 @@ def _changes(
                 changed[path] = None if m_index == _GONE else (m_index, h_index)
             elif xy[1:] == b'D' or m_work == _GONE:
                 changed[path] = None
+                if os.path.isdir(repo.root / name) and not os.path.islink(repo.root / name):
+                    new_dirs.append(path + b'/')  # a file become a directory: status names neither
             elif m_work == b'120000':
                 links.append(path)
             elif m_work in (b'100644', b'100755'):
@@ -935,11 +940,25 @@ def _changes(
             path = rec[2:]
             if not is_code(os.fsdecode(path)):
                 continue
-            if path.endswith(b'/') or b'\n' in path:
-                return None  # an embedded repository
-            new_files.append(path)
+            if b'\n' in path:
+                return None
+            (new_dirs if path.endswith(b'/') else new_files).append(path)
         elif rec:
             return None  # unmerged, or anything else
+    if new_dirs:
+        # a new directory, whole: its files, as -uall would have listed them
+        # (a repository embedded in it shows as `dir/`: not hashed here)
+        got = _git_bytes(repo, (
+            'ls-files', '-z', '--others', '--exclude-standard', '--',
+            *(f':(literal){os.fsdecode(d)}' for d in new_dirs),
+        ), b'')
+        if got is None:
+            return None
+        for path in got.split(b'\0'):
+            if path.endswith(b'/') or b'\n' in path:
+                return None
+            if path and is_code(os.fsdecode(path)):
+                new_files.append(path)
     if new_files and not _new_modes(repo, new_files, to_hash, links):
         return None
     for path in links:

@@ -21,7 +21,7 @@ from testing.util import git
 from testing.util import run
 
 FILES = ('a.txt', 'dir/b.txt', 'dir/sub/c.txt', 'run.sh', 'crlf.txt', 'deep/x/y/z.txt')
-NEW = ('new.txt', 'n1/n2/n3.txt', 'dir/sub/new.txt', 'dir/new dir/ü.txt', 'deep/x/w.txt')
+NEW = ('new.txt', 'n1/n2/n3.txt', 'n1/n2/x.log', 'dir/sub/new.txt', 'dir/new dir/ü.txt', 'deep/x/w.txt')
 PATHS = FILES + NEW + (
     '.agent/memory/m.md', '.agent/new.md', '.claude/settings.json', '.codex/hooks.json', 'x.log',
     'odd\nname.txt', 'dir/sub/tab\tq"uote.txt',
@@ -197,6 +197,8 @@ def test_the_tree_from_status_is_the_chains_long(
     # refused it (and took none out) until it was given -f
     ([('modify', '.claude/settings.json'), ('stage', '.claude/settings.json'),
       ('modify', '.claude/settings.json')], (), b''),
+    # new directories, whole (`? n1/`), ignored files in them left out
+    ([('modify', 'n1/n2/n3.txt'), ('modify', 'n1/n2/x.log'), ('link', 'n1/l')], ('core.untrackedCache=true',), b''),
     # skip-worktree: `git rm` refused it without --sparse (see _TREE_SH)
     ([('skip', '.claude/settings.json'), ('skip', 'a.txt'), ('modify', 'a.txt')], (), b''),
     ([('assume', 'a.txt'), ('modify', 'a.txt'), ('modify', 'dir/b.txt')], (), b''),
@@ -214,6 +216,8 @@ def test_working_trees(tmp: Path, ops: list[tuple[str, str]], config: tuple[str,
     # chain's `git rm --cached` of an edited install file refused (see _TREE_SH)
     [('chmod', '.claude/settings.json')],
     [('modify', '.claude/settings.json'), ('link', '.codex/hooks.json')],
+    # status -unormal names neither a.txt/ nor its file (see _changes)
+    [('into_dir', 'a.txt'), ('into_dir', 'deep/x')],
 ])
 def test_an_unborn_head(tmp: Path, ops: list[tuple[str, str]]) -> None:
     _check(tmp / 'r', ops, (), b'', commit=False)
