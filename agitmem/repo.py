@@ -379,7 +379,7 @@ def _found(
         proc.stdout[:-1] if paths is None else paths, cwd,
     )
     repo = Repo(Path(root), Path(git_dir), Path(common_dir))
-    _own_ahead(repo, cwd)
+    _FOUND[str(cwd)] = repo
     _sweep(repo.git_dir)
     return repo
 
@@ -484,39 +484,24 @@ def _quoted(words: tuple[str, ...]) -> str:
 
 # The working tree's tree: `git add -A` into a copy of the index (the
 # user's is never touched), agitmem's own files taken out, `git write-tree`.
-# One shell chain, so the whole of it can run on the other core while
-# Python imports or reads.  $1: the copy to use.  $2: 1 when the index may
-# hold agitmem's install files (taken out of the tree too).  $3: when
-# given, $1 is a name for the copy in a git dir the chain finds (from a
-# subdirectory too; the shell's pid is added to it), which it prints
-# (NUL-ended: a path may hold any byte) before it makes the copy: whoever
-# stops the chain knows what to remove.  The top is reached by
-# --show-cdup (only `../`s), so no path is split on a newline.  Stopped by
-# a signal, the chain removes its copy (git removes its own lock) and
-# exits as a shell does.
+# The way when `git status` cannot say (fast_tree).  $1: the copy to
+# use.  $2: 1 when the index may hold agitmem's install files (taken out
+# of the tree too).  Stopped by a signal, the chain removes its copy (git
+# removes its own lock) and exits as a shell does.  `rm -f`: without it
+# git refuses a file staged with content unlike both HEAD's and the
+# file's (any staged-then-edited install file, any at all on an unborn
+# HEAD) and, refusing, takes none of them out; `--sparse`: nor one marked
+# skip-worktree (sparse checkout, or by hand), which `git status` and
+# `git add -A` pass over alike.
 _TREE_SH = f"""
-tmp=
-trap '[ -z "$tmp" ] || rm -f -- "$tmp" "$tmp.lock"; exit 129' HUP
-trap '[ -z "$tmp" ] || rm -f -- "$tmp" "$tmp.lock"; exit 130' INT
-trap '[ -z "$tmp" ] || rm -f -- "$tmp" "$tmp.lock"; exit 143' TERM
-if [ -n "$3" ]; then
-  NL='
-'
-  found=$(git --no-optional-locks rev-parse --show-cdup --absolute-git-dir && echo .) || exit 128
-  found=${{found%.}}
-  found=${{found%"$NL"}}
-  cd -P "./${{found%%"$NL"*}}" || exit 128
-  gd=${{found#*"$NL"}}
-  printf '%s\\0' "$gd"
-  tmp=$gd/$1-$$
-  if [ -f "$gd/index" ]; then cp -p "$gd/index" "$tmp" || exit 128; fi
-else
-  tmp=$1
-fi
+tmp=$1
+trap 'rm -f -- "$tmp" "$tmp.lock"; exit 129' HUP
+trap 'rm -f -- "$tmp" "$tmp.lock"; exit 130' INT
+trap 'rm -f -- "$tmp" "$tmp.lock"; exit 143' TERM
 export GIT_INDEX_FILE="$tmp"
 git --no-optional-locks add -A --ignore-errors -- . {_quoted(NOT_CODE_PATHSPECS)} >/dev/null 2>&1
 if [ "$2" = 1 ]; then
-  git --no-optional-locks rm --cached -q -r --ignore-unmatch -- {_quoted(NOT_CODE[1:])} >/dev/null 2>&1
+  git --no-optional-locks rm --cached --sparse -f -q -r --ignore-unmatch -- {_quoted(NOT_CODE[1:])} >/dev/null 2>&1
 fi
 exec git --no-optional-locks write-tree
 """
@@ -528,10 +513,9 @@ exec git --no-optional-locks write-tree
 # reused into it.  Any command sweeps copies whose owner file it can lock.
 _COPY = 'agitmem-index-'
 _OWNER = '.owner'
-# A copy with no owner file is a chain's own (begun before the repository
-# was found: its command takes the owner file once it has found it, a few
-# ms later; the copy's name ends in the chain's pid) or one an older
-# agitmem left.  It is swept once its chain has ended (no such process
+# A copy with no owner file is one an older agitmem left (one whose chain
+# began before the repository was found: the copy's name ends in the
+# chain's pid).  It is swept once its chain has ended (no such process
 # here), or in any case once this old (seconds): a pid is only a hint (it
 # may be reused, or be another pid namespace's).
 _UNOWNED_AGE = 60.0
@@ -539,25 +523,14 @@ _UNOWNED_AGE = 60.0
 _OWNED: dict[str, int] = {}
 
 
-class _Tree:
-    """A tree chain under way: the process, the git dir of its copy (None
-    while only the chain knows it), the copy's name there and the
-    directory the chain runs in."""
-    __slots__ = ('copy', 'cwd', 'git_dir', 'proc')
-
-    def __init__(
-            self, proc: subprocess.Popen[str], git_dir: Path | None, copy: str, cwd: str,
-    ) -> None:
-        self.proc = proc
-        self.git_dir = git_dir
-        self.copy = copy
-        self.cwd = cwd
+class _Tree(NamedTuple):
+    """A tree chain under way: the process and its copy of the index."""
+    proc: subprocess.Popen[str]
+    copy: str
 
 
-# every chain not yet ended (a signal stops them), and those begun before
-# their tree was asked for (start_tree)
+# every chain not yet ended (a signal stops them)
 _CHAINS: list[_Tree] = []
-_AHEAD: list[_Tree] = []
 
 
 def _own(copy: str) -> bool:
@@ -590,19 +563,6 @@ def _release(copy: str) -> None:
     if fd is not None:
         Path(copy + _OWNER).unlink(missing_ok=True)  # still locked: no sweeper races
         os.close(fd)
-
-
-def _own_ahead(repo: Repo, cwd: Path) -> None:
-    """Own the copies of chains begun in `cwd` before its repository was
-    found (start_tree(None)), now that it is."""
-    for chain in _CHAINS:
-        if chain.git_dir is None and chain.cwd == str(cwd):
-            copy = os.path.join(repo.git_dir, chain.copy)
-            if copy not in _OWNED:
-                try:
-                    _own(copy)
-                except OSError:
-                    pass  # not ours to write: the age rule keeps it meanwhile
 
 
 def _sweep(git_dir: Path) -> None:
@@ -663,14 +623,8 @@ def _alive(copy: str) -> bool:
     return True
 
 
-def _tree_chain(at: Repo | str) -> _Tree:
+def _tree_chain(at: Repo) -> _Tree:
     _guard()
-    if isinstance(at, str):
-        name = f'{_COPY}{os.urandom(6).hex()}'
-        proc = _run_chain(name, '1', 'find', cwd=at)
-        chain = _Tree(proc, None, f'{name}-{proc.pid}', at)
-        _CHAINS.append(chain)
-        return chain
     try:
         # a copy that keeps the mtime, as shutil.copy2 makes (git's
         # racy-clean check depends on it), without importing shutil
@@ -701,7 +655,7 @@ def _tree_chain(at: Repo | str) -> _Tree:
     except BaseException:
         _release(tmp)
         raise
-    chain = _Tree(proc, at.git_dir, os.path.basename(tmp), str(at.root))
+    chain = _Tree(proc, tmp)
     _CHAINS.append(chain)
     return chain
 
@@ -801,47 +755,48 @@ def _stop_chains() -> None:
 def start_tree(at: Repo | None) -> None:
     """Begin `worktree_tree` of a repository (None: the one the current
     directory is in) for a command that will ask for it (state set, load,
-    verify): its git processes run on the other core while Python imports
+    verify): its `git status` runs on the other core while Python imports
     and reads, instead of after.  It is what the working tree holds now."""
+    if _STATUS_AHEAD:
+        return  # one is under way already (load: begun by the cli)
     try:
-        _AHEAD.append(_tree_chain(at if at is not None else str(here())))
+        cwd = str(at.root if at is not None else here())
+        _STATUS_AHEAD.append((cwd, _run_status(cwd)))
     except (OSError, AgitmemError):
         return  # asked for again when needed: the error is said then
-    if len(_AHEAD) == 1:
+    if len(_STATUS_AHEAD) == 1:
         import atexit
         atexit.register(_end_ahead)
 
 
 def _end_ahead() -> None:
-    """A tree begun and never asked for (a load whose state has none, a
-    command that failed): stop it rather than wait for it."""
-    import signal
-    while _AHEAD:
-        chain = _AHEAD.pop()
-        try:
-            os.killpg(chain.proc.pid, signal.SIGTERM)
-        except OSError:
-            pass  # already gone
-        _finish(chain)
+    """A status begun and never asked for (a load whose state has none, a
+    command that failed): stopped rather than waited for."""
+    while _STATUS_AHEAD:
+        _kill(_STATUS_AHEAD.pop()[1])
 
 
 def worktree_tree(repo: Repo) -> str:
     """The tree id of the working tree now (.agent/ and agitmem's install
-    files left out), computed on a copy of the index so the user's index
-    is never touched."""
-    if _AHEAD:
-        git_dir, tree, code, _ = _finish(_AHEAD.pop())
-        if code == 0 and git_dir == repo.git_dir and tree:
-            return tree
-    _, tree, code, err = _finish(_tree_chain(repo))
+    files left out; tracked files under .agent/ as the index has them),
+    the user's index never touched: from `git status` where that is
+    exact (fast_tree), else from a copy of the index (chain_tree)."""
+    tree = fast_tree(repo)
+    return tree if tree is not None else chain_tree(repo)
+
+
+def chain_tree(repo: Repo) -> str:
+    """`worktree_tree` by `git add -A` into a copy of the index and
+    `git write-tree`."""
+    tree, code, err = _finish(_tree_chain(repo))
     if code != 0 or not tree:
         raise AgitmemError(f'git write-tree failed: {error_line(err, f"exit {code}")}')
     return tree
 
 
-def _finish(chain: _Tree) -> tuple[Path | None, str, int, str]:
-    """(the git dir, the tree, the exit code, stderr) of a chain, once it
-    has ended; its copy of the index removed."""
+def _finish(chain: _Tree) -> tuple[str, int, str]:
+    """(the tree, the exit code, stderr) of a chain, once it has ended;
+    its copy of the index removed."""
     bound = local_timeout()
     try:
         out, err = chain.proc.communicate(timeout=bound)
@@ -850,16 +805,388 @@ def _finish(chain: _Tree) -> tuple[Path | None, str, int, str]:
         err += f'\nfatal: no answer in {bound:g}s: stopped'
     if chain in _CHAINS:
         _CHAINS.remove(chain)
-    git_dir = chain.git_dir
-    if git_dir is None:  # the chain said where it looked first
-        said, nul, rest = out.partition('\0')
-        if nul:
-            git_dir, out = Path(said), rest
-    if git_dir is not None:
-        _release(os.path.join(git_dir, chain.copy))
-    for copy in [c for c in _OWNED if os.path.basename(c) == chain.copy]:
-        _release(copy)  # owned in the git dir its command found
-    return git_dir, out.strip(), chain.proc.returncode, err
+    _release(chain.copy)
+    return out.strip(), chain.proc.returncode, err
+
+
+# -- the working tree's tree from `git status` -------------------------------
+# What `git status` already knows (the index's stat data, the untracked
+# cache, fsmonitor, a split or sparse index) gives the paths that differ
+# from HEAD; only those are hashed (as `git add` would: filters apply) and
+# only their directories' trees rewritten on HEAD's.  The same tree id as
+# the chain's (tests/repo_test.py proves it on many working trees);
+# anything it cannot do exactly (an unmerged or intent-to-add entry, a
+# submodule with changes, an embedded repository, SHA-256) falls back to
+# the chain.  Paths from the top whatever the directory it runs in.
+_STATUS = (
+    'git', '--no-optional-locks', '-c', 'status.relativePaths=false',
+    'status', '--porcelain=v2', '-z', '--branch', '--no-ahead-behind',
+    # new directories whole (`? dir/`, listed apart when there are any):
+    # what the untracked cache keeps, so it serves this status too
+    '--untracked-files=normal', '--no-renames', '--ignore-submodules=none',
+)
+EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
+_GONE = b'000000'
+_TREE_MODE = b'40000'
+# statuses begun before their tree was asked for (start_tree): (cwd, process)
+_STATUS_AHEAD: list[tuple[str, subprocess.Popen[bytes]]] = []
+# the repository `find` found from each directory (which a status begun
+# there ahead reports on)
+_FOUND: dict[str, Repo] = {}
+# a path's new (mode, id), or None when it leaves the tree
+_Entry = tuple[bytes, bytes] | None
+# HEAD's directories: path -> (tree id, {name: (mode, id)})
+_Listings = dict[bytes, tuple[bytes, dict[bytes, tuple[bytes, bytes]]]]
+
+
+def _run_status(cwd: Path | str) -> subprocess.Popen[bytes]:
+    try:
+        return subprocess.Popen(
+            _STATUS, cwd=cwd, env=clean_env(),
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            # with what it runs (an fsmonitor hook), one signal stops it
+            process_group=0,
+        )
+    except FileNotFoundError as e:
+        raise _not_run(e, cwd)
+
+
+def _status_out(repo: Repo) -> bytes | None:
+    """What the status begun ahead printed, when it ran on `repo`, else
+    one begun now; None when it failed."""
+    while _STATUS_AHEAD:
+        cwd, proc = _STATUS_AHEAD.pop()
+        if cwd == str(repo.root) or _FOUND.get(cwd) == repo:
+            out = _ended(proc)
+            if out is not None:
+                return out
+        else:
+            _kill(proc)  # another repository's
+    return _ended(_run_status(repo.root))
+
+
+def _ended(proc: subprocess.Popen[bytes]) -> bytes | None:
+    try:
+        out, _ = proc.communicate(timeout=local_timeout())
+    except subprocess.TimeoutExpired:
+        _kill(proc)
+        return None
+    return out if proc.returncode == 0 else None
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    import signal
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass  # gone meanwhile
+    proc.communicate()
+
+
+def fast_tree(repo: Repo) -> str | None:
+    """The working tree's tree as `chain_tree` computes it, from `git
+    status`; None when it cannot be computed exactly this way."""
+    out = _status_out(repo)
+    if out is None:
+        return None
+    parsed = _changes(repo, out)
+    if parsed is None:
+        return None
+    commit, changed, to_hash = parsed
+    dirs = _dirs([*changed, *to_hash])
+    # HEAD's trees read and the files hashed by two processes at once
+    listing = asks = None
+    if commit is not None:
+        if any(b'\n' in d for d in dirs):
+            return None  # cat-file --batch reads names a line each
+        asks = [commit + b'^{tree}' if not d else commit + b':' + d for d in dirs]
+        listing = _git_start(repo, ('cat-file', '--batch'))
+    hashing = _git_start(repo, ('hash-object', '-w', '--stdin-paths')) if to_hash else None
+    old: _Listings | None = {}
+    if listing is not None and asks is not None:
+        got = _git_end(listing, b''.join(a + b'\n' for a in asks))
+        old = None if got is None else _listings(got, dirs, asks)
+    if hashing is not None:
+        paths = list(to_hash)
+        got = _git_end(hashing, b''.join(p + b'\n' for p in paths))
+        oids = None if got is None else got.split()
+        if oids is None or len(oids) != len(paths):
+            return None
+        for path, oid in zip(paths, oids):
+            changed[path] = (to_hash[path], oid)
+    if old is None or (commit is not None and listing is None):
+        return None
+    return _rewrite(repo, dirs, old, changed)
+
+
+def _changes(
+        repo: Repo, out: bytes,
+) -> tuple[bytes | None, dict[bytes, _Entry], dict[bytes, bytes]] | None:
+    """(HEAD's commit, each differing path's new entry, the paths to hash
+    as `git add` would with their modes) from status -z output."""
+    commit: bytes | None = None
+    changed: dict[bytes, _Entry] = {p.encode(): None for p in NOT_CODE[1:]}
+    to_hash: dict[bytes, bytes] = {}  # path -> mode, hashed as `git add` would
+    links: list[bytes] = []
+    new_files: list[bytes] = []
+    new_dirs: list[bytes] = []
+    for rec in out.split(b'\0'):
+        kind = rec[:2]
+        if kind == b'# ':
+            if rec.startswith(b'# branch.oid '):
+                oid = rec[13:]
+                commit = None if oid == b'(initial)' else oid
+                if commit is not None and len(commit) != 40:
+                    return None  # SHA-256: not hashed here
+        elif kind == b'1 ':
+            fields = rec.split(b' ', 8)
+            if len(fields) != 9:
+                return None
+            _, xy, sub, _, m_index, m_work, _, h_index, path = fields
+            if sub != b'N...' or xy[1:] not in b'.MTD' or b'\n' in path:
+                return None  # a submodule, intent-to-add
+            name = os.fsdecode(path)
+            if not is_code(name):
+                if name == '.agent' or name.startswith('.agent/'):  # the index's, as `add` leaves it
+                    changed[path] = None if m_index == _GONE else (m_index, h_index)
+                continue
+            if xy[1:] == b'.':
+                changed[path] = None if m_index == _GONE else (m_index, h_index)
+            elif xy[1:] == b'D' or m_work == _GONE:
+                changed[path] = None
+                if os.path.isdir(repo.root / name) and not os.path.islink(repo.root / name):
+                    new_dirs.append(path + b'/')  # a file become a directory: status names neither
+            elif m_work == b'120000':
+                links.append(path)
+            elif m_work in (b'100644', b'100755'):
+                to_hash[path] = m_work
+            else:
+                return None
+        elif kind == b'? ':
+            path = rec[2:]
+            if not is_code(os.fsdecode(path)):
+                continue
+            if b'\n' in path:
+                return None
+            (new_dirs if path.endswith(b'/') else new_files).append(path)
+        elif rec:
+            return None  # unmerged, or anything else
+    if new_dirs:
+        # a new directory, whole: its files, as -uall would have listed them
+        # (a repository embedded in it shows as `dir/`: not hashed here)
+        got = _git_bytes(repo, (
+            'ls-files', '-z', '--others', '--exclude-standard', '--',
+            *(f':(literal){os.fsdecode(d)}' for d in new_dirs),
+        ), b'')
+        if got is None:
+            return None
+        for path in got.split(b'\0'):
+            if path.endswith(b'/') or b'\n' in path:
+                return None
+            if path and is_code(os.fsdecode(path)):
+                new_files.append(path)
+    if new_files and not _new_modes(repo, new_files, to_hash, links):
+        return None
+    for path in links:
+        blob = _link_blob(repo, path)
+        if blob is None:
+            return None
+        changed[path] = (b'120000', blob)
+    return commit, changed, to_hash
+
+
+def _new_modes(repo: Repo, paths: list[bytes], to_hash: dict[bytes, bytes], links: list[bytes]) -> bool:
+    """The modes `git add` gives new files (core.fileMode, core.symlinks)."""
+    import stat as st
+    modes = []
+    for path in paths:
+        try:
+            modes.append(os.lstat(repo.root / os.fsdecode(path)).st_mode)
+        except OSError:
+            return False
+    config = {b'core.filemode': b'true', b'core.symlinks': b'true'}
+    if any(st.S_ISLNK(m) or m & 0o111 for m in modes):
+        got = _git_bytes(repo, ('config', '-z', '--type=bool', '--get-regexp', r'^core\.(filemode|symlinks)$'), b'', ok=(0, 1))
+        if got is None:
+            return False
+        for item in got.split(b'\0'):
+            key, _, value = item.partition(b'\n')
+            config[key.lower()] = value
+    for path, mode in zip(paths, modes):
+        if st.S_ISLNK(mode):
+            if config[b'core.symlinks'] != b'true':
+                return False
+            links.append(path)
+        elif st.S_ISREG(mode):
+            exe = mode & 0o100 and config[b'core.filemode'] == b'true'
+            to_hash[path] = b'100755' if exe else b'100644'
+        else:
+            return False
+    return True
+
+
+def _link_blob(repo: Repo, path: bytes) -> bytes | None:
+    try:
+        target = os.readlink(repo.root / os.fsdecode(path))
+    except OSError:
+        return None
+    got = _git_bytes(repo, ('hash-object', '-w', '--no-filters', '--stdin'), os.fsencode(target))
+    return None if got is None else got.strip()
+
+
+def _git_bytes(repo: Repo, args: tuple[str, ...], data: bytes, ok: tuple[int, ...] = (0,)) -> bytes | None:
+    proc = _git_start(repo, args)
+    return None if proc is None else _git_end(proc, data, ok)
+
+
+def _git_start(repo: Repo, args: tuple[str, ...]) -> subprocess.Popen[bytes] | None:
+    try:
+        return subprocess.Popen(
+            ('git', '--no-optional-locks', *args), cwd=repo.root, env=clean_env(),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        )
+    except OSError:
+        return None
+
+
+def _git_end(proc: subprocess.Popen[bytes], data: bytes, ok: tuple[int, ...] = (0,)) -> bytes | None:
+    try:
+        out, _ = proc.communicate(data, timeout=local_timeout())
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return None
+    except OSError:  # it ended before it read all of its input
+        proc.kill()
+        proc.wait()
+        return None
+    return out if proc.returncode in ok else None
+
+
+def _dirs(paths: list[bytes]) -> list[bytes]:
+    """Every directory holding one of paths (the top as b''), each once."""
+    dirs = dict.fromkeys([b''])
+    for path in paths:
+        parent = path.rpartition(b'/')[0]
+        while parent and parent not in dirs:
+            dirs[parent] = None
+            parent = parent.rpartition(b'/')[0]
+    return list(dirs)
+
+
+def _rewrite(repo: Repo, names: list[bytes], old: _Listings, changed: dict[bytes, _Entry]) -> str | None:
+    """HEAD's tree (`old`: its directories `names`) with the changed
+    entries put in, its changed directories rewritten (deepest first),
+    the new trees written by one `git mktree` (none when all are there
+    already: the same working tree as last time)."""
+    dirs: dict[bytes, dict[bytes, _Entry]] = {d: {} for d in names}  # dir -> its changed children
+    for path, entry in changed.items():
+        parent, _, name = path.rpartition(b'/')
+        dirs[parent][name] = entry
+    ids: dict[bytes, bytes | None] = {}
+    batch: list[bytes] = []
+    new: list[bytes] = []
+    for d in sorted(dirs, key=lambda d: d.count(b'/') + bool(d), reverse=True):
+        old_id, entries = old.get(d, (None, {}))
+        entries = dict(entries)
+        for name, entry in dirs[d].items():
+            if entry is None:
+                entries.pop(name, None)
+            else:
+                entries[name] = entry
+        ids[d] = None
+        if entries:
+            body = _tree_body(entries)
+            oid = sha1(b'tree %d\0' % len(body) + body).encode()
+            ids[d] = oid
+            if oid != old_id:
+                batch.extend(_mktree_lines(entries))
+                batch.append(b'')
+                new.append(oid)
+        if d:
+            parent, _, name = d.rpartition(b'/')
+            sub = ids[d]
+            if sub is not None:
+                dirs[parent][name] = (_TREE_MODE, sub)
+            elif name not in dirs[parent] and _was_tree(old, parent, name):
+                dirs[parent][name] = None  # emptied: git keeps no empty tree
+    if new and not _all_loose(repo, new):
+        got = _git_bytes(repo, ('mktree', '-z', '--batch', '--missing'), b'\0'.join(batch))
+        if got is None or got.split() != new:
+            return None  # not what git makes of it: the chain says
+    root = ids[b'']
+    return EMPTY_TREE if root is None else root.decode()
+
+
+def _all_loose(repo: Repo, oids: list[bytes]) -> bool:
+    """Whether each object is in the repository as a loose object (as
+    mktree wrote it last time); False sends them to mktree, which is right
+    either way."""
+    objects = os.path.join(repo.common_dir, 'objects')
+    return all(os.path.exists(os.path.join(objects, o[:2].decode(), o[2:].decode())) for o in oids)
+
+
+def _was_tree(old: _Listings, d: bytes, name: bytes) -> bool:
+    entry = old[d][1].get(name) if d in old else None
+    return entry is not None and entry[0] == _TREE_MODE
+
+
+def _tree_body(entries: dict[bytes, tuple[bytes, bytes]]) -> bytes:
+    def key(name: bytes) -> bytes:
+        return name + b'/' if entries[name][0] == _TREE_MODE else name
+    return b''.join(
+        entries[n][0] + b' ' + n + b'\0' + bytes.fromhex(entries[n][1].decode())
+        for n in sorted(entries, key=key)
+    )
+
+
+def _mktree_lines(entries: dict[bytes, tuple[bytes, bytes]]) -> list[bytes]:
+    kinds = {_TREE_MODE: b'tree', b'160000': b'commit'}
+    return [b'%s %s %s\t%s' % (m, kinds.get(m, b'blob'), o, n) for n, (m, o) in entries.items()]
+
+
+def _listings(got: bytes, dirs: list[bytes], asks: list[bytes]) -> _Listings | None:
+    """Each directory's (tree id, entries) in HEAD (where it is a tree),
+    from what `git cat-file --batch` answered to asks."""
+    found = {}
+    at = 0
+    for d, ask in zip(dirs, asks):
+        end = got.find(b'\n', at)
+        header = got[at:end]
+        at = end + 1
+        if header == ask + b' missing':
+            continue
+        words = header.split(b' ')
+        if len(words) != 3 or not words[2].isdigit():
+            return None
+        size = int(words[2])
+        body = got[at:at + size]
+        at += size + 1
+        if words[1] == b'tree':
+            entries = _entries(body)
+            if entries is None:
+                return None
+            found[d] = (words[0], entries)
+    return found
+
+
+def _entries(body: bytes) -> dict[bytes, tuple[bytes, bytes]] | None:
+    """A tree object's entries, their modes as the index has them."""
+    entries = {}
+    at = 0
+    while at < len(body):
+        space = body.index(b' ', at)
+        nul = body.index(b'\0', space)
+        mode, name = body[at:space], body[space + 1:nul]
+        oid = body[nul + 1:nul + 21].hex().encode()
+        at = nul + 21
+        if mode not in (_TREE_MODE, b'120000', b'160000'):
+            bits = int(mode, 8)
+            if bits & 0o170000 != 0o100000:
+                return None
+            mode = b'100755' if bits & 0o100 else b'100644'
+        entries[name] = (mode, oid)
+    return entries
 
 
 def changed_paths(repo: Repo, old_tree: str, new_tree: str) -> list[str]:

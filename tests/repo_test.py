@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,11 +26,14 @@ def _copies(repo: Path) -> list[str]:
 
 
 def _slow_tree(repo: Path, seconds: int = 30) -> None:
-    """`git add -A` of the tree chain takes `seconds`: a clean filter on an
-    untracked file (the filter is this test's own config)."""
+    """`git add -A` of the tree chain takes `seconds`: a clean filter on a
+    new file (the filter is this test's own config)."""
     git('config', 'filter.slow.clean', f'sleep {seconds}; cat', cwd=repo)
     (repo / '.git' / 'info' / 'attributes').write_text('slow.txt filter=slow\n')
     (repo / 'slow.txt').write_text('slow\n')
+    # intent-to-add: `git status` cannot give the tree, the chain computes it
+    (repo / 'later.txt').write_text('later\n')
+    git('add', '-N', 'later.txt', cwd=repo)
 
 
 def _wait_for(what: str, test: object, timeout: float = 60) -> None:
@@ -49,21 +51,15 @@ def _start(repo: Path, *args: str) -> subprocess.Popen[str]:
 
 
 @pytest.fixture
-def slow(memrepo: Path) -> Iterator[Path]:
+def slow(memrepo: Path) -> Path:
     _slow_tree(memrepo)
-    yield memrepo
-    # a chain a test left running (its filter sleeps): ended with the test
-    for name in _copies(memrepo):
-        pid = name.split('.')[0].rpartition('-')[2]
-        if pid.isdigit() and len(name.split('-')) == 4:
-            try:
-                os.killpg(int(pid), signal.SIGKILL)
-            except OSError:
-                pass
+    return memrepo
 
 
 def _owned(repo: Path) -> bool:
-    return any(n.endswith('.owner') for n in _copies(repo))
+    """An owned copy that `git add` of its chain is writing (its lock)."""
+    names = _copies(repo)
+    return any(n.endswith('.owner') for n in names) and any(n.endswith('.lock') for n in names)
 
 
 @pytest.mark.parametrize(('sig', 'code'), [
@@ -78,49 +74,6 @@ def test_a_signal_while_the_tree_is_computed_removes_the_copy(slow: Path, sig: i
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == code, err
     assert 'Traceback' not in err
-    assert _copies(slow) == []
-
-
-def test_a_signal_before_the_repository_is_found_removes_the_chains_copy(slow: Path) -> None:
-    """Stopped before it took the copy's owner file: the chain (its own
-    process group) is stopped and removes its copy itself."""
-    proc = _start(slow, 'load')
-    _wait_for('the index copy', lambda: _copies(slow))
-    proc.send_signal(signal.SIGTERM)
-    proc.communicate(timeout=60)
-    assert proc.returncode == -signal.SIGTERM
-    assert _copies(slow) == []
-
-
-def test_a_copy_whose_owner_was_killed_is_swept_by_the_next_command(slow: Path) -> None:
-    proc = _start(slow, 'state', 'set', 'next_intent=x')
-    _wait_for('the index copy', lambda: _owned(slow))
-    [chain] = [n for n in _copies(slow) if '.' not in n]
-    proc.kill()
-    proc.communicate()
-    os.killpg(int(chain.rpartition('-')[2]), signal.SIGKILL)  # the whole of it gone
-    assert _copies(slow) != []
-    ok('status', cwd=slow)
-    assert _copies(slow) == []
-
-
-def test_a_chain_left_running_by_a_killed_owner_is_swept_once_it_ends(slow: Path) -> None:
-    git('config', 'filter.slow.clean', 'sleep 2; cat', cwd=slow)
-    proc = _start(slow, 'state', 'set', 'next_intent=x')
-    _wait_for('the index copy', lambda: _owned(slow))
-    [chain] = [n for n in _copies(slow) if '.' not in n]
-    pid = int(chain.rpartition('-')[2])
-    proc.kill()
-    proc.communicate()
-
-    def ended() -> bool:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        return False
-    _wait_for('the chain to end', ended)
-    ok('status', cwd=slow)
     assert _copies(slow) == []
 
 

@@ -147,6 +147,9 @@ def injection(
 ) -> inject.Block:
     """The injection block, also written to .agent/injected_context.txt:
     exactly what the agent was given, for the user to look at."""
+    # the working tree's status, for freshness, runs on the other core
+    # while the memory is read and the block built (a load began it already)
+    repo_mod.start_tree(repo)
     from agitmem import inject
     from agitmem.porcelain import observed
     mem = layers(repo, cfg)

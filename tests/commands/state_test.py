@@ -160,12 +160,16 @@ def test_the_trees_index_copies_are_removed_when_a_command_fails(memrepo: Path) 
 
 
 def test_state_set_without_sh_says_so_in_one_line(memrepo: Path, tmp_path: Path) -> None:
-    # the working tree's tree is a shell chain of git commands
     only_git = tmp_path / 'only-git'
     only_git.mkdir()
     (only_git / 'git').symlink_to(shutil.which('git') or 'git')
+    # the tree from `git status` needs git alone
+    ok('state', 'set', 'next_intent=x', cwd=memrepo, env={'PATH': str(only_git)})
+    # an intent-to-add entry is the index-copy chain's, a shell chain of git commands
+    (memrepo / 'later.txt').write_text('later\n')
+    git('add', '-N', 'later.txt', cwd=memrepo)
     before = tip(memrepo)
-    line = bad('state', 'set', 'next_intent=x', cwd=memrepo, env={'PATH': str(only_git)})
+    line = bad('state', 'set', 'next_intent=y', cwd=memrepo, env={'PATH': str(only_git)})
     assert line.startswith('agitmem: cannot run sh in ')
     assert tip(memrepo) == before
     assert _index_copies(memrepo) == []
