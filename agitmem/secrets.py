@@ -248,7 +248,13 @@ _WORD_CHAR = '[A-Za-z0-9_]'
 _ASSIGN = (
     r'''\\?["']?[ \t]*(?:=>|:{1,3}=|\?=|\|\|=?|=|:(?=[ \t"'\\]))[ \t]*'''
 )
-_VALUE = r'''(?:\\?"([^"\n]*?)\\?"|'([^'\n]*)'|`([^`\n]*)`|([^\s"'`,;\\]+))'''
+# unquoted, a value ends at `&name=` (the next parameter of a query
+# string) and at a character that is not ASCII (`密钥=...的`)
+_BARE = r'''[^\x00-\x20"'`,;\\&\x7f-\U0010ffff]'''
+_VALUE = (
+    r'''(?:\\?"([^"\n]*?)\\?"|'([^'\n]*)'|`([^`\n]*)`|'''
+    rf'''({_BARE}+(?:&(?![a-z_]+=){_BARE}*)*))'''
+)
 # what may follow the keyword in a name: `token2`, `_key_id`, `Token_v2`
 _NAME_TAIL = r'[a-z0-9_.-]{0,20}?'
 _PRIVATE_KEY = r'-----begin (?:[a-z0-9]+ )*private key(?: block)?-----'
@@ -401,10 +407,40 @@ def _assignment(
     no left boundary, so that `DB_PASSWORD=` counts."""
     tail = '' if literal == 'key' else _NAME_TAIL
     keywords = literal if isinstance(literal, tuple) else (literal,)
+    check = _password_value if id == 'password-assignment' else _assigned_value
     return _context(
-        id, kind, f'{keyword}{tail}{_ASSIGN}{_VALUE}', keywords, _high_entropy,
+        id, kind, f'{keyword}{tail}{_ASSIGN}{_VALUE}', keywords, check,
         context=_not_a_test_name, generic=True, **kw,
     )
+
+
+# what a generated key, token or secret is made of (gitleaks' generic rule:
+# `[\w.=-]` or base64, and `id:secret` pairs); `#`, `%`, `^`, `!`, `$` in
+# a value assigned to a `key` or `token` make it something else (a
+# template, a corrupted copy the peers mark as not a key); base64 never
+# starts with `=`.  A password is chosen by a person: any character.
+_KEY_VALUE = r'[A-Za-z0-9_.+/~-][A-Za-z0-9_.=+/~:-]*'
+# values published in documentation and samples, which gitleaks allows by
+# name: yarn's public API key, NuGet's documented config passwords
+_PUBLISHED = frozenset({
+    '6fe4476ee5a1832882e326b506d14126', '33f!!lloppa', 'hal+9ooo_da!sy',
+    '3012a5754bbd716926f99c028f7ea428-us18',
+})
+
+
+def _assigned_value(value: str) -> bool:
+    """A generated value: its alphabet, not a published sample, not a
+    Telegram bot token's shape (`<bot id>:<35>`, which its own rule
+    judges), high entropy."""
+    return (
+        _re(_KEY_VALUE).fullmatch(value) is not None and
+        _re(r'[0-9]+:[A-Za-z0-9_-]{30,40}').fullmatch(value) is None and
+        _password_value(value)
+    )
+
+
+def _password_value(value: str) -> bool:
+    return value.lower() not in _PUBLISHED and _high_entropy(value)
 
 
 _B62 = 'A-Za-z0-9'
@@ -467,19 +503,31 @@ def _url_password(value: str) -> bool:
 
 def _k8s_data(text: str, start: int, end: int) -> bool:
     """A Kubernetes `kind: Secret` manifest with values under `data:` or
-    `stringData:` (base64, or plain text), not only names."""
+    `stringData:` (base64, or plain text), not only names; in the same
+    YAML document (not past a `---`), values of 10 or more characters as
+    gitleaks has them (`YmFyCg==`, 'bar', is a sample), not a template."""
+    doc_start = text.rfind('\n---', 0, start) + 1
+    doc_end = text.find('\n---', end)
+    doc_end = len(text) if doc_end < 0 else doc_end
     lower = _ascii_lower(text)
-    for m in _re(r'(?m)^[ \t]*(?:data|stringdata):[ \t]*$').finditer(lower):
+    data = _re(r'(?m)^[ \t]*(?:data|stringdata):[ \t]*$')
+    for m in data.finditer(lower, doc_start, doc_end):
+        # the block: the lines indented deeper than `data:`
+        indent = len(m[0]) - len(m[0].lstrip(' \t'))
         block = _re(
-            r'(?:\n[ \t]+[^\n]*)+',
-        ).match(text, m.end())
+            rf'(?:\n[ \t]{{{indent + 1},}}[^\n]*)+',
+        ).match(text, m.end(), doc_end)
         if block is None:
             continue
         for value in _re(
             r'\n[ \t]+[A-Za-z0-9_.-]+:[ \t]*(?:[|>][-+]?[ \t]*\n[ \t]+)?'
-            r'["\']?([A-Za-z0-9+/=_.-]{8,})',
+            r'["\']?([A-Za-z0-9+/=_.-]{10,})',
         ).findall(block[0]):
-            if not _placeholder(value):
+            # a long run of one character opens many real keys' base64
+            # (`AAAAAAAAAAC7hj...`): placeholders are short
+            if entropy(value) >= 2.5 and (
+                    not _placeholder(value) or len(value) >= 40
+            ):
                 return True
     return False
 
@@ -493,6 +541,11 @@ _TEST_NAME = (
     r'fake|dummy|mock|sample|example|nonmatching|non_matching|placeholder|'
     # public keys, anti-forgery tokens; and names of what is not a secret
     r'public|pubkey|pub_key|csrf|xsrf|authenticity|'
+    # names of what is not a secret, after gitleaks' generic allowlist
+    r'(?:bucket|foreign|hot|idx|natural|primary|schema|sequence)[_.-]?key|'
+    r'key[_.-]?(?:alias|board|code|frame|id|length|mesh|name|pair|ring|'
+    r'selector|signature|size|stone|storetype|word)|'
+    r'keyvaulttostoresecrets|secret[_.-]?(?:length|name|size)|usersecretsid|'
     r'(?:id|ids|name|url|uri|file|path|size|length|len|type|source|results|'
     r'count|index|version|format|field|header)$'
 )
@@ -702,7 +755,8 @@ RULES: tuple[_Rule, ...] = (
     ),
     _context(
         'sidekiq-secret', 'Sidekiq credentials',
-        r'(?:bundle_(?:enterprise|gems)__contribsys__com[ \t]*[:=][ \t]*["\']?|'
+        r'(?:bundle_(?:enterprise|gems)__contribsys__com[ \t\w.-]{0,20}'
+        r'[\s"\']{0,3}(?:=>|:{1,3}=|=|:)[\s`"\'=]{0,5}|'
         r'://[a-z0-9]{8}:(?=[a-z0-9]{8}@(?:gems|enterprise)\.contribsys\.com))'
         r'([a-f0-9]{8}(?::[a-f0-9]{8})?)(?![a-f0-9])',
         ('contribsys',), _any,
@@ -1134,7 +1188,8 @@ RULES: tuple[_Rule, ...] = (
     ),
     _token(
         'telegram-bot-token', 'Telegram bot token', '',
-        f'[0-9]{{5,16}}:A[{_URLSAFE}]{{34}}', (':a',), _mixed,
+        # gitleaks: `A` then 34; trufflehog: any 35 (`...:BctOM4-...`)
+        f'[0-9]{{5,16}}:[{_URLSAFE}]{{35}}', (':',), _mixed,
         end=f'(?![{_URLSAFE}])',
         entropy=3.0,
         positives=('{d:10}:AA{u:33}', '- note: deploy with {d:10}:AA{u:33}',),
@@ -2171,7 +2226,7 @@ def _hits(text: str, lower: str, rule: _Rule) -> list[tuple[int, int]]:
             groups = range(regex.groups, 0, -1)
             start, end = m.span(next((i for i in groups if m[i] is not None), 0))
         value = text[start:end]
-        if rule.check(value) and entropy(value) >= rule.entropy and (
+        if value.lower() not in _PUBLISHED and rule.check(value) and entropy(value) >= rule.entropy and (
                 rule.any_value or not _placeholder(value)
         ) and (
                 rule.context is None or rule.context(text, start, end)
@@ -2180,9 +2235,19 @@ def _hits(text: str, lower: str, rule: _Rule) -> list[tuple[int, int]]:
     return ret
 
 
+def _unescaped(text: str) -> str:
+    """`text` with the `\n` and `\t` of JSON and YAML strings made a space
+    and a real newline or tab: a manifest, a key block or a `.env` quoted
+    in a string reads as its lines, every character in its place."""
+    if '\\' not in text:
+        return text
+    return text.replace('\\n', ' \n').replace('\\t', ' \t')
+
+
 def spans(text: str) -> list[tuple[int, int, str]]:
     """Where the likely credentials in `text` are: (start, end, kind) of
     each value, in order (to redact them)."""
+    text = _unescaped(text)
     lower = _ascii_lower(text)
     rules = _active(text, lower)
 
