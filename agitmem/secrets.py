@@ -567,12 +567,37 @@ _TEST_NAME = (
 )
 
 
+# services whose keys have one exact shape and no prefix: a value assigned
+# to a name of theirs in another shape is not their key, and a near miss
+# the peers mark as not a secret (`meraki-api-key: acdeFf05...`)
+_SERVICE_SHAPES = (
+    # gitleaks cmd/generate/config/rules/meraki.go
+    ('meraki', '[0-9a-f]{40}'),
+    # trufflehog pkg/detectors/weightsandbiases
+    ('wandb', '[0-9a-f]{40}'),
+)
+
+
 def _not_a_test_name(text: str, start: int, end: int) -> bool:
     """`fakeToken = "..."`, `publicKey: ...`: test values and public keys
-    are named so (gitleaks' generic rule has the same stop words)."""
+    are named so (gitleaks' generic rule has the same stop words); a
+    service's name with a value not of its key's shape is not its key."""
     line_start = max(text.rfind('\n', 0, start) + 1, start - 120)
     m = _re(_NAME_BEFORE).search(_ascii_lower(text[line_start:start]))
-    return m is None or _re(_TEST_NAME).search(m[1].rstrip('.-_')) is None
+    if m is None:
+        return True
+    name = m[1].rstrip('.-_')
+    return _re(_TEST_NAME).search(name) is None and \
+        _service_shape(name, text, start, end)
+
+
+def _service_shape(name: str, text: str, start: int, end: int) -> bool:
+    """Whether the value has the shape of the key of each service `name`
+    names (true if it names none)."""
+    return all(
+        _re(shape).fullmatch(text, start, end)
+        for service, shape in _SERVICE_SHAPES if service in name
+    )
 
 
 _NAMED_WINDOW = 40  # characters between the name and its value
@@ -598,6 +623,8 @@ def _named_value(text: str, end: int) -> tuple[int, int] | None:
     if m is None or _re(r'[\n+{}()\[\];,]|--').search(window, 0, m.start()):
         return None
     start = end + m.start()
+    if not _service_shape(_ascii_lower(name), text, start, end + m.end()):
+        return None
     run = _re(r'[A-Za-z0-9+/_=~.-]{0,201}').match(text, start)
     assert run is not None
     stop = run.end()
@@ -2163,10 +2190,15 @@ RULES: tuple[_Rule, ...] = (
     _assignment(
         'api-key-assignment', 'API key assignment', 'key(?:[_.-]?(?:secret|value|[0-9]))?(?![a-z])', 'key',
         entropy=0.0,
-        positives=('api_key: {A:32}', '- note: deploy with api_key: {A:32}',),
+        positives=(
+            'api_key: {A:32}', '- note: deploy with api_key: {A:32}',
+            'MERAKI_API_KEY={h:40}',
+        ),
         negatives=(
             'api_key: your_api_key_1234',
             'api_key: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+            # not the shape of the named service's keys (40 lower-case hex)
+            'MERAKI_API_KEY={A:40}',
         ),
         source='gitleaks cmd/generate/config/rules/generic.go',
     ),
