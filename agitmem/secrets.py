@@ -517,6 +517,15 @@ def _url_password(value: str) -> bool:
     )
 
 
+def _telegram_id(text: str, start: int, end: int) -> bool:
+    """A bot id of 5 to 16 digits before the `:`, not the tail of a word."""
+    digits = _re(r'[0-9]{1,17}$').search(text, max(0, start - 17), start)
+    return digits is not None and 5 <= len(digits[0]) <= 16 and (
+        digits.start() == 0 or
+        _re(_WORD_CHAR).match(text, digits.start() - 1) is None
+    )
+
+
 def _k8s_data(text: str, start: int, end: int) -> bool:
     """A Kubernetes `kind: Secret` manifest with values under `data:` or
     `stringData:` (base64, or plain text), not only names; in the same
@@ -1309,15 +1318,19 @@ RULES: tuple[_Rule, ...] = (
             'trufflehog pkg/detectors/discordbottoken'
         ),
     ),
-    _token(
-        'telegram-bot-token', 'Telegram bot token', '',
-        # gitleaks: `A` then 34; trufflehog: any 35 (`...:BctOM4-...`)
-        f'[0-9]{{5,16}}:[{_URLSAFE}]{{35}}', (':',), _mixed,
-        end=f'(?![{_URLSAFE}])',
+    _Rule(
+        'telegram-bot-token', 'Telegram bot token',
+        # gitleaks: `A` then 34; trufflehog: any 35 (`...:BctOM4-...`).
+        # From its literal `:`, which `re` finds fast (a leading `[0-9]`
+        # would be tried at every digit of the text); the bot id before it
+        # is checked by _telegram_id
+        f':(?<=[0-9]{{5}}:)[{_URLSAFE}]{{35}}(?![{_URLSAFE}])', (':',), _mixed,
+        context=_telegram_id, bounded=True,
         entropy=3.0,
         positives=('{d:10}:AA{u:33}', '- note: deploy with {d:10}:AA{u:33}',),
         negatives=(
             '{d:10}:AA{u:32}',
+            '{d:4}:AA{u:33}',
             'xxxxxxxxxx:AAxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
         ),
         source=(
