@@ -489,7 +489,7 @@ def _service_value(value: str) -> bool:
     number or hex is enough (no prefix to know it by), not a name."""
     digit, _, _ = _classes(value)
     return (
-        12 <= len(value) <= _LONGEST and digit and
+        12 <= len(value) <= _LONGEST and digit and not _marked(value) and
         _re(r'[\s(\[]').search(value) is None and
         _re(_STAND_IN).search(value) is None and
         not _reference(value) and
@@ -802,7 +802,9 @@ RULES: tuple[_Rule, ...] = (
     _context(
         'service-key-assignment', 'service key assignment',
         rf'(?<![a-z])(?:{"|".join(_SERVICES)}){_NAME_TAIL}{_ASSIGN}{_VALUE}',
+        # any value: the peers test these with `12345678-ABCD-ABCD-...`
         tuple(_SERVICES_KEYWORDS), _service_value, anchored=True,
+        any_value=True,
         entropy=0.0,
         positives=('HUBSPOT_API_KEY={uuid}', 'discord_client_id: "{d:18}"',),
         negatives=('hubspot_portal: {a:8}', 'rooktable = {uuid}',),
@@ -857,8 +859,8 @@ RULES: tuple[_Rule, ...] = (
         'sonar-token', 'SonarQube token',
         # gitleaks: a `sonar_login`/`sonar.token` name and 40 characters,
         # with or without the newer `squ_`/`sqp_`/`sqa_` prefix
-        r'(?<![a-z0-9])sonar[_.-]?(?:login|token)[ \t\w.-]{0,20}[\s\'"]{0,3}'
-        r'(?:=>|:{1,3}=|\?=|=|:)[\s`\'"=]{0,5}'
+        r'(?<![a-z0-9])sonar[_.-]?(?:login|token)[ \t\w.-]{0,20}[\s\'"\\]{0,4}'
+        r'(?:=>|:{1,3}=|\?=|=|:)[\s`\'"=\\]{0,6}'
         r'((?:sq[upa]_)?[a-z0-9=_-]{40})(?![a-z0-9=_-])',
         ('sonar',), _real, any_value=True,
         entropy=0.0,
