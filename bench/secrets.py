@@ -149,36 +149,53 @@ def main(argv: list[str] | None = None) -> int:
         scanners['detect-secrets'] = ds
     part = 'held-out' if args.heldout else 'tuning'
     print(f'# {part} part: {len(cases)} cases x 4 contexts')
-    for name, scanner in scanners.items():
-        pos, neg, fam, missed = run(cases, scanner, args.misses)
-        print(f'\n## {name}')
-        print(f'{"":24} {"recall":>7} {"n":>6}   {"fp rate":>7} {"n":>6}')
-        keys = ['all', 'gitleaks', 'trufflehog', 'secretlint', 'ordinary'] + \
-            [f'ctx {c}' for c in ('bare', 'memory line', 'json', 'yaml')]
-        for key in keys:
-            print(
-                f'{key:24} {pos.rate(key):>7} {pos.n[key]:6}   '
-                f'{neg.rate(key):>7} {neg.n[key]:6}',
-            )
-        peer_fp = sum(neg.hit[k] for k in ('gitleaks', 'secretlint'))
-        peer_n = sum(neg.n[k] for k in ('gitleaks', 'secretlint'))
-        print(f'fp rate on gitleaks + secretlint negatives: {peer_fp / max(peer_n, 1):.3f}')
+    results = {name: run(cases, scanner, args.misses) for name, scanner in scanners.items()}
+    names = list(results)
+    # the scanners side by side: recall and false-positive rate of each
+    head = ''.join(f' | {n:>26}' for n in names)
+    print(f'\n{"":24}{head}')
+    print(f'{"":24}' + ' | recall (n)   fp rate (n)  ' * len(names))
+    keys = ['all', 'gitleaks', 'trufflehog', 'secretlint', 'ordinary'] + \
+        [f'ctx {c}' for c in ('bare', 'memory line', 'json', 'yaml')]
+    for key in keys:
+        row = ''.join(
+            f' | {pos.rate(key):>6} {pos.n[key]:5}  {neg.rate(key):>6} {neg.n[key]:5}'
+            for pos, neg, _, _ in results.values()
+        )
+        print(f'{key:24}{row}')
+    for label, sources in (
+            ('fp rate, gitleaks + secretlint negatives', ('gitleaks', 'secretlint')),
+            ('fp rate, all peers\' negatives', ('gitleaks', 'secretlint', 'trufflehog')),
+    ):
+        figures = []
+        for _, neg, _, _ in results.values():
+            hit = sum(neg.hit[k] for k in sources)
+            n = sum(neg.n[k] for k in sources)
+            figures.append(f'{hit / max(n, 1):.3f}')
+        print(f'{label}: ' + ', '.join(f'{n} {f}' for n, f in zip(names, figures)))
+    for name, (_, _, fam, _) in results.items():
         claimed = [k for k in fam.n if not k.endswith(':fp') and fam.hit[k] > 0]
         n = sum(fam.n[k] for k in claimed)
         h = sum(fam.hit[k] for k in claimed)
-        print(f'families found at least once: {len(claimed)} of '
+        print(f'{name}: families found at least once: {len(claimed)} of '
               f'{sum(1 for k in fam.n if not k.endswith(":fp"))}; '
               f'recall on them {h / max(n, 1):.3f}')
-        if args.families:
-            for k in sorted(fam.n):
-                if not k.endswith(':fp'):
-                    fp = fam.rate(k + ':fp')
-                    print(f'  {k:50} recall {fam.rate(k)} ({fam.n[k]:3})  fp {fp}')
+    if args.families:
+        fams = [r[2] for r in results.values()]
+        print(f'\n{"family (cases x 4 contexts)":56}' +
+              ''.join(f' | {n:>20}' for n in names))
+        print(f'{"":56}' + ' | recall   fp rate    ' * len(names))
+        for k in sorted(fams[0].n):
+            if not k.endswith(':fp'):
+                row = ''.join(
+                    f' | {f.rate(k):>6}   {f.rate(k + ":fp"):>7}    ' for f in fams
+                )
+                print(f'  {k + f" ({fams[0].n[k]})":54}{row.rstrip()}')
+    for name, (_, _, _, missed) in results.items():
         for m in missed:
-            print('  wrong:', m)
+            print(f'  {name} wrong:', m)
     print(f'\nscan cost: {cost_per_kb():.1f} us per KB of ordinary text')
     return 0
-
 
 if __name__ == '__main__':
     raise SystemExit(main())

@@ -52,7 +52,7 @@ CASES = [
     ('GitHub token', 'github_pat_' + _r(22) + '_' + _r(59)),
     ('OpenAI key', 'OPENAI_API_KEY=sk-' + _r(48)),
     ('OpenAI key', 'key sk-proj-' + _r(40) + '-' + _r(40)),
-    ('Anthropic key', 'sk-ant-api03-' + _r(80) + '-' + _r(10) + 'AA'),
+    ('Anthropic key', 'sk-ant-api03-' + _r(82) + '-' + _r(10) + 'AA'),
     ('Slack token', 'xoxb-' + '7305194682-4028613957071-' + _r(24)),
     ('Slack token', 'xoxp-' + '7305194682-4028613957-8316402957-' + _r(32)),
     ('Slack token', 'xoxa-' + '2-' + _r(30)),
