@@ -100,7 +100,8 @@ def _show(ctx: Context, n: int, as_json: bool) -> int:
     expect = expect if isinstance(expect, dict) else {}
     before, after = r.get('tokens_before'), r.get('tokens_after')
     print(f'compaction {r["n"]} ({r["id"]}) at {r.get("at")}')
-    print(f'agent: {r.get("agent")}, session {r.get("session")}, trigger {r.get("trigger")}')
+    agent, session, trigger = (render.line(str(r.get(k))) for k in ('agent', 'session', 'trigger'))
+    print(f'agent: {agent}, session {session}, trigger {trigger}')
     print(f'tokens: {_tokens(r.get("agent"), before, after)}')
     print(f'checkpoint: {r.get("checkpoint") or "-"}')
     age = r.get('state_age')

@@ -199,34 +199,110 @@ _SIDE = re.compile('|'.join(_EN_SIDE + _ZH_SIDE), re.I)
 _SUMMARY_SENTENCE = re.compile(r'(?<=[.!?;])\s+|\n+|(?<=[。！？；])')
 
 
+_ITEM = re.compile(r'\s*(?:[-*•]|\d+[.)]|#)')
+
+
+def _unwrap(text: str) -> str:
+    """A summary's wrapped lines joined: a line break inside a paragraph
+    (not before a list item or a heading, not after a sentence's end, not
+    after a list item unless the next line is indented) ends nothing."""
+    out: list[str] = []
+    for line in text.splitlines():
+        prev = out[-1] if out else ''
+        joins = (
+            prev.strip() and line.strip() and not _ITEM.match(line)
+            and prev.rstrip()[-1] not in '.!?;:。！？；：'
+            and (not _ITEM.match(prev) or line[:1].isspace())
+        )
+        if joins:
+            out[-1] = f'{prev.rstrip()} {line.strip()}'
+        else:
+            out.append(line)
+    return '\n'.join(out)
+
+
 def side_remarks(summary: str) -> list[str]:
     """The sentences (or list items) of a summary that mention something
     beside the task: "also", "later", "nice to have", "另外", "顺便"..."""
-    return [s.strip() for s in _SUMMARY_SENTENCE.split(summary or '') if s.strip() and _SIDE.search(s)]
+    text = _unwrap(summary or '')
+    return [' '.join(s.split()) for s in _SUMMARY_SENTENCE.split(text) if s.strip() and _SIDE.search(s)]
 
 
 # -- words, for "says the same thing" ----------------------------------------------------
 _ASCII_WORD = re.compile(r'[A-Za-z_][\w.-]{2,}')
 _CJK = re.compile(r'[\u3400-\u9fff]+')
+# an identifier's words: HTTPServer -> HTTP Server, validateEnv -> validate Env
+_CAMEL = re.compile(r'[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+')
 _STOP = frozenset((
     'the', 'and', 'for', 'with', 'from', 'into', 'that', 'this', 'then', 'now', 'its', 'are', 'was',
     'will', 'have', 'has', 'not', 'all', 'any', 'but', 'our', 'you', 'your', 'can', 'let', 'use',
     'make', 'also', 'just', 'only', 'one', 'two', 'new', 'old', 'file', 'files', 'code', 'update',
     'add', 'fix', 'run', 'test', 'tests', 'next', 'still', 'again', 'back', 'done', 'need', 'want',
+    # the words of every program: they say nothing about which task an edit serves
+    'def', 'return', 'func', 'function', 'const', 'var', 'import', 'export', 'class', 'self', 'none',
+    'null', 'nil', 'true', 'false', 'await', 'async', 'package', 'pub', 'impl', 'struct', 'else',
+    'elif', 'while', 'try', 'catch', 'except', 'throw', 'raise', 'err', 'string', 'str', 'int', 'bool',
+    'defer', 'static', 'public', 'private', 'void', 'mut', 'match', 'switch', 'case', 'break',
 ))
 
 
 def words(text: str) -> set[str]:
     """The content words of `text`: identifiers and words of three letters
-    or more (lowercased, without stop words), and Chinese bigrams."""
+    or more (lowercased, without stop words), an identifier's parts
+    (snake_case, camelCase, kebab-case, dotted), and Chinese bigrams."""
     ret = set()
     for w in _ASCII_WORD.findall(text or ''):
-        w = w.lower().strip('.-')
-        if len(w) >= 3 and w not in _STOP:
-            ret.add(w)
-            for part in re.split(r'[._/-]', w):
-                if len(part) >= 3 and part not in _STOP:
-                    ret.add(part)
+        w = w.strip('.-')
+        parts = [p for chunk in re.split(r'[._/-]', w) for p in ([chunk, *_CAMEL.findall(chunk)])]
+        for part in (w, *parts):
+            part = part.lower()
+            if len(part) >= 3 and part not in _STOP:
+                ret.add(part)
     for run in _CJK.findall(text or ''):
         ret.update(run[i:i + 2] for i in range(len(run) - 1))
+    return ret
+
+
+# endings taken off a word so that its forms meet: log/logger/logs,
+# validate/validation, fail/failed/failures, type/typing, stream/streaming
+_SUFFIXES = (
+    'ations', 'ation', 'ings', 'ures', 'ions', 'ates', 'ated', 'ing', 'ure', 'ion', 'ate', 'ers', 'ies',
+    'ed', 'er', 'es', 'ly', 's', 'e',
+)
+
+
+def stem(word: str) -> str:
+    """`word` without a common English ending (three letters kept)."""
+    if not word.isascii() or not word.isalpha():
+        return word
+    for end in _SUFFIXES:
+        if word.endswith(end) and len(word) - len(end) >= 3:
+            word = word[:-len(end)]
+            break
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in 'aeiou':
+        word = word[:-1]  # logg(er) -> log
+    return word
+
+
+def stems(text: str) -> set[str]:
+    """`words(text)`, each stemmed: what two texts are compared by."""
+    return {stem(w) for w in words(text)}
+
+
+_DEFINED = re.compile(
+    r'\b(?:def|function|func|fn|class|struct|interface|type|enum|trait|var|let|const)\s+'
+    r'(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)'
+    r'|\bimpl(?:<[^>]*>)?\s+(?:[\w]+::)*(\w+)'
+    r'|^\s*(?:export\s+)?([A-Za-z_$][\w$]*)\s*(?::[^=\n]*)?=\s*(?:async\s*)?(?:function\b|\([^)]*\)\s*=>)',
+    re.M,
+)
+
+
+def defined(text: str) -> list[str]:
+    """The names `text` defines (functions, types, constants), in order."""
+    ret: list[str] = []
+    for m in _DEFINED.finditer(text or ''):
+        name = m[1] or m[2] or m[3]
+        if name and name not in ret:
+            ret.append(name)
     return ret

@@ -99,7 +99,7 @@ def fold(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def expectation(
         state: dict[str, Any], in_progress: list[str], goal: list[str], todo: list[str],
-        done: list[str] | None = None,
+        done: list[str] | None = None, notes: list[str] | None = None,
 ) -> dict[str, Any]:
     """What the state said when the compaction came: the yardstick."""
     lv = state.get('last_verification')
@@ -114,6 +114,7 @@ def expectation(
         'in_progress': in_progress,
         'goal': goal,
         'todo': todo,
+        'notes': notes or [],
         'verification': _str(lv.get('result')) or None,
         'verification_reason': _str(lv.get('reason')),
     }
@@ -125,7 +126,7 @@ def _sound(expect: dict[str, Any]) -> dict[str, Any]:
     ret = dict(expect)
     for key in ('current_file', 'current_symbol', 'current_goal', 'next_intent', 'verification_reason', 'last_action'):
         ret[key] = _str(expect.get(key))
-    for key in ('in_progress', 'goal', 'todo', 'done'):
+    for key in ('in_progress', 'goal', 'todo', 'done', 'notes'):
         value = expect.get(key)
         ret[key] = [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
     ret['verification'] = _str(expect.get('verification')) or None
@@ -144,6 +145,19 @@ def _mentions(text: str, path: str) -> bool:
         if named in (path, name) or path.endswith('/' + named) or named.endswith('/' + path):
             return True
     return False
+
+
+def _kind(path: str) -> str:
+    """A file's extension: which files can hold the same change."""
+    name = path.rsplit('/', 1)[-1]
+    return name.rsplit('.', 1)[-1].lower() if '.' in name else ''
+
+
+def _mentions_loosely(text: str, path: str) -> bool:
+    """`path` is named in `text`, or its file name without the extension
+    is ("the README" for README.md)."""
+    stem = path.rsplit('/', 1)[-1].split('.', 1)[0]
+    return _mentions(text, path) or (len(stem) >= 4 and re.search(rf'(?<![\w/.-]){re.escape(stem)}(?![\w-])', text) is not None)
 
 
 def _names(text: str, name: str) -> bool:
@@ -170,9 +184,13 @@ def _clip(text: str, n: int = 200) -> str:
 class _Task(NamedTuple):
     """What the first turn is judged against."""
     text: str  # the task: current_goal, next_intent, In progress (and a new request)
-    other: str  # other tasks: the Todo, the summary's side topics
+    others: tuple[tuple[str, str], ...]  # other tasks, (what, text): Todo items, side remarks, notes
     request: str | None  # the user's new request after the compaction
     restated: bool  # the user's prompt said the task again
+
+    @property
+    def other(self) -> str:
+        return '\n'.join(t for _, t in self.others)
 
 
 def _task(expect: dict[str, Any], prompt: str | None, summary: str | None) -> _Task:
@@ -182,7 +200,11 @@ def _task(expect: dict[str, Any], prompt: str | None, summary: str | None) -> _T
     ])
     if not task.strip():  # no state: the snapshot's Goal is all there is
         task = '\n'.join(expect['goal'])
-    other = '\n'.join([*expect['todo'], *phrases.side_remarks(summary or '')])
+    others = tuple(
+        [('Todo item', t) for t in expect['todo']]
+        + [('side remark of the summary', t) for t in phrases.side_remarks(summary or '')]
+        + [('note', t) for t in expect['notes'][-5:]]
+    )
     request, restated = None, False
     said = (prompt or '').strip()
     if said and not phrases.goes_on(said):
@@ -192,59 +214,160 @@ def _task(expect: dict[str, Any], prompt: str | None, summary: str | None) -> _T
         else:
             request = said
             task = f'{said}\n{task}'
-    return _Task(task, other, request, restated)
+    return _Task(task, others, request, restated)
 
 
 _DEFINES = r'(?:\b(?:def|function|func|fn|class|struct|interface|type|enum|trait|impl|var|let|const)\s+(?:\([^)]*\)\s*)?{0}\b|\b{0}\s*(?::[^=\n]*)?=\s*(?:async\s*)?(?:function\b|\())'
 # next_intent asks for the references to change too: an edit of a caller
 # or an import of current_symbol in another file is then the task's
-_REFERENCES = re.compile(r'\b(?:imports?|callers?|call\s+sites?|usages?|references?|uses?|calls?|wire|引用|调用|导入|使用)', re.I)
+_REFERENCES = re.compile(r'\b(?:imports?|callers?|call\s+sites?|usages?|references?|calls?|wire|引用|调用|导入)', re.I)
+# "X, then Y": Y is a later step, not the one to take first
+_LATER = re.compile(r'\b(?:then|afterwards?|after\s+that|once\s+(?:that|this|it)\b)|然后|之后|再', re.I)
+_PATH = re.compile(
+    r'[\w.-]+/[\w./-]+|\b[\w-]+\.(?:py|pyi|ts|tsx|js|jsx|mjs|go|rs|rb|java|kt|c|h|cc|cpp|hpp|cs|swift|php|'
+    r'md|rst|txt|json|ya?ml|toml|cfg|ini|sh|sql|html|css|vue|lock)\b',
+)
 
 
 def _defines(text: str, name: str) -> bool:
     return bool(name) and re.search(_DEFINES.format(re.escape(name)), text) is not None
 
 
-def _judge_edit(expect: dict[str, Any], task: _Task, e: dict[str, Any], at_current: bool) -> tuple[str, str]:
+def _named_by(text: str, symbol: str) -> bool:
+    """`symbol` is named in `text`, itself or by all its words (httpClient
+    in "bump the HTTP client timeout")."""
+    if not text:
+        return False
+    if _names(text, symbol):
+        return True
+    parts = phrases.words(symbol) - {symbol.lower()}
+    return len(parts) >= 2 and parts <= phrases.words(text)
+
+
+class _Serves(NamedTuple):
+    """Which task an edit's new words match: the goal's or another's."""
+    goal: int  # words it adds that only the task has
+    other: int  # words it adds that only the best-matching other task has
+    item: tuple[str, str] | None  # that other task, (what, text)
+
+
+def _content(text: str) -> set[str]:
+    """The stems of `text` without its file paths: where an edit is is
+    judged apart from what it does."""
+    return phrases.stems(_PATH.sub(' ', text))
+
+
+def _serves(task: _Task, new: set[str]) -> _Serves:
+    """Compare `new` (the stems an edit or a closing text introduces)
+    with the task and with each other task; a word both have decides
+    nothing."""
+    goal = _content(task.text)
+    items = [(what, text, _content(text)) for what, text in task.others]
+    theirs = set().union(*(w for _, _, w in items)) if items else set()
+    best = max(items, key=lambda i: len(new & (i[2] - goal)), default=None)
+    hit = len(new & (best[2] - goal)) if best else 0
+    return _Serves(len(new & (goal - theirs)), hit, (best[0], best[1]) if best and hit else None)
+
+
+def _edit_serves(task: _Task, added: str, removed: str, adds: list[str]) -> _Serves:
+    """What an edit introduces, compared with the tasks: the names it
+    defines first (a new function is named for what it is for), else the
+    words of the lines it added and not of those it took out
+    (identifiers by their parts, words by their stems, Chinese by
+    bigrams)."""
+    if adds:
+        by_name = _serves(task, phrases.stems(' '.join(adds)))
+        if by_name.goal or by_name.other:
+            return by_name
+    return _serves(task, _content(added) - _content(removed))
+
+
+def _redone(expect: dict[str, Any], f: str, adds: list[str]) -> str | None:
+    """The Done (or last_action) line that records a name this edit
+    defines as already added in another file: the step done again."""
+    lines: list[str] = [*expect['done'], expect['last_action']]
+    for line in lines:
+        if not _PATH.search(line) or _mentions(line, f):
+            continue
+        for name in adds:
+            if _names_code(line, name):
+                return line
+    return None
+
+
+def _off_task(serves: _Serves, told: _Serves, placed: bool) -> str | None:
+    """Why an edit serves another task, or None: it matches that task
+    better than the goal (by two words, or by one where it is not at the
+    task's place), or as well as the goal while the agent's closing text,
+    its own account of the turn, says it did the other task.  The closing
+    text confirms a lean, never turns one."""
+    says = told.item is not None and told.other >= 2 and told.other > told.goal
+    if serves.item and (
+        serves.other > serves.goal and (serves.other >= 2 or not placed) or serves.other == serves.goal and says
+    ):
+        what, item = serves.item
+        return f'matches {what} "{_clip(item, 80)}", not the goal' + (', as the closing text says' if says else '')
+    if told.item and serves.other == serves.goal and says and not placed:
+        what, item = told.item
+        return f'the closing text says it serves {what} "{_clip(item, 80)}", not the goal'
+    return None
+
+
+def _judge_edit(expect: dict[str, Any], task: _Task, e: dict[str, Any], at_current: bool, told: _Serves) -> tuple[str, str]:
     """(verdict, why) of one edit: on the task, the task's change in the
     wrong place, another task's, or a step done again.  `at_current`: the
-    turn edited current_file before it."""
+    turn edited current_file before it; `told`: what the agent's closing
+    text matches."""
     f, symbol = _str(e.get('file')), _str(e.get('symbol'))
     current, want = expect['current_file'], expect['current_symbol']
-    written = f'{_str(e.get("text"))}\n{_str(e.get("removed"))}'
-    content = phrases.words(written)  # what it wrote, not where
-    # the change next_intent (or the user's request) asks for
-    change = phrases.words('\n'.join([task.request or '', expect['next_intent'], *expect['in_progress'], want]))
-    side = phrases.words(task.other) - change - (phrases.words(task.request) if task.request else set())
-    done = phrases.words('\n'.join([expect['last_action'], *expect['done']])) - change
-    asked, off, again = len(content & change), len(content & side), len(content & done)
+    added, removed = _str(e.get('text')), _str(e.get('removed'))
+    written = f'{added}\n{removed}'
+    adds = [n for n in phrases.defined(added) if n not in phrases.defined(removed)]
     where = f'{"shell-made " if e.get("by") == "shell" else ""}edit {f}' + (f' in {symbol}' if symbol else '')
+    of = f'{"shell-made " if e.get("by") == "shell" else ""}edit of {f}' + (f' in {symbol}' if symbol else '') + (f' adds {", ".join(adds[:3])}' if adds else '')
     if e.get('twice') is True:
         return 'state', f'{where}: {f} now defines {symbol} twice: a step already done, done again'
+    redone = _redone(expect, f, adds)
+    if redone:
+        return 'state', f'{of}: Done records it as added already ("{_clip(redone, 80)}"): a step done again'
+    change = phrases.words('\n'.join([task.request or '', expect['next_intent'], *expect['in_progress'], want]))
+    done = phrases.words('\n'.join([expect['last_action'], *expect['done']])) - change
+    again, asked = len(phrases.words(written) & done), len(phrases.words(written) & change)
     if again >= 3 and again > asked + 1:
         return 'state', f'{where}: it does again what last_action / Done record as done'
-    if off >= 2 and off > asked:
-        return 'drift', f'{where}: it serves another task (Todo or a side remark of the summary), not the task'
     if f and current and want and f != current and (symbol == want or _defines(written, want)):
         return 'location', f'{where}: current_symbol {want}, but in another file (current_file is {current})'
+    first_step = _LATER.split(expect['next_intent'], 1)[0]
+    if (
+        f and current and want and f != current and not at_current and not task.request and _kind(f) == _kind(current)
+        and _names(written, want) and not _REFERENCES.search(first_step)
+    ):
+        return 'location', f'{where}: a reference to current_symbol {want} changed before {want} itself (in {current})'
+    if f and current and want and f != current and at_current and _names(written, want):
+        return 'recovered', f'{where}: a reference to current_symbol {want}, after {want} itself'
+    serves = _edit_serves(task, added, removed, adds)
+    placed = bool(f) and f == current and (not symbol or not want or symbol == want)
+    off = _off_task(serves, told, placed)
+    if off:
+        return 'drift', f'{of}: {off}'
     if f and (f == current or _mentions(task.text, f)):
         named = 'current_file' if f == current else 'named by the task'
-        if not symbol or symbol == want or _names(task.text, symbol):
+        if not symbol or symbol == want or _names(task.text, symbol) or _named_by(task.request or '', symbol):
             return 'recovered', f'{where}: {named}' + (f', {"current_symbol" if symbol == want else "named by the task"}' if symbol else '')
-        if _names_code(task.other, symbol) and asked < 2:
+        if _names_code(task.other, symbol) and serves.goal < 2:
             return 'drift', f'{where}: {symbol} is another task (Todo or a side remark of the summary), not the task'
         if want and f == current:
             return 'location', f'{where}: current_file, but the wrong function (current_symbol is {want})'
         return 'recovered', f'{where}: {named}'
     if symbol and _names(task.text, symbol) and not current:
         return 'recovered', f'{where}: {symbol} is named by the task'
-    if want and _names(written, want):
-        if at_current or _REFERENCES.search(expect['next_intent']) or task.request:
-            return 'recovered', f'{where}: a reference to current_symbol {want}, which the task changes'
-        return 'location', f'{where}: a reference to current_symbol {want}, not {want} itself (in {current or "current_file"})'
-    if asked >= 2 and asked > off:
-        return 'location', f'{where}: the change next_intent asks for, in a file the task does not name (current_file is {current or "not set"})'
-    if f and _mentions(task.other, f):
+    if want and _names(written, want) and _kind(f) == _kind(current or f):
+        return 'recovered', f'{where}: a reference to current_symbol {want}, which the task changes'
+    if serves.goal >= 1 and serves.goal >= serves.other and _kind(f) == _kind(current or f):
+        # the task's change where it could be made (a README cannot hold a
+        # code change: documenting is another task)
+        return 'location', f'{of}: the change the task asks for, in a file the task does not name (current_file is {current or "not set"})'
+    if f and _mentions_loosely(task.other, f):
         return 'drift', f'{where}: a file of another task (Todo or a side remark of the summary)'
     return 'drift', f'{where}: a file neither the task nor its current_file ({current or "not set"}) names'
 
@@ -310,8 +433,9 @@ def classify(
         return done('state', f'closing text said "{claim}" while {why}')
     judged = []
     at_current = False
+    told = _serves(task, _content(text))
     for e in edits:
-        judged.append((e, *_judge_edit(expect, task, e, at_current)))
+        judged.append((e, *_judge_edit(expect, task, e, at_current, told)))
         at_current = at_current or (bool(expect['current_file']) and e.get('file') == expect['current_file'])
     wrong = next(((e, v, why) for e, v, why in judged if v != 'recovered'), None)
     if wrong:

@@ -29,7 +29,8 @@ COMMANDS = 5
 REQUESTS = 3
 REQUEST_CHARS = 300
 COMMAND_CHARS = 200
-EDIT_TEXT_CHARS = 300
+# what an edit added, for the recovery verdict: a new helper's body whole
+EDIT_TEXT_CHARS = 1000
 # how far above an edit to look for its enclosing definition
 _SCAN_LINES = 400
 
@@ -192,6 +193,19 @@ def twice(lines: list[str], symbol: str | None, ext: str) -> bool:
     return found > 1
 
 
+def changed(text: str, removed: str) -> tuple[str, str]:
+    """(the lines `text` adds, the lines of `removed` it takes out): an
+    edit tool's new text repeats the unchanged lines around the change,
+    and a realigned line (whitespace only) is no change."""
+    def key(line: str) -> str:
+        return ' '.join(line.split())
+    old = {key(line) for line in removed.splitlines()}
+    new = {key(line) for line in text.splitlines()}
+    added = '\n'.join(line for line in text.splitlines() if key(line) not in old)
+    gone = '\n'.join(line for line in removed.splitlines() if key(line) not in new)
+    return added, gone
+
+
 def clip_text(text: str) -> str:
     """What an edit wrote, short: the recovery log weighs it against the
     task's words (and takes secrets out of it, if it keeps it)."""
@@ -244,9 +258,10 @@ def record_tool(
         entry = edit_entry(repo, e, cwd)
         twice = entry.pop('twice')
         data['edits'] = _push(data.get('edits'), {**entry, 'session': session}, EDITS)
-        edited = {'kind': 'edit', 'file': entry['file'], 'symbol': entry['symbol'], 'text': clip_text(e.text)}
-        if e.removed:
-            edited['removed'] = clip_text(e.removed)
+        added, gone = changed(e.text, e.removed)
+        edited = {'kind': 'edit', 'file': entry['file'], 'symbol': entry['symbol'], 'text': clip_text(added)}
+        if gone:
+            edited['removed'] = clip_text(gone)
         events.append({**edited, 'twice': True} if twice else edited)
     if run is not None:
         from agitmem import secrets  # a command line may hold a token

@@ -89,9 +89,10 @@ def _expectation(repo: Repo) -> tuple[dict[str, Any], dict[str, Any]]:
 
     def lines(name: str) -> list[str]:
         return [t for _, t in snapshot_mod.content_lines(snap.get(name))][:20]
+    from agitmem.memory import notes as notes_mod
     expect = recovery_mod.expectation(
         state, lines(snapshot_mod.IN_PROGRESS), lines(snapshot_mod.GOAL), lines(snapshot_mod.TODO),
-        lines(snapshot_mod.DONE),
+        lines(snapshot_mod.DONE), notes_mod.parse(text(memory.NOTES))[-5:],
     )
     return state, expect
 
@@ -127,8 +128,9 @@ def open_record(
     if summary:
         from agitmem import secrets  # a summary may quote a token
         summary = secrets.redact(summary)[:SUMMARY_CHARS]
-    # an id from a payload: no line of its own in `recovery show`
-    session = ''.join(c if c.isprintable() else '?' for c in (session_id or '-'))[:SESSION_CHARS]
+    # an id from a payload, kept as given (cut): `recovery show` escapes it
+    # (render.line) so that it cannot start a line of its own
+    session = (session_id or '-')[:SESSION_CHARS]
     rid = os.urandom(6).hex()
     _append(repo, {
         'kind': 'compaction',
@@ -210,8 +212,10 @@ def _shell_edit(repo: Repo, old: str, new: str, rel: str) -> dict[str, Any]:
     proc = repo_mod.git('diff-tree', '-p', '-U0', '--no-color', '--no-renames', old, new, '--', rel, cwd=repo.root, check=False)
     diff = proc.stdout if proc.returncode == 0 else ''
     hunk = re.search(r'(?m)^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@', diff)
-    added = '\n'.join(line[1:] for line in diff.splitlines() if line.startswith('+') and not line.startswith('+++'))
-    gone = '\n'.join(line[1:] for line in diff.splitlines() if line.startswith('-') and not line.startswith('---'))
+    added, gone = observed.changed(
+        '\n'.join(line[1:] for line in diff.splitlines() if line.startswith('+') and not line.startswith('+++')),
+        '\n'.join(line[1:] for line in diff.splitlines() if line.startswith('-') and not line.startswith('---')),
+    )
     symbol, twice = None, False
     if hunk:
         start = max(int(hunk[1]), 1)

@@ -111,6 +111,16 @@ def test_a_definition_written_twice_is_seen() -> None:
     assert not observed.twice(lines, None, 'py')
 
 
+def test_an_edit_is_what_it_added_and_took_out() -> None:
+    # an edit tool's new text repeats the lines around the change; a
+    # realigned line is no change
+    old = 'type Cache struct {\n\tmu sync.Mutex\n\tm  map[string]entry\n}'
+    new = 'type Cache struct {\n\tmu     sync.Mutex\n\tm      map[string]entry\n\thits   uint64\n}'
+    assert observed.changed(new, old) == ('\thits   uint64', '')
+    assert observed.changed('x = 2\n', 'x = 1\n') == ('x = 2', 'x = 1')
+    assert observed.changed('def f():\n    pass\n', '') == ('def f():\n    pass', '')
+
+
 def test_codex_apply_patch_lines_found_in_the_file(agentrepo: Path) -> None:
     patch = '*** Begin Patch\n*** Update File: src/app.py\n@@\n-    return data\n+    return data\n*** End Patch\n'
     hook(agentrepo, 'post-edit', payload('codex/PostToolUse_apply_patch', agentrepo, tool_input={'command': patch}))

@@ -121,3 +121,46 @@ def test_side_remarks_of_a_summary() -> None:
         '另外用户顺便提到想加命中率统计。',
     ]
     assert phrases.side_remarks('') == []
+
+
+def test_words_split_identifiers() -> None:
+    said = phrases.words('validateEnv REQUIRED_ENV NewRequestWithContext user-agent HTTPServer')
+    assert {'validateenv', 'validate', 'env', 'required', 'request', 'context', 'user', 'agent', 'http', 'server'} <= said
+    assert 'return' not in phrases.words('return x')  # every program's words say nothing
+
+
+@pytest.mark.parametrize('forms', [
+    ('log', 'logger', 'logs', 'logging'),
+    ('validate', 'validation'),
+    ('fail', 'failed', 'failures'),
+    ('type', 'typing', 'types'),
+    ('paginate', 'pagination'),
+])
+def test_a_words_forms_meet_at_one_stem(forms: tuple[str, ...]) -> None:
+    assert len({phrases.stem(w) for w in forms}) == 1
+    assert phrases.stem('统计') == '统计'
+
+
+def test_defined_names() -> None:
+    code = (
+        'export function validateEnv(env = process.env): void {\n'
+        'const REQUIRED_ENV = ["A"]\n'
+        'func (c *Cache) Stats() (hits uint64) {\n'
+        'impl fmt::Display for Config {\n'
+        'export const handler = async (req) => {\n'
+    )
+    assert phrases.defined(code) == ['validateEnv', 'REQUIRED_ENV', 'Stats', 'Display', 'handler']
+    assert phrases.defined('x = 1') == []
+
+
+def test_a_wrapped_summary_keeps_its_sentences_whole() -> None:
+    summary = (
+        'Refactoring internal/api. GetUser is next. The user also mentioned that all\n'
+        'requests should send a User-Agent header. An ErrNotFound sentinel was added.\n'
+        '- later: metrics\n'
+        'Tests fail.\n'
+    )
+    assert phrases.side_remarks(summary) == [
+        'The user also mentioned that all requests should send a User-Agent header.',
+        '- later: metrics',
+    ]

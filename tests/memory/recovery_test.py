@@ -84,7 +84,7 @@ def test_a_new_function_in_current_file_for_a_todo_item_is_goal_drift() -> None:
     edit = {**_edit('src/app.py', 'validate_env'), 'text': 'def validate_env():\n    os.environ["CONFIG"]'}
     verdict, evidence, _ = classify(expect, [edit], None)
     assert verdict == 'drift'
-    assert evidence == ['edit src/app.py in validate_env: it serves another task (Todo or a side remark of the summary), not the task']
+    assert evidence == ['edit of src/app.py in validate_env adds validate_env: matches Todo item "validate the env vars (validate_env)", not the goal']
 
 
 def test_a_side_topic_of_the_summary_is_goal_drift() -> None:
@@ -115,7 +115,7 @@ def test_the_tasks_work_in_a_file_it_does_not_name_is_location_lost() -> None:
     edit = {**_edit('src/settings.py', 'read_settings'), 'text': 'import tomllib\n    data = tomllib.load(f)'}
     verdict, evidence, _ = classify(_expect(), [edit], None)
     assert verdict == 'location'
-    assert evidence == ['edit src/settings.py in read_settings: the change next_intent asks for, in a file the task does not name (current_file is src/app.py)']
+    assert evidence == ['edit of src/settings.py in read_settings: the change the task asks for, in a file the task does not name (current_file is src/app.py)']
 
 
 def test_current_symbols_copy_in_another_file_is_location_lost() -> None:
@@ -131,7 +131,7 @@ def test_a_caller_instead_of_current_symbol_is_location_lost() -> None:
     caller = {**_edit('src/cli.py', 'main'), 'text': 'cfg = load_config(args.path, toml=True)'}
     verdict, evidence, _ = classify(_expect(), [caller], None)
     assert verdict == 'location'
-    assert evidence == ['edit src/cli.py in main: a reference to current_symbol load_config, not load_config itself (in src/app.py)']
+    assert evidence == ['edit src/cli.py in main: a reference to current_symbol load_config changed before load_config itself (in src/app.py)']
     # after current_symbol itself, or when next_intent asks for its callers, it is the task
     assert classify(_expect(), [_edit('src/app.py', 'load_config'), caller], None)[0] == 'recovered'
     expect = _expect(next_intent='update the callers of load_config')
@@ -143,7 +143,77 @@ def test_a_side_remark_of_the_summary_in_current_symbol_is_goal_drift() -> None:
     edit = {**_edit('src/app.py', 'load_config'), 'text': 'logging.info("config read %s", timestamp())'}
     verdict, evidence, _ = classify(_expect(), [edit], None, summary=summary)
     assert verdict == 'drift'
-    assert evidence == ['edit src/app.py in load_config: it serves another task (Todo or a side remark of the summary), not the task']
+    assert evidence == ['edit of src/app.py in load_config: matches side remark of the summary "The user also mentioned logging every config read with a timestamp.", not the goal']
+
+
+def test_the_names_an_edit_defines_say_which_task_it_serves() -> None:
+    # its body uses the goal's words (config, load), its name is the Todo's
+    expect = _expect(todo=['env-var validation (the user asked in passing)'])
+    edit = {**_edit('src/app.py'), 'text': 'def validateEnv(config):\n    load_config(config)'}
+    verdict, evidence, _ = classify(expect, [edit], None)
+    assert verdict == 'drift'
+    assert evidence == ['edit of src/app.py adds validateEnv: matches Todo item "env-var validation (the user asked in passing)", not the goal']
+
+
+def test_words_the_goal_and_another_task_share_decide_nothing() -> None:
+    # "config" is in both; tomllib is the goal's alone
+    expect = _expect(todo=['log every config read'])
+    edit = {**_edit('src/app.py', 'load_config'), 'text': 'data = tomllib.loads(config)', 'removed': 'data = ini(config)'}
+    assert classify(expect, [edit], None)[0] == 'recovered'
+
+
+def test_the_closing_text_decides_an_edit_whose_words_do_not() -> None:
+    summary = 'Porting load_config to tomllib. The user also mentioned hit-rate statistics for the cache.'
+    edit = {**_edit('src/cache.py', 'Cache'), 'text': 'counter = {}'}
+    said = 'Added hit-rate statistics to the cache.'
+    verdict, evidence, _ = classify(_expect(), [edit], said, summary=summary)
+    assert verdict == 'drift'
+    assert evidence[0] == (
+        'edit of src/cache.py in Cache: the closing text says it serves side remark of the summary '
+        '"The user also mentioned hit-rate statistics for the cache.", not the goal'
+    )
+    # an account of the goal's work leaves it to the place
+    assert classify(_expect(), [edit], 'Ported load_config to tomllib.', summary=summary)[0] == 'drift'
+    assert classify(_expect(), [{**edit, 'file': 'src/app.py'}], 'Ported load_config to tomllib.', summary=summary)[0] == 'location'
+
+
+def test_a_caller_changed_before_current_symbol_is_location_lost_even_when_next_intent_names_it_later() -> None:
+    expect = _expect(next_intent='give load_config a path parameter, then fix the caller in src/cli.py')
+    caller = {**_edit('src/cli.py', 'main'), 'text': 'cfg = load_config(args.path)'}
+    verdict, evidence, _ = classify(expect, [caller], None)
+    assert verdict == 'location'
+    assert evidence == ['edit src/cli.py in main: a reference to current_symbol load_config changed before load_config itself (in src/app.py)']
+    verdict, evidence, _ = classify(expect, [_edit('src/app.py', 'load_config'), caller], None)
+    assert verdict == 'recovered'
+    assert evidence == ['all 2 edits on the task; first: edit src/app.py in load_config: current_file, current_symbol']
+
+
+def test_a_definition_done_records_in_another_file_is_state_confusion() -> None:
+    expect = _expect(done=['added the ErrNotFound sentinel in src/errors.py'])
+    edit = {**_edit('src/app.py'), 'text': 'ErrNotFound = object()\nclass ErrNotFound(Exception): pass'}
+    verdict, evidence, _ = classify(expect, [edit], None)
+    assert verdict == 'state'
+    assert evidence == ['edit of src/app.py adds ErrNotFound: Done records it as added already ("added the ErrNotFound sentinel in src/errors.py"): a step done again']
+    # in the file Done names, it is that file's own definition
+    assert classify(expect, [{**edit, 'file': 'src/errors.py'}], None)[0] != 'state'
+
+
+def test_the_goals_words_in_a_document_another_task_names_are_goal_drift() -> None:
+    summary = 'Porting load_config to tomllib. The user also wants the README to say TOML is read now.'
+    edit = {**_edit('README.md'), 'text': 'load_config reads TOML with tomllib'}
+    verdict, evidence, _ = classify(_expect(todo=[]), [edit], None, summary=summary)
+    assert verdict == 'drift'
+    assert evidence == ['edit README.md: a file of another task (Todo or a side remark of the summary)']
+    # the same words in code the task does not name: its change misplaced
+    assert classify(_expect(todo=[]), [{**edit, 'file': 'src/settings.py'}], None, summary=summary)[0] == 'location'
+
+
+def test_a_symbol_the_users_request_names_by_its_words_is_the_request() -> None:
+    edit = {**_edit('src/app.py', 'httpClient'), 'text': 'timeout=30'}
+    verdict, evidence, _ = classify(_expect(), [edit], None, prompt='First bump the HTTP client timeout to 30s.')
+    assert verdict == 'recovered'
+    assert evidence[0] == 'edit src/app.py in httpClient: current_file, named by the task'
+    assert classify(_expect(), [edit], None)[0] == 'location'
 
 
 def test_redoing_what_done_records_is_state_confusion() -> None:
