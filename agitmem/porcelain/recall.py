@@ -131,6 +131,28 @@ def _decisions(text: str) -> Items:
     return ret
 
 
+def decisions(snapshot: str) -> list[str]:
+    """The Decisions of a snapshot as recall holds them."""
+    return [item[2] for item in _decisions(snapshot).values()]
+
+
+def summary(hit: Hit) -> str:
+    """A hit on one line: an archived snapshot by its Goal (and the
+    first lines of its other sections), anything else as it is."""
+    if hit.kind != 'snapshot':
+        return hit.text
+    text = hit.text
+    if text.startswith('---\n') and '\n---\n' in text:
+        text = text.split('\n---\n', 1)[1]  # the state, as front matter
+    snap = snapshot_mod.parse(text)
+    parts = []
+    for section in snap.sections:
+        lines = [t for _, t in snapshot_mod.content_lines(section)]
+        if lines:
+            parts.append(f'{section.name}: {" / ".join(lines[:3])}')
+    return '; '.join(parts) or ' '.join(text.split())
+
+
 def _archived(path: str, text: str) -> Items:
     """An archived snapshot: the file as one item, and its Decisions."""
     return {f'snapshot\0{path}': ('snapshot', None, text.strip()), **_decisions(text)}
