@@ -175,10 +175,11 @@ class _Reader:
     """The items of a memory commit, file by file, each blob parsed once
     (the parent's, which the next commit compares with, stays at hand)."""
 
-    def __init__(self, pr: pygit2.Repository) -> None:
+    def __init__(self, pr: pygit2.Repository, top: pygit2.Commit) -> None:
         self.pr = pr
         self.blobs: dict[pygit2.Oid, Items] = {}
         self.archives: dict[pygit2.Oid, dict[str, pygit2.Oid]] = {}
+        self.top = top  # the commit being read
 
     def entries(self, tree: pygit2.Tree) -> dict[str, pygit2.Oid]:
         """What recall reads of a memory tree: the flat files, and each
@@ -221,6 +222,10 @@ class _Reader:
         return hit
 
     def data(self, oid: pygit2.Oid) -> bytes:
+        # a partial clone may lack it: fetched with the commit's objects
+        return store.whole(self.pr, self.top.tree, lambda: self._data(oid))
+
+    def _data(self, oid: pygit2.Oid) -> bytes:
         blob = self.pr[oid]
         assert isinstance(blob, pygit2.Blob)
         return blob.data
@@ -292,7 +297,7 @@ class Index:
 
     def walk(self, pr: pygit2.Repository, top: pygit2.Commit, since: str | None) -> None:
         """Read the commits from top back to `since` (exclusive), oldest first."""
-        reader = _Reader(pr)
+        reader = _Reader(pr, top)
         walker = pr.walk(top.id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
         if since is not None:
             walker.hide(pygit2.Oid(hex=since))
@@ -312,6 +317,7 @@ class Index:
             return hit
 
         for c in walker:
+            reader.top = c
             pos = len(self.commits)
             hexid = str(c.id)
             positions[hexid] = pos
@@ -339,6 +345,7 @@ class Index:
                 for path in then.keys() - now.keys():
                     for key in reader.items(path, then[path]):
                         self._gone(key, ppos)
+        reader.top = top
         self._mark_current(reader, of(top), positions[str(top.id)])
         self.tip = str(top.id)
 

@@ -247,3 +247,57 @@ def test_related_needs_two_words_in_common(memrepo: Path) -> None:
     checkout(memrepo)
     ok('state', 'set', 'current_goal=warm up', cwd=memrepo)
     assert '## RELATED' not in ok('load', '--after-compact', cwd=memrepo)
+
+
+def test_related_is_cut_first_when_over_budget(memrepo: Path) -> None:
+    grow(memrepo, [
+        {'notes.md': notes('the loader must not import index ts, a cycle')},
+        {'notes.md': notes('recent')},
+    ])
+    checkout(memrepo)
+    ok('state', 'set', 'current_goal=move the loader into index ts', cwd=memrepo)
+    whole = json.loads(ok('load', '--after-compact', '--json', cwd=memrepo))
+    assert '## RELATED' in whole['text']
+    without = whole['text'].split('## RELATED')[0]
+    # a budget the block fits only without RELATED
+    budget = whole['tokens'] - 5
+    with open(memrepo / '.agent' / 'config.yaml', 'a') as f:
+        f.write(f'budget_tokens: {budget}\n')
+    cut = json.loads(ok('load', '--after-compact', '--json', cwd=memrepo))
+    assert '## RELATED' not in cut['text']
+    assert '- recent' in cut['text']  # the notes stay
+    assert cut['text'].startswith(without)
+    assert 'left out for size' not in cut['text']  # RELATED is not memory to read again
+    assert cut['cut']['related'] == 1
+    assert cut['cut']['notes'] == 0
+
+
+def test_unreadable_history(memrepo: Path) -> None:
+    """A memory object missing (a repository that lost it): recall says
+    so in one line; the injection goes out without RELATED."""
+    made = grow(memrepo, [{'notes.md': notes('the loader must not import index ts')}, {'notes.md': notes('recent')}])
+    blob = git('rev-parse', f'{made[0]}:notes.md', cwd=memrepo).strip()
+    (memrepo / '.git' / 'objects' / blob[:2] / blob[2:]).unlink()
+    line = bad('recall', 'loader', cwd=memrepo)
+    assert 'is missing from the repository' in line
+    checkout(memrepo)
+    ok('state', 'set', 'current_goal=move the loader into index ts', cwd=memrepo)
+    block = ok('load', '--after-compact', cwd=memrepo)
+    assert '## RELATED' not in block
+    assert 'STATE' in block
+    log = (memrepo / '.agent' / 'log' / 'memory.log').read_text()
+    assert 'read related: left out: memory object' in log
+
+
+def test_history_that_does_not_parse(memrepo: Path) -> None:
+    """A history may hold anything: a fragment line that is not JSON, a
+    file removed; recall reads what it can."""
+    lines = ['{"id": "A-001", "goal": "kept fragment"}', 'not json {', '{"id": "bad id"}', '[1]']
+    made = grow(memrepo, [
+        {'fragments.jsonl': '\n'.join(lines) + '\n', 'notes.md': notes('a note of the gone file')},
+        {'notes.md': None},
+    ])
+    (hit,) = recall(memrepo, 'kept fragment')
+    assert hit['id'] == 'A-001'
+    (hit,) = recall(memrepo, 'gone file')
+    assert (hit['current'], hit['commit']) == (False, made[0])
