@@ -13,9 +13,7 @@ snake_case split, the whole word kept too) and Chinese character bigrams;
 recency breaks ties."""
 from __future__ import annotations
 
-import hashlib
 import heapq
-import json
 import marshal
 import math
 import re
@@ -39,6 +37,9 @@ from agitmem.repo import Repo
 VERSION = 1
 KINDS = ('note', 'fragment', 'decision', 'snapshot', 'tattoo')
 _K1, _B = 1.2, 0.75  # BM25's usual constants
+# RELATED reads at most this many commits not in the cache yet (about a
+# second's worth of reading)
+RELATED_MAX_NEW = 2000
 _FRAGMENT_ID = re.compile(r'(?<![\w.-])([A-Za-z0-9_.]+-\d+)(?![\w-])')
 _WORD = re.compile(r'[^\W_]+(?:_[^\W_]+)*')
 _CJK = re.compile(r'[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]+')
@@ -69,6 +70,9 @@ def tokens(text: str) -> list[str]:
     ret: list[str] = []
     for m in _WORD.finditer(text):
         word = m.group()
+        if word.isascii():
+            ret.extend(_latin(word))
+            continue
         pos = 0
         for c in _CJK.finditer(word):
             ret.extend(_latin(word[pos:c.start()]))
@@ -80,6 +84,8 @@ def tokens(text: str) -> list[str]:
 
 
 def _latin(word: str) -> list[str]:
+    if word.islower() and '_' not in word or word.isdigit():
+        return [word]  # most words: nothing to split (no camelCase, no snake_case)
     if not word:
         return []
     parts = [p.lower() for chunk in word.split('_') for p in (_CAMEL.findall(chunk) or [chunk])]
@@ -108,6 +114,7 @@ def _bullets(kind: str, text: str) -> Items:
 def _fragments(text: str) -> Items:
     """Each fragment line that parses (one that does not is skipped: a
     history may hold anything, recall reads what it can)."""
+    import json  # only while reading history: a warm search never needs it
     ret: Items = {}
     for line in text.split('\n'):
         if not line.strip():
@@ -180,6 +187,7 @@ class _Reader:
         self.blobs: dict[pygit2.Oid, Items] = {}
         self.archives: dict[pygit2.Oid, dict[str, pygit2.Oid]] = {}
         self.top = top  # the commit being read
+        self.raw: dict[pygit2.Oid, bytes] = {}
 
     def entries(self, tree: pygit2.Tree) -> dict[str, pygit2.Oid]:
         """What recall reads of a memory tree: the flat files, and each
@@ -222,8 +230,15 @@ class _Reader:
         return hit
 
     def data(self, oid: pygit2.Oid) -> bytes:
-        # a partial clone may lack it: fetched with the commit's objects
-        return store.whole(self.pr, self.top.tree, lambda: self._data(oid))
+        # a commit's old blob is, most often, the new one of the commit
+        # read just before: each is read once
+        hit = self.raw.get(oid)
+        if hit is None:
+            if len(self.raw) > 8:
+                self.raw.clear()
+            # a partial clone may lack it: fetched with the commit's objects
+            hit = self.raw[oid] = store.whole(self.pr, self.top.tree, lambda: self._data(oid))
+        return hit
 
     def _data(self, oid: pygit2.Oid) -> bytes:
         blob = self.pr[oid]
@@ -478,21 +493,30 @@ _KIND = {k[0]: k for k in KINDS}
 
 
 def _iso(when: int, offset: int) -> str:
-    import datetime
-    tz = datetime.timezone(datetime.timedelta(minutes=offset))
-    return datetime.datetime.fromtimestamp(when, tz).isoformat()
+    """A commit's date as datetime.isoformat() writes it, without
+    importing datetime (a tenth of what a warm search costs)."""
+    import time
+    sign = '-' if offset < 0 else '+'
+    return (
+        time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(when + offset * 60)) +
+        f'{sign}{abs(offset) // 60:02d}:{abs(offset) % 60:02d}'
+    )
 
 
 def _cache_path(repo: Repo, ref: str) -> Path:
     # memory refs are shared by every worktree, but refs/worktree/ ones
     where = repo.git_dir if ref.startswith('refs/worktree/') else repo.common_dir
-    name = hashlib.sha1(ref.encode('utf-8', 'surrogateescape')).hexdigest()[:16]
+    # (the cache names its ref: two refs sharing a name rebuild, never mix)
+    name = str(pygit2.hash(ref.encode('utf-8', 'surrogateescape')))[:16]
     return where / 'agitmem' / 'recall' / f'{name}.marshal'
 
 
-def index(repo: Repo, pr: pygit2.Repository, ref: str) -> Index | None:
+def index(
+        repo: Repo, pr: pygit2.Repository, ref: str, *, max_new: int | None = None,
+) -> Index | None:
     """The index of ref as its tip is now: the cached one, extended by the
-    commits since its tip, or built again; None when ref has no memory."""
+    commits since its tip, or built again; None when ref has no memory,
+    or when that means reading more than max_new commits."""
     top = store.tip(pr, ref)
     if top is None:
         return None
@@ -507,6 +531,8 @@ def index(repo: Repo, pr: pygit2.Repository, ref: str) -> Index | None:
         idx, since = cached, cached.tip
     else:
         idx, since = Index(ref), None
+    if max_new is not None and _more_than(pr, top, since, max_new):
+        return None
     idx.walk(pr, top, since)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -514,6 +540,15 @@ def index(repo: Repo, pr: pygit2.Repository, ref: str) -> Index | None:
     except OSError:
         pass  # a read-only git dir: the search goes on, uncached
     return idx
+
+
+def _more_than(pr: pygit2.Repository, top: pygit2.Commit, since: str | None, n: int) -> bool:
+    """Are there more than n commits from top back to since?  (Walking
+    commits is cheap; reading their blobs is what costs.)"""
+    walker = pr.walk(top.id, pygit2.enums.SortMode.NONE)
+    if since is not None:
+        walker.hide(pygit2.Oid(hex=since))
+    return any(i >= n for i, _ in enumerate(walker))
 
 
 def _ancestor(pr: pygit2.Repository, old: str, new: pygit2.Oid) -> bool:
@@ -541,7 +576,7 @@ def fragment_ids(text: str) -> list[str]:
 
 def _search(
         repo: Repo, ref: str, query: str, *, limit: int, all_branches: bool,
-        exclude: Collection[str] = (), min_words: int = 1,
+        exclude: Collection[str] = (), min_words: int = 1, max_new: int | None = None,
 ) -> list[Hit]:
     pr = store.open_repo(repo)
     refs = memory_refs(pr, ref) if all_branches else [ref]
@@ -551,7 +586,7 @@ def _search(
     # key -> (which wins when refs share the item, rank, (index, item, score))
     ranked: dict[str, tuple[tuple[bool, int], tuple[float, int, int], tuple[Index, int, float]]] = {}
     for n, r in enumerate(refs):
-        idx = index(repo, pr, r)
+        idx = index(repo, pr, r, max_new=max_new)
         if idx is None:
             continue
         found = _matches(idx, words, min_words)
@@ -623,7 +658,9 @@ def related_in(
     if not words:
         return []
     # two words in common at least: one shared word is noise
+    # a long history never read yet is not read in a hook: the agent
+    # would wait for it (`agitmem recall` builds the cache once)
     return _search(
         repo, ref, text, limit=limit, all_branches=False, exclude=exclude,
-        min_words=min(2, len(set(words))),
+        min_words=min(2, len(set(words))), max_new=RELATED_MAX_NEW,
     )

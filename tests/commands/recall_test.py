@@ -301,3 +301,17 @@ def test_history_that_does_not_parse(memrepo: Path) -> None:
     assert hit['id'] == 'A-001'
     (hit,) = recall(memrepo, 'gone file')
     assert (hit['current'], hit['commit']) == (False, made[0])
+
+
+def test_related_never_reads_a_long_cold_history_in_a_hook(memrepo: Path) -> None:
+    """More than 2,000 commits no cache holds yet: the injection goes out
+    without RELATED rather than make the agent wait; once `recall` has
+    read the history, RELATED is there."""
+    grow(memrepo, [{'notes.md': notes('the loader must not import index ts')}])
+    grow(memrepo, ({'notes.md': notes(f'later {i}')} for i in range(2001)))
+    checkout(memrepo)
+    ok('state', 'set', 'current_goal=move the loader into index ts', cwd=memrepo)
+    assert '## RELATED' not in ok('load', '--after-compact', cwd=memrepo)
+    assert not (memrepo / '.git' / 'agitmem' / 'recall').exists()
+    ok('recall', 'loader', cwd=memrepo)
+    assert 'the loader must not import index ts' in ok('load', '--after-compact', cwd=memrepo)

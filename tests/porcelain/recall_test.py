@@ -130,3 +130,10 @@ def test_summary_of_an_archived_snapshot() -> None:
     assert recall.summary(hit) == 'Goal: ship it; Decisions: - a / - b'
     note = dataclasses.replace(hit, kind='note', text='n')
     assert recall.summary(note) == 'n'
+
+
+@pytest.mark.parametrize('offset', [0, -330, 60, 345])
+def test_dates_as_datetime_writes_them(offset: int) -> None:
+    import datetime
+    tz = datetime.timezone(datetime.timedelta(minutes=offset))
+    assert recall._iso(1_790_000_000, offset) == datetime.datetime.fromtimestamp(1_790_000_000, tz).isoformat()
