@@ -30,6 +30,7 @@ from agitmem import repo as repo_mod
 from agitmem import store
 from agitmem.memory import fragments as fragments_mod
 from agitmem.memory import snapshot as snapshot_mod
+from agitmem.errors import AgitmemError
 from agitmem.porcelain.context import Context
 from agitmem.repo import Repo
 
@@ -166,7 +167,8 @@ def _archived(path: str, text: str) -> Items:
 
 
 def _decode(data: bytes) -> str:
-    return data.decode('utf-8', 'replace')
+    # bytes that are not UTF-8 kept as surrogates: shown \udcXX, as `show` does
+    return data.decode('utf-8', 'surrogateescape')
 
 
 # the memory files recall reads, by name at the tree's root
@@ -176,6 +178,9 @@ _FLAT = {
     memory.FRAGMENTS: _fragments,
     memory.SNAPSHOT: _decisions,
 }
+
+
+_FILE = (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE)
 
 
 class _Reader:
@@ -191,12 +196,14 @@ class _Reader:
 
     def entries(self, tree: pygit2.Tree) -> dict[str, pygit2.Oid]:
         """What recall reads of a memory tree: the flat files, and each
-        archived snapshot as archive/<path>."""
+        archived snapshot as archive/<path>.  A tree from a remote may
+        hold anything: an entry no checkout would write (a symlink, `..`)
+        is not read."""
         ret = {}
         for e in tree:
-            if e.name in _FLAT and e.type_str == 'blob':
+            if e.name in _FLAT and e.filemode in _FILE:
                 ret[e.name] = e.id
-            elif e.name == memory.ARCHIVE and e.type_str == 'tree':
+            elif e.name == memory.ARCHIVE and e.filemode == pygit2.GIT_FILEMODE_TREE:
                 ret.update(self._archive(e.id))
         return ret
 
@@ -204,18 +211,20 @@ class _Reader:
         hit = self.archives.get(oid)
         if hit is None:
             hit = {}
-            tree = self.pr[oid]
-            assert isinstance(tree, pygit2.Tree)
-            stack: list[tuple[str, pygit2.Tree]] = [(f'{memory.ARCHIVE}/', tree)]
+            stack: list[tuple[str, pygit2.Oid]] = [(f'{memory.ARCHIVE}/', oid)]
             while stack:
-                prefix, t = stack.pop()
-                for e in t:
-                    if e.type_str == 'tree':
-                        sub = self.pr[e.id]
-                        assert isinstance(sub, pygit2.Tree)
-                        stack.append((f'{prefix}{e.name}/', sub))
-                    elif e.type_str == 'blob' and (e.name or '').endswith('.md'):
-                        hit[f'{prefix}{e.name}'] = e.id
+                prefix, at = stack.pop()
+                tree = self.pr[at]
+                assert isinstance(tree, pygit2.Tree)
+                for e in tree:
+                    try:
+                        path = store.safe_entry(prefix, e.name or '', e.filemode)
+                    except AgitmemError:
+                        continue
+                    if e.filemode == pygit2.GIT_FILEMODE_TREE:
+                        stack.append((f'{path}/', e.id))
+                    elif e.filemode in _FILE and path.endswith('.md'):
+                        hit[path] = e.id
             self.archives[oid] = hit
         return hit
 
