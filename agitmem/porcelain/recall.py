@@ -13,12 +13,15 @@ snake_case split, the whole word kept too) and Chinese character bigrams;
 recency breaks ties."""
 from __future__ import annotations
 
-import heapq
+import array
+import functools
 import marshal
 import math
 import re
 from collections.abc import Collection
 from collections.abc import Iterable
+from collections.abc import MutableSequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,16 +38,25 @@ from agitmem.porcelain.context import Context
 from agitmem.repo import Repo
 
 # bump when what the cache holds changes: an old cache is built again
-VERSION = 1
+VERSION = 2
 KINDS = ('note', 'fragment', 'decision', 'snapshot', 'tattoo')
 _K1, _B = 1.2, 0.75  # BM25's usual constants
 # RELATED reads at most this many commits not in the cache yet (about a
 # second's worth of reading)
 RELATED_MAX_NEW = 2000
-_FRAGMENT_ID = re.compile(r'(?<![\w.-])([A-Za-z0-9_.]+-\d+)(?![\w-])')
-_WORD = re.compile(r'[^\W_]+(?:_[^\W_]+)*')
-_CJK = re.compile(r'[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]+')
-_CAMEL = re.compile(r'[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+')
+# patterns, compiled when first used (the Chinese ranges take a warm
+# search's worth of time to compile; most queries are ASCII)
+_PATTERNS = {
+    'fragment_id': r'(?<![\w.-])([A-Za-z0-9_.]+-\d+)(?![\w-])',
+    'word': r'[^\W_]+(?:_[^\W_]+)*',
+    'cjk': r'[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]+',
+    'camel': r'[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+',
+}
+
+
+@functools.cache
+def _pattern(name: str) -> re.Pattern[str]:
+    return re.compile(_PATTERNS[name])
 # the fields of a fragment that are its text, in the order they read
 _FRAGMENT_TEXT = ('goal', 'basis', 'action', 'result', 'next')
 
@@ -69,13 +81,13 @@ def tokens(text: str) -> list[str]:
     their parts (the whole word kept too), runs of Chinese characters as
     overlapping bigrams (a lone character as itself)."""
     ret: list[str] = []
-    for m in _WORD.finditer(text):
+    for m in _pattern('word').finditer(text):
         word = m.group()
         if word.isascii():
             ret.extend(_latin(word))
             continue
         pos = 0
-        for c in _CJK.finditer(word):
+        for c in _pattern('cjk').finditer(word):
             ret.extend(_latin(word[pos:c.start()]))
             run = c.group()
             ret.extend([run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)])
@@ -89,7 +101,7 @@ def _latin(word: str) -> list[str]:
         return [word]  # most words: nothing to split (no camelCase, no snake_case)
     if not word:
         return []
-    parts = [p.lower() for chunk in word.split('_') for p in (_CAMEL.findall(chunk) or [chunk])]
+    parts = [p.lower() for chunk in word.split('_') for p in (_pattern('camel').findall(chunk) or [chunk])]
     whole = word.lower()
     return parts if len(parts) == 1 and parts[0] == whole else [*parts, whole]
 
@@ -282,21 +294,28 @@ class Index:
         self.tip: str | None = None
         # per commit walked, by position
         self.commits: list[str] = []
-        self.times: list[int] = []
-        self.offsets: list[int] = []
+        self.times: MutableSequence[int] = []
+        self.offsets: MutableSequence[int] = []
         # per item
         self.kinds: list[str] = []
         self.fids: list[str] = []  # '' for all but fragments
         self.texts: list[str] = []
         self.files: list[str] = []
-        self.first: list[int] = []
-        self.last: list[int] = []
+        self.first: MutableSequence[int] = []
+        self.last: MutableSequence[int] = []
         self.current: list[bool] = []
-        self.lengths: list[int] = []  # words
+        self.lengths: MutableSequence[int] = []  # words
         # word -> [item, count, item, count...]; a cached one is decoded
         # when a search asks for it
-        self.postings: dict[str, list[int]] = {}
-        self.packed: dict[str, str] = {}
+        self.postings: dict[str, Sequence[int]] = {}
+        self.packed: dict[str, bytes] = {}
+        # a cache's columns a search need not decode: kinds, files,
+        # current, commits; decoded when the index grows (`_unpack`)
+        self.raw: dict[str, Any] | None = None
+        # derived, cached: each item's BM25 weight of a word it holds once,
+        # and its rank by recency (last seen, then first seen)
+        self._once: Sequence[float] | None = None
+        self._recency: Sequence[int] | None = None
         self._keys: dict[str, int] | None = None
         self._positions: dict[str, int] | None = None
 
@@ -307,12 +326,41 @@ class Index:
         return self._keys
 
     def key(self, i: int) -> str:
-        kind = self.kinds[i]
+        kind = self.kind(i)
         if kind == 'fragment':
             return f'fragment\0{self.fids[i]}'
         if kind == 'snapshot':
-            return f'snapshot\0{self.files[i]}'
+            return f'snapshot\0{self.file(i)}'
         return f'{kind}\0{self.texts[i]}'
+
+    # columns a cache keeps packed, read one item at a time
+    def kind(self, i: int) -> str:
+        return _KIND[self.raw['kinds'][i]] if self.raw is not None else self.kinds[i]
+
+    def file(self, i: int) -> str:
+        raw = self.raw
+        return str(raw['paths'][raw['files'][i]]) if raw is not None else self.files[i]
+
+    def is_current(self, i: int) -> bool:
+        return self.raw['current'][i] == '1' if self.raw is not None else self.current[i]
+
+    def commit(self, pos: int) -> str:
+        return str(self.raw['commits'][pos * 40:pos * 40 + 40]) if self.raw is not None else self.commits[pos]
+
+    def _unpack(self) -> None:
+        """Every column and posting as a list, to grow them."""
+        raw, self.raw = self.raw, None
+        if raw is not None:
+            self.times, self.offsets = list(self.times), list(self.offsets)
+            self.first, self.last, self.lengths = list(self.first), list(self.last), list(self.lengths)
+            packed = raw['commits']
+            self.commits = [packed[n:n + 40] for n in range(0, len(packed), 40)]
+            self.kinds = [_KIND[k] for k in raw['kinds']]
+            self.files = [raw['paths'][n] for n in raw['files']]
+            self.current = [c == '1' for c in raw['current']]
+        for w in list(self.packed):
+            self.postings[w] = list(self._posting(w))
+        self._once = self._recency = None
 
     def fragment(self, fid: str) -> int | None:
         return self.keys.get(f'fragment\0{fid}') if fid in self.fids else None
@@ -325,11 +373,10 @@ class Index:
         walker = pr.walk(top.id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
         if since is not None:
             walker.hide(pygit2.Oid(hex=since))
+        self._unpack()
         if self._positions is None:
             self._positions = {h: n for n, h in enumerate(self.commits)}
         positions = self._positions
-        for w in list(self.packed):
-            self._posting(w)
         entries: dict[pygit2.Oid, dict[str, pygit2.Oid]] = {}
 
         def of(c: pygit2.Commit) -> dict[str, pygit2.Oid]:
@@ -411,33 +458,60 @@ class Index:
         for w in words:
             counts[w] = counts.get(w, 0) + 1
         for w, n in counts.items():
-            self.postings.setdefault(w, []).extend((i, n))
+            posting = self.postings.setdefault(w, [])
+            assert isinstance(posting, list)
+            posting.extend((i, n))
 
-    def _posting(self, w: str) -> list[int]:
+    def _posting(self, w: str) -> Sequence[int]:
         packed = self.packed.pop(w, None)
         if packed is not None:
-            self.postings[w] = [int(x) for x in packed.split()]
-        return self.postings.get(w, [])
+            got = array.array('I')
+            got.frombytes(packed)
+            self.postings[w] = got
+        return self.postings.get(w, ())
+
+    def once(self) -> Sequence[float]:
+        """Each item's BM25 term weight for a word it holds once (most
+        words): a search multiplies it by the word's idf."""
+        if self._once is None:
+            n = len(self.texts)
+            avg = (sum(self.lengths) / n) if n else 1.0
+            k, kb = _K1 * (1 - _B), _K1 * _B / (avg or 1.0)
+            self._once = [(_K1 + 1) / (1 + k + kb * length) for length in self.lengths]
+        return self._once
+
+    def recency(self) -> Sequence[int]:
+        """Each item's rank by when it was last seen, then first seen
+        (larger: newer)."""
+        if self._recency is None:
+            times, last, first = self.times, self.last, self.first
+            order = sorted(range(len(self.texts)), key=lambda i: (times[last[i]], times[first[i]], i))
+            ranks = [0] * len(order)
+            for rank, i in enumerate(order):
+                ranks[i] = rank
+            self._recency = ranks
+        return self._recency
 
     # -- the cache ---------------------------------------------------------------
 
     def dump(self) -> bytes:
         """Columns of plain values in marshal's format (it loads five times
         faster than JSON, and holds only data: nothing in it runs): the ids
-        of the commits as one string, the postings as one string a word."""
-        for w in list(self.packed):
-            self._posting(w)
+        of the commits as one string, kinds and current as one character
+        an item, each posting as the bytes of an array of integers."""
+        self._unpack()
         files = sorted(set(self.files))
         at = {f: n for n, f in enumerate(files)}
         return marshal.dumps({
             'version': VERSION, 'ref': self.ref, 'tip': self.tip,
-            'commits': ''.join(self.commits), 'times': self.times, 'offsets': self.offsets,
+            'commits': ''.join(self.commits), 'times': _ints(self.times), 'offsets': _ints(self.offsets),
             'kinds': ''.join(k[0] for k in self.kinds), 'fids': self.fids, 'texts': self.texts,
             'paths': files, 'files': [at[f] for f in self.files],
-            'first': self.first, 'last': self.last,
+            'first': _ints(self.first), 'last': _ints(self.last),
             'current': ''.join('1' if c else '0' for c in self.current),
-            'lengths': self.lengths,
-            'postings': {w: ' '.join(map(str, p)) for w, p in self.postings.items()},
+            'lengths': _ints(self.lengths), 'once': array.array('d', self.once()).tobytes(),
+            'recency': _ints(self.recency()),
+            'postings': {w: array.array('I', p).tobytes() for w, p in self.postings.items()},
         })
 
     @classmethod
@@ -448,19 +522,24 @@ class Index:
                 return None
             self = cls(ref)
             self.tip = str(raw['tip'])
-            packed = raw['commits']
-            self.commits = [packed[n:n + 40] for n in range(0, len(packed), 40)]
-            self.times, self.offsets = raw['times'], raw['offsets']
-            self.kinds = [_KIND[k] for k in raw['kinds']]
+            # numbers as arrays: one copy each, not an object a number
+            self.times, self.offsets = _unints(raw['times']), _unints(raw['offsets'])
             self.fids, self.texts = raw['fids'], raw['texts']
-            paths = raw['paths']
-            self.files = [paths[n] for n in raw['files']]
-            self.first, self.last = raw['first'], raw['last']
-            self.current = [c == '1' for c in raw['current']]
-            self.lengths, self.packed = raw['lengths'], raw['postings']
-            columns = (self.kinds, self.fids, self.files, self.first, self.last, self.current, self.lengths)
-            if any(len(c) != len(self.texts) for c in columns) or len(self.times) != len(self.commits):
+            self.first, self.last = _unints(raw['first']), _unints(raw['last'])
+            self.lengths, self._recency = _unints(raw['lengths']), _unints(raw['recency'])
+            self._once = array.array('d', raw['once'])
+            self.packed = raw['postings']
+            n = len(self.texts)
+            columns = (
+                raw['kinds'], raw['files'], raw['current'], self.fids, self.first,
+                self.last, self.lengths, self._once, self._recency,
+            )
+            if (
+                    any(len(c) != n for c in columns) or len(self.times) != len(self.offsets) or
+                    len(raw['commits']) != 40 * len(self.times) or not isinstance(self.packed, dict)
+            ):
                 return None
+            self.raw = raw
         except (ValueError, TypeError, KeyError, AttributeError, IndexError, EOFError):
             return None  # an unreadable cache is built again
         return self
@@ -468,37 +547,59 @@ class Index:
     # -- searching ---------------------------------------------------------------
 
     def scores(self, words: list[str]) -> dict[int, float]:
-        """BM25 of each item holding one of the words."""
+        """BM25 of each item holding one of the words.  The word most items
+        hold is scored first, in C (map, zip): a common word is in every
+        note, and this is the warm search's cost."""
         n = len(self.texts)
-        if not n:
-            return {}
-        avg = (sum(self.lengths) / n) or 1.0
+        postings = [(p, w) for w in dict.fromkeys(words) if (p := self._posting(w))]
+        postings.sort(key=lambda pw: -len(pw[0]))
+        once = self.once()
         ret: dict[int, float] = {}
-        for w in dict.fromkeys(words):
-            posting = self._posting(w)
+        for posting, _ in postings:
             df = len(posting) // 2
-            if not df:
-                continue
             idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-            for j in range(0, len(posting), 2):
-                i, tf = posting[j], posting[j + 1]
-                norm = tf + _K1 * (1 - _B + _B * self.lengths[i] / avg)
-                ret[i] = ret.get(i, 0.0) + idf * tf * (_K1 + 1) / norm
+            items, counts = posting[::2], posting[1::2]
+            if not ret and counts.count(1) == df:
+                ret = dict(zip(items, map(idf.__mul__, map(once.__getitem__, items))))
+                continue
+            k, kb = self._norms()
+            for i, tf in zip(items, counts):
+                if tf == 1:
+                    s = idf * once[i]
+                else:
+                    s = idf * tf * (_K1 + 1) / (tf + k + kb * self.lengths[i])
+                ret[i] = ret.get(i, 0.0) + s
         return ret
+
+    def _norms(self) -> tuple[float, float]:
+        n = len(self.texts)
+        avg = (sum(self.lengths) / n) if n else 1.0
+        return _K1 * (1 - _B), _K1 * _B / (avg or 1.0)
 
     def hit(self, i: int, score: float) -> Hit:
         last = self.last[i]
         return Hit(
-            kind=self.kinds[i], text=self.texts[i], id=self.fids[i] or None,
-            commit=self.commits[last], date=_iso(self.times[last], self.offsets[last]),
-            file=self.files[i], ref=self.ref, score=round(score, 4), current=self.current[i],
+            kind=self.kind(i), text=self.texts[i], id=self.fids[i] or None,
+            commit=self.commit(last), date=_iso(self.times[last], self.offsets[last]),
+            file=self.file(i), ref=self.ref, score=round(score, 4), current=self.is_current(i),
         )
 
-    def recency(self, i: int) -> tuple[int, int]:
-        return self.last[i], self.first[i]
+    def when(self, i: int) -> tuple[int, int]:
+        """(last seen, first seen), as commit times."""
+        return self.times[self.last[i]], self.times[self.first[i]]
 
 
 _KIND = {k[0]: k for k in KINDS}
+
+
+def _ints(values: Sequence[int]) -> bytes:
+    return array.array('q', values).tobytes()
+
+
+def _unints(data: bytes) -> MutableSequence[int]:
+    got = array.array('q')
+    got.frombytes(data)
+    return got
 
 
 def _iso(when: int, offset: int) -> str:
@@ -580,7 +681,7 @@ def memory_refs(pr: pygit2.Repository, first: str) -> list[str]:
 
 
 def fragment_ids(text: str) -> list[str]:
-    return list(dict.fromkeys(m.group(1) for m in _FRAGMENT_ID.finditer(text)))
+    return list(dict.fromkeys(m.group(1) for m in _pattern('fragment_id').finditer(text)))
 
 
 def _search(
@@ -591,7 +692,7 @@ def _search(
     refs = memory_refs(pr, ref) if all_branches else [ref]
     ids = fragment_ids(query)
     # an id is looked up, not matched word by word (`A` would match any `a`)
-    words = tokens(_FRAGMENT_ID.sub(' ', query))
+    words = tokens(_pattern('fragment_id').sub(' ', query))
     # key -> (which wins when refs share the item, rank, (index, item, score))
     ranked: dict[str, tuple[tuple[bool, int], tuple[float, int, int], tuple[Index, int, float]]] = {}
     for n, r in enumerate(refs):
@@ -604,14 +705,18 @@ def _search(
             i = idx.fragment(fid)
             if i is not None:
                 found[i] = 1e6 - rank
-        times, last, first, texts, fids = idx.times, idx.last, idx.first, idx.texts, idx.fids
-        # recency breaks ties: where it was last seen, then first seen; only
-        # the best are made hits (a common word matches every note)
-        top = heapq.nlargest(limit, (
-            (score, times[last[i]], times[first[i]], i) for i, score in found.items()
-            if not (texts[i] in exclude or (fids[i] and fids[i] in exclude))
-        ))
-        for score, when, since, i in top:
+        # by score, then recency: sorted in C (a common word matches every
+        # note); only the best are made hits
+        items = list(found)
+        rows = sorted(zip(found.values(), map(idx.recency().__getitem__, items), items), reverse=True)
+        taken = 0
+        for score, _, i in rows:
+            if taken == limit:
+                break
+            if idx.texts[i] in exclude or (idx.fids[i] and idx.fids[i] in exclude):
+                continue
+            taken += 1
+            when, since = idx.when(i)
             # the same item on several refs: this branch's, else the newest
             wins = (n == 0, when)
             key = idx.key(i)
