@@ -209,11 +209,11 @@ def related_part(mem: Memory) -> list[str]:
         lines.append(f'- {what} ({state}, {where}, {h["file"]}): {text}')
     if not lines:
         return []
-    return [
+    head = (
         f'## RELATED (older memory matching current_goal and next_intent; more: '
-        f'`agitmem recall "{mem.recall_query}"`)',
-        *lines,
-    ]
+        f'`agitmem recall "{mem.recall_query}"`)'
+    )
+    return [head, *lines]
 
 
 def _render(
