@@ -1189,7 +1189,19 @@ def _entries(body: bytes) -> dict[bytes, tuple[bytes, bytes]] | None:
     return entries
 
 
+_OID = re.compile(r'[0-9a-f]{40}(?:[0-9a-f]{24})?')
+
+
+def is_oid(value: object) -> bool:
+    """Whether value is an object id as agitmem records one.  An id read
+    from state.json or a fetched memory commit is anyone's to edit: nothing
+    else is handed to git, where `--output=FILE` would be an option."""
+    return isinstance(value, str) and _OID.fullmatch(value) is not None
+
+
 def changed_paths(repo: Repo, old_tree: str, new_tree: str) -> list[str]:
+    if not (is_oid(old_tree) and is_oid(new_tree)):
+        return []
     proc = git(
         'diff-tree', '-r', '-z', '--name-only', '--no-renames', old_tree, new_tree,
         cwd=repo.root, check=False,

@@ -66,7 +66,7 @@ def changed(repo: Repo, files: dict[str, bytes | None], recorded: dict[str, str]
         now = None if data is None else repo_mod.blob_id(data, commit)
         if now == recorded.get(name):
             continue
-        if name == memory.STATE and data is not None and recorded.get(name):
+        if name == memory.STATE and data is not None and repo_mod.is_oid(recorded.get(name)):
             # an observed test run is a fact, not progress
             before = repo_mod.git(
                 'cat-file', 'blob', recorded[name], cwd=repo.root, check=False,

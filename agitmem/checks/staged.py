@@ -6,18 +6,12 @@ checks, and they run at once."""
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 
 from agitmem import diffs
 from agitmem import repo as repo_mod
 from agitmem.errors import AgitmemError
 from agitmem.repo import Repo
-
-
-# a tree id as verify records it: anything else in state.json (the agent's
-# to edit) is never handed to git, where `--output=...` would be an option
-_OID = re.compile(r'[0-9a-f]{40}(?:[0-9a-f]{24})?')
 
 
 def _env(index: str | None) -> dict[str, str] | None:
@@ -39,7 +33,7 @@ def verified_tree(state_text: str) -> str | None:
         return None
     lv = state.get('last_verification') if isinstance(state, dict) else None
     tree = lv.get('tree') if isinstance(lv, dict) else None
-    return tree if isinstance(tree, str) and _OID.fullmatch(tree) else None
+    return tree if repo_mod.is_oid(tree) else None
 
 
 def start(
@@ -73,6 +67,6 @@ def diff(repo: Repo, index: str | None) -> str:
 def same_tree(repo: Repo, index: str | None, tree: str) -> bool:
     """Whether the index holds `tree`'s code (a tree git no longer has,
     or no tree id at all, is other code)."""
-    if not _OID.fullmatch(tree):
+    if not repo_mod.is_oid(tree):
         return False
     return read(repo, index, same_tree_args(tree)).returncode == 0

@@ -195,7 +195,7 @@ def shell_edits(repo: Repo, hs: dict[str, Any]) -> list[dict[str, Any]]:
     except AgitmemError:
         return []
     old, rec['tree'] = rec['tree'], now
-    if old == now:
+    if old == now or not (repo_mod.is_oid(old) and repo_mod.is_oid(now)):
         return []
     tooled = {e.get('file') for e in rec.get('events') or () if isinstance(e, dict) and e.get('kind') == 'edit' and e.get('by') != 'shell'}
     names = repo_mod.git('diff-tree', '-r', '-z', '--name-only', '--no-renames', old, now, cwd=repo.root, check=False)
