@@ -92,7 +92,7 @@ COMMANDS = (
     'init', 'save', 'status', 'log', 'show', 'diff', 'rollback', 'archive',
     'state', 'verify', 'note', 'promote', 'recovery', 'fragment', 'load', 'check', 'hook',
     'install', 'uninstall', 'push', 'fetch', 'pull', 'merge', 'review',
-    'prune', 'land', 'doctor', 'demo',
+    'prune', 'land', 'doctor', 'demo', 'mcp',
 )
 
 
@@ -295,6 +295,9 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
         p = sub.add_parser('doctor', help='check the whole setup; print the fix for each problem')
         _add_json(p)
 
+    if want('mcp'):
+        sub.add_parser('mcp', help='serve the memory tools over MCP on stdio (needs agitmem[mcp])')
+
     if want('demo'):
         p = sub.add_parser('demo', help='walk through agitmem on a scratch repository')
         p.add_argument('dir', nargs='?', help='where to build it (default: a temp dir)')
@@ -325,6 +328,9 @@ def _run(args: argparse.Namespace) -> int:
     if cmd == 'demo':
         from agitmem.commands.demo import demo
         return demo(args.dir)
+    if cmd == 'mcp':
+        from agitmem.commands.mcp import mcp
+        return mcp(VERSION)
     if cmd in ('install', 'uninstall'):
         from agitmem.commands.install import install
         return install(
