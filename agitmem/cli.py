@@ -90,7 +90,7 @@ def _add_no_save(p: argparse.ArgumentParser) -> None:
 
 COMMANDS = (
     'init', 'save', 'status', 'log', 'show', 'diff', 'rollback', 'archive',
-    'state', 'verify', 'note', 'promote', 'recovery', 'fragment', 'load', 'check', 'hook',
+    'state', 'verify', 'note', 'promote', 'recovery', 'fragment', 'recall', 'load', 'check', 'hook',
     'install', 'uninstall', 'push', 'fetch', 'pull', 'merge', 'review',
     'prune', 'land', 'doctor', 'demo', 'mcp',
 )
@@ -225,6 +225,14 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
             '--after-compact', action='store_true',
             help='the form given after a compaction (restate goal and next intent)',
         )
+        _add_ref(p)
+        _add_json(p)
+
+    if want('recall'):
+        p = sub.add_parser('recall', help='search the whole memory history (notes, fragments, decisions, archives, tattoo)')
+        p.add_argument('query', metavar='QUERY', help='words to look for, or a fragment id (A-014)')
+        p.add_argument('-n', type=int, default=10, metavar='N', help='at most N hits (default: 10)')
+        p.add_argument('--all-branches', action='store_true', help="every memory ref too: other branches', remote copies, the attic")
         _add_ref(p)
         _add_json(p)
 
@@ -427,6 +435,13 @@ def _command(args: argparse.Namespace) -> Callable[[Context], int]:
     elif cmd == 'promote':
         from agitmem.commands.promote import promote
         return lambda ctx: promote(ctx, args.what, args.json)
+    elif cmd == 'recall':
+        from agitmem.commands.recall import recall
+        if args.n < 1:
+            raise AgitmemError('-n must be at least 1')
+        if not args.query.strip():
+            raise AgitmemError('recall: the query is empty; give words to look for or a fragment id')
+        return lambda ctx: recall(ctx, args.query, args.n, args.all_branches, args.json)
     elif cmd == 'note':
         from agitmem.commands.note import note
         return lambda ctx: note(ctx, ' '.join(args.text), args.save)
