@@ -134,3 +134,13 @@ def test_check_staged_imports_no_hashlib(worked: Path) -> None:
     modules = imported(worked, 'check', '--staged')
     assert 'agitmem.checks.progress_not_updated' in modules  # compared blob ids
     assert 'hashlib' not in modules
+
+
+@pytest.mark.parametrize('args', [('--help',), ('status',), ('load',), ('install', '--help')])
+def test_other_commands_import_no_mcp_sdk(worked: Path, args: tuple[str, ...]) -> None:
+    # `agitmem --help` exits through SystemExit: the probe still records
+    out = worked.parent / 'modules.json'
+    subprocess.run([sys.executable, '-c', _PROBE, str(out), *args], cwd=worked, capture_output=True)
+    modules = set(json.loads(out.read_text()))
+    assert 'agitmem.cli' in modules
+    assert not {m for m in modules if m.split('.')[0] in ('mcp', 'mcp_types', 'anyio', 'pydantic')}
