@@ -263,6 +263,14 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
             help='agents: local (default; a file git ignores), project (shared '
                  'with the team) or user (every project)',
         )
+        p.add_argument(
+            '--mcp', action='store_true',
+            help=(
+                'also register agitmem mcp in the agent\'s MCP configuration at that scope'
+                if name == 'install' else
+                'take out only the MCP server entry, not the hooks'
+            ),
+        )
 
     for name, what in (('push', 'send memory refs to a remote'),
                        ('fetch', 'fetch memory refs from a remote'),
@@ -343,7 +351,7 @@ def _run(args: argparse.Namespace) -> int:
         from agitmem.commands.install import install
         return install(
             args.target, remove=cmd == 'uninstall', command=args.hook_command,
-            scope=args.scope,
+            scope=args.scope, mcp=args.mcp,
         )
 
     # the first git reads start now, on the other core, while Python

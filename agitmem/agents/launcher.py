@@ -11,6 +11,7 @@ file of the project) with a clean environment; when that fails, it is the
 current PATH without an activated virtual environment."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -230,6 +231,19 @@ def check(command: str, path: list[str]) -> tuple[str | None, str | None]:
     head = launcher(argv)
     if not head:
         return 'does not run `... hook EVENT`', None
+    return check_head(head, path)
+
+
+def check_mcp(argv: list[str], path: list[str]) -> tuple[str | None, str | None]:
+    """`check` for an MCP server entry's command line (`... mcp`)."""
+    if argv[-1:] != ['mcp'] or len(argv) < 2:
+        return 'does not run `... mcp`', None
+    return check_head(argv[:-1], path)
+
+
+def check_head(head: list[str], path: list[str]) -> tuple[str | None, str | None]:
+    """(what is wrong with the launcher part of a command line, the
+    interpreter it runs when it is this agitmem)."""
     program, flags = head[0], head[1:]
     name = os.path.basename(program)
     if flags and flags not in (['-m', 'agitmem'], ['-P', '-m', 'agitmem']):
@@ -259,11 +273,15 @@ def check(command: str, path: list[str]) -> tuple[str | None, str | None]:
     return None, python if _same_env(python) else None
 
 
+def _clean_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in ('PYTHONPATH', 'PYTHONHOME', 'PYTHONSTARTUP')}
+
+
 def start_here() -> subprocess.Popen[str] | None:
     """Start this agitmem as the hooks call it (its interpreter with -P,
     away from any project directory) asking its version: the one program
     doctor runs."""
-    env = {k: v for k, v in os.environ.items() if k not in ('PYTHONPATH', 'PYTHONHOME', 'PYTHONSTARTUP')}
+    env = _clean_env()
     try:
         return subprocess.Popen(
             [*interpreter_command(), '--version'], stdout=subprocess.PIPE,
@@ -288,3 +306,47 @@ def runs_here(proc: subprocess.Popen[str] | None, timeout: float = 30) -> str | 
     if proc.returncode != 0 or 'agitmem' not in out:
         return f'does not run agitmem (exit {proc.returncode})'
     return None
+
+
+_HANDSHAKE = ''.join(json.dumps(m) + '\n' for m in (
+    {'jsonrpc': '2.0', 'id': 1, 'method': 'initialize', 'params': {
+        'protocolVersion': '2025-06-18', 'capabilities': {},
+        'clientInfo': {'name': 'agitmem-doctor', 'version': '1'},
+    }},
+    {'jsonrpc': '2.0', 'method': 'notifications/initialized'},
+    {'jsonrpc': '2.0', 'id': 2, 'method': 'tools/list'},
+))
+
+
+def mcp_tools_here(timeout: float = 30) -> tuple[list[str] | None, str | None]:
+    """(the tools this agitmem's MCP server lists, what is wrong): it is
+    started as an entry of ours starts it (its interpreter with -P, away
+    from any project directory), asked `initialize` then `tools/list`,
+    and given no more than `timeout` seconds."""
+    try:
+        proc = subprocess.Popen(
+            [*interpreter_command(), 'mcp'], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, errors='replace', env=_clean_env(),
+            cwd=os.path.dirname(this_python()) or '/',
+        )
+    except OSError as e:
+        return None, f'does not start ({e.strerror})'
+    try:
+        out, err = proc.communicate(_HANDSHAKE, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return None, f'does not answer initialize and tools/list within {timeout:.0f}s'
+    answers = {}
+    for line in out.splitlines():
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(msg, dict) and msg.get('id') in (1, 2):
+            answers[msg['id']] = msg
+    tools = answers.get(2, {}).get('result', {}).get('tools')
+    if 1 not in answers or 'result' not in answers[1] or not isinstance(tools, list):
+        said = err.strip().splitlines()[-1:] or [f'exit {proc.returncode}']
+        return None, f'does not answer the MCP handshake: {said[0]}'
+    return [str(t.get('name')) for t in tools if isinstance(t, dict)], None
