@@ -83,3 +83,45 @@ def test_claude_calls_the_memory_tools(claude: ClaudeHarness) -> None:
     # there is one, rather than its text
     assert any('"step":1' in r for r in results), results
     assert any(NOTE in r for r in results), results
+
+
+def _codex_outputs(body: dict[str, Any]) -> list[str]:
+    """The text of every Responses-API function_call_output Codex sent."""
+    ret = []
+    for item in body.get('input') or []:
+        if isinstance(item, dict) and item.get('type') == 'function_call_output':
+            output = item.get('output')
+            ret.append(output if isinstance(output, str) else json.dumps(output))
+    return ret
+
+
+@pytest.mark.parametrize('scope', ['local', 'user'])
+def test_codex_calls_the_memory_tools(codex: Any, scope: str) -> None:
+    codex.init_repo()
+    env = codex.env
+    _agitmem(codex.repo, env, 'init')
+    _agitmem(codex.repo, env, 'note', NOTE)
+    _agitmem(
+        codex.repo, env, 'install', 'codex', '--mcp', '--scope', scope,
+        '--command', f'{sys.executable} -P -m agitmem',
+    )
+    before = _memory(codex.repo, env, 'refs/agitmem/heads/main')
+    api = codex.server
+    # `codex exec` does not wait for an MCP server that is not `required`:
+    # the first turn gets the tools of servers up by then (ours takes
+    # seconds to import on a loaded machine)
+    with (codex.home / '.codex' / 'config.toml' if scope == 'user' else codex.repo / '.codex' / 'config.toml').open('a') as f:
+        f.write('required = true\n')  # our table is the file's last
+    # Codex 0.171.0 defers MCP tools behind its client-side tool_search: a
+    # model searches, then calls them in the namespace mcp__agitmem
+    api.queue_tool_search('agitmem state_set recall memory')
+    api.queue_function_call('state_set', {'current_goal': GOAL, 'next_intent': 'update the imports'}, namespace='mcp__agitmem')
+    api.queue_function_call('recall', {'query': 'config cache'}, namespace='mcp__agitmem')
+    api.queue_text('Memory updated.')
+    run = codex.run('Record the goal in memory, then recall the config cache.')
+    state = json.loads(_memory(codex.repo, env, 'refs/agitmem/heads/main:state.json'))
+    assert _memory(codex.repo, env, 'refs/agitmem/heads/main') != before
+    assert state['current_goal'] == GOAL
+    results = _codex_outputs(run.model_requests[-1].body)
+    assert any('step 1' in r or '"step":1' in r or '"step": 1' in r for r in results), results
+    assert any(NOTE in r for r in results), results
