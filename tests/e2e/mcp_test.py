@@ -19,6 +19,9 @@ pytestmark = pytest.mark.e2e
 
 GOAL = 'move loadConfig into index.ts'
 NOTE = 'the config cache is keyed by the memory tip'
+# Gemini CLI 0.61.0's names for an MCP server's tools
+STATE_SET = 'mcp_agitmem_state_set'
+RECALL = 'mcp_agitmem_recall'
 
 
 def _agitmem(cwd: Path, env: dict[str, str], *args: str) -> str:
@@ -124,4 +127,55 @@ def test_codex_calls_the_memory_tools(codex: Any, scope: str) -> None:
     assert state['current_goal'] == GOAL
     results = _codex_outputs(run.model_requests[-1].body)
     assert any('step 1' in r or '"step":1' in r or '"step": 1' in r for r in results), results
+    assert any(NOTE in r for r in results), results
+
+
+def _gemini_responses(body: dict[str, Any]) -> list[str]:
+    """Every functionResponse Gemini CLI sent, as JSON text."""
+    ret = []
+    for content in body.get('contents') or []:
+        for part in (content.get('parts') or []) if isinstance(content, dict) else ():
+            if isinstance(part, dict) and 'functionResponse' in part:
+                ret.append(json.dumps(part['functionResponse'], ensure_ascii=False))
+    return ret
+
+
+@pytest.fixture
+def gemini(tmp_path: Path) -> Any:
+    from testing.fake_gemini import FakeGemini
+    from testing.gemini_cli import GeminiHarness
+    from testing.gemini_cli import find_gemini
+    path, why = find_gemini(tmp_path / 'version-home')
+    if path is None:
+        pytest.skip(why)
+    server = FakeGemini().start()
+    try:
+        yield GeminiHarness(path, tmp_path, server)
+    finally:
+        server.stop()
+
+
+def test_gemini_calls_the_memory_tools(gemini: Any) -> None:
+    h = gemini
+    h.init_repo()
+    env = h.env
+    _agitmem(h.repo, env, 'init')
+    _agitmem(h.repo, env, 'note', NOTE)
+    _agitmem(
+        h.repo, env, 'install', 'gemini', '--mcp', '--scope', 'local',
+        '--command', f'{sys.executable} -P -m agitmem',
+    )
+    before = _memory(h.repo, env, 'refs/agitmem/heads/main')
+    api = h.server
+    api.queue_call(STATE_SET, {'current_goal': GOAL, 'next_intent': 'update the imports'})
+    api.queue_call(RECALL, {'query': 'config cache'})
+    api.queue_text('Memory updated.')
+    run = h.run('Record the goal in memory, then recall the config cache.')
+    tools = run.model_requests[0].tool_names
+    assert STATE_SET in tools and RECALL in tools, tools
+    assert _memory(h.repo, env, 'refs/agitmem/heads/main') != before
+    state = json.loads(_memory(h.repo, env, 'refs/agitmem/heads/main:state.json'))
+    assert state['current_goal'] == GOAL
+    results = _gemini_responses(run.model_requests[-1].body)
+    assert any('step 1' in r for r in results), results
     assert any(NOTE in r for r in results), results
