@@ -9,6 +9,7 @@ they were: the state is never cut, so it always reaches the agent."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Any
 from typing import NamedTuple
 
@@ -38,6 +39,7 @@ STATE_FIELDS = (
     'next_intent',
 )
 NEWEST = 5
+RELATED_CHARS = 300  # an old item's text in RELATED, at most (recall shows it whole)
 
 
 class Freshness(NamedTuple):
@@ -60,6 +62,10 @@ class Memory(NamedTuple):
     notes: list[str] = []
     # what the hooks saw (porcelain/observed.py): edits, commands, requests
     observed: dict[str, Any] = {}
+    # after a compaction: older items of the memory history that match the
+    # state's goal (porcelain/recall.py's hits), and the query that found them
+    related: list[dict[str, Any]] = []
+    recall_query: str = ''
 
 
 class Block(NamedTuple):
@@ -191,6 +197,25 @@ def fragment_line(f: dict[str, Any]) -> str:
     return '- ' + '; '.join(parts)
 
 
+def related_part(mem: Memory) -> list[str]:
+    """RELATED: what recall found for the goal, each with where it is
+    from, and the command that shows more."""
+    lines = []
+    for h in mem.related:
+        what = f'{h["kind"]} {h["id"]}' if h.get('id') else h['kind']
+        where = f'{str(h["commit"])[:8]} {str(h["date"])[:10]}'
+        state = 'current' if h.get('current') else 'removed since'
+        text = h['text'] if len(h['text']) <= RELATED_CHARS else h['text'][:RELATED_CHARS] + '...'
+        lines.append(f'- {what} ({state}, {where}, {h["file"]}): {text}')
+    if not lines:
+        return []
+    head = (
+        f'## RELATED (older memory matching current_goal and next_intent; more: '
+        f'`agitmem recall "{mem.recall_query}"`)'
+    )
+    return [head, *lines]
+
+
 def _render(
         head: list[str],
         tattoo: list[str],
@@ -200,6 +225,7 @@ def _render(
         fragments: list[str],
         notes: list[str],
         omitted: list[str],
+        related: Sequence[str] = (),
 ) -> str:
     out = [BEGIN, *head, *tattoo, *state, *observed]
     if sections:
@@ -212,6 +238,7 @@ def _render(
     if notes:
         out.append(f'## NOTES (newest {len(notes)}, may be stale)')
         out.extend(notes)
+    out.extend(related)
     out.extend(omitted)
     out.append(END)
     return '\n'.join(out) + '\n'
@@ -240,6 +267,8 @@ def rendered(mem: Memory, fresh: Freshness) -> tuple[Memory, Freshness]:
         fragments=_rendered(mem.fragments),
         notes=_rendered(mem.notes),
         observed=_rendered(mem.observed),
+        related=_rendered(mem.related),
+        recall_query=render.line(mem.recall_query),
     )
     fresh = fresh._replace(
         state_changed=_rendered(fresh.state_changed),
@@ -284,21 +313,29 @@ def build(
     sections = snapshot_parts(mem)
     fragments = [fragment_line(f) for f in mem.fragments[-NEWEST:]]
     notes = [f'- {n}' for n in mem.notes[-NEWEST:]]
-    cut = {'notes': 0, 'fragments': 0, 'observed': 0, 'snapshot_sections': 0}
+    related = related_part(mem)
+    cut = {'related': 0, 'notes': 0, 'fragments': 0, 'observed': 0, 'snapshot_sections': 0}
 
     def render() -> str:
         omitted = []
-        if any(cut.values()):
-            what = ', '.join(f'{n} {k.replace("_", " ")}' for k, n in cut.items() if n)
+        # (RELATED is not memory to read again: `recall` finds it)
+        if any(n for k, n in cut.items() if k != 'related'):
+            what = ', '.join(f'{n} {k.replace("_", " ")}' for k, n in cut.items() if n and k != 'related')
             omitted.append(
                 f'(left out for size: {what}; read them in .agent/memory/)',
             )
-        return _render(head, tattoo, state, observed, sections, fragments, notes, omitted)
+        return _render(head, tattoo, state, observed, sections, fragments, notes, omitted, related)
 
     def fits(text: str) -> bool:
         return tokens.estimate(text) <= budget_tokens and len(text) <= MAX_CHARS
 
     text = render()
+    # RELATED is a pointer to more (`recall`): it goes before anything
+    # the injection guarantees
+    if not fits(text) and related:
+        cut['related'] = len(related) - 1
+        related.clear()
+        text = render()
     # oldest first within each layer, layers in the fixed cut order
     while not fits(text) and notes:
         notes.pop(0)

@@ -22,7 +22,8 @@ The targets are issue 14's.  The figures come from bench/hooks.py (hot hook
 paths on a realistic memory: 20 rules, a 300-line snapshot, 1,000 notes, 500
 fragments), bench/check.py (`check --staged` on a 20,000- and a 100,000-file
 repository, 10 files staged) and bench/history.py (save, log and rollback on
-a 10,000-commit memory history against a 1-commit one), bench/monorepo.py
+a 10,000-commit memory history against a 1-commit one; recall over it, its
+cache warm and cold), bench/monorepo.py
 (load, state set, verify and hook session-start against `git status` on
 20,000- and 100,000-file repositories, with and without
 core.untrackedCache, and what agitmem's hooks add to a `git commit`), plus every write
@@ -247,6 +248,23 @@ def history(plan: Plan, mod: ModuleType, commits: int, work: Path) -> None:
             f'agitmem {label} ({n}-commit history)', f'{op}-{n}', f'{op}-1',
             f'{label}, 1 commit', 1.2,
         )
+    recall(plan, big, n, work)
+
+
+RECALL_QUERY = 'note 4321'  # a word every note holds, and one only one does
+
+
+def recall(plan: Plan, big: Path, n: str, work: Path) -> None:
+    """`recall` over the whole long history (issue 25), in a copy of it the
+    other cases do not move: with its cache warm (what every call but the
+    first pays) and cold (the cache removed before each run: the first)."""
+    root = work / f'recall-{n}'
+    shutil.copytree(big, root, symlinks=True)
+    c.sh(*c.AGITMEM, 'recall', RECALL_QUERY, cwd=root)  # the cache, warm
+    plan.agitmem('recall-warm', ['recall', RECALL_QUERY], root)
+    plan.agitmem('recall-cold', ['recall', RECALL_QUERY], root, pre='rm -rf .git/agitmem/recall')
+    plan.row(f'agitmem recall ({n}-commit history, cache warm)', 'recall-warm', 'pygit2', 'import pygit2', 1.3)
+    plan.row(f'agitmem recall ({n}-commit history, cold: the first call)', 'recall-cold', 'pygit2', 'import pygit2')
 
 
 def loose_objects(mod: ModuleType, saves: int, work: Path) -> str:

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 
 from agitmem import audit
 from agitmem import render
@@ -36,6 +35,7 @@ def recall(ctx: Context, query: str, n: int, all_branches: bool, as_json: bool) 
     hits = recall_mod.search(ctx, query, limit=n, all_branches=all_branches)
     audit.log(ctx.repo.agent_dir, 'read recall', f'{len(hits)} hits')
     if as_json:
+        import json
         # render.controls: the text is kept as it is, only what a terminal
         # would act on is escaped (json.dumps already escapes C0)
         print(render.controls(json.dumps(

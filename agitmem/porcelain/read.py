@@ -138,6 +138,47 @@ def freshness(repo: Repo, state: dict[str, Any], ref: str | None = None) -> inje
     )
 
 
+def related(repo: Repo, ref: str, mem: inject.Memory) -> inject.Memory:
+    """After a compaction: up to 3 older items of the memory history that
+    match the state's goal and next intent and are not shown already
+    (DESIGN.md section 12), and the `recall` query that shows more."""
+    query = recall_query(' '.join(
+        v for v in (mem.state.get('current_goal'), mem.state.get('next_intent'))
+        if isinstance(v, str)
+    ))
+    if not query:
+        return mem
+    import dataclasses
+
+    import pygit2
+
+    from agitmem.inject import NEWEST
+    from agitmem.porcelain import recall
+    shown = [
+        *(f.get('id', '') for f in mem.fragments[-NEWEST:]),
+        *mem.notes[-NEWEST:],
+        *recall.decisions(mem.snapshot),
+    ]
+    try:
+        hits = recall.related_in(repo, ref, query, exclude=set(shown))
+    except (AgitmemError, OSError, ValueError, KeyError, pygit2.GitError) as e:
+        # the memory goes to the agent without them: recall is an extra
+        audit.log(repo.agent_dir, 'read related', f'left out: {e}')
+        return mem
+    return mem._replace(
+        related=[{**dataclasses.asdict(h), 'text': recall.summary(h)} for h in hits],
+        recall_query=query,
+    )
+
+
+def recall_query(text: str, limit: int = 120) -> str:
+    """text's words, each once, at most limit characters: a query the
+    agent can run again as it is (words only: nothing to quote)."""
+    import re
+    words = ' '.join(dict.fromkeys(re.findall(r'[^\W_]+', text)))
+    return words if len(words) <= limit else words[:limit].rsplit(' ', 1)[0]
+
+
 def injection(
         repo: Repo,
         cfg: dict[str, Any],
@@ -151,6 +192,8 @@ def injection(
     from agitmem.porcelain import observed
     mem = layers(repo, cfg)
     mem = mem._replace(observed=observed.load(repo))
+    if after_compact and ref is not None:
+        mem = related(repo, ref, mem)
     block = inject.build(
         mem,
         budget_tokens=cfg['budget_tokens'],

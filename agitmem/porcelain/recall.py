@@ -13,14 +13,15 @@ snake_case split, the whole word kept too) and Chinese character bigrams;
 recency breaks ties."""
 from __future__ import annotations
 
-import hashlib
-import heapq
-import json
+import array
+import functools
 import marshal
 import math
 import re
 from collections.abc import Collection
 from collections.abc import Iterable
+from collections.abc import MutableSequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,17 +33,30 @@ from agitmem import repo as repo_mod
 from agitmem import store
 from agitmem.memory import fragments as fragments_mod
 from agitmem.memory import snapshot as snapshot_mod
+from agitmem.errors import AgitmemError
 from agitmem.porcelain.context import Context
 from agitmem.repo import Repo
 
 # bump when what the cache holds changes: an old cache is built again
-VERSION = 1
+VERSION = 2
 KINDS = ('note', 'fragment', 'decision', 'snapshot', 'tattoo')
 _K1, _B = 1.2, 0.75  # BM25's usual constants
-_FRAGMENT_ID = re.compile(r'(?<![\w.-])([A-Za-z0-9_.]+-\d+)(?![\w-])')
-_WORD = re.compile(r'[^\W_]+(?:_[^\W_]+)*')
-_CJK = re.compile(r'[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]+')
-_CAMEL = re.compile(r'[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+')
+# RELATED reads at most this many commits not in the cache yet (about a
+# second's worth of reading)
+RELATED_MAX_NEW = 2000
+# patterns, compiled when first used (the Chinese ranges take a warm
+# search's worth of time to compile; most queries are ASCII)
+_PATTERNS = {
+    'fragment_id': r'(?<![\w.-])([A-Za-z0-9_.]+-\d+)(?![\w-])',
+    'word': r'[^\W_]+(?:_[^\W_]+)*',
+    'cjk': r'[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]+',
+    'camel': r'[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+',
+}
+
+
+@functools.cache
+def _pattern(name: str) -> re.Pattern[str]:
+    return re.compile(_PATTERNS[name])
 # the fields of a fragment that are its text, in the order they read
 _FRAGMENT_TEXT = ('goal', 'basis', 'action', 'result', 'next')
 
@@ -67,10 +81,13 @@ def tokens(text: str) -> list[str]:
     their parts (the whole word kept too), runs of Chinese characters as
     overlapping bigrams (a lone character as itself)."""
     ret: list[str] = []
-    for m in _WORD.finditer(text):
+    for m in _pattern('word').finditer(text):
         word = m.group()
+        if word.isascii():
+            ret.extend(_latin(word))
+            continue
         pos = 0
-        for c in _CJK.finditer(word):
+        for c in _pattern('cjk').finditer(word):
             ret.extend(_latin(word[pos:c.start()]))
             run = c.group()
             ret.extend([run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)])
@@ -80,9 +97,11 @@ def tokens(text: str) -> list[str]:
 
 
 def _latin(word: str) -> list[str]:
+    if word.islower() and '_' not in word or word.isdigit():
+        return [word]  # most words: nothing to split (no camelCase, no snake_case)
     if not word:
         return []
-    parts = [p.lower() for chunk in word.split('_') for p in (_CAMEL.findall(chunk) or [chunk])]
+    parts = [p.lower() for chunk in word.split('_') for p in (_pattern('camel').findall(chunk) or [chunk])]
     whole = word.lower()
     return parts if len(parts) == 1 and parts[0] == whole else [*parts, whole]
 
@@ -108,6 +127,7 @@ def _bullets(kind: str, text: str) -> Items:
 def _fragments(text: str) -> Items:
     """Each fragment line that parses (one that does not is skipped: a
     history may hold anything, recall reads what it can)."""
+    import json  # only while reading history: a warm search never needs it
     ret: Items = {}
     for line in text.split('\n'):
         if not line.strip():
@@ -131,13 +151,36 @@ def _decisions(text: str) -> Items:
     return ret
 
 
+def decisions(snapshot: str) -> list[str]:
+    """The Decisions of a snapshot as recall holds them."""
+    return [item[2] for item in _decisions(snapshot).values()]
+
+
+def summary(hit: Hit) -> str:
+    """A hit on one line: an archived snapshot by its Goal (and the
+    first lines of its other sections), anything else as it is."""
+    if hit.kind != 'snapshot':
+        return hit.text
+    text = hit.text
+    if text.startswith('---\n') and '\n---\n' in text:
+        text = text.split('\n---\n', 1)[1]  # the state, as front matter
+    snap = snapshot_mod.parse(text)
+    parts = []
+    for section in snap.sections:
+        lines = [t for _, t in snapshot_mod.content_lines(section)]
+        if lines:
+            parts.append(f'{section.name}: {" / ".join(lines[:3])}')
+    return '; '.join(parts) or ' '.join(text.split())
+
+
 def _archived(path: str, text: str) -> Items:
     """An archived snapshot: the file as one item, and its Decisions."""
     return {f'snapshot\0{path}': ('snapshot', None, text.strip()), **_decisions(text)}
 
 
 def _decode(data: bytes) -> str:
-    return data.decode('utf-8', 'replace')
+    # bytes that are not UTF-8 kept as surrogates: shown \udcXX, as `show` does
+    return data.decode('utf-8', 'surrogateescape')
 
 
 # the memory files recall reads, by name at the tree's root
@@ -149,23 +192,30 @@ _FLAT = {
 }
 
 
+_FILE = (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE)
+
+
 class _Reader:
     """The items of a memory commit, file by file, each blob parsed once
     (the parent's, which the next commit compares with, stays at hand)."""
 
-    def __init__(self, pr: pygit2.Repository) -> None:
+    def __init__(self, pr: pygit2.Repository, top: pygit2.Commit) -> None:
         self.pr = pr
         self.blobs: dict[pygit2.Oid, Items] = {}
         self.archives: dict[pygit2.Oid, dict[str, pygit2.Oid]] = {}
+        self.top = top  # the commit being read
+        self.raw: dict[pygit2.Oid, bytes] = {}
 
     def entries(self, tree: pygit2.Tree) -> dict[str, pygit2.Oid]:
         """What recall reads of a memory tree: the flat files, and each
-        archived snapshot as archive/<path>."""
+        archived snapshot as archive/<path>.  A tree from a remote may
+        hold anything: an entry no checkout would write (a symlink, `..`)
+        is not read."""
         ret = {}
         for e in tree:
-            if e.name in _FLAT and e.type_str == 'blob':
+            if e.name in _FLAT and e.filemode in _FILE:
                 ret[e.name] = e.id
-            elif e.name == memory.ARCHIVE and e.type_str == 'tree':
+            elif e.name == memory.ARCHIVE and e.filemode == pygit2.GIT_FILEMODE_TREE:
                 ret.update(self._archive(e.id))
         return ret
 
@@ -173,18 +223,20 @@ class _Reader:
         hit = self.archives.get(oid)
         if hit is None:
             hit = {}
-            tree = self.pr[oid]
-            assert isinstance(tree, pygit2.Tree)
-            stack: list[tuple[str, pygit2.Tree]] = [(f'{memory.ARCHIVE}/', tree)]
+            stack: list[tuple[str, pygit2.Oid]] = [(f'{memory.ARCHIVE}/', oid)]
             while stack:
-                prefix, t = stack.pop()
-                for e in t:
-                    if e.type_str == 'tree':
-                        sub = self.pr[e.id]
-                        assert isinstance(sub, pygit2.Tree)
-                        stack.append((f'{prefix}{e.name}/', sub))
-                    elif e.type_str == 'blob' and (e.name or '').endswith('.md'):
-                        hit[f'{prefix}{e.name}'] = e.id
+                prefix, at = stack.pop()
+                tree = self.pr[at]
+                assert isinstance(tree, pygit2.Tree)
+                for e in tree:
+                    try:
+                        path = store.safe_entry(prefix, e.name or '', e.filemode)
+                    except AgitmemError:
+                        continue
+                    if e.filemode == pygit2.GIT_FILEMODE_TREE:
+                        stack.append((f'{path}/', e.id))
+                    elif e.filemode in _FILE and path.endswith('.md'):
+                        hit[path] = e.id
             self.archives[oid] = hit
         return hit
 
@@ -199,6 +251,17 @@ class _Reader:
         return hit
 
     def data(self, oid: pygit2.Oid) -> bytes:
+        # a commit's old blob is, most often, the new one of the commit
+        # read just before: each is read once
+        hit = self.raw.get(oid)
+        if hit is None:
+            if len(self.raw) > 8:
+                self.raw.clear()
+            # a partial clone may lack it: fetched with the commit's objects
+            hit = self.raw[oid] = store.whole(self.pr, self.top.tree, lambda: self._data(oid))
+        return hit
+
+    def _data(self, oid: pygit2.Oid) -> bytes:
         blob = self.pr[oid]
         assert isinstance(blob, pygit2.Blob)
         return blob.data
@@ -231,21 +294,28 @@ class Index:
         self.tip: str | None = None
         # per commit walked, by position
         self.commits: list[str] = []
-        self.times: list[int] = []
-        self.offsets: list[int] = []
+        self.times: MutableSequence[int] = []
+        self.offsets: MutableSequence[int] = []
         # per item
         self.kinds: list[str] = []
         self.fids: list[str] = []  # '' for all but fragments
         self.texts: list[str] = []
         self.files: list[str] = []
-        self.first: list[int] = []
-        self.last: list[int] = []
+        self.first: MutableSequence[int] = []
+        self.last: MutableSequence[int] = []
         self.current: list[bool] = []
-        self.lengths: list[int] = []  # words
+        self.lengths: MutableSequence[int] = []  # words
         # word -> [item, count, item, count...]; a cached one is decoded
         # when a search asks for it
-        self.postings: dict[str, list[int]] = {}
-        self.packed: dict[str, str] = {}
+        self.postings: dict[str, Sequence[int]] = {}
+        self.packed: dict[str, bytes] = {}
+        # a cache's columns a search need not decode: kinds, files,
+        # current, commits; decoded when the index grows (`_unpack`)
+        self.raw: dict[str, Any] | None = None
+        # derived, cached: each item's BM25 weight of a word it holds once,
+        # and its rank by recency (last seen, then first seen)
+        self._once: Sequence[float] | None = None
+        self._recency: Sequence[int] | None = None
         self._keys: dict[str, int] | None = None
         self._positions: dict[str, int] | None = None
 
@@ -256,12 +326,41 @@ class Index:
         return self._keys
 
     def key(self, i: int) -> str:
-        kind = self.kinds[i]
+        kind = self.kind(i)
         if kind == 'fragment':
             return f'fragment\0{self.fids[i]}'
         if kind == 'snapshot':
-            return f'snapshot\0{self.files[i]}'
+            return f'snapshot\0{self.file(i)}'
         return f'{kind}\0{self.texts[i]}'
+
+    # columns a cache keeps packed, read one item at a time
+    def kind(self, i: int) -> str:
+        return _KIND[self.raw['kinds'][i]] if self.raw is not None else self.kinds[i]
+
+    def file(self, i: int) -> str:
+        raw = self.raw
+        return str(raw['paths'][raw['files'][i]]) if raw is not None else self.files[i]
+
+    def is_current(self, i: int) -> bool:
+        return self.raw['current'][i] == '1' if self.raw is not None else self.current[i]
+
+    def commit(self, pos: int) -> str:
+        return str(self.raw['commits'][pos * 40:pos * 40 + 40]) if self.raw is not None else self.commits[pos]
+
+    def _unpack(self) -> None:
+        """Every column and posting as a list, to grow them."""
+        raw, self.raw = self.raw, None
+        if raw is not None:
+            self.times, self.offsets = list(self.times), list(self.offsets)
+            self.first, self.last, self.lengths = list(self.first), list(self.last), list(self.lengths)
+            packed = raw['commits']
+            self.commits = [packed[n:n + 40] for n in range(0, len(packed), 40)]
+            self.kinds = [_KIND[k] for k in raw['kinds']]
+            self.files = [raw['paths'][n] for n in raw['files']]
+            self.current = [c == '1' for c in raw['current']]
+        for w in list(self.packed):
+            self.postings[w] = list(self._posting(w))
+        self._once = self._recency = None
 
     def fragment(self, fid: str) -> int | None:
         return self.keys.get(f'fragment\0{fid}') if fid in self.fids else None
@@ -270,15 +369,14 @@ class Index:
 
     def walk(self, pr: pygit2.Repository, top: pygit2.Commit, since: str | None) -> None:
         """Read the commits from top back to `since` (exclusive), oldest first."""
-        reader = _Reader(pr)
+        reader = _Reader(pr, top)
         walker = pr.walk(top.id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
         if since is not None:
             walker.hide(pygit2.Oid(hex=since))
+        self._unpack()
         if self._positions is None:
             self._positions = {h: n for n, h in enumerate(self.commits)}
         positions = self._positions
-        for w in list(self.packed):
-            self._posting(w)
         entries: dict[pygit2.Oid, dict[str, pygit2.Oid]] = {}
 
         def of(c: pygit2.Commit) -> dict[str, pygit2.Oid]:
@@ -290,6 +388,7 @@ class Index:
             return hit
 
         for c in walker:
+            reader.top = c
             pos = len(self.commits)
             hexid = str(c.id)
             positions[hexid] = pos
@@ -317,6 +416,7 @@ class Index:
                 for path in then.keys() - now.keys():
                     for key in reader.items(path, then[path]):
                         self._gone(key, ppos)
+        reader.top = top
         self._mark_current(reader, of(top), positions[str(top.id)])
         self.tip = str(top.id)
 
@@ -358,33 +458,60 @@ class Index:
         for w in words:
             counts[w] = counts.get(w, 0) + 1
         for w, n in counts.items():
-            self.postings.setdefault(w, []).extend((i, n))
+            posting = self.postings.setdefault(w, [])
+            assert isinstance(posting, list)
+            posting.extend((i, n))
 
-    def _posting(self, w: str) -> list[int]:
+    def _posting(self, w: str) -> Sequence[int]:
         packed = self.packed.pop(w, None)
         if packed is not None:
-            self.postings[w] = [int(x) for x in packed.split()]
-        return self.postings.get(w, [])
+            got = array.array('I')
+            got.frombytes(packed)
+            self.postings[w] = got
+        return self.postings.get(w, ())
+
+    def once(self) -> Sequence[float]:
+        """Each item's BM25 term weight for a word it holds once (most
+        words): a search multiplies it by the word's idf."""
+        if self._once is None:
+            n = len(self.texts)
+            avg = (sum(self.lengths) / n) if n else 1.0
+            k, kb = _K1 * (1 - _B), _K1 * _B / (avg or 1.0)
+            self._once = [(_K1 + 1) / (1 + k + kb * length) for length in self.lengths]
+        return self._once
+
+    def recency(self) -> Sequence[int]:
+        """Each item's rank by when it was last seen, then first seen
+        (larger: newer)."""
+        if self._recency is None:
+            times, last, first = self.times, self.last, self.first
+            order = sorted(range(len(self.texts)), key=lambda i: (times[last[i]], times[first[i]], i))
+            ranks = [0] * len(order)
+            for rank, i in enumerate(order):
+                ranks[i] = rank
+            self._recency = ranks
+        return self._recency
 
     # -- the cache ---------------------------------------------------------------
 
     def dump(self) -> bytes:
         """Columns of plain values in marshal's format (it loads five times
         faster than JSON, and holds only data: nothing in it runs): the ids
-        of the commits as one string, the postings as one string a word."""
-        for w in list(self.packed):
-            self._posting(w)
+        of the commits as one string, kinds and current as one character
+        an item, each posting as the bytes of an array of integers."""
+        self._unpack()
         files = sorted(set(self.files))
         at = {f: n for n, f in enumerate(files)}
         return marshal.dumps({
             'version': VERSION, 'ref': self.ref, 'tip': self.tip,
-            'commits': ''.join(self.commits), 'times': self.times, 'offsets': self.offsets,
+            'commits': ''.join(self.commits), 'times': _ints(self.times), 'offsets': _ints(self.offsets),
             'kinds': ''.join(k[0] for k in self.kinds), 'fids': self.fids, 'texts': self.texts,
             'paths': files, 'files': [at[f] for f in self.files],
-            'first': self.first, 'last': self.last,
+            'first': _ints(self.first), 'last': _ints(self.last),
             'current': ''.join('1' if c else '0' for c in self.current),
-            'lengths': self.lengths,
-            'postings': {w: ' '.join(map(str, p)) for w, p in self.postings.items()},
+            'lengths': _ints(self.lengths), 'once': array.array('d', self.once()).tobytes(),
+            'recency': _ints(self.recency()),
+            'postings': {w: array.array('I', p).tobytes() for w, p in self.postings.items()},
         })
 
     @classmethod
@@ -395,19 +522,24 @@ class Index:
                 return None
             self = cls(ref)
             self.tip = str(raw['tip'])
-            packed = raw['commits']
-            self.commits = [packed[n:n + 40] for n in range(0, len(packed), 40)]
-            self.times, self.offsets = raw['times'], raw['offsets']
-            self.kinds = [_KIND[k] for k in raw['kinds']]
+            # numbers as arrays: one copy each, not an object a number
+            self.times, self.offsets = _unints(raw['times']), _unints(raw['offsets'])
             self.fids, self.texts = raw['fids'], raw['texts']
-            paths = raw['paths']
-            self.files = [paths[n] for n in raw['files']]
-            self.first, self.last = raw['first'], raw['last']
-            self.current = [c == '1' for c in raw['current']]
-            self.lengths, self.packed = raw['lengths'], raw['postings']
-            columns = (self.kinds, self.fids, self.files, self.first, self.last, self.current, self.lengths)
-            if any(len(c) != len(self.texts) for c in columns) or len(self.times) != len(self.commits):
+            self.first, self.last = _unints(raw['first']), _unints(raw['last'])
+            self.lengths, self._recency = _unints(raw['lengths']), _unints(raw['recency'])
+            self._once = array.array('d', raw['once'])
+            self.packed = raw['postings']
+            n = len(self.texts)
+            columns = (
+                raw['kinds'], raw['files'], raw['current'], self.fids, self.first,
+                self.last, self.lengths, self._once, self._recency,
+            )
+            if (
+                    any(len(c) != n for c in columns) or len(self.times) != len(self.offsets) or
+                    len(raw['commits']) != 40 * len(self.times) or not isinstance(self.packed, dict)
+            ):
                 return None
+            self.raw = raw
         except (ValueError, TypeError, KeyError, AttributeError, IndexError, EOFError):
             return None  # an unreadable cache is built again
         return self
@@ -415,55 +547,86 @@ class Index:
     # -- searching ---------------------------------------------------------------
 
     def scores(self, words: list[str]) -> dict[int, float]:
-        """BM25 of each item holding one of the words."""
+        """BM25 of each item holding one of the words.  The word most items
+        hold is scored first, in C (map, zip): a common word is in every
+        note, and this is the warm search's cost."""
         n = len(self.texts)
-        if not n:
-            return {}
-        avg = (sum(self.lengths) / n) or 1.0
+        postings = [(p, w) for w in dict.fromkeys(words) if (p := self._posting(w))]
+        postings.sort(key=lambda pw: -len(pw[0]))
+        once = self.once()
         ret: dict[int, float] = {}
-        for w in dict.fromkeys(words):
-            posting = self._posting(w)
+        for posting, _ in postings:
             df = len(posting) // 2
-            if not df:
-                continue
             idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-            for j in range(0, len(posting), 2):
-                i, tf = posting[j], posting[j + 1]
-                norm = tf + _K1 * (1 - _B + _B * self.lengths[i] / avg)
-                ret[i] = ret.get(i, 0.0) + idf * tf * (_K1 + 1) / norm
+            items, counts = posting[::2], posting[1::2]
+            if not ret and counts.count(1) == df:
+                ret = dict(zip(items, map(idf.__mul__, map(once.__getitem__, items))))
+                continue
+            k, kb = self._norms()
+            for i, tf in zip(items, counts):
+                if tf == 1:
+                    s = idf * once[i]
+                else:
+                    s = idf * tf * (_K1 + 1) / (tf + k + kb * self.lengths[i])
+                ret[i] = ret.get(i, 0.0) + s
         return ret
+
+    def _norms(self) -> tuple[float, float]:
+        n = len(self.texts)
+        avg = (sum(self.lengths) / n) if n else 1.0
+        return _K1 * (1 - _B), _K1 * _B / (avg or 1.0)
 
     def hit(self, i: int, score: float) -> Hit:
         last = self.last[i]
         return Hit(
-            kind=self.kinds[i], text=self.texts[i], id=self.fids[i] or None,
-            commit=self.commits[last], date=_iso(self.times[last], self.offsets[last]),
-            file=self.files[i], ref=self.ref, score=round(score, 4), current=self.current[i],
+            kind=self.kind(i), text=self.texts[i], id=self.fids[i] or None,
+            commit=self.commit(last), date=_iso(self.times[last], self.offsets[last]),
+            file=self.file(i), ref=self.ref, score=round(score, 4), current=self.is_current(i),
         )
 
-    def recency(self, i: int) -> tuple[int, int]:
-        return self.last[i], self.first[i]
+    def when(self, i: int) -> tuple[int, int]:
+        """(last seen, first seen), as commit times."""
+        return self.times[self.last[i]], self.times[self.first[i]]
 
 
 _KIND = {k[0]: k for k in KINDS}
 
 
+def _ints(values: Sequence[int]) -> bytes:
+    return array.array('q', values).tobytes()
+
+
+def _unints(data: bytes) -> MutableSequence[int]:
+    got = array.array('q')
+    got.frombytes(data)
+    return got
+
+
 def _iso(when: int, offset: int) -> str:
-    import datetime
-    tz = datetime.timezone(datetime.timedelta(minutes=offset))
-    return datetime.datetime.fromtimestamp(when, tz).isoformat()
+    """A commit's date as datetime.isoformat() writes it, without
+    importing datetime (a tenth of what a warm search costs)."""
+    import time
+    sign = '-' if offset < 0 else '+'
+    return (
+        time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(when + offset * 60)) +
+        f'{sign}{abs(offset) // 60:02d}:{abs(offset) % 60:02d}'
+    )
 
 
 def _cache_path(repo: Repo, ref: str) -> Path:
     # memory refs are shared by every worktree, but refs/worktree/ ones
     where = repo.git_dir if ref.startswith('refs/worktree/') else repo.common_dir
-    name = hashlib.sha1(ref.encode('utf-8', 'surrogateescape')).hexdigest()[:16]
+    # (the cache names its ref: two refs sharing a name rebuild, never mix)
+    name = str(pygit2.hash(ref.encode('utf-8', 'surrogateescape')))[:16]
     return where / 'agitmem' / 'recall' / f'{name}.marshal'
 
 
-def index(repo: Repo, pr: pygit2.Repository, ref: str) -> Index | None:
+def index(
+        repo: Repo, pr: pygit2.Repository, ref: str, *, max_new: int | None = None,
+) -> Index | None:
     """The index of ref as its tip is now: the cached one, extended by the
-    commits since its tip, or built again; None when ref has no memory."""
+    commits since its tip, or built again; None when ref has no memory,
+    or when that means reading more than max_new commits."""
     top = store.tip(pr, ref)
     if top is None:
         return None
@@ -478,6 +641,8 @@ def index(repo: Repo, pr: pygit2.Repository, ref: str) -> Index | None:
         idx, since = cached, cached.tip
     else:
         idx, since = Index(ref), None
+    if max_new is not None and _more_than(pr, top, since, max_new):
+        return None
     idx.walk(pr, top, since)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -485,6 +650,15 @@ def index(repo: Repo, pr: pygit2.Repository, ref: str) -> Index | None:
     except OSError:
         pass  # a read-only git dir: the search goes on, uncached
     return idx
+
+
+def _more_than(pr: pygit2.Repository, top: pygit2.Commit, since: str | None, n: int) -> bool:
+    """Are there more than n commits from top back to since?  (Walking
+    commits is cheap; reading their blobs is what costs.)"""
+    walker = pr.walk(top.id, pygit2.enums.SortMode.NONE)
+    if since is not None:
+        walker.hide(pygit2.Oid(hex=since))
+    return any(i >= n for i, _ in enumerate(walker))
 
 
 def _ancestor(pr: pygit2.Repository, old: str, new: pygit2.Oid) -> bool:
@@ -507,22 +681,22 @@ def memory_refs(pr: pygit2.Repository, first: str) -> list[str]:
 
 
 def fragment_ids(text: str) -> list[str]:
-    return list(dict.fromkeys(m.group(1) for m in _FRAGMENT_ID.finditer(text)))
+    return list(dict.fromkeys(m.group(1) for m in _pattern('fragment_id').finditer(text)))
 
 
 def _search(
         repo: Repo, ref: str, query: str, *, limit: int, all_branches: bool,
-        exclude: Collection[str] = (), min_words: int = 1,
+        exclude: Collection[str] = (), min_words: int = 1, max_new: int | None = None,
 ) -> list[Hit]:
     pr = store.open_repo(repo)
     refs = memory_refs(pr, ref) if all_branches else [ref]
     ids = fragment_ids(query)
     # an id is looked up, not matched word by word (`A` would match any `a`)
-    words = tokens(_FRAGMENT_ID.sub(' ', query))
+    words = tokens(_pattern('fragment_id').sub(' ', query))
     # key -> (which wins when refs share the item, rank, (index, item, score))
     ranked: dict[str, tuple[tuple[bool, int], tuple[float, int, int], tuple[Index, int, float]]] = {}
     for n, r in enumerate(refs):
-        idx = index(repo, pr, r)
+        idx = index(repo, pr, r, max_new=max_new)
         if idx is None:
             continue
         found = _matches(idx, words, min_words)
@@ -531,14 +705,18 @@ def _search(
             i = idx.fragment(fid)
             if i is not None:
                 found[i] = 1e6 - rank
-        times, last, first, texts, fids = idx.times, idx.last, idx.first, idx.texts, idx.fids
-        # recency breaks ties: where it was last seen, then first seen; only
-        # the best are made hits (a common word matches every note)
-        top = heapq.nlargest(limit, (
-            (score, times[last[i]], times[first[i]], i) for i, score in found.items()
-            if not (texts[i] in exclude or (fids[i] and fids[i] in exclude))
-        ))
-        for score, when, since, i in top:
+        # by score, then recency: sorted in C (a common word matches every
+        # note); only the best are made hits
+        items = list(found)
+        rows = sorted(zip(found.values(), map(idx.recency().__getitem__, items), items), reverse=True)
+        taken = 0
+        for score, _, i in rows:
+            if taken == limit:
+                break
+            if idx.texts[i] in exclude or (idx.fids[i] and idx.fids[i] in exclude):
+                continue
+            taken += 1
+            when, since = idx.when(i)
             # the same item on several refs: this branch's, else the newest
             wins = (n == 0, when)
             key = idx.key(i)
@@ -594,7 +772,9 @@ def related_in(
     if not words:
         return []
     # two words in common at least: one shared word is noise
+    # a long history never read yet is not read in a hook: the agent
+    # would wait for it (`agitmem recall` builds the cache once)
     return _search(
         repo, ref, text, limit=limit, all_branches=False, exclude=exclude,
-        min_words=min(2, len(set(words))),
+        min_words=min(2, len(set(words))), max_new=RELATED_MAX_NEW,
     )
