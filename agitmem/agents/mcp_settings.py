@@ -126,7 +126,19 @@ def _our_head(head: list[str]) -> bool:
 
 # -- JSON files ------------------------------------------------------------------------
 
+def _regular(path: Path, shown: str) -> bool:
+    """Whether there is a file to read: only a regular one is opened (a
+    FIFO a hostile checkout put there would block the read)."""
+    if not os.path.lexists(path):
+        return False
+    if not path.is_file():
+        raise AgitmemError(f'{shown}: not a regular file; nothing was changed')
+    return True
+
+
 def _read_json(path: Path, shown: str) -> dict[str, Any]:
+    if not _regular(path, shown):
+        return {}
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -171,6 +183,8 @@ _OUR_TABLE = re.compile(r'^mcp_servers\s*\.\s*(?:agitmem|"agitmem"|\'agitmem\')(
 
 
 def _read_toml(path: Path, shown: str) -> tuple[str, dict[str, Any]]:
+    if not _regular(path, shown):
+        return '', {}
     try:
         text = path.read_bytes().decode('utf-8')
     except FileNotFoundError:
@@ -237,8 +251,11 @@ def installed(
 def install(
         agent: str, scope: str, root: Path, command: str, *,
         home: Path | None = None, environ: Mapping[str, str] | None = None,
+        write: bool = True,
 ) -> list[str]:
-    """Register agitmem's server; what changed ([] when it was there)."""
+    """Register agitmem's server; what changed ([] when it was there).
+    `write=False` refuses what it would refuse and writes nothing (so the
+    hooks are not written when the server entry will be refused)."""
     where = place(agent, scope, root, home, environ)
     path = _target(where, root)
     cmd, args = entry(command)
@@ -273,7 +290,8 @@ def install(
                 f'edit (an inline table or dotted keys): make it a [mcp_servers.{NAME}] '
                 f'table, or remove it; nothing was changed',
             )
-        atomic_write(path, new.encode())
+        if write:
+            atomic_write(path, new.encode())
         return [f'{said} ({"updated" if current is not None else "added"})']
     data = _read_json(path, where.shown)
     servers = _servers_json(data, where, create=True)
@@ -288,7 +306,8 @@ def install(
     if new_entry == current:
         return []
     servers[NAME] = new_entry
-    atomic_write(path, _dump(data))
+    if write:
+        atomic_write(path, _dump(data))
     return [f'{said} ({"updated" if current is not None else "added"})']
 
 

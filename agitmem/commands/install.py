@@ -34,6 +34,8 @@ def install(
             why = None
             if command is None:
                 command, why = launcher.hook_command(launcher.client_path(os.environ))
+            if mcp:  # a refusal leaves the hooks as they were too
+                installing.check_mcp(repo, target, scope, command)
             lines = installing.install_agent(repo, target, scope, command)
             if mcp:
                 lines += installing.install_mcp(repo, target, scope, command)

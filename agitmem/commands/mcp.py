@@ -46,8 +46,8 @@ def mcp(version: str) -> int:
         for t in mcp_tools.TOOLS
     ]
     # the porcelain is synchronous, and its git helpers keep per-process
-    # state: one call at a time, in a worker thread (the loop keeps answering)
-    lock = anyio.Lock()
+    # state: one call at a time, run to its end in the loop (a client that
+    # sends its calls and closes stdin still gets every answer)
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
@@ -65,8 +65,7 @@ def mcp(version: str) -> int:
         )
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        async with lock:
-            return await anyio.to_thread.run_sync(run, params.name, params.arguments)
+        return run(params.name, params.arguments)
 
     server: Server[Any] = Server(
         'agitmem', version=version,

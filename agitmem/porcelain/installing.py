@@ -111,12 +111,8 @@ def _mcp_local_rel(agent: str, repo: Repo, home: Path | None) -> str | None:
     return where.shown if where.base == repo.root else None
 
 
-def install_mcp(
-        repo: Repo, agent: str, scope: str, command: str, *, home: Path | None = None,
-) -> list[str]:
-    """Register agitmem's MCP server in `agent`'s MCP configuration at
-    `scope`; a local file in the repository is kept out of git as the
-    hooks' is, and refused when git tracks it."""
+def check_mcp(repo: Repo, agent: str, scope: str, command: str, *, home: Path | None = None) -> None:
+    """What install_mcp would refuse, refused before the hooks are written."""
     check_target(agent)
     rel = _mcp_local_rel(agent, repo, home) if scope == 'local' else None
     if rel is not None and repo_mod.tracked(repo, rel):
@@ -125,6 +121,17 @@ def install_mcp(
             f'reaches every teammate; use --scope project to share it on '
             f'purpose, or --scope user for yourself only',
         )
+    mcp_settings.install(agent, scope, repo.root, command, home=home, write=False)
+
+
+def install_mcp(
+        repo: Repo, agent: str, scope: str, command: str, *, home: Path | None = None,
+) -> list[str]:
+    """Register agitmem's MCP server in `agent`'s MCP configuration at
+    `scope`; a local file in the repository is kept out of git as the
+    hooks' is, and refused when git tracks it."""
+    check_mcp(repo, agent, scope, command, home=home)
+    rel = _mcp_local_rel(agent, repo, home) if scope == 'local' else None
     changes = mcp_settings.install(agent, scope, repo.root, command, home=home)
     if rel is not None and repo_mod.exclude(repo, f'/{rel}'):
         changes.append(f'{rel} added to .git/info/exclude (it stays out of git)')
