@@ -20,6 +20,7 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 LOGIN_TIMEOUT = 5  # seconds: a login shell that waits for input is not waited for
 _MARK = '__agitmem_path__'
@@ -322,31 +323,50 @@ def mcp_tools_here(timeout: float = 30) -> tuple[list[str] | None, str | None]:
     """(the tools this agitmem's MCP server lists, what is wrong): it is
     started as an entry of ours starts it (its interpreter with -P, away
     from any project directory), asked `initialize` then `tools/list`,
-    and given no more than `timeout` seconds."""
+    and given no more than `timeout` seconds.  Its stdin stays open until
+    the answers are in: a server may end at EOF before answering."""
+    import select
+    import time
     try:
         proc = subprocess.Popen(
             [*interpreter_command(), 'mcp'], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True, errors='replace', env=_clean_env(),
+            stderr=subprocess.DEVNULL, env=_clean_env(),
             cwd=os.path.dirname(this_python()) or '/',
         )
     except OSError as e:
         return None, f'does not start ({e.strerror})'
+    assert proc.stdin is not None and proc.stdout is not None
+    answers: dict[int, Any] = {}
+    deadline = time.monotonic() + timeout
+    buf = b''
     try:
-        out, err = proc.communicate(_HANDSHAKE, timeout=timeout)
-    except subprocess.TimeoutExpired:
+        proc.stdin.write(_HANDSHAKE.encode())
+        proc.stdin.flush()
+        while 2 not in answers:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None, f'does not answer initialize and tools/list within {timeout:.0f}s'
+            ready, _, _ = select.select([proc.stdout], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(proc.stdout.fileno(), 65536)
+            if not chunk:
+                return None, f'does not answer the MCP handshake (exit {proc.wait()})'
+            buf += chunk
+            *lines, buf = buf.split(b'\n')
+            for line in lines:
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(msg, dict) and msg.get('id') in (1, 2):
+                    answers[msg['id']] = msg
+    except OSError as e:
+        return None, f'does not answer the MCP handshake ({e.strerror})'
+    finally:
         proc.kill()
-        proc.communicate()
-        return None, f'does not answer initialize and tools/list within {timeout:.0f}s'
-    answers = {}
-    for line in out.splitlines():
-        try:
-            msg = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(msg, dict) and msg.get('id') in (1, 2):
-            answers[msg['id']] = msg
-    tools = answers.get(2, {}).get('result', {}).get('tools')
-    if 1 not in answers or 'result' not in answers[1] or not isinstance(tools, list):
-        said = err.strip().splitlines()[-1:] or [f'exit {proc.returncode}']
-        return None, f'does not answer the MCP handshake: {said[0]}'
+        proc.wait()
+    tools = answers[2].get('result', {}).get('tools')
+    if 'result' not in answers.get(1, {}) or not isinstance(tools, list):
+        return None, 'does not answer the MCP handshake with its tools'
     return [str(t.get('name')) for t in tools if isinstance(t, dict)], None
