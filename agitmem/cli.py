@@ -92,7 +92,7 @@ COMMANDS = (
     'init', 'save', 'status', 'log', 'show', 'diff', 'rollback', 'archive',
     'state', 'verify', 'note', 'promote', 'recovery', 'fragment', 'recall', 'load', 'check', 'hook',
     'install', 'uninstall', 'push', 'fetch', 'pull', 'merge', 'review',
-    'prune', 'land', 'doctor', 'demo',
+    'prune', 'land', 'doctor', 'demo', 'mcp',
 )
 
 
@@ -263,6 +263,14 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
             help='agents: local (default; a file git ignores), project (shared '
                  'with the team) or user (every project)',
         )
+        p.add_argument(
+            '--mcp', action='store_true',
+            help=(
+                'also register agitmem mcp in the agent\'s MCP configuration at that scope'
+                if name == 'install' else
+                'take out only the MCP server entry, not the hooks'
+            ),
+        )
 
     for name, what in (('push', 'send memory refs to a remote'),
                        ('fetch', 'fetch memory refs from a remote'),
@@ -303,6 +311,9 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
         p = sub.add_parser('doctor', help='check the whole setup; print the fix for each problem')
         _add_json(p)
 
+    if want('mcp'):
+        sub.add_parser('mcp', help='serve the memory tools over MCP on stdio (needs agitmem[mcp])')
+
     if want('demo'):
         p = sub.add_parser('demo', help='walk through agitmem on a scratch repository')
         p.add_argument('dir', nargs='?', help='where to build it (default: a temp dir)')
@@ -333,11 +344,14 @@ def _run(args: argparse.Namespace) -> int:
     if cmd == 'demo':
         from agitmem.commands.demo import demo
         return demo(args.dir)
+    if cmd == 'mcp':
+        from agitmem.commands.mcp import mcp
+        return mcp(VERSION)
     if cmd in ('install', 'uninstall'):
         from agitmem.commands.install import install
         return install(
             args.target, remove=cmd == 'uninstall', command=args.hook_command,
-            scope=args.scope,
+            scope=args.scope, mcp=args.mcp,
         )
 
     # the first git reads start now, on the other core, while Python

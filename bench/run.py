@@ -80,10 +80,14 @@ class Plan:
 
     def __init__(self) -> None:
         self.cases: dict[str, Case] = {}
+        self.runs = 10
         self.sums: dict[str, tuple[str, ...]] = {}
         self.diffs: dict[str, tuple[str, str]] = {}
         self.rows: list[Row] = []
         self.notes: list[str] = []
+        # figures a bench module times itself (inside one process), taken
+        # after the cases' medians, in the same run as the floors
+        self.timed: list[Callable[[], dict[str, float]]] = []
         # agitmem cases: how to run them once under -X importtime
         self.probes: dict[str, tuple[list[str], Path, str | None, str | None]] = {}
 
@@ -155,6 +159,13 @@ def hooks(plan: Plan, mod: ModuleType, work: Path) -> Path:
     plan.row('agitmem hook prompt (Gemini BeforeModel, every model call)', 'before-model', 'pass', 'python -c pass', 2)
     plan.row('agitmem load', 'load', 'pass', 'python -c pass', 2.5)
     plan.row('agitmem state show', 'state-show', 'pass', 'python -c pass')
+    mcp = _try(plan, 'bench/mcp_server.py', lambda: _module('mcp_server'))
+    if isinstance(mcp, ModuleType):
+        # a tool call on a server already up: under 20 ms (issue 25),
+        # about the interpreter's own start
+        plan.timed.append(lambda: mcp.round_trips(root, max(plan.runs, 20)))
+        plan.row('agitmem mcp: state_set call (server up)', 'mcp-state-set', 'pass', 'python -c pass', 1)
+        plan.row('agitmem mcp: recall call (server up)', 'mcp-recall', 'pass', 'python -c pass', 1)
     return root
 
 
@@ -314,6 +325,7 @@ def main(argv: list[str] | None = None) -> int:
     })
     os.environ.pop('PYTHONDONTWRITEBYTECODE', None)  # as users run it
     plan = Plan()
+    plan.runs = runs
     plan.notes.append(c.compile_bytecode())
     try:
         floors(plan, work)
@@ -344,6 +356,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f'bench: {len(plan.cases)} commands, {runs} interleaved runs each ...', flush=True)
         start = time.perf_counter()
         m = c.medians(plan.cases, runs)
+        for timed in plan.timed:
+            figures = _try(plan, 'timed figures', timed)
+            if isinstance(figures, dict):
+                m.update(figures)
+        plan.rows = [r for r in plan.rows if r.key in m]  # those measured
         took = time.perf_counter() - start
         for key, parts in plan.sums.items():
             m[key] = sum(m[p] for p in parts)

@@ -75,6 +75,8 @@ class Reply:
     text: str = ""  # the message text, the patch, or the shell command
     usage: dict[str, int] = field(default_factory=dict)
     call_id: str = ""
+    arguments: dict[str, Any] = field(default_factory=dict)  # kind "function"
+    namespace: str = ""  # kind "function": a tool of a namespace tool_search found
 
     @classmethod
     def message(cls, text: str, **usage: int) -> "Reply":
@@ -83,6 +85,11 @@ class Reply:
     @classmethod
     def apply_patch(cls, patch: str, **usage: int) -> "Reply":
         return cls("apply_patch", patch, dict(usage), "call_" + uuid.uuid4().hex[:20])
+
+    @classmethod
+    def function(cls, name: str, arguments: dict[str, Any], **usage: int) -> "Reply":
+        """A call of any offered function tool (an MCP server's, say) by name."""
+        return cls("function", name, dict(usage), "call_" + uuid.uuid4().hex[:20], dict(arguments))
 
     @classmethod
     def shell(cls, command: str, **usage: int) -> "Reply":
@@ -164,6 +171,18 @@ def offered_tools(body: Any) -> dict[str, dict[str, Any]]:
     return tools
 
 
+def searched_tools(body: Any) -> dict[str, set[str]]:
+    """{namespace: tool names} that tool_search outputs in the input gave."""
+    ret: dict[str, set[str]] = {}
+    for item in (body.get("input") or []) if isinstance(body, dict) else []:
+        if isinstance(item, dict) and item.get("type") == "tool_search_output":
+            for ns in item.get("tools") or []:
+                if isinstance(ns, dict) and ns.get("type") == "namespace":
+                    names = {t.get("name") for t in ns.get("tools") or [] if isinstance(t, dict)}
+                    ret.setdefault(str(ns.get("name")), set()).update(n for n in names if isinstance(n, str))
+    return ret
+
+
 def turn_metadata(headers: dict[str, str]) -> dict[str, Any]:
     raw = headers.get("x-codex-turn-metadata", "")
     try:
@@ -219,6 +238,22 @@ def output_items(reply: Reply, body: Any) -> list[dict[str, Any]]:
             argv = ["bash", "-lc", reply.text]
             return [_function_call(reply.call_id, "shell", {"command": argv})]
         raise ScriptError(f"shell call scripted but none of {SHELL_TOOLS} offered; tools: {sorted(tools)}")
+    if reply.kind == "tool_search":
+        if not any(isinstance(t, dict) and t.get("type") == "tool_search" for t in body.get("tools") or []):
+            raise ScriptError("tool_search scripted but not offered")
+        return [{
+            "type": "tool_search_call", "id": _new_id("tsc"), "status": "completed",
+            "call_id": reply.call_id, "execution": "client", "arguments": {"query": reply.text},
+        }]
+    if reply.kind == "function":
+        if reply.namespace:
+            found = searched_tools(body).get(reply.namespace, set())
+            if reply.text not in found:
+                raise ScriptError(f"{reply.namespace}.{reply.text} scripted but no tool_search found it")
+            return [{**_function_call(reply.call_id, reply.text, reply.arguments), "namespace": reply.namespace}]
+        if reply.text not in tools:
+            raise ScriptError(f"{reply.text} scripted but not offered; tools: {sorted(tools)}")
+        return [_function_call(reply.call_id, reply.text, reply.arguments)]
     raise ScriptError(f"unknown reply kind {reply.kind!r}")
 
 
@@ -263,6 +298,18 @@ class FakeOpenAI(loopback.Server[RecordedRequest, Reply]):
 
     def queue_shell(self, command: str, **usage: int) -> None:
         self.queue(Reply.shell(command, **usage))
+
+    def queue_function_call(
+        self, name: str, arguments: dict[str, Any], namespace: str = "", **usage: int
+    ) -> None:
+        reply = Reply.function(name, arguments, **usage)
+        reply.namespace = namespace
+        self.queue(reply)
+
+    def queue_tool_search(self, query: str, **usage: int) -> None:
+        """A call of the client-side `tool_search` (Codex defers MCP tools
+        behind it): the tools it finds are offered in the next request."""
+        self.queue(Reply("tool_search", query, dict(usage), "call_" + uuid.uuid4().hex[:20]))
 
     # -- views on what was recorded ----------------------------------------
     @property

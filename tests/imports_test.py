@@ -136,6 +136,16 @@ def test_check_staged_imports_no_hashlib(worked: Path) -> None:
     assert 'hashlib' not in modules
 
 
+@pytest.mark.parametrize('args', [('--help',), ('status',), ('load',), ('install', '--help')])
+def test_other_commands_import_no_mcp_sdk(worked: Path, args: tuple[str, ...]) -> None:
+    # `agitmem --help` exits through SystemExit: the probe still records
+    out = worked.parent / 'modules.json'
+    subprocess.run([sys.executable, '-c', _PROBE, str(out), *args], cwd=worked, capture_output=True)
+    modules = set(json.loads(out.read_text()))
+    assert 'agitmem.cli' in modules
+    assert not {m for m in modules if m.split('.')[0] in ('mcp', 'mcp_types', 'anyio', 'pydantic')}
+
+
 # the git hooks a commit runs (issue 23): each imports what its own work
 # needs, no more
 

@@ -11,6 +11,7 @@ file of the project) with a clean environment; when that fails, it is the
 current PATH without an activated virtual environment."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -19,6 +20,7 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 LOGIN_TIMEOUT = 5  # seconds: a login shell that waits for input is not waited for
 _MARK = '__agitmem_path__'
@@ -230,6 +232,19 @@ def check(command: str, path: list[str]) -> tuple[str | None, str | None]:
     head = launcher(argv)
     if not head:
         return 'does not run `... hook EVENT`', None
+    return check_head(head, path)
+
+
+def check_mcp(argv: list[str], path: list[str]) -> tuple[str | None, str | None]:
+    """`check` for an MCP server entry's command line (`... mcp`)."""
+    if argv[-1:] != ['mcp'] or len(argv) < 2:
+        return 'does not run `... mcp`', None
+    return check_head(argv[:-1], path)
+
+
+def check_head(head: list[str], path: list[str]) -> tuple[str | None, str | None]:
+    """(what is wrong with the launcher part of a command line, the
+    interpreter it runs when it is this agitmem)."""
     program, flags = head[0], head[1:]
     name = os.path.basename(program)
     if flags and flags not in (['-m', 'agitmem'], ['-P', '-m', 'agitmem']):
@@ -259,11 +274,15 @@ def check(command: str, path: list[str]) -> tuple[str | None, str | None]:
     return None, python if _same_env(python) else None
 
 
+def _clean_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in ('PYTHONPATH', 'PYTHONHOME', 'PYTHONSTARTUP')}
+
+
 def start_here() -> subprocess.Popen[str] | None:
     """Start this agitmem as the hooks call it (its interpreter with -P,
     away from any project directory) asking its version: the one program
     doctor runs."""
-    env = {k: v for k, v in os.environ.items() if k not in ('PYTHONPATH', 'PYTHONHOME', 'PYTHONSTARTUP')}
+    env = _clean_env()
     try:
         return subprocess.Popen(
             [*interpreter_command(), '--version'], stdout=subprocess.PIPE,
@@ -288,3 +307,66 @@ def runs_here(proc: subprocess.Popen[str] | None, timeout: float = 30) -> str | 
     if proc.returncode != 0 or 'agitmem' not in out:
         return f'does not run agitmem (exit {proc.returncode})'
     return None
+
+
+_HANDSHAKE = ''.join(json.dumps(m) + '\n' for m in (
+    {'jsonrpc': '2.0', 'id': 1, 'method': 'initialize', 'params': {
+        'protocolVersion': '2025-06-18', 'capabilities': {},
+        'clientInfo': {'name': 'agitmem-doctor', 'version': '1'},
+    }},
+    {'jsonrpc': '2.0', 'method': 'notifications/initialized'},
+    {'jsonrpc': '2.0', 'id': 2, 'method': 'tools/list'},
+))
+
+
+def mcp_tools_here(timeout: float = 30) -> tuple[list[str] | None, str | None]:
+    """(the tools this agitmem's MCP server lists, what is wrong): it is
+    started as an entry of ours starts it (its interpreter with -P, away
+    from any project directory), asked `initialize` then `tools/list`,
+    and given no more than `timeout` seconds.  Its stdin stays open until
+    the answers are in: a server may end at EOF before answering."""
+    import select
+    import time
+    try:
+        proc = subprocess.Popen(
+            [*interpreter_command(), 'mcp'], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, env=_clean_env(),
+            cwd=os.path.dirname(this_python()) or '/',
+        )
+    except OSError as e:
+        return None, f'does not start ({e.strerror})'
+    assert proc.stdin is not None and proc.stdout is not None
+    answers: dict[int, Any] = {}
+    deadline = time.monotonic() + timeout
+    buf = b''
+    try:
+        proc.stdin.write(_HANDSHAKE.encode())
+        proc.stdin.flush()
+        while 2 not in answers:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None, f'does not answer initialize and tools/list within {timeout:.0f}s'
+            ready, _, _ = select.select([proc.stdout], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(proc.stdout.fileno(), 65536)
+            if not chunk:
+                return None, f'does not answer the MCP handshake (exit {proc.wait()})'
+            buf += chunk
+            *lines, buf = buf.split(b'\n')
+            for line in lines:
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(msg, dict) and msg.get('id') in (1, 2):
+                    answers[msg['id']] = msg
+    except OSError as e:
+        return None, f'does not answer the MCP handshake ({e.strerror})'
+    finally:
+        proc.kill()
+        proc.wait()
+    tools = answers[2].get('result', {}).get('tools')
+    if 'result' not in answers.get(1, {}) or not isinstance(tools, list):
+        return None, 'does not answer the MCP handshake with its tools'
+    return [str(t.get('name')) for t in tools if isinstance(t, dict)], None

@@ -2,14 +2,7 @@
 memory fragment."""
 from __future__ import annotations
 
-import os
-
-from agitmem import audit
-from agitmem import memory
-from agitmem.errors import AgitmemError
-from agitmem.memory import fragments as fragments_mod
-from agitmem.memory import state as state_mod
-from agitmem.porcelain import write
+from agitmem.porcelain import fragments
 from agitmem.porcelain.context import Context
 
 
@@ -24,46 +17,9 @@ def fragment_add(
         refs: list[str],
         save: bool,
 ) -> int:
-    agent = os.environ.get('AGITMEM_AGENT') or 'A'
-    if not agent.replace('_', '').replace('.', '').isalnum():
-        raise AgitmemError(
-            f'AGITMEM_AGENT="{agent}": use letters, digits, "_" or "."',
-        )
-    shown = f'.agent/memory/{memory.FRAGMENTS}'
-    fid = ''
-
-    def add(current: str) -> str:
-        # the next id is taken under the writers' lock (write.edit holds
-        # it): two fragments at once never get one id
-        nonlocal fid
-        existing = fragments_mod.parse(current, shown)
-        ids = {f['id'] for f in existing}
-        unknown = [r for r in refs if r not in ids]
-        if unknown:
-            raise AgitmemError(
-                f'--refs: no fragment {", ".join(unknown)} (see {shown})',
-            )
-        fid = fragments_mod.next_id(existing, agent)
-        fragment: dict[str, str | list[str]] = {
-            'id': fid,
-            'at': state_mod.now_iso(),
-            'goal': goal,
-            'basis': basis or '',
-            'action': action or '',
-            'result': result or '',
-            'next': next_,
-            'refs': refs,
-        }
-        if current and not current.endswith('\n'):
-            current += '\n'
-        return current + fragments_mod.render([fragment])
-
-    # the subject names the id, known only once the lock is held
-    write.edit(
-        ctx, memory.FRAGMENTS, add, save_it=save,
-        subject=lambda: f'fragment: {fid} {goal[:50]}', event='fragment',
-        parses=True,
+    fid = fragments.add(
+        ctx, goal=goal, next_=next_, basis=basis, action=action,
+        result=result, refs=refs, save=save,
     )
-    audit.log(ctx.repo.agent_dir, 'write fragment', fid)
     print(f'added fragment {fid}')
     return 0

@@ -10,9 +10,13 @@ from agitmem.errors import AgitmemError
 from agitmem.porcelain import installing
 
 
-def install(target: str, *, remove: bool, command: str | None, scope: str | None) -> int:
+def install(
+        target: str, *, remove: bool, command: str | None, scope: str | None, mcp: bool = False,
+) -> int:
     installing.check_target(target)
     repo = repo_mod.find()
+    if target == 'git' and mcp:
+        raise AgitmemError('--mcp is for agents: git has no MCP client')
     if target == 'git':
         if scope is not None:
             raise AgitmemError(
@@ -23,12 +27,18 @@ def install(target: str, *, remove: bool, command: str | None, scope: str | None
     else:
         scope = scope or installing.DEFAULT_SCOPE
         if remove:
-            lines = installing.uninstall_agent(repo, target, scope)
+            # the MCP entry goes with the hooks; --mcp: the entry only
+            lines = [] if mcp else installing.uninstall_agent(repo, target, scope)
+            lines += installing.uninstall_mcp(repo, target, scope)
         else:
             why = None
             if command is None:
                 command, why = launcher.hook_command(launcher.client_path(os.environ))
+            if mcp:  # a refusal leaves the hooks as they were too
+                installing.check_mcp(repo, target, scope, command)
             lines = installing.install_agent(repo, target, scope, command)
+            if mcp:
+                lines += installing.install_mcp(repo, target, scope, command)
             if lines and why:
                 lines.append(
                     f'the hooks call {command}, by absolute path: {why}; '

@@ -1,24 +1,11 @@
 """`agitmem note TEXT`: append a note."""
 from __future__ import annotations
 
-import time
-
-from agitmem import audit
-from agitmem import memory
-from agitmem.errors import AgitmemError
-from agitmem.memory import notes as notes_mod
-from agitmem.porcelain import write
+from agitmem.porcelain import notes
 from agitmem.porcelain.context import Context
 
 
 def note(ctx: Context, text: str, save: bool) -> int:
-    if not text.strip():
-        raise AgitmemError('note needs some text: agitmem note "TEXT"')
-    stamp = time.strftime('%Y-%m-%d %H:%M')
-    new = write.edit(
-        ctx, memory.NOTES, lambda current: notes_mod.append(current, f'{stamp} {text}'),
-        save_it=save, subject=f'note: {" ".join(text.split())[:60]}', event='note',
-    )
-    audit.log(ctx.repo.agent_dir, 'write note', text)
-    print(f'noted ({len(notes_mod.parse(new))} notes)')
+    count = notes.add(ctx, text, save=save)
+    print(f'noted ({count} notes)')
     return 0

@@ -27,11 +27,6 @@ def parse_assignments(pairs: list[str]) -> dict[str, Any]:
             raise AgitmemError(
                 f'"{pair}": expected KEY=VALUE (or KEY:=JSON)',
             )
-        if key.split('.')[0] in state_mod.MANAGED_KEYS:
-            raise AgitmemError(
-                f'"{key}" is managed by agitmem (step, updated_at and tree '
-                f'are set on every update)',
-            )
         if raw:
             try:
                 changes[key] = json.loads(value, parse_constant=_not_json)
@@ -46,10 +41,9 @@ def parse_assignments(pairs: list[str]) -> dict[str, Any]:
 
 def state_set(ctx: Context, pairs: list[str], save: bool) -> int:
     changes = parse_assignments(pairs)
-    read.state(ctx.repo)  # a broken state.json is reported before anything runs
     # writes only: `state show` needs neither pygit2 nor the scanner
     from agitmem.porcelain import state as state_porcelain
-    new = state_porcelain.update(ctx, changes, event='state', save=save)
+    new = state_porcelain.set_values(ctx, changes, save=save)
     print(f'state updated (step {new["step"]})')
     return 0
 

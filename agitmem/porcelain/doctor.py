@@ -18,6 +18,7 @@ from agitmem import render
 from agitmem import repo as repo_mod
 from agitmem import store
 from agitmem.agents import launcher
+from agitmem.agents import mcp_settings
 from agitmem.agents import settings
 from agitmem.agents import trust
 from agitmem.checks import tattoo_size
@@ -148,6 +149,75 @@ def check_agents(
                 f'{w.agent}: {len(w.found)} hooks in {w.shown}, `{", ".join(launchers)}` '
                 f'reaches agitmem on the PATH an agent client gets',
             ))
+    return ret
+
+
+MCP_TIMEOUT = 30  # seconds for this agitmem's MCP server to answer the handshake
+
+
+def check_mcp(
+        repo: Repo,
+        wheres: list[Where],
+        path: list[str],
+        home: Path,
+        environ: Mapping[str, str],
+        *,
+        timeout: float = MCP_TIMEOUT,
+) -> list[Finding]:
+    """agitmem's MCP server entries: parsed by launcher's rules (never
+    run); when one calls this agitmem, this agitmem's own `mcp` is started
+    and asked `initialize` and `tools/list` within `timeout`."""
+    from agitmem.porcelain import mcp_tools
+    ret = []
+    seen: set[tuple[Path, tuple[str, ...]]] = set()
+    registered: set[str] = set()
+    handshake: tuple[list[str] | None, str | None] | None = None
+    for agent in AGENTS:
+        for scope in mcp_settings.SCOPES:
+            where = mcp_settings.place(agent, scope, repo.root, home, environ)
+            if (where.path, where.keys) in seen:
+                continue
+            seen.add((where.path, where.keys))
+            entry = mcp_settings.installed(agent, scope, repo.root, home, environ)
+            if entry is None:
+                continue
+            registered.add(agent)
+            reinstall = f'agitmem install {agent} --scope {scope} --mcp'
+            argv = mcp_settings.argv_of(entry)
+            shown = render.line(shlex.join(argv)) if argv else 'no command'
+            if not mcp_settings.is_ours(entry):
+                ret.append(Finding(
+                    'mcp-server', WARNING,
+                    f'{agent}: the MCP server named agitmem in {where.shown} is not agitmem\'s: `{shown}`',
+                    f'rename or remove it, then `{reinstall}`',
+                ))
+                continue
+            assert argv is not None
+            why, python = launcher.check_mcp(argv, path)
+            if why is None and python is not None:
+                if handshake is None:
+                    handshake = launcher.mcp_tools_here(timeout)
+                tools, why = handshake
+                lacking = [t.name for t in mcp_tools.TOOLS if tools is not None and t.name not in tools]
+                if why is None and lacking:
+                    why = f'its server lacks the tools {", ".join(lacking)}'
+            if why is not None:
+                ret.append(Finding(
+                    'mcp-server', ERROR,
+                    f'{agent}: the MCP server `{shown}` in {where.shown}: {render.line(why)}',
+                    f'{reinstall}   (the MCP server needs `pip install "agitmem[mcp]"`)',
+                ))
+            else:
+                ret.append(Finding(
+                    'mcp-server', OK,
+                    f'{agent}: MCP server agitmem in {where.shown} starts and lists its tools',
+                ))
+    hooked = sorted({w.agent for w in wheres} - registered)
+    if hooked:
+        ret.append(Finding(
+            'mcp-server', OK,
+            f'{", ".join(hooked)}: no agitmem MCP server (optional: memory as tools)',
+        ))
     return ret
 
 
@@ -481,6 +551,7 @@ def diagnose(
     try:
         path = launcher.client_path(environ, login)
         agents = check_agents(wheres, path, here)
+        agents += check_mcp(repo, wheres, path, home, environ)
         git += check_git_shims(repo, path)
     finally:
         if here is not None and here.poll() is None:  # no hook called it

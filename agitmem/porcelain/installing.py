@@ -8,6 +8,7 @@ from pathlib import Path
 from agitmem import config
 from agitmem import githooks
 from agitmem import repo as repo_mod
+from agitmem.agents import mcp_settings
 from agitmem.agents import settings
 from agitmem.errors import AgitmemError
 from agitmem.porcelain import sharing
@@ -101,6 +102,49 @@ def elsewhere(repo: Repo, agent: str, scope: str, *, home: Path | None = None) -
         settings.settings_file(agent, scope, repo.root, home) and
         settings.installed(agent, settings.settings_file(agent, other, repo.root, home))
     ]
+
+
+def _mcp_local_rel(agent: str, repo: Repo, home: Path | None) -> str | None:
+    """The local scope's MCP file as a path in the repository (None when
+    it lives in the home directory: Claude Code's ~/.claude.json)."""
+    where = mcp_settings.place(agent, 'local', repo.root, home)
+    return where.shown if where.base == repo.root else None
+
+
+def check_mcp(repo: Repo, agent: str, scope: str, command: str, *, home: Path | None = None) -> None:
+    """What install_mcp would refuse, refused before the hooks are written."""
+    check_target(agent)
+    rel = _mcp_local_rel(agent, repo, home) if scope == 'local' else None
+    if rel is not None and repo_mod.tracked(repo, rel):
+        raise AgitmemError(
+            f'{rel} is tracked in this repository: a server registered there '
+            f'reaches every teammate; use --scope project to share it on '
+            f'purpose, or --scope user for yourself only',
+        )
+    mcp_settings.install(agent, scope, repo.root, command, home=home, write=False)
+
+
+def install_mcp(
+        repo: Repo, agent: str, scope: str, command: str, *, home: Path | None = None,
+) -> list[str]:
+    """Register agitmem's MCP server in `agent`'s MCP configuration at
+    `scope`; a local file in the repository is kept out of git as the
+    hooks' is, and refused when git tracks it."""
+    check_mcp(repo, agent, scope, command, home=home)
+    rel = _mcp_local_rel(agent, repo, home) if scope == 'local' else None
+    changes = mcp_settings.install(agent, scope, repo.root, command, home=home)
+    if rel is not None and repo_mod.exclude(repo, f'/{rel}'):
+        changes.append(f'{rel} added to .git/info/exclude (it stays out of git)')
+    return changes
+
+
+def uninstall_mcp(repo: Repo, agent: str, scope: str, *, home: Path | None = None) -> list[str]:
+    check_target(agent)
+    lines = mcp_settings.uninstall(agent, scope, repo.root, home=home)
+    rel = _mcp_local_rel(agent, repo, home) if scope == 'local' else None
+    if rel is not None and not (repo.root / rel).exists() and repo_mod.unexclude(repo, f'/{rel}'):
+        lines.append(f'{rel} taken out of .git/info/exclude')
+    return lines
 
 
 def install_git(repo: Repo) -> list[str]:

@@ -7,7 +7,9 @@ from typing import Any
 from agitmem import audit
 from agitmem import memory
 from agitmem import repo as repo_mod
+from agitmem.errors import AgitmemError
 from agitmem.memory import state as state_mod
+from agitmem.porcelain import read
 from agitmem.porcelain import write
 from agitmem.porcelain.context import Context
 
@@ -40,3 +42,18 @@ def update(
     )
     audit.log(ctx.repo.agent_dir, f'write {event}', ', '.join(changes))
     return new
+
+
+def set_values(ctx: Context, changes: dict[str, Any], *, save: bool) -> dict[str, Any]:
+    """`state set` (the command and the MCP tool): the agent's own keys
+    only, onto a state.json that parses."""
+    if not changes:
+        raise AgitmemError('state set needs at least one KEY=VALUE')
+    for key in changes:
+        if not key or key.split('.')[0] in state_mod.MANAGED_KEYS:
+            raise AgitmemError(
+                f'"{key}" is managed by agitmem (step, updated_at and tree '
+                f'are set on every update)' if key else 'an empty key',
+            )
+    read.state(ctx.repo)  # a broken state.json is reported before anything is written
+    return update(ctx, changes, event='state', save=save)
