@@ -18,66 +18,89 @@ from testing import episodes
 HERE = Path(__file__).parent / 'episodes'
 # another set (the labeller's working copy, say): AGITMEM_EPISODES=dir
 SOURCE = Path(os.environ.get('AGITMEM_EPISODES') or HERE)
-PATHS = sorted(SOURCE.glob('*.yaml'))
-# the agreement measured after issue 21's work (see the README there)
-FLOOR = 1.0
+# the first set (64), which the classifier's authors read, and a second (33),
+# labelled blind by another labeller and never read while the classifier was
+# written: the held-out measurement (README there)
+SETS = {
+    'first': sorted(SOURCE.glob('*.yaml')),
+    'held-out': sorted((HERE / 'held-out').glob('*.yaml')),
+}
+# the agreement measured after issue 21's work, per set (see the README there)
+FLOOR = {'first': 1.0, 'held-out': 0.72}
+
+Played = list[tuple[dict[str, Any], dict[str, Any]]]
 
 
 @pytest.fixture(scope='module')
-def played(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    ret = []
-    for path in PATHS:
-        ep = episodes.load(path)
-        row = episodes.play(ep, tmp_path_factory.mktemp(ep['id']))
-        ret.append((ep, row))
+def played_sets(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Played]:
+    ret: dict[str, Played] = {}
+    for name, paths in SETS.items():
+        ret[name] = []
+        for path in paths:
+            ep = episodes.load(path)
+            row = episodes.play(ep, tmp_path_factory.mktemp(ep['id']))
+            ret[name].append((ep, row))
     return ret
 
 
-def test_the_set_is_large_and_spans_the_clients_and_verdicts() -> None:
-    eps = [episodes.load(p) for p in PATHS]
-    assert len(eps) >= 50
+@pytest.fixture(scope='module')
+def played(played_sets: dict[str, Played]) -> Played:
+    return [pair for pairs in played_sets.values() for pair in pairs]
+
+
+@pytest.mark.parametrize(('name', 'size'), [('first', 50), ('held-out', 30)])
+def test_the_set_is_large_and_spans_the_clients_and_verdicts(name: str, size: int) -> None:
+    eps = [episodes.load(p) for p in SETS[name]]
+    assert len(eps) >= size
     assert {e['client'] for e in eps} == {'claude', 'codex', 'gemini'}
     assert {episodes.VERDICTS[e['label']] for e in eps} == set(episodes.CLASSES)
     assert {e['language'] for e in eps} == {'en', 'zh'}
 
 
-def _report(played: list[tuple[dict[str, Any], dict[str, Any]]], tmp_path: Path) -> dict[str, Any]:
+def _report(played: Played, tmp_path: Path, name: str) -> dict[str, Any]:
     pairs = [(episodes.VERDICTS[ep['label']], row['verdict'] or 'pending') for ep, row in played]
-    text = episodes.report(pairs, 'recovery verdicts vs the blind labels')
+    text = episodes.report(pairs, f'recovery verdicts vs the blind labels ({name} set)')
     wrong = [
         f'{ep["id"]}: labelled {ep["label"]}, judged {row["verdict"]}: {"; ".join(row.get("evidence") or ())}'
         for ep, row in played if episodes.VERDICTS[ep['label']] != row['verdict']
     ]
     text += '\n\ndisagreements:\n' + '\n'.join(wrong or ['none']) + '\n'
     print('\n' + text)
-    (tmp_path / 'report.txt').write_text(text)
+    (tmp_path / f'report-{name}.txt').write_text(text)
     return {**episodes.scores(pairs), 'text': text}
 
 
-def test_verdicts_do_not_fall_below_what_was_measured(played: list[tuple[dict[str, Any], dict[str, Any]]], tmp_path: Path) -> None:
-    """A guard against regressions: the agreement measured on this set
-    (0.50 before issue 21's work, 0.83 after its first round, 1.00 after
-    the second; not held out, see the README)."""
-    s = _report(played, tmp_path)
-    assert s['agreement'] >= FLOOR, s['text']
-    for c, v in s['classes'].items():
-        assert v['recall'] >= 0.7, (c, s['text'])
+@pytest.mark.parametrize('name', SETS)
+def test_verdicts_do_not_fall_below_what_was_measured(played_sets: dict[str, Played], tmp_path: Path, name: str) -> None:
+    """A guard against regressions: the agreement measured on each set
+    (first: 0.50 before issue 21's work, 0.83 after its first round, 1.00
+    after the second, not held out; held-out: 0.70 before the second
+    round, 0.73 after it)."""
+    s = _report(played_sets[name], tmp_path, name)
+    assert s['agreement'] >= FLOOR[name], s['text']
 
 
-def test_verdicts_agree_with_the_labels(played: list[tuple[dict[str, Any], dict[str, Any]]], tmp_path: Path) -> None:
-    s = _report(played, tmp_path)
+@pytest.mark.parametrize('name', [
+    'first',
+    pytest.param('held-out', marks=pytest.mark.xfail(strict=True, reason=(
+        "issue 21's floors on the held-out set: agreement 0.73 (floor 0.85), "
+        'state confusion recall 0.33 (floor 0.7); README there'
+    ))),
+])
+def test_verdicts_agree_with_the_labels(played_sets: dict[str, Played], tmp_path: Path, name: str) -> None:
+    s = _report(played_sets[name], tmp_path, name)
     assert s['agreement'] >= 0.85, s['text']
     for c, v in s['classes'].items():
         assert v['recall'] >= 0.7, (c, s['text'])
 
 
-def test_every_verdict_says_which_event_decided(played: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
+def test_every_verdict_says_which_event_decided(played: Played) -> None:
     for ep, row in played:
         assert row['evidence'], ep['id']
         assert row['first_action'] or not ep['turn'], ep['id']
 
 
-def test_the_user_prompt_after_the_compaction_is_shown(played: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
+def test_the_user_prompt_after_the_compaction_is_shown(played: Played) -> None:
     prompted = [(ep, row) for ep, row in played if ep.get('user_prompt')]
     assert prompted
     for ep, row in prompted:
