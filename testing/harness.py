@@ -146,7 +146,7 @@ class Harness(Generic[ServerT, RunT]):
         script = Path(sys.executable).parent / "agitmem"
         argv = [str(script)] if script.exists() else [sys.executable, "-P", "-m", "agitmem"]
         proc = subprocess.run(
-            [*argv, *args], cwd=self.repo, env=self.env, capture_output=True, text=True, timeout=60,
+            [*argv, *args], cwd=self.repo, env=self.env, capture_output=True, text=True, timeout=120,
             stdin=subprocess.DEVNULL, check=False,
         )
         if check:

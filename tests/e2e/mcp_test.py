@@ -6,7 +6,6 @@ tool results the model got back in its next request."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,19 +23,18 @@ STATE_SET = 'mcp_agitmem_state_set'
 RECALL = 'mcp_agitmem_recall'
 
 
-def _agitmem(cwd: Path, env: dict[str, str], *args: str) -> str:
-    proc = subprocess.run(
-        [sys.executable, '-m', 'agitmem', *args], cwd=cwd, env=env,
-        capture_output=True, text=True, timeout=120,
-    )
-    assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
-    return proc.stdout
+def _installed(h: Any, agent: str, scope: str = 'local') -> str:
+    """A repo with memory, one note and agitmem's MCP server registered for
+    agent at scope; the memory ref's tip commit as `git show` prints it."""
+    h.init_repo()
+    h.agitmem('init')
+    h.agitmem('note', NOTE)
+    h.agitmem('install', agent, '--mcp', '--scope', scope, '--command', f'{sys.executable} -P -m agitmem')
+    return _memory(h)
 
 
-def _memory(repo: Path, env: dict[str, str], spec: str) -> str:
-    return subprocess.run(
-        ['git', 'show', spec], cwd=repo, env=env, capture_output=True, text=True, check=True,
-    ).stdout
+def _memory(h: Any, spec: str = 'refs/agitmem/heads/main') -> str:
+    return str(h.git('show', spec))
 
 
 def _tool_results(body: dict[str, Any]) -> list[str]:
@@ -55,15 +53,7 @@ def _tool_results(body: dict[str, Any]) -> list[str]:
 
 
 def test_claude_calls_the_memory_tools(claude: ClaudeHarness) -> None:
-    claude.init_repo()
-    env = claude.env
-    _agitmem(claude.repo, env, 'init')
-    _agitmem(claude.repo, env, 'note', NOTE)
-    _agitmem(
-        claude.repo, env, 'install', 'claude', '--mcp', '--scope', 'local',
-        '--command', f'{sys.executable} -P -m agitmem',
-    )
-    before = _memory(claude.repo, env, 'refs/agitmem/heads/main')
+    before = _installed(claude, 'claude')
     api = claude.server
     # Claude Code 2.1.332 defers MCP tools behind ToolSearch (the first
     # request lists the server as still connecting): a model loads them first
@@ -76,8 +66,8 @@ def test_claude_calls_the_memory_tools(claude: ClaudeHarness) -> None:
     tools = run.model_requests[1].tool_names
     assert 'mcp__agitmem__state_set' in tools and 'mcp__agitmem__recall' in tools, tools
     # the memory ref: the state changed, committed
-    assert _memory(claude.repo, env, 'refs/agitmem/heads/main') != before
-    state = json.loads(_memory(claude.repo, env, 'refs/agitmem/heads/main:state.json'))
+    assert _memory(claude) != before
+    state = json.loads(_memory(claude, 'refs/agitmem/heads/main:state.json'))
     assert state['current_goal'] == GOAL
     assert state['step'] == 1
     # what the model was given back
@@ -100,15 +90,7 @@ def _codex_outputs(body: dict[str, Any]) -> list[str]:
 
 @pytest.mark.parametrize('scope', ['local', 'user'])
 def test_codex_calls_the_memory_tools(codex: Any, scope: str) -> None:
-    codex.init_repo()
-    env = codex.env
-    _agitmem(codex.repo, env, 'init')
-    _agitmem(codex.repo, env, 'note', NOTE)
-    _agitmem(
-        codex.repo, env, 'install', 'codex', '--mcp', '--scope', scope,
-        '--command', f'{sys.executable} -P -m agitmem',
-    )
-    before = _memory(codex.repo, env, 'refs/agitmem/heads/main')
+    before = _installed(codex, 'codex', scope)
     api = codex.server
     # `codex exec` does not wait for an MCP server that is not `required`:
     # the first turn gets the tools of servers up by then (ours takes
@@ -122,8 +104,8 @@ def test_codex_calls_the_memory_tools(codex: Any, scope: str) -> None:
     api.queue_function_call('recall', {'query': 'config cache'}, namespace='mcp__agitmem')
     api.queue_text('Memory updated.')
     run = codex.run('Record the goal in memory, then recall the config cache.')
-    state = json.loads(_memory(codex.repo, env, 'refs/agitmem/heads/main:state.json'))
-    assert _memory(codex.repo, env, 'refs/agitmem/heads/main') != before
+    state = json.loads(_memory(codex, 'refs/agitmem/heads/main:state.json'))
+    assert _memory(codex) != before
     assert state['current_goal'] == GOAL
     results = _codex_outputs(run.model_requests[-1].body)
     assert any('step 1' in r or '"step":1' in r or '"step": 1' in r for r in results), results
@@ -157,15 +139,7 @@ def gemini(tmp_path: Path) -> Any:
 
 def test_gemini_calls_the_memory_tools(gemini: Any) -> None:
     h = gemini
-    h.init_repo()
-    env = h.env
-    _agitmem(h.repo, env, 'init')
-    _agitmem(h.repo, env, 'note', NOTE)
-    _agitmem(
-        h.repo, env, 'install', 'gemini', '--mcp', '--scope', 'local',
-        '--command', f'{sys.executable} -P -m agitmem',
-    )
-    before = _memory(h.repo, env, 'refs/agitmem/heads/main')
+    before = _installed(h, 'gemini')
     api = h.server
     api.queue_call(STATE_SET, {'current_goal': GOAL, 'next_intent': 'update the imports'})
     api.queue_call(RECALL, {'query': 'config cache'})
@@ -173,8 +147,8 @@ def test_gemini_calls_the_memory_tools(gemini: Any) -> None:
     run = h.run('Record the goal in memory, then recall the config cache.')
     tools = run.model_requests[0].tool_names
     assert STATE_SET in tools and RECALL in tools, tools
-    assert _memory(h.repo, env, 'refs/agitmem/heads/main') != before
-    state = json.loads(_memory(h.repo, env, 'refs/agitmem/heads/main:state.json'))
+    assert _memory(h) != before
+    state = json.loads(_memory(h, 'refs/agitmem/heads/main:state.json'))
     assert state['current_goal'] == GOAL
     results = _gemini_responses(run.model_requests[-1].body)
     assert any('step 1' in r for r in results), results
