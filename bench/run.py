@@ -360,12 +360,15 @@ def main(argv: list[str] | None = None) -> int:
             figures = _try(plan, 'timed figures', timed)
             if isinstance(figures, dict):
                 m.update(figures)
-        plan.rows = [r for r in plan.rows if r.key in m]  # those measured
         took = time.perf_counter() - start
         for key, parts in plan.sums.items():
-            m[key] = sum(m[p] for p in parts)
+            if all(p in m for p in parts):
+                m[key] = sum(m[p] for p in parts)
         for key, (plus, minus) in plan.diffs.items():
-            m[key] = m[plus] - m[minus]
+            if plus in m and minus in m:
+                m[key] = m[plus] - m[minus]
+        # those measured (a sum or a difference counts once its parts are)
+        plan.rows = [r for r in plan.rows if r.key in m]
         plan.imports()
         git_version = c.sh('git', '--version', cwd=work).strip()
         print()
