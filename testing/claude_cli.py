@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from testing.clients import find_cli, version_line
 from testing.fake_anthropic import FakeAnthropic, RecordedRequest
@@ -47,18 +47,16 @@ class ClaudeHarness(Harness[FakeAnthropic, ClaudeRun]):
     # an outer Claude Code sets CLAUDECODE, CLAUDE_CODE_*, ...
     drop_prefixes = ("ANTHROPIC_", "CLAUDE", "OTEL_", "AGITMEM_", "GIT_")
 
+    headless_flags = ("--output-format", "json", "--dangerously-skip-permissions")
+    error_key = "is_error"
     base_url_var = "ANTHROPIC_BASE_URL"
-    client_vars = {  # noqa: RUF012 - read only
-        "ANTHROPIC_API_KEY": "test",
-        # As root, --dangerously-skip-permissions is refused without this.
-        "IS_SANDBOX": "1",
-        # Offline: no telemetry, autoupdate, error reports, connectivity
-        # check (HEAD /api/hello), release notes ...
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "DISABLE_AUTOUPDATER": "1",
-        "DISABLE_TELEMETRY": "1",
-        "DISABLE_ERROR_REPORTING": "1",
-    }
+    # IS_SANDBOX: as root, --dangerously-skip-permissions is refused without
+    # it; the rest keep it offline (no telemetry, autoupdate, error reports,
+    # connectivity check (HEAD /api/hello), release notes ...)
+    client_vars: ClassVar[dict[str, str]] = dict.fromkeys((
+        "IS_SANDBOX", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_AUTOUPDATER",
+        "DISABLE_TELEMETRY", "DISABLE_ERROR_REPORTING",
+    ), "1") | {"ANTHROPIC_API_KEY": "test"}
 
     @property
     def settings_path(self) -> Path:
@@ -78,19 +76,7 @@ class ClaudeHarness(Harness[FakeAnthropic, ClaudeRun]):
         }
 
     def run(
-        self,
-        prompt: str,
-        *,
-        resume: str | None = None,
-        extra_args: tuple[str, ...] = (),
+        self, prompt: str, *, resume: str | None = None, extra_args: tuple[str, ...] = (),
         timeout: float = CLI_TIMEOUT,
     ) -> ClaudeRun:
-        args = [self.cli, "-p", prompt, "--output-format", "json", "--dangerously-skip-permissions"]
-        if resume:
-            args += ["--resume", resume]
-        args += list(extra_args)
-        run = self.run_json(args, ClaudeRun, timeout=timeout)
-        assert run.returncode == 0, run.describe()
-        assert run.result, "no JSON result on stdout\n" + run.describe()
-        assert not run.result.get("is_error"), run.describe()
-        return run
+        return self.headless(prompt, ClaudeRun, resume=resume, extra_args=extra_args, timeout=timeout)

@@ -132,20 +132,18 @@ def request_text(body: dict[str, Any]) -> str:
     for message in body.get("messages") or []:
         if isinstance(message, dict):
             parts.append(_content_text(message.get("content")))
-    return "\n".join(p for p in parts if p)
+    return loopback.join_text(parts)
+
+
+def tool_names(body: dict[str, Any]) -> list[str]:
+    return [t.get("name", "") for t in body.get("tools") or [] if isinstance(t, dict)]
 
 
 @dataclass
 class RecordedRequest(loopback.Recorded):
     # kind: "main", "summary", "side", "count_tokens", "other"
-
     request_text = staticmethod(request_text)
-
-    @property
-    def tool_names(self) -> list[str]:
-        if not isinstance(self.body, dict):
-            return []
-        return [t.get("name", "") for t in self.body.get("tools") or [] if isinstance(t, dict)]
+    offered = staticmethod(tool_names)
 
 
 def last_user_text(body: dict[str, Any]) -> str:

@@ -146,7 +146,7 @@ def request_text(body: dict[str, Any]) -> str:
     parts = [_content_text(body.get("systemInstruction"))]
     for content in body.get("contents") or []:
         parts.append(_content_text(content))
-    return "\n".join(p for p in parts if p)
+    return loopback.join_text(parts)
 
 
 @dataclass
@@ -162,9 +162,9 @@ class RecordedRequest(loopback.Recorded):
             return []
         return [c for c in self.body.get("contents") or [] if isinstance(c, dict)]
 
-    @property
-    def tool_names(self) -> list[str]:
-        return tool_names(self.body)
+    @staticmethod
+    def offered(body: dict[str, Any]) -> list[str]:
+        return tool_names(body)
 
     @property
     def function_calls(self) -> list[str]:

@@ -135,18 +135,17 @@ def request_text(body: dict[str, Any]) -> str:
         parts.append(items)
     elif isinstance(items, list):
         parts.extend(item_text(item) for item in items)
-    return "\n".join(p for p in parts if p)
+    return loopback.join_text(parts)
 
 
 @dataclass
 class RecordedRequest(loopback.Recorded):
     # kind: "main", "compaction", "side", "models", "other"
-
     request_text = staticmethod(request_text)
 
-    @property
-    def tool_names(self) -> list[str]:
-        return list(offered_tools(self.body))
+    @staticmethod
+    def offered(body: dict[str, Any]) -> list[str]:
+        return list(offered_tools(body))
 
     @property
     def turn_metadata(self) -> dict[str, Any]:

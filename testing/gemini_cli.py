@@ -157,6 +157,7 @@ class GeminiHarness(Harness[FakeGemini, GeminiRun]):
     # Environment variables that must not leak from the outer session into the CLI.
     drop_prefixes = ("GEMINI", "GOOGLE", "AGITMEM_", "GIT_", "OTEL_", "CLOUDSDK")
     log_echo = "{}"  # Gemini CLI parses a hook's stdout as JSON
+    headless_flags = ("--approval-mode", "yolo", "-o", "json")
     base_url_var = "GOOGLE_GEMINI_BASE_URL"
     client_vars = {  # noqa: RUF012 - read only
         "GEMINI_API_KEY": "test",
@@ -208,24 +209,12 @@ class GeminiHarness(Harness[FakeGemini, GeminiRun]):
 
     # -- running the CLI ------------------------------------------------------
     def run(
-        self,
-        prompt: str,
-        *,
-        resume: str | None = None,
-        extra_args: tuple[str, ...] = (),
-        timeout: float = CLI_TIMEOUT,
-        check: bool = True,
+        self, prompt: str, *, resume: str | None = None, extra_args: tuple[str, ...] = (),
+        timeout: float = CLI_TIMEOUT, check: bool = True,
     ) -> GeminiRun:
-        args = [self.cli, "-p", prompt, "--approval-mode", "yolo", "-o", "json"]
-        if resume:
-            args += ["--resume", resume]
-        args += list(extra_args)
-        run = self.run_json(args, GeminiRun, timeout=timeout)
-        if check:
-            assert run.returncode == 0, run.describe()
-            assert run.result, "no JSON result on stdout\n" + run.describe()
-            assert not run.result.get("error"), run.describe()
-        return run
+        return self.headless(
+            prompt, GeminiRun, resume=resume, extra_args=extra_args, timeout=timeout, check=check,
+        )
 
     def interactive(self, *extra_args: str) -> Terminal:
         """Start the interactive UI on a pseudo-terminal; returns once it is ready

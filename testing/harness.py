@@ -228,6 +228,33 @@ class Harness(Generic[ServerT, RunT]):
             ) from None
         return stdout, stderr, time.monotonic() - running.started
 
+    # a headless run: the flags after `-p PROMPT`, the run's class, and the
+    # key of its JSON result that says the run failed
+    headless_flags: ClassVar[tuple[str, ...]] = ()
+    error_key: ClassVar[str] = "error"
+
+    def headless(
+        self,
+        prompt: str,
+        kind: type[RunT],
+        *,
+        resume: str | None = None,
+        extra_args: tuple[str, ...] = (),
+        timeout: float = CLI_TIMEOUT,
+        check: bool = True,
+    ) -> RunT:
+        """``CLI -p PROMPT`` printing one JSON result; with ``check`` it must
+        exit 0 with a result that reports no error."""
+        args = [self.cli, "-p", prompt, *self.headless_flags]
+        if resume:
+            args += ["--resume", resume]
+        run = self.run_json([*args, *extra_args], kind, timeout=timeout)
+        if check:
+            assert run.returncode == 0, run.describe()
+            assert run.result, "no JSON result on stdout\n" + run.describe()
+            assert not run.result.get(self.error_key), run.describe()
+        return run
+
     def run_json(self, args: list[str], kind: type[RunT], *, timeout: float = CLI_TIMEOUT) -> RunT:
         """Run a headless client that prints one JSON result; the run holds the
         requests the stand-in saw meanwhile."""

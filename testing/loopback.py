@@ -31,15 +31,29 @@ class Recorded:
     kind: str = ""  # the stand-in's classification: "main", "side", "other", ...
     at: float = 0.0
 
+    # each API's readers of a request body: all the text it sends the
+    # model, and the names of the tools it offers
     @staticmethod
     def request_text(body: dict[str, Any]) -> str:
-        """All the text a request body sends the model (each API says how)."""
         return ""
+
+    @staticmethod
+    def offered(body: dict[str, Any]) -> list[str]:
+        return []
 
     @property
     def text(self) -> str:
         """All the text the model was sent: its instructions and every message."""
         return self.request_text(self.body) if isinstance(self.body, dict) else ""
+
+    @property
+    def tool_names(self) -> list[str]:
+        return self.offered(self.body) if isinstance(self.body, dict) else []
+
+
+def join_text(parts: Iterable[str]) -> str:
+    """The parts that hold text, a line apart."""
+    return "\n".join(p for p in parts if p)
 
 
 R = TypeVar("R", bound=Recorded)
