@@ -130,7 +130,7 @@ def test_the_tasks_change_in_another_file_is_location_lost(agentrepo: Path) -> N
     turn(agentrepo, data)
     row, = report(agentrepo)['compactions']
     assert row['verdict'] == 'location'
-    assert row['evidence'] == ['edit src/other.py in helper: the change next_intent asks for, in a file the task does not name (current_file is src/app.py)']
+    assert row['evidence'] == ['edit of src/other.py in helper: the change the task asks for, in a file the task does not name (current_file is src/app.py)']
 
 
 def test_right_file_wrong_symbol_is_location_lost(agentrepo: Path) -> None:
