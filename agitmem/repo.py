@@ -927,6 +927,7 @@ def _changes(
     commit: bytes | None = None
     changed: dict[bytes, _Entry] = {p.encode(): None for p in NOT_CODE[1:]}
     to_hash: dict[bytes, bytes] = {}  # path -> mode, hashed as `git add` would
+    in_index: dict[bytes, bytes] = {}  # those of to_hash the index holds: path -> blob
     links: list[bytes] = []
     new_files: list[bytes] = []
     new_dirs: list[bytes] = []
@@ -960,6 +961,8 @@ def _changes(
                 links.append(path)
             elif m_work in (b'100644', b'100755'):
                 to_hash[path] = m_work
+                if m_index != _GONE:
+                    in_index[path] = h_index
             else:
                 return None
         elif kind == b'? ':
@@ -987,12 +990,39 @@ def _changes(
                 new_files.append(path)
     if new_files and not _new_modes(repo, new_files, to_hash, links):
         return None
+    if _index_decides(repo, in_index):
+        return None
     for path in links:
         blob = _link_blob(repo, path)
         if blob is None:
             return None
         changed[path] = (b'120000', blob)
     return commit, changed, to_hash
+
+
+def _index_decides(repo: Repo, in_index: dict[bytes, bytes]) -> bool:
+    """Whether `git add` might store one of these files other than
+    `hash-object` would: with text=auto (or core.autocrlf and no text
+    attribute) git keeps a file's CRLFs when its blob in the index has a
+    CR ("safer autocrlf"), which hash-object, reading no index, cannot
+    know.  Only a file with a CR in it is converted at all, so the index
+    is read only for those (None from git: not known, so yes)."""
+    with_cr = [blob for path, blob in in_index.items() if _has_cr(repo.root / os.fsdecode(path))]
+    if not with_cr:
+        return False
+    got = _git_bytes(repo, ('cat-file', '--batch'), b''.join(b + b'\n' for b in with_cr))
+    return got is None or b'\r' in got
+
+
+def _has_cr(path: Path) -> bool:
+    try:
+        with open(path, 'rb') as f:
+            while chunk := f.read(1 << 20):
+                if b'\r' in chunk:
+                    return True
+    except OSError:
+        return True  # unreadable now: the chain will say
+    return False
 
 
 def _new_modes(repo: Repo, paths: list[bytes], to_hash: dict[bytes, bytes], links: list[bytes]) -> bool:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from collections.abc import Iterator
 from pathlib import Path
 
+import hypothesis
 import pytest
 from hypothesis import HealthCheck
 from hypothesis import given
@@ -137,6 +138,25 @@ def _both(root: Path) -> tuple[str | None, str]:
     return repo_mod.fast_tree(repo), repo_mod.chain_tree(repo)
 
 
+def _undefined(ops: list[tuple[str, str]]) -> bool:
+    """A path marked assume-unchanged whose file is gone at the end: git
+    answers both ways (`git status` refreshes first and so trusts the
+    mark, `git add -A` does not and takes the path out), so neither tree
+    is wrong."""
+    assumed: set[str] = set()
+    gone: set[str] = set()
+    for action, rel in ops:
+        if action == 'assume':
+            assumed.add(rel)
+        elif action in ('delete', 'into_dir'):
+            gone.add(rel)
+        elif action in ('modify', 'crlf', 'link'):
+            gone.discard(rel)
+        elif action == 'unstage' or action == 'stage' and rel in gone:
+            assumed.discard(rel)  # the index entry, and its mark, gone
+    return bool(assumed & gone)
+
+
 def _check(root: Path, ops: list[tuple[str, str]], config: tuple[str, ...], attrs: bytes, *,
            commit: bool = True) -> None:
     _base(root, config, commit=commit)
@@ -151,6 +171,22 @@ def _check(root: Path, ops: list[tuple[str, str]], config: tuple[str, ...], attr
     assert repo_mod.worktree_tree(repo_mod.find(root)) == chain
 
 
+# git keeps a file's CRLFs under text=auto when its index blob has a CR
+# (found by the test below in CI: a file only chmod-ed, no commit yet)
+@pytest.mark.parametrize(('ops', 'config', 'attrs', 'commit'), (
+    ([('chmod', 'crlf.txt')], (), b'* text=auto\n', False),
+    ([('chmod', 'crlf.txt')], (), b'* text=auto\n', True),
+    ([('crlf', 'crlf.txt')], (), b'* text=auto\n', True),
+    ([('crlf', 'a.txt')], (), b'* text=auto\n', True),
+    ([('crlf', 'crlf.txt'), ('crlf', 'a.txt')], ('core.autocrlf=true',), b'', True),
+    ([('crlf', 'crlf.txt')], ('core.autocrlf=input',), b'*.txt text\n', True),
+))
+def test_crlf_kept_by_the_index(
+        tmp: Path, ops: list[tuple[str, str]], config: tuple[str, ...], attrs: bytes, commit: bool,
+) -> None:
+    _check(Path(tempfile.mkdtemp(dir=tmp)), ops, config, attrs, commit=commit)
+
+
 _OPS = st.lists(st.tuples(st.sampled_from(sorted(ACTIONS)), st.sampled_from(PATHS)), max_size=6)
 _ATTRS = st.sampled_from((b'', b'*.txt text eol=crlf\n', b'* text=auto\n', b'*.txt filter=up\n'))
 
@@ -160,6 +196,7 @@ _ATTRS = st.sampled_from((b'', b'*.txt text eol=crlf\n', b'* text=auto\n', b'*.t
 def test_the_tree_from_status_is_the_chains(
         tmp: Path, ops: list[tuple[str, str]], config: tuple[str, ...], attrs: bytes, commit: bool,
 ) -> None:
+    hypothesis.assume(not _undefined(ops))
     root = Path(tempfile.mkdtemp(dir=tmp))
     _check(root, ops, config, attrs, commit=commit)
 
@@ -172,6 +209,7 @@ def test_the_tree_from_status_is_the_chains(
 def test_the_tree_from_status_is_the_chains_long(
         tmp: Path, ops: list[tuple[str, str]], config: tuple[str, ...], attrs: bytes, commit: bool,
 ) -> None:
+    hypothesis.assume(not _undefined(ops))
     root = Path(tempfile.mkdtemp(dir=tmp))
     _check(root, ops, config, attrs, commit=commit)
 
