@@ -1002,16 +1002,51 @@ def _changes(
 
 def _index_decides(repo: Repo, in_index: dict[bytes, bytes]) -> bool:
     """Whether `git add` might store one of these files other than
-    `hash-object` would: with text=auto (or core.autocrlf and no text
-    attribute) git keeps a file's CRLFs when its blob in the index has a
-    CR ("safer autocrlf"), which hash-object, reading no index, cannot
-    know.  Only a file with a CR in it is converted at all, so the index
-    is read only for those (None from git: not known, so yes)."""
-    with_cr = [blob for path, blob in in_index.items() if _has_cr(repo.root / os.fsdecode(path))]
+    `hash-object` would.  Under git's "auto" end-of-line action (text=auto,
+    or core.autocrlf and no text, crlf or eol attribute) git keeps a file's
+    CRLFs when its blob in the index has a CR ("safer autocrlf"), which
+    hash-object, reading no index, cannot know.  Only a file with a CR in
+    it is converted at all, so attributes and the index are read only for
+    those (and a git that cannot answer means yes: the chain decides)."""
+    with_cr = [path for path in in_index if _has_cr(repo.root / os.fsdecode(path))]
     if not with_cr:
         return False
-    got = _git_bytes(repo, ('cat-file', '--batch'), b''.join(b + b'\n' for b in with_cr))
+    auto = _auto_eol(repo, with_cr)
+    if auto is None:
+        return True
+    if not auto:
+        return False
+    got = _git_bytes(repo, ('cat-file', '--batch'), b''.join(in_index[p] + b'\n' for p in auto))
     return got is None or b'\r' in got
+
+
+def _auto_eol(repo: Repo, paths: list[bytes]) -> list[bytes] | None:
+    """Those of paths git converts with its "auto" end-of-line action."""
+    got = _git_bytes(repo, ('check-attr', '-z', '--stdin', 'text', 'crlf', 'eol'), b''.join(p + b'\0' for p in paths))
+    if got is None:
+        return None
+    items = got.split(b'\0')
+    attrs: dict[tuple[bytes, bytes], bytes] = {
+        (items[i], items[i + 1]): items[i + 2] for i in range(0, len(items) - 2, 3)
+    }
+    autocrlf: bytes | None = None
+    ret = []
+    for path in paths:
+        text, crlf, eol = (attrs.get((path, a), b'unspecified') for a in (b'text', b'crlf', b'eol'))
+        if text == b'auto' or text == b'unspecified' and crlf == b'auto':
+            ret.append(path)
+        elif (text, crlf, eol) == (b'unspecified',) * 3:
+            if autocrlf is None:
+                got = _git_bytes(repo, ('config', '-z', '--get-regexp', r'^core\.autocrlf$'), b'', ok=(0, 1))
+                if got is None:
+                    return None
+                # the last one counts; a key with no `=` is true
+                *_, last = [b'core.autocrlf\nfalse', *filter(None, got.split(b'\0'))]
+                _, has_value, value = last.partition(b'\n')
+                autocrlf = value.lower() if has_value else b'true'
+            if autocrlf in (b'true', b'yes', b'on', b'1', b'input'):
+                ret.append(path)
+    return ret
 
 
 def _has_cr(path: Path) -> bool:

@@ -70,7 +70,7 @@ def _stage(root: Path, rel: str) -> None:
 
 
 def _unstage(root: Path, rel: str) -> None:
-    git('rm', '-q', '-r', '--cached', '--ignore-unmatch', '--', rel, cwd=root)
+    git('rm', '-q', '-r', '-f', '--cached', '--ignore-unmatch', '--', rel, cwd=root)
 
 
 def _delete(root: Path, rel: str) -> None:
@@ -180,11 +180,23 @@ def _check(root: Path, ops: list[tuple[str, str]], config: tuple[str, ...], attr
     ([('crlf', 'a.txt')], (), b'* text=auto\n', True),
     ([('crlf', 'crlf.txt'), ('crlf', 'a.txt')], ('core.autocrlf=true',), b'', True),
     ([('crlf', 'crlf.txt')], ('core.autocrlf=input',), b'*.txt text\n', True),
+    ([('crlf', 'crlf.txt')], (), b'*.txt crlf=auto\n', True),  # the old attribute's name for it
+    ([('chmod', 'crlf.txt')], (), b'*.txt text=auto eol=lf\n', True),
 ))
 def test_crlf_kept_by_the_index(
         tmp: Path, ops: list[tuple[str, str]], config: tuple[str, ...], attrs: bytes, commit: bool,
 ) -> None:
     _check(Path(tempfile.mkdtemp(dir=tmp)), ops, config, attrs, commit=commit)
+
+
+def test_crlf_kept_by_the_index_core_autocrlf_with_no_value(tmp: Path) -> None:
+    root = tmp / 'r'
+    _base(root, (), commit=True)
+    with open(root / '.git' / 'config', 'a') as f:
+        f.write('[core]\n\tautocrlf\n')  # a key with no `=`: true
+    os.chmod(root / 'crlf.txt', 0o755)
+    fast, chain = _both(root)
+    assert fast in (None, chain)
 
 
 _OPS = st.lists(st.tuples(st.sampled_from(sorted(ACTIONS)), st.sampled_from(PATHS)), max_size=6)
@@ -241,6 +253,10 @@ def test_the_tree_from_status_is_the_chains_long(
     ([('skip', '.claude/settings.json'), ('skip', 'a.txt'), ('modify', 'a.txt')], (), b''),
     ([('assume', 'a.txt'), ('modify', 'a.txt'), ('modify', 'dir/b.txt')], (), b''),
     ([('modify', 'dir/sub/tab\tq"uote.txt'), ('modify', '.codex/hooks.json')], (), b''),
+    # CRLFs git converts whatever the index holds (eol set, not "auto"), or never
+    ([('crlf', 'crlf.txt'), ('chmod', 'a.txt')], (), b'*.txt eol=crlf\n'),
+    ([('crlf', 'crlf.txt'), ('crlf', 'a.txt')], (), b'*.txt text\n'),
+    ([('crlf', 'crlf.txt'), ('crlf', 'new.txt')], (), b''),
 ])
 def test_working_trees(tmp: Path, ops: list[tuple[str, str]], config: tuple[str, ...], attrs: bytes) -> None:
     _check(tmp / 'r', ops, config, attrs)
