@@ -378,6 +378,30 @@ def test_shim_fallback_never_imports_the_projects_agitmem(memrepo: Path, tmp_pat
     assert 'error tattoo-vs-snapshot' in proc.stdout + proc.stderr
 
 
+@pytest.mark.parametrize('relative', ['bin', '', '.', './bin'])
+def test_shims_never_run_the_repositorys_programs_from_a_relative_path_entry(
+        memrepo: Path, tmp_path: Path, relative: str,
+) -> None:
+    """A user whose PATH has a relative entry (`bin`, an empty one: the
+    directory git runs the hook in, the repository's top) commits in a
+    cloned repository that ships `agitmem` and `cmp` there: the shims look
+    for agitmem's programs in the absolute entries only."""
+    ok('install', 'git', cwd=memrepo)
+    marker = tmp_path / 'ran'
+    for name in ('agitmem', 'cmp'):
+        for d in (memrepo / 'bin', memrepo):
+            _write_hook(d / name, f'#!/bin/sh\necho {name} >> {shlex.quote(str(marker))}\n')
+    env = {'PATH': f'{relative}{os.pathsep}{os.environ["PATH"]}'}
+    with open(mem(memrepo, 'tattoo.md'), 'a') as f:
+        f.write('- indent: 4 spaces\n')
+    with open(mem(memrepo, 'snapshot.md'), 'a') as f:
+        f.write('- indent: tabs\n')
+    proc = _commit(memrepo, env=env)
+    assert not marker.exists(), marker.read_text()
+    assert proc.returncode == 1  # the real agitmem ran, and refused
+    assert 'error tattoo-vs-snapshot' in proc.stdout + proc.stderr
+
+
 def test_a_hooks_path_linked_outside_is_refused(memrepo: Path, tmp_path: Path) -> None:
     outside = tmp_path / 'outside'
     outside.mkdir()

@@ -17,6 +17,7 @@ from agitmem import memory
 from agitmem import render
 from agitmem import repo as repo_mod
 from agitmem import store
+from agitmem import tokens
 from agitmem.agents import launcher
 from agitmem.agents import mcp_settings
 from agitmem.agents import settings
@@ -344,18 +345,29 @@ def check_git_hooks(repo: Repo) -> list[Finding]:
 
 def check_git_shims(repo: Repo, path: list[str]) -> list[Finding]:
     """agitmem's shims run `agitmem` from PATH, else the interpreter that
-    installed them: one of the two must be there (read, not run)."""
-    if launcher.which('agitmem', path) is not None:
-        return []
+    installed them: one of the two must be there (read, not run).  Shims
+    an older agitmem wrote still run, without what it has learned since
+    (v4: a relative PATH entry, a directory of the repository, is never
+    searched for agitmem): a warning."""
     d = githooks.hooks_dir(repo)
+    old = sorted({
+        name for name in githooks.HOOKS
+        if (v := githooks.shim_version(_text(d / name))) is not None and v < githooks.VERSION
+    }, key=githooks.HOOKS.index)
+    ret = [Finding(
+        'git-hooks', WARNING,
+        f'git hooks written by an older agitmem: {", ".join(old)}', 'agitmem install git',
+    )] if old else []
+    if launcher.which('agitmem', path) is not None:
+        return ret
     gone = sorted({
         python for name in githooks.HOOKS
         if (python := githooks.shim_python(_text(d / name))) is not None and
         not os.access(python, os.X_OK)
     })
     if not gone:
-        return []
-    return [Finding(
+        return ret
+    return [*ret, Finding(
         'git-hooks', ERROR,
         f'the git hooks fall back to {render.line(gone[0])}, which is gone, and '
         f'`agitmem` is not on your login shell\'s PATH: every hook fails',
@@ -512,8 +524,9 @@ def check_injection(ctx: context.Context, codex: bool) -> list[Finding]:
 
 
 def check_tattoo(ctx: context.Context) -> list[Finding]:
-    """A tattoo over its share of the injection cap: its rules are cut
-    from the injection so that the state stays in."""
+    """A tattoo over its share of the injection cap: beside a state that
+    needs the rest, rules are cut from the injection so the state stays in
+    (with a short state they may all still fit: a warning, not an error)."""
     try:
         rules = tattoo_mod.combine(
             tattoo_mod.parse(read.user_tattoo(ctx.cfg)),
@@ -526,7 +539,8 @@ def check_tattoo(ctx: context.Context) -> list[Finding]:
         return [Finding('tattoo-size', OK, f'tattoo: {len(rules)} rules, within its share of the injection')]
     return [Finding(
         'tattoo-size', WARNING,
-        f'{why}: rules that do not fit are left out of the injection',
+        f'{why}: whenever tattoo and state pass the {tokens.INJECTION_MAX_CHARS:,}-character cap, '
+        'rules that do not fit beside the state are left out of the injection',
         'shorten or drop rules in .agent/memory/tattoo.md (`agitmem check` shows where it passes)',
     )]
 

@@ -400,3 +400,20 @@ def test_git_shims_whose_interpreter_is_gone(wired: Path) -> None:
     ok('install', 'git', cwd=wired)
     (_home() / '.profile').unlink()
     assert _problems(_doctor(wired, env=env)[1], 'git-hooks') == []
+
+
+def test_git_shims_an_older_agitmem_wrote(wired: Path) -> None:
+    """Older shims still run, without what agitmem learned since (v4: no
+    relative PATH entry searched): a warning, until `install git`."""
+    for name in ('pre-commit', 'post-merge'):
+        shim = wired / '.git' / 'hooks' / name
+        shim.write_text(shim.read_text().replace('# agitmem-shim v4', '# agitmem-shim v3'))
+    code, findings = _doctor(wired)
+    assert code == 0
+    [problem] = _problems(findings, 'git-hooks')
+    assert problem == {
+        'check': 'git-hooks', 'level': 'warning',
+        'message': 'git hooks written by an older agitmem: pre-commit, post-merge', 'fix': 'agitmem install git',
+    }
+    ok('install', 'git', cwd=wired)
+    assert _problems(_doctor(wired)[1], 'git-hooks') == []
