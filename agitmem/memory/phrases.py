@@ -52,6 +52,14 @@ _ZH_CLAIMS = (
     r'(?:已经|已)(?:全部)?(?:完成|修复|解决|搞定|验证)',
     r'验证通过',
     r'修复(?:完成|成功)',
+    # "go test 已通过", "pytest 全部通过", "npm test 跑通了": a runner named in Latin letters
+    (
+        r'(?:pytest|jest|vitest|mocha|cargo\s+test|go\s+test|npm\s+test|tox|rspec|ctest|make\s+test|`[^`\n]{2,80}`)'
+        r'\s*(?:也|都|全部|均|现在|已经?)*(?:通过|跑通|过了|变绿|全绿|成功)'
+    ),
+    # "问题修好了", "已经修好", "这个 bug 解决了"
+    r'(?:已经?|都)?修好了?',
+    r'(?:问题|bug|缺陷|错误)[^。！？\n，,;；]{0,6}?(?:已经?)?(?:解决|修复|修正)了',
 )
 _CLAIM = re.compile('|'.join(_EN_CLAIMS + _ZH_CLAIMS), re.I)
 
@@ -85,13 +93,41 @@ _SENTENCE = re.compile(r'(?<=[.!?\n])\s+|(?<=[。！？])')
 
 
 def claim(text: str) -> str | None:
-    """The sentence of `text` that claims the tests pass or the work is
-    done, else None."""
+    """The first sentence of `text` that claims the tests pass or the work
+    is done, else None."""
+    found = claims(text)
+    return found[0] if found else None
+
+
+def claims(text: str) -> list[str]:
+    """Every sentence of `text` that claims the tests pass or the work is
+    done (or that a check it names passed), in order."""
+    ret = []
     for sentence in _SENTENCE.split(text or ''):
-        for clause in _CLAUSE.split(sentence):
-            if clause and _claim_in(clause):
-                return ' '.join(sentence.split())[:200]
-    return None
+        if any(clause and _claim_in(clause) for clause in _CLAUSE.split(sentence)):
+            ret.append(' '.join(sentence.split())[:200])
+    return ret
+
+
+# -- what a claim is about: the tests, or another check it names -------------------------
+# "the build passes", "编译和 vet 都通过": a claim about a check that is not the
+# tests; the turn's run of that check backs it
+_CHECKS = {
+    'build': r'\b(?:build|builds|built|compiles?|compiled|compilation)\b|编译|构建|打包',
+    'lint': (
+        r'\b(?:lint|linter|linting|vet|type[\s-]?checks?|typecheck\w*|mypy|tsc|ruff|eslint|clippy|flake8|pylint)\b'
+        r'|静态检查|类型检查|代码检查'
+    ),
+}
+_TESTS = re.compile(r'\b(?:tests?|specs?|suites?|pytest|jest|vitest|mocha|rspec|ctest|tox)\b|测试|单测|用例|验证|verif', re.IGNORECASE)
+
+
+def checks(text: str) -> set[str]:
+    """The checks other than the tests that `text` names (build, lint);
+    empty when it names the tests."""
+    if _TESTS.search(text or ''):
+        return set()
+    return {kind for kind, pattern in _CHECKS.items() if re.search(pattern, text or '', re.IGNORECASE)}
 
 
 def _claim_in(clause: str) -> bool:

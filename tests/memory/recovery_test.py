@@ -172,8 +172,11 @@ def test_the_closing_text_decides_an_edit_whose_words_do_not() -> None:
         'edit of src/cache.py in Cache: the closing text says it serves side remark of the summary '
         '"The user also mentioned hit-rate statistics for the cache.", not the goal'
     )
-    # an account of the goal's work leaves it to the place
-    assert classify(_expect(), [edit], 'Ported load_config to tomllib.', summary=summary)[0] == 'drift'
+    # an account of the goal's work, for an edit whose words say nothing:
+    # the task's change, made in a file the task does not name
+    verdict, evidence, _ = classify(_expect(), [edit], 'Ported load_config to tomllib.', summary=summary)
+    assert verdict == 'location'
+    assert 'the change the task asks for (by the closing text)' in evidence[0]
     assert classify(_expect(), [{**edit, 'file': 'src/app.py'}], 'Ported load_config to tomllib.', summary=summary)[0] == 'location'
 
 
