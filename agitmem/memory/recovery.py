@@ -339,6 +339,26 @@ def _tells_goal(serves: _Serves, told: _Serves) -> bool:
     return told.goal >= 2 and told.goal > told.other and serves.other <= 1 and serves.goal == 0
 
 
+def _redone_by_account(expect: dict[str, Any], task: _Task, text: str) -> str | None:
+    """Why the agent's account of its own work (the closing text's report
+    clauses, phrases.reports) says it did again a step that Done or
+    last_action records as finished, or None: it shares three words with
+    that step that the change the task asks for does not have, more than
+    it shares with the change.  Where the work is (current_file,
+    current_symbol, paths) decides nothing: both steps are there."""
+    def content(t: str) -> set[str]:
+        return phrases.words(_PATH.sub(' ', t))
+    place = content(f'{expect["current_file"]}\n{expect["current_symbol"]}') | phrases.words(expect['current_symbol'])
+    change = content('\n'.join([task.request or '', expect['next_intent'], *expect['in_progress']])) - place
+    said = content(' '.join(phrases.reports(text))) - place
+    items: list[str] = [*expect['done'], expect['last_action']]
+    for item in items:
+        again = said & (content(item) - change - place)
+        if len(again) >= 3 and len(again) > len(said & change):
+            return f'closing text reports as its work what Done / last_action record as done ("{_clip(item, 80)}"): a step done again'
+    return None
+
+
 def _off_task(serves: _Serves, told: _Serves, placed: bool) -> str | None:
     """Why an edit serves another task, or None: it matches that task
     better than the goal (by two words, or by one where it is not at the
@@ -446,17 +466,22 @@ def _failed(e: dict[str, Any]) -> bool:
 
 
 def _ran(claim: str, events: list[dict[str, Any]]) -> bool | None:
-    """Whether the command or the check other than the tests that `claim`
-    names (`pnpm build` succeeds, "编译和 vet 都通过") ran in the turn and
-    did not fail; None when it names neither, or a test run (the test
-    runs back claims about the tests).  An exit code the client does not
-    give is no failure: Codex gives none."""
+    """Whether the turn backs a claim about a command or a check other
+    than the tests: a command `claim` names (`pnpm build` succeeds) ran and
+    did not fail; a check it names ("编译和 vet 都通过", "the build
+    passes") did not fail in the turn (a check that was not run
+    contradicts no test verification: seed 004's confusion is about the
+    tests).  None when it names neither, or a test run: the test runs
+    back claims about the tests.  An exit code the client does not give
+    is no failure (Codex gives none)."""
     commands = [e for e in events if e.get('kind') == 'command']
     named = [' '.join(n.split()) for n in re.findall(r'`([^`\n]{2,80})`', claim)]
     hits = [e for e in commands if any(n in ' '.join(_str(e.get('command')).split()) for n in named)]
-    if not hits:
-        kinds = phrases.checks(claim)
+    kinds = phrases.checks(claim)
+    if not hits and kinds:
         hits = [e for e in commands if any(re.search(_CHECK_COMMANDS[k], _str(e.get('command'))) for k in kinds)]
+        if not hits:
+            return True
     if not hits or any(e.get('test') for e in hits):
         return None
     return not any(_failed(e) for e in hits)
@@ -546,6 +571,9 @@ def classify(
     wrong = next(((e, v, why) for e, v, why in judged if v != 'recovered'), None)
     if wrong:
         return done(wrong[1], wrong[2])
+    redone = _redone_by_account(expect, task, text) if edits else None
+    if redone:
+        return done('state', redone)
     asked = phrases.asks(text)
     if not edits and asked:
         plan = phrases.words(text)
