@@ -156,11 +156,9 @@ def _mentions(text: str, path: str) -> bool:
     return False
 
 
-def _within(text: str, path: str) -> bool:
-    """`path` is named in `text`, or lies in a directory `text` names
-    ("bump react in packages/ui" for packages/ui/package.json)."""
-    if _mentions(text, path):
-        return True
+def _in_directory(text: str, path: str) -> bool:
+    """`path` lies in a directory `text` names ("bump react in
+    packages/ui" for packages/ui/package.json)."""
     return any(
         '/' in d.strip('/') and path.startswith(d.strip('/').lstrip('./') + '/')
         for d in re.findall(r'[\w.-]+(?:/[\w.-]+)+/?', text)
@@ -428,7 +426,7 @@ def _judge_edit(expect: dict[str, Any], task: _Task, e: dict[str, Any], at_curre
         if want and f == current:
             return 'location', f'{where}: current_file, but the wrong function (current_symbol is {want})'
         return 'recovered', f'{where}: {named}'
-    if f and task.request and _within(task.request, f) and serves.goal >= serves.other:
+    if f and task.request and _in_directory(task.request, f) and serves.goal >= serves.other:
         return 'recovered', f'{where}: in a place the user\'s request names'
     if symbol and _names(task.text, symbol) and not current:
         return 'recovered', f'{where}: {symbol} is named by the task'

@@ -804,3 +804,10 @@ def test_the_closing_text_outweighs_one_word_of_another_task() -> None:
     assert 'the change the task asks for (by the closing text)' in evidence[0]
     # with no such account, the one word decides
     assert classify(expect, [edit], 'Done editing.')[0] == 'drift'
+
+
+def test_a_claim_naming_another_runner_than_the_one_that_passed_is_state_confusion() -> None:
+    events = [_edit('src/app.py', 'load_config'), _run('npm test', 0, 'passed')]
+    verdict, evidence, _ = classify(_expect(**FAILED), events, 'pytest passes: 14 passed.')
+    assert verdict == 'state'
+    assert 'no passing run of pytest in this turn' in evidence[0]
