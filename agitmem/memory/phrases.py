@@ -159,12 +159,24 @@ _CHECKS = {
 _TESTS = re.compile(r'\b(?:tests?|specs?|suites?|pytest|jest|vitest|mocha|rspec|ctest|tox)\b|测试|单测|用例|验证|verif', re.IGNORECASE)
 
 
+# what a check does when it passes: "the build passes", "it compiles", "编译通过"
+_PASSES = (
+    r'[^.。!！?？\n]{0,24}?(?:\b(?:pass\w*|succeed\w*|green|clean|works|exits?\s+0|ok)\b|通过|成功|没有?(?:报错|错误))'
+)
+
+
 def checks(text: str) -> set[str]:
-    """The checks other than the tests that `text` names (build, lint);
-    empty when it names the tests."""
+    """The checks other than the tests that `text` says passed (build,
+    lint): "编译和 vet 都通过", "the build succeeds", "it compiles"; empty
+    when it names the tests ("the build and the tests pass"), or names a
+    check without saying it passed ("the build script is done")."""
     if _TESTS.search(text or ''):
         return set()
-    return {kind for kind, pattern in _CHECKS.items() if re.search(pattern, text or '', re.IGNORECASE)}
+    return {
+        kind for kind, pattern in _CHECKS.items()
+        if re.search(f'(?:{pattern}){_PASSES}', text or '', re.IGNORECASE)
+        or kind == 'build' and re.search(r'\b(?:builds|compiles)\b', text or '', re.IGNORECASE)
+    }
 
 
 def _claim_in(clause: str) -> bool:

@@ -189,6 +189,8 @@ def test_every_claim_of_a_text_in_order() -> None:
     ('The build and the tests pass.', set()),  # a claim about the tests
     ('编译通过，测试也通过。', set()),
     ('All done.', set()),
+    ('The build script is done.', set()),  # names a check, does not say it passed
+    ('构建脚本已经完成', set()),
 ])
 def test_the_checks_a_claim_names_besides_the_tests(said: str, kinds: set[str]) -> None:
     assert phrases.checks(said) == kinds
