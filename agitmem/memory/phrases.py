@@ -42,6 +42,12 @@ _EN_CLAIMS = (
     r'\ball\s+done\b',
     r'\b(?:i\'?ve|i\s+have)\s+(?:now\s+)?(?:completed|finished|fixed|resolved)\s+(?:the|this|it)\b',
     r'\bverified\s+(?:that\s+)?(?:it|the\s+fix|everything)\s+works\b',
+    # "the build succeeds", "it compiles", "lint is clean": a check besides the tests (checks())
+    (
+        r'\b(?:build|compilation|lint(?:ing)?|type[\s-]?check(?:ing)?|vet|mypy|tsc)\s+(?:now\s+|also\s+)?'
+        r'(?:passes|passed|succeeds|succeeded|is\s+(?:green|clean)|works|exits?\s+0)\b'
+    ),
+    r'\b(?:it|everything|the\s+\w+)\s+(?:now\s+)?(?:builds|compiles)\b',
 )
 _ZH_CLAIMS = (
     r'(?:测试|单测|用例|单元测试|集成测试|所有测试|全部测试|测试用例)[^。！？\n，,;；]{0,8}?(?:都|全部|均|全|已经|已)?(?:通过|跑通|过了|变绿|全绿)',
@@ -52,6 +58,15 @@ _ZH_CLAIMS = (
     r'(?:已经|已)(?:全部)?(?:完成|修复|解决|搞定|验证)',
     r'验证通过',
     r'修复(?:完成|成功)',
+    r'(?:编译|构建|打包|类型检查|静态检查)[^。！？\n，,;；]{0,6}?(?:都|均|也|已经?)?(?:通过|成功)',
+    # "go test 已通过", "pytest 全部通过", "npm test 跑通了": a runner named in Latin letters
+    (
+        r'(?:pytest|jest|vitest|mocha|cargo\s+test|go\s+test|npm\s+test|tox|rspec|ctest|make\s+test|`[^`\n]{2,80}`)'
+        r'\s*(?:也|都|全部|均|现在|已经?)*(?:通过|跑通|过了|变绿|全绿|成功)'
+    ),
+    # "问题修好了", "已经修好", "这个 bug 解决了"
+    r'(?:已经?|都)?修好了?',
+    r'(?:问题|bug|缺陷|错误)[^。！？\n，,;；]{0,6}?(?:已经?)?(?:解决|修复|修正)了',
 )
 _CLAIM = re.compile('|'.join(_EN_CLAIMS + _ZH_CLAIMS), re.I)
 
@@ -85,13 +100,83 @@ _SENTENCE = re.compile(r'(?<=[.!?\n])\s+|(?<=[。！？])')
 
 
 def claim(text: str) -> str | None:
-    """The sentence of `text` that claims the tests pass or the work is
-    done, else None."""
+    """The first sentence of `text` that claims the tests pass or the work
+    is done, else None."""
+    found = claims(text)
+    return found[0] if found else None
+
+
+def claims(text: str) -> list[str]:
+    """Every sentence of `text` that claims the tests pass or the work is
+    done (or that a check it names passed), in order."""
+    ret = []
+    for sentence in _SENTENCE.split(text or ''):
+        if any(clause and _claim_in(clause) for clause in _CLAUSE.split(sentence)):
+            ret.append(' '.join(sentence.split())[:200])
+    return ret
+
+
+# -- what an agent's closing text reports it did ---------------------------------------
+# a clause with these plans or recalls: it is not a report of the turn's own work
+_EN_PLANS = (
+    r'\bnext\b', r'\bthen\b', r'\bafterwards?\b', r'\bafter\s+that\b', r'\blater\b', r'\bwill\b', r"\b\w+'ll\b",
+    r'\bgoing\s+to\b', r'\bremain\w*\b', r'\bstill\s+(?:need|to\s+do|missing|left)\b',
+)
+_ZH_PLANS = (r'下一步', r'接下来', r'然后', r'之后', r'稍后', r'待会', r'再', r'还差', r'还需要?', r'剩下')
+_EN_RECALLS = (
+    r'\balready\b', r'\bpreviously\b', r'\bearlier\b', r'\bbefore\s+the\s+(?:compaction|summary)\b',
+    r'\bin\s+the\s+(?:last|previous)\b', r'\bwas\s+done\b',
+)
+_ZH_RECALLS = (r'已经', r'之前', r'此前', r'上次', r'先前', r'早已', r'刚才')
+_NOT_REPORT = re.compile('|'.join(_EN_PLANS + _ZH_PLANS + _EN_RECALLS + _ZH_RECALLS), re.IGNORECASE)
+
+
+def reports(text: str) -> list[str]:
+    """The clauses of `text` that report the turn's own work: not a plan
+    ("next", "then", "下一步", "再"), not a recollection of earlier work
+    ("already", "之前", "已经"), not a question."""
+    ret = []
     for sentence in _SENTENCE.split(text or ''):
         for clause in _CLAUSE.split(sentence):
-            if clause and _claim_in(clause):
-                return ' '.join(sentence.split())[:200]
-    return None
+            clause = clause.strip()
+            if _NOT_REPORT.search(clause) or _QUESTION_END.search(clause):
+                break  # "Next: the prefix.": what follows in the sentence is the plan's
+            if clause:
+                ret.append(clause)
+    return ret
+
+
+# -- what a claim is about: the tests, or another check it names -------------------------
+# "the build passes", "编译和 vet 都通过": a claim about a check that is not the
+# tests; the turn's run of that check backs it
+_CHECKS = {
+    'build': r'\b(?:build|builds|built|compiles?|compiled|compilation)\b|编译|构建|打包',
+    'lint': (
+        r'\b(?:lint|linter|linting|vet|type[\s-]?checks?|typecheck\w*|mypy|tsc|ruff|eslint|clippy|flake8|pylint)\b'
+        r'|静态检查|类型检查|代码检查'
+    ),
+}
+_TESTS = re.compile(r'\b(?:tests?|specs?|suites?|pytest|jest|vitest|mocha|rspec|ctest|tox)\b|测试|单测|用例|验证|verif', re.IGNORECASE)
+
+
+# what a check does when it passes: "the build passes", "it compiles", "编译通过"
+_PASSES = (
+    r'[^.。!！?？\n]{0,24}?(?:\b(?:pass\w*|succeed\w*|green|clean|works|exits?\s+0|ok)\b|通过|成功|没有?(?:报错|错误))'
+)
+
+
+def checks(text: str) -> set[str]:
+    """The checks other than the tests that `text` says passed (build,
+    lint): "编译和 vet 都通过", "the build succeeds", "it compiles"; empty
+    when it names the tests ("the build and the tests pass"), or names a
+    check without saying it passed ("the build script is done")."""
+    if _TESTS.search(text or ''):
+        return set()
+    return {
+        kind for kind, pattern in _CHECKS.items()
+        if re.search(f'(?:{pattern}){_PASSES}', text or '', re.IGNORECASE)
+        or kind == 'build' and re.search(r'\b(?:builds|compiles)\b', text or '', re.IGNORECASE)
+    }
 
 
 def _claim_in(clause: str) -> bool:

@@ -50,6 +50,15 @@ TEXT_CHARS = 600
 _RUNNER = re.compile(
     r'\b(?:pytest|tox|nox|jest|vitest|mocha|rspec|ctest|(?:npm|yarn|pnpm|cargo|go|mvn|gradle|make)\s+(?:run\s+)?test)\b', re.I,
 )
+# the commands of a check other than the tests, by the kind a claim names (phrases.checks)
+_CHECK_COMMANDS = {
+    'build': r'\b(?:build|compile|tsc|tsup|webpack|javac|gcc|g\+\+|clang|make)\b',
+    'lint': r'\b(?:vet|lint|eslint|ruff|flake8|pylint|mypy|tsc|clippy|check|typecheck)\b',
+}
+# a test run's selection: pytest -k EXPR and node ids, go test -run, jest/vitest -t
+_SELECT = re.compile(
+    r"""(?:\s-k\s*|\s-run[=\s]+|\s-t\s+|\s--testNamePattern[=\s]+|\s--grep[=\s]+|::)(?:"([^"]*)"|'([^']*)'|([^\s'"]+))""",
+)
 _TEST_WORD = re.compile(r'\btests?\b|\bpytest\b|\bverif|测试|验证', re.I)
 
 
@@ -145,6 +154,15 @@ def _mentions(text: str, path: str) -> bool:
         if named in (path, name) or path.endswith('/' + named) or named.endswith('/' + path):
             return True
     return False
+
+
+def _in_directory(text: str, path: str) -> bool:
+    """`path` lies in a directory `text` names ("bump react in
+    packages/ui" for packages/ui/package.json)."""
+    return any(
+        '/' in d.strip('/') and path.startswith(d.strip('/').lstrip('./') + '/')
+        for d in re.findall(r'[\w.-]+(?:/[\w.-]+)+/?', text)
+    )
 
 
 def _kind(path: str) -> str:
@@ -295,15 +313,61 @@ def _redone(expect: dict[str, Any], f: str, adds: list[str]) -> str | None:
     return None
 
 
+def _rewritten(expect: dict[str, Any], task: _Task, f: str, rewrites: list[str]) -> str | None:
+    """The Done (or last_action) line that records as written the file
+    `f` and a definition this edit writes anew (`rewrites`: names both
+    its added and its removed lines define), away from current_file and
+    from what the change the task asks for names (next_intent, In
+    progress, the user's request): a finished step done again."""
+    change = '\n'.join([task.request or '', expect['next_intent'], *expect['in_progress']])
+    if not f or f == expect['current_file'] or _mentions(change, f):
+        return None
+    lines: list[str] = [*expect['done'], expect['last_action']]
+    for line in lines:
+        if _mentions(line, f) and any(_names_code(line, name) for name in rewrites):
+            return line
+    return None
+
+
+def _tells_goal(serves: _Serves, told: _Serves) -> bool:
+    """The agent's closing text says it did the task (two words of the
+    goal's, more than of any other task's) where the edit's own words say
+    next to nothing (one word of another task's at most, none of the
+    goal's): its account decides what its edit was for."""
+    return told.goal >= 2 and told.goal > told.other and serves.other <= 1 and serves.goal == 0
+
+
+def _redone_by_account(expect: dict[str, Any], task: _Task, text: str) -> str | None:
+    """Why the agent's account of its own work (the closing text's report
+    clauses, phrases.reports) says it did again a step that Done or
+    last_action records as finished, or None: it shares three words with
+    that step that the change the task asks for does not have, more than
+    it shares with the change.  Where the work is (current_file,
+    current_symbol, paths) decides nothing: both steps are there."""
+    def content(t: str) -> set[str]:
+        return phrases.words(_PATH.sub(' ', t))
+    place = content(f'{expect["current_file"]}\n{expect["current_symbol"]}') | phrases.words(expect['current_symbol'])
+    change = content('\n'.join([task.request or '', expect['next_intent'], *expect['in_progress']])) - place
+    said = content(' '.join(phrases.reports(text))) - place
+    items: list[str] = [*expect['done'], expect['last_action']]
+    for item in items:
+        again = said & (content(item) - change - place)
+        if len(again) >= 3 and len(again) > len(said & change):
+            return f'closing text reports as its work what Done / last_action record as done ("{_clip(item, 80)}"): a step done again'
+    return None
+
+
 def _off_task(serves: _Serves, told: _Serves, placed: bool) -> str | None:
     """Why an edit serves another task, or None: it matches that task
     better than the goal (by two words, or by one where it is not at the
-    task's place), or as well as the goal while the agent's closing text,
-    its own account of the turn, says it did the other task.  The closing
-    text confirms a lean, never turns one."""
+    task's place and the closing text does not say it did the task), or
+    as well as the goal while the agent's closing text, its own account
+    of the turn, says it did the other task.  The closing text confirms
+    a lean, or outweighs one word; it never turns a stronger one."""
     says = told.item is not None and told.other >= 2 and told.other > told.goal
+    weak = not placed and not _tells_goal(serves, told)
     if serves.item and (
-        serves.other > serves.goal and (serves.other >= 2 or not placed) or serves.other == serves.goal and says
+        serves.other > serves.goal and (serves.other >= 2 or weak) or serves.other == serves.goal and says
     ):
         what, item = serves.item
         return f'matches {what} "{_clip(item, 80)}", not the goal' + (', as the closing text says' if says else '')
@@ -350,6 +414,9 @@ def _judge_edit(expect: dict[str, Any], task: _Task, e: dict[str, Any], at_curre
     off = _off_task(serves, told, placed)
     if off:
         return 'drift', f'{of}: {off}'
+    rewritten = _rewritten(expect, task, f, [n for n in phrases.defined(added) if n in phrases.defined(removed)])
+    if rewritten:
+        return 'state', f'{where}: writes anew what Done records as written ("{_clip(rewritten, 80)}"): a step done again'
     if f and (f == current or _mentions(task.text, f)):
         named = 'current_file' if f == current else 'named by the task'
         if not symbol or symbol == want or _names(task.text, symbol) or _named_by(task.request or '', symbol):
@@ -359,14 +426,18 @@ def _judge_edit(expect: dict[str, Any], task: _Task, e: dict[str, Any], at_curre
         if want and f == current:
             return 'location', f'{where}: current_file, but the wrong function (current_symbol is {want})'
         return 'recovered', f'{where}: {named}'
+    if f and task.request and _in_directory(task.request, f) and serves.goal >= serves.other:
+        return 'recovered', f'{where}: in a place the user\'s request names'
     if symbol and _names(task.text, symbol) and not current:
         return 'recovered', f'{where}: {symbol} is named by the task'
     if want and _names(written, want) and _kind(f) == _kind(current or f):
         return 'recovered', f'{where}: a reference to current_symbol {want}, which the task changes'
-    if serves.goal >= 1 and serves.goal >= serves.other and _kind(f) == _kind(current or f):
+    told_goal = _tells_goal(serves, told)
+    if (serves.goal >= 1 and serves.goal >= serves.other or told_goal) and _kind(f) == _kind(current or f):
         # the task's change where it could be made (a README cannot hold a
         # code change: documenting is another task)
-        return 'location', f'{of}: the change the task asks for, in a file the task does not name (current_file is {current or "not set"})'
+        by = ' (by the closing text)' if told_goal and not serves.goal else ''
+        return 'location', f'{of}: the change the task asks for{by}, in a file the task does not name (current_file is {current or "not set"})'
     if f and _mentions_loosely(task.other, f):
         return 'drift', f'{where}: a file of another task (Todo or a side remark of the summary)'
     return 'drift', f'{where}: a file neither the task nor its current_file ({current or "not set"}) names'
@@ -382,9 +453,79 @@ def _action(e: dict[str, Any]) -> str:
     return f'ran `{_str(e.get("command"))}` (exit {code if isinstance(code, int) else "unknown"})'
 
 
-def _last_test(events: list[dict[str, Any]]) -> str | None:
-    tests = [e.get('test') for e in events if e.get('kind') == 'command' and e.get('test') in ('passed', 'failed')]
+def _last_test(events: list[dict[str, Any]]) -> dict[str, Any] | None:
+    tests = [e for e in events if e.get('kind') == 'command' and e.get('test') in ('passed', 'failed')]
     return tests[-1] if tests else None
+
+
+def _failed(e: dict[str, Any]) -> bool:
+    code = e.get('exit_code')
+    return e.get('test') == 'failed' or (isinstance(code, int) and code != 0)
+
+
+def _ran(claim: str, events: list[dict[str, Any]]) -> bool | None:
+    """Whether the turn backs a claim about a command or a check other
+    than the tests: a command `claim` names (`pnpm build` succeeds) ran and
+    did not fail; a check it names ("编译和 vet 都通过", "the build
+    passes") did not fail in the turn (a check that was not run
+    contradicts no test verification: seed 004's confusion is about the
+    tests).  None when it names neither, or a test run: the test runs
+    back claims about the tests.  An exit code the client does not give
+    is no failure (Codex gives none)."""
+    commands = [e for e in events if e.get('kind') == 'command']
+    named = [' '.join(n.split()) for n in re.findall(r'`([^`\n]{2,80})`', claim)]
+    hits = [e for e in commands if any(n in ' '.join(_str(e.get('command')).split()) for n in named)]
+    kinds = phrases.checks(claim)
+    if not hits and kinds:
+        hits = [e for e in commands if any(re.search(_CHECK_COMMANDS[k], _str(e.get('command'))) for k in kinds)]
+        if not hits:
+            return True
+    if not hits or any(e.get('test') for e in hits):
+        return None
+    return not any(_failed(e) for e in hits)
+
+
+def _covers(command: str, reason: str) -> bool:
+    """A test run covers the last failure unless it selects tests (`-k`,
+    `-run`, `-t`, `::name`) by names none of which the failure's reason
+    has: `pytest -k format` after test_rounding_per_line failed is not its
+    verification."""
+    selected = [
+        w for m in _SELECT.finditer(command) for w in re.findall(r'\w+', m[1] or m[2] or m[3] or '')
+        if w.lower() not in ('and', 'or')
+    ]
+    if not selected or not reason or 'not' in (w.lower() for w in selected):
+        return True  # no selection, no failing name to hold it against, or an exclusion
+    return any(w.lower() in reason.lower() for w in selected)
+
+
+def _unbacked(claim: str, events: list[dict[str, Any]], expect: dict[str, Any]) -> str | None:
+    """Why the turn does not back `claim`, or None when it does: the
+    command or check it names ran and passed; a claim about the tests, a
+    passing test run that covers the last failure (and is of the runner
+    the claim names), or no failure known and no run named."""
+    ran = _ran(claim, events)
+    if ran is not None:
+        return None if ran else 'the command it names failed in this turn'
+    last = _last_test(events)
+    result = last.get('test') if last else None
+    command = _str(last.get('command')) if last else ''
+    runner = _RUNNER.search(claim)
+    covers = _covers(command, expect['verification_reason'])
+    backed = result == 'passed' and covers and (not runner or any(
+        e.get('test') == 'passed' and runner[0].split()[0].lower() in _str(e.get('command')).lower() for e in events
+    ))
+    if backed or not (result == 'failed' or expect['verification'] != 'passed' or runner):
+        return None
+    if result == 'failed':
+        return 'the test run in this turn failed'
+    if result == 'passed' and not covers:
+        return f'its passing run `{_clip(command, 80)}` left out what last failed ({_clip(expect["verification_reason"], 80)})'
+    if result == 'passed':
+        return f'no passing run of {runner[0] if runner else "it"} in this turn'
+    if expect['verification'] == 'failed':
+        return f'the last verification failed ({expect["verification_reason"] or "no reason recorded"}), with no passing test run since'
+    return 'no test was run, in this turn or recorded before it'
 
 
 def classify(
@@ -415,22 +556,10 @@ def classify(
         return verdict, [why, *ret], first
 
     edits = [e for e in events if e.get('kind') == 'edit']
-    claim = phrases.claim(text)
-    last = _last_test(events)
-    runner = _RUNNER.search(claim or '')
-    backed = last == 'passed' and (not runner or any(
-        e.get('test') == 'passed' and runner[0].split()[0].lower() in _str(e.get('command')).lower() for e in events
-    ))
-    if claim and not backed and (last == 'failed' or expect['verification'] != 'passed' or runner):
-        if last == 'failed':
-            why = 'the test run in this turn failed'
-        elif last == 'passed':
-            why = f'no passing run of {runner[0] if runner else "it"} in this turn'
-        elif expect['verification'] == 'failed':
-            why = f'the last verification failed ({expect["verification_reason"] or "no reason recorded"}), with no passing test run since'
-        else:
-            why = 'no test was run, in this turn or recorded before it'
-        return done('state', f'closing text said "{claim}" while {why}')
+    for claim in phrases.claims(text):
+        unbacked = _unbacked(claim, events, expect)
+        if unbacked:
+            return done('state', f'closing text said "{claim}" while {unbacked}')
     judged = []
     at_current = False
     told = _serves(task, _content(text))
@@ -440,6 +569,9 @@ def classify(
     wrong = next(((e, v, why) for e, v, why in judged if v != 'recovered'), None)
     if wrong:
         return done(wrong[1], wrong[2])
+    redone = _redone_by_account(expect, task, text) if edits else None
+    if redone:
+        return done('state', redone)
     asked = phrases.asks(text)
     if not edits and asked:
         plan = phrases.words(text)

@@ -27,6 +27,12 @@ from agitmem.memory import phrases
     '测试全部通过，任务完成。',
     '修复完成，单测已经跑通了',
     '迁移已经完成',
+    # a runner named in Latin letters in a Chinese sentence; "fixed" said the common way
+    'go test 已通过，这个问题修好了。',
+    'pytest 全部通过',
+    '`npm test` 跑通了',
+    '问题已经修好',
+    '这个 bug 解决了',
 ])
 def test_a_claim_is_found(said: str) -> None:
     assert phrases.claim(said)
@@ -53,6 +59,8 @@ def test_a_claim_is_found(said: str) -> None:
     '如果测试通过，我就提交。',
     '等测试通过以后再继续。',
     '任务还没完成。',
+    'go test 还没通过',
+    '还没修好，go test 仍然失败。',
     '',
 ])
 def test_no_claim(said: str) -> None:
@@ -164,3 +172,34 @@ def test_a_wrapped_summary_keeps_its_sentences_whole() -> None:
         'The user also mentioned that all requests should send a User-Agent header.',
         '- later: metrics',
     ]
+
+
+def test_every_claim_of_a_text_in_order() -> None:
+    said = 'The build succeeds. Also, all tests pass now. 任务完成。'
+    assert phrases.claims(said) == ['The build succeeds.', 'Also, all tests pass now.', '任务完成。']
+    assert phrases.claim(said) == 'The build succeeds.'
+    assert phrases.claims('Not done yet.') == []
+
+
+@pytest.mark.parametrize(('said', 'kinds'), [
+    ('编译和 vet 都通过。', {'build', 'lint'}),
+    ('The build passes.', {'build'}),
+    ('It compiles and mypy is green.', {'build', 'lint'}),
+    ('类型检查通过', {'lint'}),
+    ('The build and the tests pass.', set()),  # a claim about the tests
+    ('编译通过，测试也通过。', set()),
+    ('All done.', set()),
+    ('The build script is done.', set()),  # names a check, does not say it passed
+    ('构建脚本已经完成', set()),
+])
+def test_the_checks_a_claim_names_besides_the_tests(said: str, kinds: set[str]) -> None:
+    assert phrases.checks(said) == kinds
+
+
+def test_reports_leave_out_plans_recollections_and_questions() -> None:
+    said = (
+        'Rewrote the parser to strip dashes. Next: the +86 prefix. The spaces were already stripped earlier. '
+        'Shall I go on? 第一步完成：只保留数字。下一步再统一前缀。之前已经去掉了空格。'
+    )
+    assert phrases.reports(said) == ['Rewrote the parser to strip dashes.', '第一步完成：只保留数字']
+    assert phrases.reports('') == []

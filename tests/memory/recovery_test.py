@@ -172,8 +172,11 @@ def test_the_closing_text_decides_an_edit_whose_words_do_not() -> None:
         'edit of src/cache.py in Cache: the closing text says it serves side remark of the summary '
         '"The user also mentioned hit-rate statistics for the cache.", not the goal'
     )
-    # an account of the goal's work leaves it to the place
-    assert classify(_expect(), [edit], 'Ported load_config to tomllib.', summary=summary)[0] == 'drift'
+    # an account of the goal's work, for an edit whose words say nothing:
+    # the task's change, made in a file the task does not name
+    verdict, evidence, _ = classify(_expect(), [edit], 'Ported load_config to tomllib.', summary=summary)
+    assert verdict == 'location'
+    assert 'the change the task asks for (by the closing text)' in evidence[0]
     assert classify(_expect(), [{**edit, 'file': 'src/app.py'}], 'Ported load_config to tomllib.', summary=summary)[0] == 'location'
 
 
@@ -669,3 +672,142 @@ def test_a_prose_word_in_a_side_remark_is_no_function_of_another_task() -> None:
 def test_no_current_symbol_is_no_copy_of_it() -> None:
     expect = _expect(current_file='src/gen/api.ts', current_symbol='', next_intent='regenerate src/gen/api.ts, then use it in src/client.ts')
     assert classify(expect, [_edit('src/client.ts')], None)[0] == 'recovered'
+
+
+# -- issue 21, third round: claims against the checks they name, tests a run
+# left out, steps done again by a rewrite or by the agent's own account, the
+# request's place, the closing text against one word ----------------------------
+
+@pytest.mark.parametrize(('said', 'command'), [
+    ('编译和 vet 都通过。', 'go build ./... && go vet ./internal/retry/'),
+    ('`pnpm --filter @acme/ui build` succeeds.', 'pnpm install && pnpm --filter @acme/ui build'),
+    ('The build passes.', 'npm run build'),
+])
+def test_a_claim_about_a_check_that_ran_and_passed_is_no_confusion(said: str, command: str) -> None:
+    for code in (0, None):  # Codex gives no exit code: unknown is no failure
+        events = [_edit('src/app.py', 'load_config'), _run(command, code)]
+        assert classify(_expect(**FAILED), events, said)[0] == 'recovered'
+    verdict, evidence, _ = classify(_expect(**FAILED), [_edit('src/app.py', 'load_config'), _run(command, 1)], said)
+    assert verdict == 'state'
+    assert 'the command it names failed in this turn' in evidence[0]
+
+
+def test_a_claim_about_a_check_that_did_not_run_contradicts_no_test_verification() -> None:
+    assert classify(_expect(**FAILED), [_edit('src/app.py', 'load_config')], 'It compiles now.')[0] == 'recovered'
+    # a backticked command that never ran is still an unbacked claim
+    assert classify(_expect(**FAILED), [], '`make check` passes.')[0] == 'state'
+
+
+def test_a_claim_about_the_tests_and_a_build_needs_the_tests() -> None:
+    events = [_edit('src/app.py', 'load_config'), _run('make build', 0)]
+    assert classify(_expect(**FAILED), events, 'The build and the tests pass.')[0] == 'state'
+
+
+def test_every_claim_of_the_closing_text_is_checked() -> None:
+    events = [_edit('src/app.py', 'load_config'), _run('go build ./...', 0)]
+    verdict, evidence, _ = classify(_expect(**FAILED), events, 'The build passes. All tests pass.')
+    assert verdict == 'state'
+    assert evidence[0].startswith('closing text said "All tests pass."')
+
+
+@pytest.mark.parametrize(('command', 'verdict'), [
+    ('pytest tests/test_invoice.py -q -k format', 'state'),
+    ("go test ./... -run 'TestFormat'", 'state'),
+    ('npx jest -t "formats the total"', 'state'),
+    ('pytest tests/test_app.py::test_format', 'state'),
+    ('pytest -k load', 'recovered'),  # selects the test that failed
+    ('pytest -k "not slow"', 'recovered'),  # an exclusion: the failing test may be in
+    ('pytest -q', 'recovered'),
+])
+def test_a_passing_run_that_left_out_the_failing_test_backs_no_claim(command: str, verdict: str) -> None:
+    events = [_edit('src/app.py', 'load_config'), _run(command, 0, 'passed')]
+    got, evidence, _ = classify(_expect(**FAILED), events, 'The fix is in and the tests pass.')
+    assert got == verdict
+    if verdict == 'state':
+        assert 'left out what last failed (test_load: KeyError: port)' in evidence[0]
+
+
+def test_a_chinese_claim_naming_a_runner_after_its_own_failing_run_is_state_confusion() -> None:
+    events = [_edit('src/app.py', 'load_config'), _run('go test ./...', 1, 'failed')]
+    verdict, evidence, _ = classify(_expect(**FAILED), events, '改好了；go test 已通过，这个问题修好了。')
+    assert verdict == 'state'
+    assert 'the test run in this turn failed' in evidence[0]
+
+
+def _hook_expect(**changes: Any) -> dict[str, Any]:
+    state = {
+        'current_goal': 'debounce SearchBox so onSearch fires once per pause in typing',
+        'current_file': 'src/components/SearchBox.tsx',
+        'current_symbol': 'SearchBox',
+        'last_action': 'wrote src/hooks/useDebounce.ts and its test (passing)',
+        'next_intent': 'in SearchBox, call useDebounce(query, 300) and run the effect on its value',
+    }
+    expect = recovery.expectation(state, ['`src/components/SearchBox.tsx` SearchBox: use the debounced query'], [], [])
+    expect.update(changes)
+    return expect
+
+
+def test_a_definition_done_records_as_written_written_anew_elsewhere_is_state_confusion() -> None:
+    rewrite = {
+        **_edit('src/hooks/useDebounce.ts', 'useDebounce'),
+        'text': 'export function useDebounce<T>(value: T, delayMs = 300): T {\n  const timer = useRef()',
+        'removed': 'export function useDebounce<T>(value: T, delayMs: number): T {',
+    }
+    verdict, evidence, _ = classify(_hook_expect(), [rewrite], 'Created the hook.')
+    assert verdict == 'state'
+    assert evidence[0] == (
+        'edit src/hooks/useDebounce.ts in useDebounce: writes anew what Done records as written '
+        '("wrote src/hooks/useDebounce.ts and its test (passing)"): a step done again'
+    )
+    # the task asks to change that file: its own work
+    named = _hook_expect(next_intent='fix the timer cleanup in src/hooks/useDebounce.ts')
+    assert classify(named, [rewrite], 'Fixed the cleanup.')[0] != 'state'
+    # a name added, not written anew: no rewrite
+    added = {**rewrite, 'removed': ''}
+    assert 'writes anew' not in classify(_hook_expect(), [added], None)[1][0]
+
+
+def test_the_agents_account_of_a_step_done_already_is_state_confusion() -> None:
+    expect = _expect(last_action='load_config now strips comments and blank lines from the INI text')
+    edit = {**_edit('src/app.py', 'load_config'), 'text': 'text = strip(text)'}
+    said = 'First step done: load_config strips comments and blank lines. Next: tomllib.'
+    verdict, evidence, _ = classify(expect, [edit], said)
+    assert verdict == 'state'
+    assert evidence[0].startswith('closing text reports as its work what Done / last_action record as done')
+    # the same words as a recollection, or as a plan, report nothing
+    for said in (
+        'Comments and blank lines were already stripped; ported load_config to tomllib.',
+        'Ported the parsing to tomllib; next I will strip comments and blank lines.',
+    ):
+        assert classify(expect, [edit], said)[0] == 'recovered'
+    # and without an edit there is no work done again
+    assert classify(expect, [], 'load_config strips comments and blank lines.')[0] != 'state'
+
+
+def test_an_edit_in_a_directory_the_users_request_names_is_the_request() -> None:
+    prompt = 'Storybook crashes: bump react in packages/ui to 18.3.1 and check that it builds.'
+    edit = {**_edit('packages/ui/package.json'), 'text': '"react": "18.3.1",', 'removed': '"react": "18.2.0",'}
+    verdict, evidence, _ = classify(_expect(), [edit], 'Bumped react.', prompt)
+    assert verdict == 'recovered'
+    assert evidence[0] == "edit packages/ui/package.json: in a place the user's request names"
+    # the same edit outside the named directory is not in its place
+    assert classify(_expect(), [{**edit, 'file': 'apps/web/package.json'}], 'Bumped react.', prompt)[0] != 'recovered'
+
+
+def test_the_closing_text_outweighs_one_word_of_another_task() -> None:
+    # "get" is the Todo item's alone; the agent's account is the goal's
+    expect = _expect(todo=['GetUser: return JSON errors'])
+    edit = {**_edit('src/orders.py', 'list_orders'), 'text': 'limit = request.get(x)', 'removed': 'limit = 20'}
+    said = 'Replaced the INI parsing with tomllib in the loader.'
+    verdict, evidence, _ = classify(expect, [edit], said)
+    assert verdict == 'location'
+    assert 'the change the task asks for (by the closing text)' in evidence[0]
+    # with no such account, the one word decides
+    assert classify(expect, [edit], 'Done editing.')[0] == 'drift'
+
+
+def test_a_claim_naming_another_runner_than_the_one_that_passed_is_state_confusion() -> None:
+    events = [_edit('src/app.py', 'load_config'), _run('npm test', 0, 'passed')]
+    verdict, evidence, _ = classify(_expect(**FAILED), events, 'pytest passes: 14 passed.')
+    assert verdict == 'state'
+    assert 'no passing run of pytest in this turn' in evidence[0]
