@@ -2357,6 +2357,20 @@ def _matches(rule: _Rule, text: str, lower: str) -> Iterator[re.Match[str]]:
                 yield m
 
 
+# characters no key, token or secret of a known format holds: a run that
+# one of them cuts (`ramp_sec_maFm2a?uvRE...`, `xoxb-6567755?9613...`) is
+# a mangled copy the peers mark as not a credential, not a value ending
+_CUT = '?!$^*#'
+
+
+def _cut(text: str, start: int, end: int) -> bool:
+    return (
+        end + 1 < len(text) and text[end] in _CUT and text[end + 1].isalnum()
+    ) or (
+        start >= 2 and text[start - 1] in _CUT and text[start - 2].isalnum()
+    )
+
+
 def _hits(text: str, lower: str, rule: _Rule) -> list[tuple[int, int]]:
     ret = []
     regex = _re(rule.pattern)
@@ -2370,6 +2384,8 @@ def _hits(text: str, lower: str, rule: _Rule) -> list[tuple[int, int]]:
             groups = range(regex.groups, 0, -1)
             start, end = m.span(next((i for i in groups if m[i] is not None), 0))
         value = text[start:end]
+        if _cut(text, start, end):
+            continue
         if value.lower() not in _PUBLISHED and rule.check(value) and entropy(value) >= rule.entropy and (
                 rule.any_value or
                 not (_marked if rule.bounded else _placeholder)(value)

@@ -552,6 +552,7 @@ def trufflehog(gitdir: str) -> Iterator[Case]:
                     'family': family, 'source': 'trufflehog',
                     'repo': 'trufflesecurity/trufflehog', 'commit': commit,
                     'path': path, 'case': f'{name}[{n}] {case.get("name", "")}',
+                    'want': want,
                 }
 
 
