@@ -31,6 +31,8 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+import relabel  # this directory: run as a script
+
 HERE = pathlib.Path(__file__).parent
 HELDOUT_SHARE = 0.3
 SEED = 'agitmem-secrets-corpus'
@@ -652,13 +654,16 @@ def main(argv: list[str]) -> int:
     root = HERE.parent.parent.parent
     peers = [*gitleaks(gl), *trufflehog(th), *secretlint(sl)]
     seen = set()
+    kept = []
+    for case in peers:
+        key = (case['text'], case['label'])
+        if key in seen or not case['text'].strip():
+            continue
+        seen.add(key)
+        case['heldout'] = heldout(f'{case["source"]}:{case["family"]}')
+        kept.append(case)
     with open(HERE / 'peers.jsonl', 'w') as f:
-        for case in peers:
-            key = (case['text'], case['label'])
-            if key in seen or not case['text'].strip():
-                continue
-            seen.add(key)
-            case['heldout'] = heldout(f'{case["source"]}:{case["family"]}')
+        for case in relabel.apply(kept):
             f.write(json.dumps(case, ensure_ascii=False) + '\n')
     with open(HERE / 'ordinary.jsonl', 'w') as f:
         for case in ordinary(root):

@@ -142,8 +142,7 @@ def main() -> int:
         cases = [json.loads(line) for line in f]
     apply(cases)
     with open(path, 'w') as f:
-        for case in cases:
-            f.write(json.dumps(case, ensure_ascii=False) + '\n')
+        f.writelines(json.dumps(case, ensure_ascii=False) + '\n' for case in cases)
     counts = collections.Counter(
         (c['relabel'].split(':')[0], 'held-out' if c['heldout'] else 'tuning')
         for c in cases if 'relabel' in c
