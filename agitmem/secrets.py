@@ -2357,17 +2357,24 @@ def _matches(rule: _Rule, text: str, lower: str) -> Iterator[re.Match[str]]:
                 yield m
 
 
-# characters no key, token or secret of a known format holds: a run that
-# one of them cuts (`ramp_sec_maFm2a?uvRE...`, `xoxb-6567755?9613...`) is
-# a mangled copy the peers mark as not a credential, not a value ending
-_CUT = '?!$^*#'
+# characters no key, token or secret of a known format holds: a value that
+# one of them cuts (`ramp_sec_maFm2a?uvRE...`, `xoxb-6567755?9613...`,
+# `XkL8...bM:UlaF?o0J`) is a mangled copy the peers mark as not a
+# credential; a URL's query and fragment (`?key=`, `#heading`) are no cut
+_CUT = r'[A-Za-z0-9][?!$^*#](?![A-Za-z0-9_.-]*=)[A-Za-z0-9]'
+_CUT_IN_URL = r'[A-Za-z0-9][!$^*][A-Za-z0-9]'
 
 
 def _cut(text: str, start: int, end: int) -> bool:
-    return (
-        end + 1 < len(text) and text[end] in _CUT and text[end + 1].isalnum()
-    ) or (
-        start >= 2 and text[start - 1] in _CUT and text[start - 2].isalnum()
+    """Whether a character of _CUT stands inside the word (run of
+    non-space, non-quote characters) holding the value, outside the value."""
+    left = _re(r'[^\s\'"`]{0,200}$').search(text, max(0, start - 200), start)
+    right = _re(r'[^\s\'"`]{0,200}').match(text, end)
+    assert left is not None and right is not None
+    cut = _re(_CUT_IN_URL if '://' in text[left.start():right.end()] else _CUT)
+    return bool(
+        cut.search(text, max(0, left.start() - 1), start + 1) or
+        cut.search(text, max(0, end - 1), right.end())
     )
 
 
