@@ -260,9 +260,11 @@ _END = r'(?![A-Za-z0-9_])'
 _WORD_CHAR = '[A-Za-z0-9_]'
 # `:` only as YAML and JSON write it, not as in `arn:aws:...:secret:name`
 # and as JSON escapes it in a string (`\\"key\\": \\"value\\"`); Make's
-# `::=`, `?=`
+# `::=`, `?=`; a quoted name and a quoted value as a call's two arguments
+# (`Header.Set("X-Api-Key", "...")`, `getenv("API_TOKEN", "...")`)
 _ASSIGN = (
-    r'''\\?["']?[ \t]*(?:=>|:{1,3}=|\?=|\|\|=?|=|:(?=[ \t"'\\]))[ \t]*'''
+    r'''\\?["']?[ \t]*(?:=>|:{1,3}=|\?=|\|\|=?|=|:(?=[ \t"'\\])|'''
+    r'''(?<=["']),(?=[ \t]*\\?["']))[ \t]*'''
 )
 # unquoted, a value ends at `&name=` (the next parameter of a query
 # string) and at a character that is not ASCII (`密钥=...的`)
@@ -423,7 +425,11 @@ def _assignment(
     no left boundary, so that `DB_PASSWORD=` counts."""
     tail = '' if literal == 'key' else _NAME_TAIL
     keywords = literal if isinstance(literal, tuple) else (literal,)
-    check = _password_value if id == 'password-assignment' else _assigned_value
+    check = {
+        'password-assignment': _password_value,
+        'token-assignment': _token_value,
+        'secret-assignment': _token_value,
+    }.get(id, _assigned_value)
     return _context(
         id, kind, f'{keyword}{tail}{_ASSIGN}{_VALUE}', keywords, check,
         context=_not_a_test_name, generic=True, **kw,
@@ -453,6 +459,23 @@ def _assigned_value(value: str) -> bool:
         _re(r'[0-9]+:[A-Za-z0-9_-]{30,40}').fullmatch(value) is None and
         _password_value(value)
     )
+
+
+def _uuid_token(value: str) -> bool:
+    """A uuid named a token or secret is one (Heroku, Opsgenie, Railway and
+    many more issue uuids as API tokens), unless it is a test value
+    (`12345678-1234-...`, digits in order, a repeated character)."""
+    return (
+        _re(_UUID).fullmatch(value.lower()) is not None and
+        _re(_FILLER).search(value) is None and
+        _re(_RUNS).search(''.join(c for c in value if c.isdigit())) is None and
+        not _placeholder(value) and
+        entropy(value) >= 3.0
+    )
+
+
+def _token_value(value: str) -> bool:
+    return _assigned_value(value) or _uuid_token(value)
 
 
 def _password_value(value: str) -> bool:
@@ -592,7 +615,14 @@ def _not_a_test_name(text: str, start: int, end: int) -> bool:
     are named so (gitleaks' generic rule has the same stop words); a
     service's name with a value not of its key's shape is not its key."""
     line_start = max(text.rfind('\n', 0, start) + 1, start - 120)
-    m = _re(_NAME_BEFORE).search(_ascii_lower(text[line_start:start]))
+    before = text[line_start:start]
+    # a name and a value as two arguments: the name is a whole quoted
+    # identifier opening the call (`Set("X-Api-Key", "...")`), not a
+    # phrase (`('Anthropic key', 'sk-...')`)
+    if _re(r'''["'],[ \t]*\\?["']$''').search(before) and \
+            _re(r'''[(\[{][ \t]*\\?["'][A-Za-z0-9_.-]+\\?["'],[ \t]*\\?["']$''').search(before) is None:
+        return False
+    m = _re(_NAME_BEFORE).search(_ascii_lower(before))
     if m is None:
         return True
     name = m[1].rstrip('.-_')
@@ -2197,8 +2227,14 @@ RULES: tuple[_Rule, ...] = (
     _assignment(
         'token-assignment', 'token assignment', 'token', 'token',
         entropy=0.0,
-        positives=('GITHUB_TOKEN: {A:20}', '- note: deploy with GITHUB_TOKEN: {A:20}',),
-        negatives=('token: MY_SERVICE_TOKEN_V2', 'GITHUB_TOKEN: xxxxxxxxxxxxxxxxxxxx',),
+        positives=(
+            'GITHUB_TOKEN: {A:20}', '- note: deploy with GITHUB_TOKEN: {A:20}',
+            "opsgenie token = '{h:8}-{h:4}-{h:4}-{h:4}-{h:12}'",
+        ),
+        negatives=(
+            'token: MY_SERVICE_TOKEN_V2', 'GITHUB_TOKEN: xxxxxxxxxxxxxxxxxxxx',
+            "vault token = '12345678-1234-1234-1234-123456789abc'",
+        ),
         source='gitleaks cmd/generate/config/rules/generic.go',
     ),
     # `key` ends the name (`apiKey`, `key_2`), not `KeyFile`, `key_name`
@@ -2208,12 +2244,15 @@ RULES: tuple[_Rule, ...] = (
         positives=(
             'api_key: {A:32}', '- note: deploy with api_key: {A:32}',
             'MERAKI_API_KEY={h:40}',
+            'req.Header.Set("X-Api-Key", "{A:32}")',
         ),
         negatives=(
             'api_key: your_api_key_1234',
             'api_key: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
             # not the shape of the named service's keys (40 lower-case hex)
             'MERAKI_API_KEY={A:40}',
+            # two arguments, but the first is a phrase, not a name
+            "('Anthropic key', '{A:32}')",
         ),
         source='gitleaks cmd/generate/config/rules/generic.go',
     ),
@@ -2357,12 +2396,12 @@ def _matches(rule: _Rule, text: str, lower: str) -> Iterator[re.Match[str]]:
                 yield m
 
 
-# characters no key, token or secret of a known format holds: a value that
-# one of them cuts (`ramp_sec_maFm2a?uvRE...`, `xoxb-6567755?9613...`,
+# characters no key, token or secret of a known format holds (`!` is a
+# Salesforce token's own): a value that one of them cuts (`ramp_sec_maFm2a?uvRE...`, `xoxb-6567755?9613...`,
 # `XkL8...bM:UlaF?o0J`) is a mangled copy the peers mark as not a
 # credential; a URL's query and fragment (`?key=`, `#heading`) are no cut
-_CUT = r'[A-Za-z0-9][?!$^*#](?![A-Za-z0-9_.-]*=)[A-Za-z0-9]'
-_CUT_IN_URL = r'[A-Za-z0-9][!$^*][A-Za-z0-9]'
+_CUT = r'[A-Za-z0-9][?$^*#](?![A-Za-z0-9_.-]*=)[A-Za-z0-9]'
+_CUT_IN_URL = r'[A-Za-z0-9][$^*][A-Za-z0-9]'
 
 
 def _cut(text: str, start: int, end: int) -> bool:
