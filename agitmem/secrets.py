@@ -1051,8 +1051,11 @@ RULES: tuple[_Rule, ...] = (
     ),
     _token(
         'gitlab-token', 'GitLab token', 'gl',
-        '(?:pat|ptt|rt|dt|cbt|ft|imt|agent|oas|soat|ffct)-'
-        rf'[{_URLSAFE}]{{20,}}(?:\.[a-z0-9]{{9}})?',
+        # an OAuth application secret is 64 characters (gitleaks: url-safe,
+        # trufflehog: hex); a shorter one is a truncated copy the peers
+        # mark as not a secret
+        '(?:(?:pat|ptt|rt|dt|cbt|ft|imt|agent|soat|ffct)-'
+        rf'[{_URLSAFE}]{{20,}}(?:\.[a-z0-9]{{9}})?|oas-[{_URLSAFE}]{{64}})',
         (
             'glpat-', 'glptt-', 'glrt-', 'gldt-', 'glcbt-', 'glft-', 'glimt-',
             'glagent-', 'gloas-', 'glsoat-', 'glffct-',
@@ -1068,7 +1071,9 @@ RULES: tuple[_Rule, ...] = (
             'gloas-{u:64}',
             'glpat-{u:27}.01{a:7}',
         ),
-        negatives=('glpat-{u:19}', 'glpat-token-for-the-ci-runner',),
+        negatives=(
+            'glpat-{u:19}', 'glpat-token-for-the-ci-runner', 'gloas-{u:32}',
+        ),
         source=(
             'gitleaks cmd/generate/config/rules/gitlab.go; '
             'trufflehog pkg/detectors/gitlab; '
@@ -1633,11 +1638,14 @@ RULES: tuple[_Rule, ...] = (
     ),
     _token(
         'openai-key', 'OpenAI key', 'sk-',
-        f'(?!ant-)(?:proj-|svcacct-|admin-)?[{_URLSAFE}]{{32,}}', ('sk-',),
+        # OpenRouter's `sk-or-v1-` keys are 64 hex (trufflehog's
+        # pkg/detectors/openrouter): a shorter one is cut
+        f'(?!ant-)(?:or-v1-[0-9a-f]{{64}}|(?!or-v1-)(?:proj-|svcacct-|admin-)?'
+        f'[{_URLSAFE}]{{32,}})', ('sk-',),
         _random_looking, end='',
         entropy=3.0,
         positives=('OPENAI_API_KEY=sk-{A:48}', 'sk-proj-{u:74}T3BlbkFJ{u:74}',),
-        negatives=('sk-{a:48}', 'sk-{A:31}',),
+        negatives=('sk-{a:48}', 'sk-{A:31}', 'sk-or-v1-{A:31}',),
         source=(
             'gitleaks cmd/generate/config/rules/openai.go; '
             'trufflehog pkg/detectors/openai; '
