@@ -103,6 +103,9 @@ def run(cases: list[dict[str, Any]], scanner: Scanner, misses: int) -> tuple[Tal
             t = pos if case['label'] == 'secret' else neg
             for key in ('all', case['source'], f'ctx {ctx}'):
                 t.add(key, hit)
+            if case.get('peer_label', case['label']) == 'benign':
+                # the negatives as the peer labelled them, relabels undone
+                neg.add(f'peer label {case["source"]}', hit)
             if case['label'] == 'secret':
                 fam.add(f'{case["source"]}:{case["family"]}', hit)
             else:
@@ -173,6 +176,14 @@ def main(argv: list[str] | None = None) -> int:
             n = sum(neg.n[k] for k in sources)
             figures.append(f'{hit / max(n, 1):.3f}')
         print(f'{label}: ' + ', '.join(f'{n} {f}' for n, f in zip(names, figures)))
+    relabelled = collections.Counter(
+        c['relabel'].split(':')[0] for c in cases if 'relabel' in c
+    )
+    print(f'relabelled trufflehog negatives (relabel.py): {sum(relabelled.values())} '
+          f'({", ".join(f"{r} {n}" for r, n in sorted(relabelled.items()))}); '
+          f'fp rate on trufflehog\'s negatives as it labelled them: ' +
+          ', '.join(f'{n} {neg.rate("peer label trufflehog")}'
+                    for n, (_, neg, _, _) in results.items()))
     for name, (_, _, fam, _) in results.items():
         claimed = [k for k in fam.n if not k.endswith(':fp') and fam.hit[k] > 0]
         n = sum(fam.n[k] for k in claimed)
