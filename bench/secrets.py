@@ -6,7 +6,10 @@ Prints recall (secrets found) and false-positive rate (benign texts flagged)
 per source and overall, each case tested bare and in the contexts a memory
 file gives it: a memory line (`- note: deploy with <text>`), a JSON string
 and a YAML block.  The labels are the peers' own (gitleaks' tps/fps,
-trufflehog's pattern tests, secretlint's ng/ok snapshots); see extract.py.
+trufflehog's pattern tests, secretlint's ng/ok snapshots; see extract.py),
+but for the trufflehog negatives relabel.py's stated rules relabel; their
+counts, and the false-positive rate on trufflehog's negatives as it
+labelled them, are printed too.
 Tuning reads only the cases not marked `heldout`; --heldout reports on the
 others.  Where detect-secrets is importable it runs on the same strings,
 side by side (it is not a dependency).  Also prints the scan cost per KB.
