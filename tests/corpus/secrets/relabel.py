@@ -40,13 +40,26 @@ HERE = pathlib.Path(__file__).resolve().parent
 
 Case = dict[str, Any]
 
-# a credential's name assigned a value: `API_KEY=v`, `Key=v`, `token := "v"`,
+# a name assigned a value: `API_KEY=v`, `Key=v`, `token := "v"`,
 # `"secret": "v"`; the value is what generated keys are made of
 _ASSIGNED = re.compile(
-    r'''(?i)[A-Za-z0-9_.-]*(?:key|secret|token|passw(?:or)?d|pwd|pat|auth'''
-    r'''|credential)[A-Za-z0-9_.-]*["']?[ \t]*(?::=|=|:)[ \t]*["']?'''
+    r'''([A-Za-z0-9_.-]+)["']?[ \t]*(?::=|=|:)[ \t]*["']?'''
     r'''([A-Za-z0-9_.+/=-]{16,})''',
 )
+# a credential's name has one of these as a word of its own (`API_KEY`,
+# `apiSecret`, `salesforce_refresh_token`), not inside another word
+# (`monkeylearn`, `shutterstockoauth`)
+_CREDENTIAL_WORDS = frozenset({
+    'key', 'apikey', 'skey', 'secret', 'token', 'password', 'passwd', 'pwd',
+    'credential', 'credentials', 'auth', 'pat',
+})
+
+
+def _credential_name(name: str) -> bool:
+    words = re.sub(r'([a-z0-9])([A-Z])', r'\1 \2', name).lower()
+    return any(w in _CREDENTIAL_WORDS for w in re.split(r'[^a-z]+', words))
+
+
 _MAX_EDITS = 3
 _SELF_IDENTIFYING = re.compile(
     r'eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+|[0-9]{8,10}:[A-Za-z0-9_-]{35}',
@@ -107,7 +120,9 @@ def wanted(cases: Iterable[Case]) -> dict[str, set[str]]:
 
 
 def rule_for(case: Case, want: set[str]) -> str | None:
-    values = [m.group(1) for m in _ASSIGNED.finditer(case['text'])]
+    values = [
+        m[2] for m in _ASSIGNED.finditer(case['text']) if _credential_name(m[1])
+    ]
     if any(v in want for v in values):
         return 'same-value'
     if any(w in v for v in values for w in want):
