@@ -249,6 +249,17 @@ def _basic_credentials(value: str) -> bool:
     )
 
 
+def _slack_token(value: str) -> bool:
+    """A user or bot token's team, user and bot ids are numbers of 8 to 13
+    digits (gitleaks' slack.go: 10 to 13); `xoxp-1234-1234-1234-...` is
+    documentation."""
+    if value.startswith(('xoxp-', 'xoxb-')) and any(
+            part.isdigit() and len(part) < 8 for part in value.split('-')[1:4]
+    ):
+        return False
+    return _with_digit(value)
+
+
 def _discord_bot_token(value: str) -> bool:
     """The first part of a Discord bot token is the bot's numeric id in
     base64: the structure tells it from any dotted name."""
@@ -443,20 +454,40 @@ def _assignment(
 # starts with `=`.  A password is chosen by a person: any character.
 _KEY_VALUE = r'[A-Za-z0-9_.+/~-][A-Za-z0-9_.=+/~:-]*'
 # values published in documentation and samples, which gitleaks allows by
-# name: yarn's public API key, NuGet's documented config passwords
+# name: yarn's public API key, NuGet's documented config passwords, the
+# example Google API keys of firebase-android-sdk (gitleaks' gcp.go)
 _PUBLISHED = frozenset({
     '6fe4476ee5a1832882e326b506d14126', '33f!!lloppa', 'hal+9ooo_da!sy',
     '3012a5754bbd716926f99c028f7ea428-us18',
+    *(k.lower() for k in (
+        'AIzaSyabcdefghijklmnopqrstuvwxyz1234567',
+        'AIzaSyAnLA7NfeLquW1tJFpx_eQCxoX-oo6YyIs',
+        'AIzaSyCkEhVjf3pduRDt6d1yKOMitrUEke8agEM',
+        'AIzaSyDMAScliyLx7F0NPDEJi1QmyCgHIAODrlU',
+        'AIzaSyD3asb-2pEZVqMkmL6M9N6nHZRR_znhrh0',
+        'AIzayDNSXIbFmlXbIE6mCzDLQAqITYefhixbX4A',
+        'AIzaSyAdOS2zB6NCsk1pCdZ4-P6GBdi_UUPwX7c',
+        'AIzaSyASWm6HmTMdYWpgMnjRBjxcQ9CKctWmLd4',
+        'AIzaSyANUvH9H9BsUccjsu2pCmEkOPjjaXeDQgY',
+        'AIzaSyA5_iVawFQ8ABuTZNUdcwERLJv_a_p4wtM',
+        'AIzaSyA4UrcGxgwQFTfaI3no3t7Lt1sjmdnP5sQ',
+        'AIzaSyDSb51JiIcB6OJpwwMicseKRhhrOq1cS7g',
+        'AIzaSyBF2RrAIm4a0mO64EShQfqfd2AFnzAvvuU',
+        'AIzaSyBcE-OOIbhjyR83gm4r2MFCu4MJmprNXsw',
+        'AIzaSyB8qGxt4ec15vitgn44duC5ucxaOi4FmqE',
+        'AIzaSyA8vmApnrHNFE0bApF4hoZ11srVL_n0nvY',
+    )),
 })
 
 
 def _assigned_value(value: str) -> bool:
     """A generated value: its alphabet, not a published sample, not a
-    Telegram bot token's shape (`<bot id>:<35>`, which its own rule
-    judges), high entropy."""
+    Telegram bot token's shape (`<bot id>:<35>`) or a Slack token (`xoxp-`),
+    which their own rules judge, high entropy."""
     return (
         _re(_KEY_VALUE).fullmatch(value) is not None and
         _re(r'[0-9]+:[A-Za-z0-9_-]{30,40}').fullmatch(value) is None and
+        _re(_SLACK_PREFIX).match(value) is None and
         _password_value(value)
     )
 
@@ -661,6 +692,12 @@ def _named_value(text: str, end: int) -> tuple[int, int] | None:
     # next item of a list
     if m is None or _re(r'[\n+{}()\[\];,]|--').search(window, 0, m.start()):
         return None
+    # joined by a hyphen to a name of more words, it is the rest of that
+    # name (`bedrock-api-key-YmVk...`), not a value after it; a bare
+    # `key-...` is a prefix (Mailgun's)
+    if window[:1] == '-' and m.start() <= 1 and before and \
+            _re(r'[A-Za-z0-9][_.-]').search(before[0]):
+        return None
     start = end + m.start()
     if not _service_shape(_ascii_lower(name), text, start, end + m.end()):
         return None
@@ -674,6 +711,11 @@ def _named_value(text: str, end: int) -> tuple[int, int] | None:
     return start, stop
 
 
+# a Slack token is judged by its own rule: the generic ones take no copy it
+# turned down (`token3: xoxp-1234-1234-1234-...`, documentation)
+_SLACK_PREFIX = r'xox[abeoprs]-'
+
+
 def _random_value(value: str) -> bool:
     """A value named only by a nearby word must look generated: letters of
     both cases and digits (entropy >= 3.5), or one case and digits but not
@@ -681,8 +723,8 @@ def _random_value(value: str) -> bool:
     are named `key` in prose), a path, a dotted name or a test value."""
     value = value.rstrip('.=')
     digit, lower, upper = _classes(value)
-    if value.startswith('='):  # base64 never does
-        return False
+    if value.startswith('=') or _re(_SLACK_PREFIX).match(value):
+        return False  # base64 never starts with `=`
     if not (
         len(value) >= 20 and digit and (lower or upper) and
         '=' not in value and  # `NAME=1`: another assignment
@@ -1249,7 +1291,7 @@ RULES: tuple[_Rule, ...] = (
     _token(
         'slack-token', 'Slack token', 'xox',
         '(?:e\\.xox)?[abeoprs]-[0-9A-Za-z]+-[0-9A-Za-z-]{10,}', ('xox',),
-        _with_digit, end=r'(?![0-9A-Za-z_-])',
+        _slack_token, end=r'(?![0-9A-Za-z_#-])',
         entropy=0.0,
         positives=(
             'xoxb-{d:10}-{d:13}-{A:24}',
@@ -1259,7 +1301,10 @@ RULES: tuple[_Rule, ...] = (
             'xoxs-{d:10}-{A:30}',
             'xoxe.xoxp-1-{A:163}',
         ),
-        negatives=('xoxb-{d:10}-{A:9}', 'xoxb-not-a-real-token-at-all',),
+        negatives=(
+            'xoxb-{d:10}-{A:9}', 'xoxb-not-a-real-token-at-all',
+            'xoxp-1234-1234-1234-{h:32}', 'xoxp-{d:12}-{d:12}-{d:12}-####################',
+        ),
         source=(
             'gitleaks cmd/generate/config/rules/slack.go; '
             'trufflehog pkg/detectors/slack; '
@@ -1942,10 +1987,14 @@ RULES: tuple[_Rule, ...] = (
     ),
     _token(
         'infracost-token', 'Infracost token', 'ico-', f'[{_B62}]{{32}}',
-        ('ico-',),
+        # `favicon.ico-<hash>.png`: a file's extension and a build's hash
+        ('ico-',), boundary=r'[A-Za-z0-9_.]',
         entropy=3.0,
         positives=('ico-{A:32}', '- note: deploy with ico-{A:32}',),
-        negatives=('ico-{A:31}', 'ico-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        negatives=(
+            'ico-{A:31}', 'ico-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+            'https://cdn.example.net/favicon.ico-{h:32}.png',
+        ),
         source='gitleaks cmd/generate/config/rules/infracost.go',
     ),
     _token(
@@ -2161,7 +2210,8 @@ RULES: tuple[_Rule, ...] = (
     _context(
         'basic-auth', 'basic auth credentials',
         r'authorization["\']?[ \t]*[:=][ \t]*["\']?basic[ \t]+'
-        r'([a-z0-9+/]{8,}={0,2})(?![a-z0-9+/=])',
+        # followed by `.`: a JSON web token's header, not user:password
+        r'([a-z0-9+/]{8,}={0,2})(?![a-z0-9+/=.])',
         ('basic',), _basic_credentials, any_value=True,
         entropy=0.0,
         positives=(

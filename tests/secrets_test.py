@@ -213,6 +213,15 @@ BENIGN = [
     'ghp_' + 'x' * 36,
     'AKIA' + 'X' * 16,
     'AKIA' + '0' * 16,
+    # a name joined to the rest of it by hyphens (gitleaks' bedrock fps)
+    'bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29x',
+    # documentation's Slack user token, in a token assignment (gitleaks' fps)
+    '"token3": "xoxp-1234-1234-1234-4ddbc191d40ee098cbaae6f3523ada2d"',
+    '"token4": "xoxp-572370529330-573807301142-572331691188-####################"',
+    # a favicon's build hash, not an Infracost token
+    'http://assets.example.com/tv/video_box.ico-7a388b69018576d24b59331fd60aab0c.png',
+    # firebase-android-sdk's published example key (gitleaks allows it)
+    'apiKey: AIzaSyA8vmApnrHNFE0bApF4hoZ11srVL_n0nvY',
     'AKIA prefix identifies AWS access keys; never paste one',
     'hooks.slack.com/services/' + 'T00000000/B00000000/' + 'X' * 24,
     '- never commit `-----BEGIN RSA ' + 'PRIVATE KEY-----` blocks',
