@@ -617,3 +617,31 @@ def test_relabel_rules() -> None:
     got = [c.get('relabel', '').split(':')[0] for c in _relabel().apply(cases)]
     assert got == ['', 'same-value', 'contains-value', 'near-copy', '', '', '']
     assert [c['label'] for c in cases] == ['secret'] * 4 + ['benign'] * 3
+
+
+def test_corpus_read_families_are_not_held_out() -> None:
+    """The held-out families whose cases were read (README, round 4) count
+    in the tuning part, marked so; every other held-out family is unread."""
+    with open(CORPUS / 'peers.jsonl') as f:
+        cases = [json.loads(line) for line in f]
+    read = [c for c in cases if 'read' in c]
+    assert {c['family'] for c in read} >= {'gcp-api-key', 'openai'}
+    assert not any(c['heldout'] for c in read)
+    assert any(c['heldout'] for c in cases)
+
+
+def test_fresh_corpus_is_new_text_with_its_source() -> None:
+    """fresh.jsonl (Nosey Parker's examples): held out, each case named by
+    repository, commit, path and rule, none a text of peers.jsonl."""
+    with open(CORPUS / 'peers.jsonl') as f:
+        seen = {json.loads(line)['text'] for line in f}
+    with open(CORPUS / 'fresh.jsonl') as f:
+        fresh = [json.loads(line) for line in f]
+    assert len(fresh) > 400
+    for case in fresh:
+        assert case['repo'] == 'praetorian-inc/noseyparker'
+        assert len(case['commit']) == 40 and case['path'].endswith('.yml')
+        assert case['case'].startswith(case['family'] + ' ')
+        assert case['label'] in ('secret', 'benign') and case['heldout']
+        assert case['text'] not in seen
+    assert {c['label'] for c in fresh if c['claimed']} == {'secret', 'benign'}
