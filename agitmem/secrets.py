@@ -249,6 +249,17 @@ def _basic_credentials(value: str) -> bool:
     )
 
 
+def _slack_token(value: str) -> bool:
+    """A user or bot token's team, user and bot ids are numbers of 8 to 13
+    digits (gitleaks' slack.go: 10 to 13); `xoxp-1234-1234-1234-...` is
+    documentation."""
+    if value.startswith(('xoxp-', 'xoxb-')) and any(
+            part.isdigit() and len(part) < 8 for part in value.split('-')[1:4]
+    ):
+        return False
+    return _with_digit(value)
+
+
 def _discord_bot_token(value: str) -> bool:
     """The first part of a Discord bot token is the bot's numeric id in
     base64: the structure tells it from any dotted name."""
@@ -260,9 +271,11 @@ _END = r'(?![A-Za-z0-9_])'
 _WORD_CHAR = '[A-Za-z0-9_]'
 # `:` only as YAML and JSON write it, not as in `arn:aws:...:secret:name`
 # and as JSON escapes it in a string (`\\"key\\": \\"value\\"`); Make's
-# `::=`, `?=`
+# `::=`, `?=`; a quoted name and a quoted value as a call's two arguments
+# (`Header.Set("X-Api-Key", "...")`, `getenv("API_TOKEN", "...")`)
 _ASSIGN = (
-    r'''\\?["']?[ \t]*(?:=>|:{1,3}=|\?=|\|\|=?|=|:(?=[ \t"'\\]))[ \t]*'''
+    r'''\\?["']?[ \t]*(?:=>|:{1,3}=|\?=|\|\|=?|=|:(?=[ \t"'\\])|'''
+    r'''(?<=["']),(?=[ \t]*\\?["']))[ \t]*'''
 )
 # unquoted, a value ends at `&name=` (the next parameter of a query
 # string) and at a character that is not ASCII (`密钥=...的`)
@@ -423,7 +436,11 @@ def _assignment(
     no left boundary, so that `DB_PASSWORD=` counts."""
     tail = '' if literal == 'key' else _NAME_TAIL
     keywords = literal if isinstance(literal, tuple) else (literal,)
-    check = _password_value if id == 'password-assignment' else _assigned_value
+    check = {
+        'password-assignment': _password_value,
+        'token-assignment': _token_value,
+        'secret-assignment': _token_value,
+    }.get(id, _assigned_value)
     return _context(
         id, kind, f'{keyword}{tail}{_ASSIGN}{_VALUE}', keywords, check,
         context=_not_a_test_name, generic=True, **kw,
@@ -437,22 +454,59 @@ def _assignment(
 # starts with `=`.  A password is chosen by a person: any character.
 _KEY_VALUE = r'[A-Za-z0-9_.+/~-][A-Za-z0-9_.=+/~:-]*'
 # values published in documentation and samples, which gitleaks allows by
-# name: yarn's public API key, NuGet's documented config passwords
+# name: yarn's public API key, NuGet's documented config passwords, the
+# example Google API keys of firebase-android-sdk (gitleaks' gcp.go)
 _PUBLISHED = frozenset({
     '6fe4476ee5a1832882e326b506d14126', '33f!!lloppa', 'hal+9ooo_da!sy',
     '3012a5754bbd716926f99c028f7ea428-us18',
+    *(k.lower() for k in (
+        'AIzaSyabcdefghijklmnopqrstuvwxyz1234567',
+        'AIzaSyAnLA7NfeLquW1tJFpx_eQCxoX-oo6YyIs',
+        'AIzaSyCkEhVjf3pduRDt6d1yKOMitrUEke8agEM',
+        'AIzaSyDMAScliyLx7F0NPDEJi1QmyCgHIAODrlU',
+        'AIzaSyD3asb-2pEZVqMkmL6M9N6nHZRR_znhrh0',
+        'AIzayDNSXIbFmlXbIE6mCzDLQAqITYefhixbX4A',
+        'AIzaSyAdOS2zB6NCsk1pCdZ4-P6GBdi_UUPwX7c',
+        'AIzaSyASWm6HmTMdYWpgMnjRBjxcQ9CKctWmLd4',
+        'AIzaSyANUvH9H9BsUccjsu2pCmEkOPjjaXeDQgY',
+        'AIzaSyA5_iVawFQ8ABuTZNUdcwERLJv_a_p4wtM',
+        'AIzaSyA4UrcGxgwQFTfaI3no3t7Lt1sjmdnP5sQ',
+        'AIzaSyDSb51JiIcB6OJpwwMicseKRhhrOq1cS7g',
+        'AIzaSyBF2RrAIm4a0mO64EShQfqfd2AFnzAvvuU',
+        'AIzaSyBcE-OOIbhjyR83gm4r2MFCu4MJmprNXsw',
+        'AIzaSyB8qGxt4ec15vitgn44duC5ucxaOi4FmqE',
+        'AIzaSyA8vmApnrHNFE0bApF4hoZ11srVL_n0nvY',
+    )),
 })
 
 
 def _assigned_value(value: str) -> bool:
     """A generated value: its alphabet, not a published sample, not a
-    Telegram bot token's shape (`<bot id>:<35>`, which its own rule
-    judges), high entropy."""
+    Telegram bot token's shape (`<bot id>:<35>`) or a Slack token (`xoxp-`),
+    which their own rules judge, high entropy."""
     return (
         _re(_KEY_VALUE).fullmatch(value) is not None and
         _re(r'[0-9]+:[A-Za-z0-9_-]{30,40}').fullmatch(value) is None and
+        _re(_SLACK_PREFIX).match(value) is None and
         _password_value(value)
     )
+
+
+def _uuid_token(value: str) -> bool:
+    """A uuid named a token or secret is one (Heroku, Opsgenie, Railway and
+    many more issue uuids as API tokens), unless it is a test value
+    (`12345678-1234-...`, digits in order, a repeated character)."""
+    return (
+        _re(_UUID).fullmatch(value.lower()) is not None and
+        _re(_FILLER).search(value) is None and
+        _re(_RUNS).search(''.join(c for c in value if c.isdigit())) is None and
+        not _placeholder(value) and
+        entropy(value) >= 3.0
+    )
+
+
+def _token_value(value: str) -> bool:
+    return _assigned_value(value) or _uuid_token(value)
 
 
 def _password_value(value: str) -> bool:
@@ -592,7 +646,14 @@ def _not_a_test_name(text: str, start: int, end: int) -> bool:
     are named so (gitleaks' generic rule has the same stop words); a
     service's name with a value not of its key's shape is not its key."""
     line_start = max(text.rfind('\n', 0, start) + 1, start - 120)
-    m = _re(_NAME_BEFORE).search(_ascii_lower(text[line_start:start]))
+    before = text[line_start:start]
+    # a name and a value as two arguments: the name is a whole quoted
+    # identifier opening the call (`Set("X-Api-Key", "...")`), not a
+    # phrase (`('Anthropic key', 'sk-...')`)
+    if _re(r'''["'],[ \t]*\\?["']$''').search(before) and \
+            _re(r'''[(\[{][ \t]*\\?["'][A-Za-z0-9_.-]+\\?["'],[ \t]*\\?["']$''').search(before) is None:
+        return False
+    m = _re(_NAME_BEFORE).search(_ascii_lower(before))
     if m is None:
         return True
     name = m[1].rstrip('.-_')
@@ -631,6 +692,12 @@ def _named_value(text: str, end: int) -> tuple[int, int] | None:
     # next item of a list
     if m is None or _re(r'[\n+{}()\[\];,]|--').search(window, 0, m.start()):
         return None
+    # joined by a hyphen to a name of more words, it is the rest of that
+    # name (`bedrock-api-key-YmVk...`), not a value after it; a bare
+    # `key-...` is a prefix (Mailgun's)
+    if window[:1] == '-' and m.start() <= 1 and before and \
+            _re(r'[A-Za-z0-9][_.-]').search(before[0]):
+        return None
     start = end + m.start()
     if not _service_shape(_ascii_lower(name), text, start, end + m.end()):
         return None
@@ -644,6 +711,11 @@ def _named_value(text: str, end: int) -> tuple[int, int] | None:
     return start, stop
 
 
+# a Slack token is judged by its own rule: the generic ones take no copy it
+# turned down (`token3: xoxp-1234-1234-1234-...`, documentation)
+_SLACK_PREFIX = r'xox[abeoprs]-'
+
+
 def _random_value(value: str) -> bool:
     """A value named only by a nearby word must look generated: letters of
     both cases and digits (entropy >= 3.5), or one case and digits but not
@@ -651,8 +723,8 @@ def _random_value(value: str) -> bool:
     are named `key` in prose), a path, a dotted name or a test value."""
     value = value.rstrip('.=')
     digit, lower, upper = _classes(value)
-    if value.startswith('='):  # base64 never does
-        return False
+    if value.startswith('=') or _re(_SLACK_PREFIX).match(value):
+        return False  # base64 never starts with `=`
     if not (
         len(value) >= 20 and digit and (lower or upper) and
         '=' not in value and  # `NAME=1`: another assignment
@@ -1021,8 +1093,11 @@ RULES: tuple[_Rule, ...] = (
     ),
     _token(
         'gitlab-token', 'GitLab token', 'gl',
-        '(?:pat|ptt|rt|dt|cbt|ft|imt|agent|oas|soat|ffct)-'
-        rf'[{_URLSAFE}]{{20,}}(?:\.[a-z0-9]{{9}})?',
+        # an OAuth application secret is 64 characters (gitleaks: url-safe,
+        # trufflehog: hex); a shorter one is a truncated copy the peers
+        # mark as not a secret
+        '(?:(?:pat|ptt|rt|dt|cbt|ft|imt|agent|soat|ffct)-'
+        rf'[{_URLSAFE}]{{20,}}(?:\.[a-z0-9]{{9}})?|oas-[{_URLSAFE}]{{64}})',
         (
             'glpat-', 'glptt-', 'glrt-', 'gldt-', 'glcbt-', 'glft-', 'glimt-',
             'glagent-', 'gloas-', 'glsoat-', 'glffct-',
@@ -1038,7 +1113,9 @@ RULES: tuple[_Rule, ...] = (
             'gloas-{u:64}',
             'glpat-{u:27}.01{a:7}',
         ),
-        negatives=('glpat-{u:19}', 'glpat-token-for-the-ci-runner',),
+        negatives=(
+            'glpat-{u:19}', 'glpat-token-for-the-ci-runner', 'gloas-{u:32}',
+        ),
         source=(
             'gitleaks cmd/generate/config/rules/gitlab.go; '
             'trufflehog pkg/detectors/gitlab; '
@@ -1214,7 +1291,7 @@ RULES: tuple[_Rule, ...] = (
     _token(
         'slack-token', 'Slack token', 'xox',
         '(?:e\\.xox)?[abeoprs]-[0-9A-Za-z]+-[0-9A-Za-z-]{10,}', ('xox',),
-        _with_digit, end=r'(?![0-9A-Za-z_-])',
+        _slack_token, end=r'(?![0-9A-Za-z_#-])',
         entropy=0.0,
         positives=(
             'xoxb-{d:10}-{d:13}-{A:24}',
@@ -1224,7 +1301,10 @@ RULES: tuple[_Rule, ...] = (
             'xoxs-{d:10}-{A:30}',
             'xoxe.xoxp-1-{A:163}',
         ),
-        negatives=('xoxb-{d:10}-{A:9}', 'xoxb-not-a-real-token-at-all',),
+        negatives=(
+            'xoxb-{d:10}-{A:9}', 'xoxb-not-a-real-token-at-all',
+            'xoxp-1234-1234-1234-{h:32}', 'xoxp-{d:12}-{d:12}-{d:12}-####################',
+        ),
         source=(
             'gitleaks cmd/generate/config/rules/slack.go; '
             'trufflehog pkg/detectors/slack; '
@@ -1603,11 +1683,14 @@ RULES: tuple[_Rule, ...] = (
     ),
     _token(
         'openai-key', 'OpenAI key', 'sk-',
-        f'(?!ant-)(?:proj-|svcacct-|admin-)?[{_URLSAFE}]{{32,}}', ('sk-',),
+        # OpenRouter's `sk-or-v1-` keys are 64 hex (trufflehog's
+        # pkg/detectors/openrouter): a shorter one is cut
+        f'(?!ant-)(?:or-v1-[0-9a-f]{{64}}|(?!or-v1-)(?:proj-|svcacct-|admin-)?'
+        f'[{_URLSAFE}]{{32,}})', ('sk-',),
         _random_looking, end='',
         entropy=3.0,
         positives=('OPENAI_API_KEY=sk-{A:48}', 'sk-proj-{u:74}T3BlbkFJ{u:74}',),
-        negatives=('sk-{a:48}', 'sk-{A:31}',),
+        negatives=('sk-{a:48}', 'sk-{A:31}', 'sk-or-v1-{A:31}',),
         source=(
             'gitleaks cmd/generate/config/rules/openai.go; '
             'trufflehog pkg/detectors/openai; '
@@ -1904,10 +1987,14 @@ RULES: tuple[_Rule, ...] = (
     ),
     _token(
         'infracost-token', 'Infracost token', 'ico-', f'[{_B62}]{{32}}',
-        ('ico-',),
+        # `favicon.ico-<hash>.png`: a file's extension and a build's hash
+        ('ico-',), boundary=r'[A-Za-z0-9_.]',
         entropy=3.0,
         positives=('ico-{A:32}', '- note: deploy with ico-{A:32}',),
-        negatives=('ico-{A:31}', 'ico-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        negatives=(
+            'ico-{A:31}', 'ico-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+            'https://cdn.example.net/favicon.ico-{h:32}.png',
+        ),
         source='gitleaks cmd/generate/config/rules/infracost.go',
     ),
     _token(
@@ -2123,7 +2210,8 @@ RULES: tuple[_Rule, ...] = (
     _context(
         'basic-auth', 'basic auth credentials',
         r'authorization["\']?[ \t]*[:=][ \t]*["\']?basic[ \t]+'
-        r'([a-z0-9+/]{8,}={0,2})(?![a-z0-9+/=])',
+        # followed by `.`: a JSON web token's header, not user:password
+        r'([a-z0-9+/]{8,}={0,2})(?![a-z0-9+/=.])',
         ('basic',), _basic_credentials, any_value=True,
         entropy=0.0,
         positives=(
@@ -2197,8 +2285,14 @@ RULES: tuple[_Rule, ...] = (
     _assignment(
         'token-assignment', 'token assignment', 'token', 'token',
         entropy=0.0,
-        positives=('GITHUB_TOKEN: {A:20}', '- note: deploy with GITHUB_TOKEN: {A:20}',),
-        negatives=('token: MY_SERVICE_TOKEN_V2', 'GITHUB_TOKEN: xxxxxxxxxxxxxxxxxxxx',),
+        positives=(
+            'GITHUB_TOKEN: {A:20}', '- note: deploy with GITHUB_TOKEN: {A:20}',
+            "opsgenie token = '{h:8}-{h:4}-{h:4}-{h:4}-{h:12}'",
+        ),
+        negatives=(
+            'token: MY_SERVICE_TOKEN_V2', 'GITHUB_TOKEN: xxxxxxxxxxxxxxxxxxxx',
+            "vault token = '12345678-1234-1234-1234-123456789abc'",
+        ),
         source='gitleaks cmd/generate/config/rules/generic.go',
     ),
     # `key` ends the name (`apiKey`, `key_2`), not `KeyFile`, `key_name`
@@ -2208,12 +2302,15 @@ RULES: tuple[_Rule, ...] = (
         positives=(
             'api_key: {A:32}', '- note: deploy with api_key: {A:32}',
             'MERAKI_API_KEY={h:40}',
+            'req.Header.Set("X-Api-Key", "{A:32}")',
         ),
         negatives=(
             'api_key: your_api_key_1234',
             'api_key: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
             # not the shape of the named service's keys (40 lower-case hex)
             'MERAKI_API_KEY={A:40}',
+            # two arguments, but the first is a phrase, not a name
+            "('Anthropic key', '{A:32}')",
         ),
         source='gitleaks cmd/generate/config/rules/generic.go',
     ),
@@ -2357,6 +2454,27 @@ def _matches(rule: _Rule, text: str, lower: str) -> Iterator[re.Match[str]]:
                 yield m
 
 
+# characters no key, token or secret of a known format holds (`!` is a
+# Salesforce token's own): a value that one of them cuts (`ramp_sec_maFm2a?uvRE...`, `xoxb-6567755?9613...`,
+# `XkL8...bM:UlaF?o0J`) is a mangled copy the peers mark as not a
+# credential; a URL's query and fragment (`?key=`, `#heading`) are no cut
+_CUT = r'[A-Za-z0-9][?$^*#](?![A-Za-z0-9_.-]*=)[A-Za-z0-9]'
+_CUT_IN_URL = r'[A-Za-z0-9][$^*][A-Za-z0-9]'
+
+
+def _cut(text: str, start: int, end: int) -> bool:
+    """Whether a character of _CUT stands inside the word (run of
+    non-space, non-quote characters) holding the value, outside the value."""
+    left = _re(r'[^\s\'"`]{0,200}$').search(text, max(0, start - 200), start)
+    right = _re(r'[^\s\'"`]{0,200}').match(text, end)
+    assert left is not None and right is not None
+    cut = _re(_CUT_IN_URL if '://' in text[left.start():right.end()] else _CUT)
+    return bool(
+        cut.search(text, max(0, left.start() - 1), start + 1) or
+        cut.search(text, max(0, end - 1), right.end())
+    )
+
+
 def _hits(text: str, lower: str, rule: _Rule) -> list[tuple[int, int]]:
     ret = []
     regex = _re(rule.pattern)
@@ -2370,6 +2488,8 @@ def _hits(text: str, lower: str, rule: _Rule) -> list[tuple[int, int]]:
             groups = range(regex.groups, 0, -1)
             start, end = m.span(next((i for i in groups if m[i] is not None), 0))
         value = text[start:end]
+        if _cut(text, start, end):
+            continue
         if value.lower() not in _PUBLISHED and rule.check(value) and entropy(value) >= rule.entropy and (
                 rule.any_value or
                 not (_marked if rule.bounded else _placeholder)(value)

@@ -1,15 +1,20 @@
 """The credential scanner on the labelled corpus of tests/corpus/secrets/.
 
-    python bench/secrets.py [--heldout] [--families] [--misses N] [--source S]
+    python bench/secrets.py [--heldout | --fresh] [--families] [--misses N] [--source S]
 
 Prints recall (secrets found) and false-positive rate (benign texts flagged)
 per source and overall, each case tested bare and in the contexts a memory
 file gives it: a memory line (`- note: deploy with <text>`), a JSON string
 and a YAML block.  The labels are the peers' own (gitleaks' tps/fps,
-trufflehog's pattern tests, secretlint's ng/ok snapshots); see extract.py.
+trufflehog's pattern tests, secretlint's ng/ok snapshots; see extract.py),
+but for the trufflehog negatives relabel.py's stated rules relabel; their
+counts, and the false-positive rate on trufflehog's negatives as it
+labelled them, are printed too.
 Tuning reads only the cases not marked `heldout`; --heldout reports on the
-others.  Where detect-secrets is importable it runs on the same strings,
-side by side (it is not a dependency).  Also prints the scan cost per KB.
+others; --fresh on fresh.jsonl (Nosey Parker's examples, a part measured
+once, with recall on the rules it marks `claimed`).  Where detect-secrets
+is importable it runs on the same strings, side by side (it is not a
+dependency).  Also prints the scan cost per KB.
 """
 from __future__ import annotations
 
@@ -42,9 +47,10 @@ def contexts(text: str) -> dict[str, str]:
     }
 
 
-def load(heldout: bool) -> list[dict[str, Any]]:
+def load(heldout: bool, fresh: bool = False) -> list[dict[str, Any]]:
     out = []
-    for name in ('peers.jsonl', 'ordinary.jsonl'):
+    peers = 'fresh.jsonl' if fresh else 'peers.jsonl'
+    for name in (peers, 'ordinary.jsonl'):
         with open(CORPUS / name) as f:
             for line in f:
                 case = json.loads(line)
@@ -103,8 +109,13 @@ def run(cases: list[dict[str, Any]], scanner: Scanner, misses: int) -> tuple[Tal
             t = pos if case['label'] == 'secret' else neg
             for key in ('all', case['source'], f'ctx {ctx}'):
                 t.add(key, hit)
+            if case.get('peer_label', case['label']) == 'benign':
+                # the negatives as the peer labelled them, relabels undone
+                neg.add(f'peer label {case["source"]}', hit)
             if case['label'] == 'secret':
                 fam.add(f'{case["source"]}:{case["family"]}', hit)
+                if case.get('claimed'):
+                    pos.add('claimed', hit)
             else:
                 fam.add(f'{case["source"]}:{case["family"]}:fp', hit)
             wrong = hit != (case['label'] == 'secret')
@@ -135,19 +146,20 @@ def cost_per_kb() -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n', 1)[0])
     parser.add_argument('--heldout', action='store_true', help='the held-out cases')
+    parser.add_argument('--fresh', action='store_true', help='the fresh held-out part')
     parser.add_argument('--families', action='store_true', help='a row per family')
     parser.add_argument('--misses', type=int, default=0, help='print N wrong cases')
     parser.add_argument('--source', help='only this source (gitleaks, ...)')
     parser.add_argument('--no-others', action='store_true', help='agitmem only')
     args = parser.parse_args(argv)
-    cases = load(args.heldout)
+    cases = load(args.heldout or args.fresh, args.fresh)
     if args.source:
         cases = [c for c in cases if c['source'] in (args.source, 'ordinary')]
     scanners: dict[str, Scanner] = {'agitmem': agitmem}
     ds = None if args.no_others else detect_secrets()
     if ds is not None:
         scanners['detect-secrets'] = ds
-    part = 'held-out' if args.heldout else 'tuning'
+    part = 'fresh held-out' if args.fresh else 'held-out' if args.heldout else 'tuning'
     print(f'# {part} part: {len(cases)} cases x 4 contexts')
     results = {name: run(cases, scanner, args.misses) for name, scanner in scanners.items()}
     names = list(results)
@@ -155,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     head = ''.join(f' | {n:>26}' for n in names)
     print(f'\n{"":24}{head}')
     print(f'{"":24}' + ' | recall (n)   fp rate (n)  ' * len(names))
-    keys = ['all', 'gitleaks', 'trufflehog', 'secretlint', 'ordinary'] + \
+    keys = ['all', 'gitleaks', 'trufflehog', 'secretlint', 'noseyparker', 'claimed', 'ordinary'] + \
         [f'ctx {c}' for c in ('bare', 'memory line', 'json', 'yaml')]
     for key in keys:
         row = ''.join(
@@ -173,6 +185,14 @@ def main(argv: list[str] | None = None) -> int:
             n = sum(neg.n[k] for k in sources)
             figures.append(f'{hit / max(n, 1):.3f}')
         print(f'{label}: ' + ', '.join(f'{n} {f}' for n, f in zip(names, figures)))
+    relabelled = collections.Counter(
+        c['relabel'].split(':')[0] for c in cases if 'relabel' in c
+    )
+    print(f'relabelled trufflehog negatives (relabel.py): {sum(relabelled.values())} '
+          f'({", ".join(f"{r} {n}" for r, n in sorted(relabelled.items()))}); '
+          f'fp rate on trufflehog\'s negatives as it labelled them: ' +
+          ', '.join(f'{n} {neg.rate("peer label trufflehog")}'
+                    for n, (_, neg, _, _) in results.items()))
     for name, (_, _, fam, _) in results.items():
         claimed = [k for k in fam.n if not k.endswith(':fp') and fam.hit[k] > 0]
         n = sum(fam.n[k] for k in claimed)
