@@ -893,6 +893,19 @@ def fast_tree(repo: Repo) -> str | None:
     if parsed is None:
         return None
     commit, changed, to_hash = parsed
+    key = _tree_key(repo, commit, changed, to_hash)
+    cached = _cached_tree(repo, key)
+    if cached is not None:
+        return cached
+    tree = _fast_tree(repo, commit, changed, to_hash)
+    if tree is not None and key is not None:
+        _remember_tree(repo, key, tree)
+    return tree
+
+
+def _fast_tree(
+        repo: Repo, commit: bytes | None, changed: dict[bytes, _Entry], to_hash: dict[bytes, bytes],
+) -> str | None:
     dirs = _dirs([*changed, *to_hash])
     # HEAD's trees read and the files hashed by two processes at once
     listing = asks = None
@@ -917,6 +930,81 @@ def fast_tree(repo: Repo) -> str | None:
     if old is None or (commit is not None and listing is None):
         return None
     return _rewrite(repo, dirs, old, changed)
+
+
+# -- the last tree fast_tree computed, by what it was computed from ---------
+# Most commands in a row see the same working tree (load, state set, verify,
+# the session-start hook): the same status, the same files to hash with
+# the same stat data.  Then the tree is the one computed last time, and
+# neither HEAD's trees nor the files are read again.  A file whose mtime or
+# ctime is within RACY_NS of the computation could be edited again within
+# the same timestamp, its stat data unchanged: no tree is remembered then
+# (git's own "racily clean" rule).  The settings that change how a file is
+# hashed (config, info/attributes, the global config and attributes) are
+# part of what it was computed from; the .gitattributes files are in the
+# status or in HEAD.
+_TREE_CACHE = 'tree-cache'
+RACY_NS = 2_000_000_000
+
+
+def _tree_key(
+        repo: Repo, commit: bytes | None, changed: dict[bytes, _Entry], to_hash: dict[bytes, bytes],
+) -> bytes | None:
+    """What the tree is computed from, as a digest; None when it cannot
+    be remembered (a racy file, one gone meanwhile)."""
+    import time
+    now = time.time_ns()
+    parts = [commit or b'(initial)']
+    for path in sorted(changed):
+        entry = changed[path]
+        parts.append(path + b'\0' + (b'-' if entry is None else b' '.join(entry)))
+    for path in sorted(to_hash):
+        try:
+            st = os.lstat(repo.root / os.fsdecode(path))
+        except OSError:
+            return None
+        if max(st.st_mtime_ns, st.st_ctime_ns) >= now - RACY_NS:
+            return None
+        parts.append(b'%s\0%s %d %d %d %d %d' % (
+            path, to_hash[path], st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode,
+        ))
+    xdg = os.environ.get('XDG_CONFIG_HOME') or os.path.join(os.path.expanduser('~'), '.config')
+    for setting in (
+            repo.common_dir / 'config', repo.git_dir / 'config.worktree',
+            repo.common_dir / 'info' / 'attributes', os.path.expanduser('~/.gitconfig'),
+            os.path.join(xdg, 'git', 'config'), os.path.join(xdg, 'git', 'attributes'),
+    ):
+        try:
+            st = os.stat(setting)
+            parts.append(b'%d %d %d' % (st.st_size, st.st_mtime_ns, st.st_ino))
+        except OSError:
+            parts.append(b'-')
+    return sha1(b'\n'.join(parts)).encode()
+
+
+def _cached_tree(repo: Repo, key: bytes | None) -> str | None:
+    """The tree remembered for key, while git has it as a loose object."""
+    if key is None:
+        return None
+    try:
+        got, _, tree = (repo.git_dir / 'agitmem' / _TREE_CACHE).read_bytes().strip().partition(b' ')
+    except OSError:
+        return None
+    if got != key or not is_oid(tree.decode('ascii', 'replace')) or not _all_loose(repo, [tree]):
+        return None
+    return tree.decode()
+
+
+def _remember_tree(repo: Repo, key: bytes, tree: str) -> None:
+    path = repo.git_dir / 'agitmem' / _TREE_CACHE
+    tmp = path.with_name(f'.{_TREE_CACHE}.{os.getpid()}')
+    try:
+        path.parent.mkdir(exist_ok=True)
+        tmp.write_bytes(key + b' ' + tree.encode() + b'\n')
+        # no fsync: a cache lost in a crash is only computed again
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
 
 
 def _changes(
@@ -1005,13 +1093,28 @@ def _index_decides(repo: Repo, in_index: dict[bytes, bytes]) -> bool:
     `hash-object` would: with text=auto (or core.autocrlf and no text
     attribute) git keeps a file's CRLFs when its blob in the index has a
     CR ("safer autocrlf"), which hash-object, reading no index, cannot
-    know.  Only a file with a CR in it is converted at all, so the index
-    is read only for those (None from git: not known, so yes)."""
-    with_cr = [blob for path, blob in in_index.items() if _has_cr(repo.root / os.fsdecode(path))]
+    know.  Only a file with a CR in it is converted at all, so the
+    attributes, the setting and the index are read only for those (None
+    from git: not known, so yes)."""
+    with_cr = [path for path in in_index if _has_cr(repo.root / os.fsdecode(path))]
     if not with_cr:
         return False
-    got = _git_bytes(repo, ('cat-file', '--batch'), b''.join(b + b'\n' for b in with_cr))
-    return got is None or b'\r' in got
+    attrs = _git_start(repo, ('check-attr', '--stdin', '-z', 'text'))
+    autocrlf = _git_bytes(repo, ('config', '--type=bool-or-str', '--get', 'core.autocrlf'), b'', ok=(0, 1))
+    got = None if attrs is None else _git_end(attrs, b''.join(p + b'\0' for p in with_cr))
+    if got is None or autocrlf is None:
+        return True
+    fields = got.split(b'\0')
+    text = {fields[i]: fields[i + 2] for i in range(0, len(fields) - 2, 3)}
+    auto_crlf = autocrlf.strip() in (b'true', b'input')
+    safer = [
+        in_index[p] for p in with_cr
+        if text.get(p) == b'auto' or (text.get(p) == b'unspecified' and auto_crlf)
+    ]
+    if not safer:
+        return False
+    blobs = _git_bytes(repo, ('cat-file', '--batch'), b''.join(b + b'\n' for b in safer))
+    return blobs is None or b'\r' in blobs
 
 
 def _has_cr(path: Path) -> bool:
