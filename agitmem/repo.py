@@ -1065,7 +1065,7 @@ def _changes(
     if new_dirs:
         # a new directory, whole: its files, as -uall would have listed them
         # (a repository embedded in it shows as `dir/`: not hashed here)
-        got = _git_bytes(repo, (
+        got = git_bytes(repo, (
             'ls-files', '-z', '--others', '--exclude-standard', '--',
             *(f':(literal){os.fsdecode(d)}' for d in new_dirs),
         ), b'')
@@ -1100,7 +1100,7 @@ def _index_decides(repo: Repo, in_index: dict[bytes, bytes]) -> bool:
     if not with_cr:
         return False
     attrs = _git_start(repo, ('check-attr', '--stdin', '-z', 'text'))
-    autocrlf = _git_bytes(repo, ('config', '--type=bool-or-str', '--get', 'core.autocrlf'), b'', ok=(0, 1))
+    autocrlf = git_bytes(repo, ('config', '--type=bool-or-str', '--get', 'core.autocrlf'), b'', ok=(0, 1))
     got = None if attrs is None else _git_end(attrs, b''.join(p + b'\0' for p in with_cr))
     if got is None or autocrlf is None:
         return True
@@ -1113,7 +1113,7 @@ def _index_decides(repo: Repo, in_index: dict[bytes, bytes]) -> bool:
     ]
     if not safer:
         return False
-    blobs = _git_bytes(repo, ('cat-file', '--batch'), b''.join(b + b'\n' for b in safer))
+    blobs = git_bytes(repo, ('cat-file', '--batch'), b''.join(b + b'\n' for b in safer))
     return blobs is None or b'\r' in blobs
 
 
@@ -1139,7 +1139,7 @@ def _new_modes(repo: Repo, paths: list[bytes], to_hash: dict[bytes, bytes], link
             return False
     config = {b'core.filemode': b'true', b'core.symlinks': b'true'}
     if any(st.S_ISLNK(m) or m & 0o111 for m in modes):
-        got = _git_bytes(repo, ('config', '-z', '--type=bool', '--get-regexp', r'^core\.(filemode|symlinks)$'), b'', ok=(0, 1))
+        got = git_bytes(repo, ('config', '-z', '--type=bool', '--get-regexp', r'^core\.(filemode|symlinks)$'), b'', ok=(0, 1))
         if got is None:
             return False
         for item in got.split(b'\0'):
@@ -1163,11 +1163,13 @@ def _link_blob(repo: Repo, path: bytes) -> bytes | None:
         target = os.readlink(repo.root / os.fsdecode(path))
     except OSError:
         return None
-    got = _git_bytes(repo, ('hash-object', '-w', '--no-filters', '--stdin'), os.fsencode(target))
+    got = git_bytes(repo, ('hash-object', '-w', '--no-filters', '--stdin'), os.fsencode(target))
     return None if got is None else got.strip()
 
 
-def _git_bytes(repo: Repo, args: tuple[str, ...], data: bytes, ok: tuple[int, ...] = (0,)) -> bytes | None:
+def git_bytes(repo: Repo, args: tuple[str, ...], data: bytes, ok: tuple[int, ...] = (0,)) -> bytes | None:
+    """git's stdout as bytes, fed `data` on stdin; None when it failed
+    (an exit code not in `ok`) or ran past its bound."""
     proc = _git_start(repo, args)
     return None if proc is None else _git_end(proc, data, ok)
 
@@ -1244,7 +1246,7 @@ def _rewrite(repo: Repo, names: list[bytes], old: _Listings, changed: dict[bytes
             elif name not in dirs[parent] and _was_tree(old, parent, name):
                 dirs[parent][name] = None  # emptied: git keeps no empty tree
     if new and not _all_loose(repo, new):
-        got = _git_bytes(repo, ('mktree', '-z', '--batch', '--missing'), b'\0'.join(batch))
+        got = git_bytes(repo, ('mktree', '-z', '--batch', '--missing'), b'\0'.join(batch))
         if got is None or got.split() != new:
             return None  # not what git makes of it: the chain says
     root = ids[b'']

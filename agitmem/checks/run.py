@@ -286,12 +286,11 @@ def run(
             return []
         recorded = progress_not_updated.recorded_at(repo, ref, head)
         progress_changed = recorded is not None and progress_not_updated.changed(
-            repo,
             {
                 name: mem.files.get(f'{MEMORY}{name}')
                 for name in progress_not_updated.PROGRESS
             },
-            progress_not_updated.blob_ids(repo, recorded),
+            progress_not_updated.blobs(repo, recorded),
             recorded,
         )
         return progress_not_updated.check(
