@@ -241,6 +241,17 @@ def start_early(*, identity: bool) -> None:
     _start(None, _FIND_HEAD, *(IDENTITY if wanted else ()))
 
 
+def start_session(cwd: str | None) -> None:
+    """What the session-start hook waits for, started before it imports:
+    `find` with HEAD in one process, and the working tree's status for the
+    injection's freshness (start_tree)."""
+    _start(cwd, _FIND_HEAD)
+    try:
+        _start_status(str(here() if cwd is None else Path(cwd)))
+    except AgitmemError:
+        return  # the real call says so
+
+
 def start_find(cwd: str | None) -> None:
     """Start `find`'s git process for cwd (None: the current directory)
     now, while the hooks import what they need (see start_early)."""
@@ -340,6 +351,11 @@ _FIND_HEAD = (*_FIND, 'HEAD^{commit}', '--symbolic-full-name', 'HEAD')
 
 def find(cwd: Path | str | None = None) -> Repo:
     cwd = here() if cwd is None else Path(cwd)
+    if _early_key(cwd, _FIND_HEAD, None) in _EARLY:
+        # begun with HEAD (start_session): HEAD is kept for `head`
+        repo, at_head = find_with_head(cwd)
+        _HEADS[str(repo.root)] = at_head
+        return repo
     return _found(git_each(_FIND, cwd=cwd)[0], cwd)
 
 
@@ -407,6 +423,8 @@ def _three_paths(out: str, cwd: Path) -> tuple[str, str, str]:
 
 def head(repo: Repo) -> tuple[str | None, str | None]:
     """(branch name or None when detached, HEAD's sha or None when unborn)"""
+    if str(repo.root) in _HEADS:
+        return _HEADS.pop(str(repo.root))  # asked with `find`, once
     return _head(*git_each(_BRANCH, _HEAD, cwd=repo.root))
 
 
@@ -757,10 +775,16 @@ def start_tree(at: Repo | None) -> None:
     directory is in) for a command that will ask for it (state set, load,
     verify): its `git status` runs on the other core while Python imports
     and reads, instead of after.  It is what the working tree holds now."""
+    try:
+        _start_status(str(at.root if at is not None else here()))
+    except AgitmemError:
+        return  # asked for again when needed: the error is said then
+
+
+def _start_status(cwd: str) -> None:
     if _STATUS_AHEAD:
         return  # one is under way already (load: begun by the cli)
     try:
-        cwd = str(at.root if at is not None else here())
         _STATUS_AHEAD.append((cwd, _run_status(cwd)))
     except (OSError, AgitmemError):
         return  # asked for again when needed: the error is said then
@@ -833,6 +857,9 @@ _STATUS_AHEAD: list[tuple[str, subprocess.Popen[bytes]]] = []
 # the repository `find` found from each directory (which a status begun
 # there ahead reports on)
 _FOUND: dict[str, Repo] = {}
+# HEAD as a `find` begun with it read it, by the repository's top, until
+# `head` takes it (once: a long-lived process asks again)
+_HEADS: dict[str, tuple[str | None, str | None]] = {}
 # a path's new (mode, id), or None when it leaves the tree
 _Entry = tuple[bytes, bytes] | None
 # HEAD's directories: path -> (tree id, {name: (mode, id)})
