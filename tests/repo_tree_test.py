@@ -141,22 +141,33 @@ def _both(root: Path) -> tuple[str | None, str]:
 
 
 def _undefined(ops: list[tuple[str, str]]) -> bool:
-    """A path marked assume-unchanged whose file is gone at the end: git
-    answers both ways (`git status` refreshes first and so trusts the
-    mark, `git add -A` does not and takes the path out), so neither tree
-    is wrong."""
+    """A path marked assume-unchanged whose file is gone at the end, or
+    one marked skip-worktree that is a directory at the end: git answers
+    both ways (`git status` trusts the mark and names neither the path
+    nor the directory's files, `git add -A` puts the directory's files in
+    the path's place), so neither tree is wrong."""
     assumed: set[str] = set()
+    skipped: set[str] = set()
     gone: set[str] = set()
+    dirs: set[str] = set()
     for action, rel in ops:
         if action == 'assume':
             assumed.add(rel)
+        elif action == 'skip':
+            skipped.add(rel)
         elif action in ('delete', 'into_dir'):
             gone.add(rel)
+            if action == 'into_dir':
+                dirs.add(rel)
+            else:
+                dirs.discard(rel)
         elif action in ('modify', 'crlf', 'link'):
             gone.discard(rel)
+            dirs.discard(rel)
         elif action == 'unstage' or action == 'stage' and rel in gone:
             assumed.discard(rel)  # the index entry, and its mark, gone
-    return bool(assumed & gone)
+            skipped.discard(rel)
+    return bool(assumed & gone or skipped & dirs)
 
 
 def _check(root: Path, ops: list[tuple[str, str]], config: tuple[str, ...], attrs: bytes, *,
