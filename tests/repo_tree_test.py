@@ -165,8 +165,9 @@ def _undefined(ops: list[tuple[str, str]]) -> bool:
             gone.discard(rel)
             dirs.discard(rel)
         elif action == 'unstage' or action == 'stage' and rel in gone:
-            assumed.discard(rel)  # the index entry, and its mark, gone
-            skipped.discard(rel)
+            # the index entry, and its mark, gone (`git rm --cached` and
+            # `git add` pass over a skip-worktree entry: it stays)
+            assumed.discard(rel)
     return bool(assumed & gone or skipped & dirs)
 
 
