@@ -485,7 +485,11 @@ def _hook(event: str, agent: str | None, hook_args: list[str]) -> int:
         from agitmem.commands.githook import githook
         return githook(event, hook_args, stdin)
     stdin = '' if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
-    repo_mod.start_find(_payload_cwd(stdin))
+    if event == 'session-start':
+        # its injection's freshness waits for git status: begun now too
+        repo_mod.start_session(_payload_cwd(stdin))
+    else:
+        repo_mod.start_find(_payload_cwd(stdin))
     from agitmem.commands.hook import hook
     return hook(event, agent, stdin)
 

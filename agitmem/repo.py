@@ -241,6 +241,17 @@ def start_early(*, identity: bool) -> None:
     _start(None, _FIND_HEAD, *(IDENTITY if wanted else ()))
 
 
+def start_session(cwd: str | None) -> None:
+    """What the session-start hook waits for, started before it imports:
+    `find` with HEAD in one process, and the working tree's status for the
+    injection's freshness (start_tree)."""
+    _start(cwd, _FIND_HEAD)
+    try:
+        _start_status(str(here() if cwd is None else Path(cwd)))
+    except AgitmemError:
+        return  # the real call says so
+
+
 def start_find(cwd: str | None) -> None:
     """Start `find`'s git process for cwd (None: the current directory)
     now, while the hooks import what they need (see start_early)."""
@@ -340,6 +351,11 @@ _FIND_HEAD = (*_FIND, 'HEAD^{commit}', '--symbolic-full-name', 'HEAD')
 
 def find(cwd: Path | str | None = None) -> Repo:
     cwd = here() if cwd is None else Path(cwd)
+    if _early_key(cwd, _FIND_HEAD, None) in _EARLY:
+        # begun with HEAD (start_session): HEAD is kept for `head`
+        repo, at_head = find_with_head(cwd)
+        _HEADS[str(repo.root)] = at_head
+        return repo
     return _found(git_each(_FIND, cwd=cwd)[0], cwd)
 
 
@@ -407,6 +423,8 @@ def _three_paths(out: str, cwd: Path) -> tuple[str, str, str]:
 
 def head(repo: Repo) -> tuple[str | None, str | None]:
     """(branch name or None when detached, HEAD's sha or None when unborn)"""
+    if str(repo.root) in _HEADS:
+        return _HEADS.pop(str(repo.root))  # asked with `find`, once
     return _head(*git_each(_BRANCH, _HEAD, cwd=repo.root))
 
 
@@ -757,10 +775,16 @@ def start_tree(at: Repo | None) -> None:
     directory is in) for a command that will ask for it (state set, load,
     verify): its `git status` runs on the other core while Python imports
     and reads, instead of after.  It is what the working tree holds now."""
+    try:
+        _start_status(str(at.root if at is not None else here()))
+    except AgitmemError:
+        return  # asked for again when needed: the error is said then
+
+
+def _start_status(cwd: str) -> None:
     if _STATUS_AHEAD:
         return  # one is under way already (load: begun by the cli)
     try:
-        cwd = str(at.root if at is not None else here())
         _STATUS_AHEAD.append((cwd, _run_status(cwd)))
     except (OSError, AgitmemError):
         return  # asked for again when needed: the error is said then
@@ -833,6 +857,9 @@ _STATUS_AHEAD: list[tuple[str, subprocess.Popen[bytes]]] = []
 # the repository `find` found from each directory (which a status begun
 # there ahead reports on)
 _FOUND: dict[str, Repo] = {}
+# HEAD as a `find` begun with it read it, by the repository's top, until
+# `head` takes it (once: a long-lived process asks again)
+_HEADS: dict[str, tuple[str | None, str | None]] = {}
 # a path's new (mode, id), or None when it leaves the tree
 _Entry = tuple[bytes, bytes] | None
 # HEAD's directories: path -> (tree id, {name: (mode, id)})
@@ -893,6 +920,19 @@ def fast_tree(repo: Repo) -> str | None:
     if parsed is None:
         return None
     commit, changed, to_hash = parsed
+    key = _tree_key(repo, commit, changed, to_hash)
+    cached = _cached_tree(repo, key)
+    if cached is not None:
+        return cached
+    tree = _fast_tree(repo, commit, changed, to_hash)
+    if tree is not None and key is not None:
+        _remember_tree(repo, key, tree)
+    return tree
+
+
+def _fast_tree(
+        repo: Repo, commit: bytes | None, changed: dict[bytes, _Entry], to_hash: dict[bytes, bytes],
+) -> str | None:
     dirs = _dirs([*changed, *to_hash])
     # HEAD's trees read and the files hashed by two processes at once
     listing = asks = None
@@ -917,6 +957,81 @@ def fast_tree(repo: Repo) -> str | None:
     if old is None or (commit is not None and listing is None):
         return None
     return _rewrite(repo, dirs, old, changed)
+
+
+# -- the last tree fast_tree computed, by what it was computed from ---------
+# Most commands in a row see the same working tree (load, state set, verify,
+# the session-start hook): the same status, the same files to hash with
+# the same stat data.  Then the tree is the one computed last time, and
+# neither HEAD's trees nor the files are read again.  A file whose mtime or
+# ctime is within RACY_NS of the computation could be edited again within
+# the same timestamp, its stat data unchanged: no tree is remembered then
+# (git's own "racily clean" rule).  The settings that change how a file is
+# hashed (config, info/attributes, the global config and attributes) are
+# part of what it was computed from; the .gitattributes files are in the
+# status or in HEAD.
+_TREE_CACHE = 'tree-cache'
+RACY_NS = 2_000_000_000
+
+
+def _tree_key(
+        repo: Repo, commit: bytes | None, changed: dict[bytes, _Entry], to_hash: dict[bytes, bytes],
+) -> bytes | None:
+    """What the tree is computed from, as a digest; None when it cannot
+    be remembered (a racy file, one gone meanwhile)."""
+    import time
+    now = time.time_ns()
+    parts = [commit or b'(initial)']
+    for path in sorted(changed):
+        entry = changed[path]
+        parts.append(path + b'\0' + (b'-' if entry is None else b' '.join(entry)))
+    for path in sorted(to_hash):
+        try:
+            st = os.lstat(repo.root / os.fsdecode(path))
+        except OSError:
+            return None
+        if max(st.st_mtime_ns, st.st_ctime_ns) >= now - RACY_NS:
+            return None
+        parts.append(b'%s\0%s %d %d %d %d %d' % (
+            path, to_hash[path], st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode,
+        ))
+    xdg = os.environ.get('XDG_CONFIG_HOME') or os.path.join(os.path.expanduser('~'), '.config')
+    for setting in (
+            repo.common_dir / 'config', repo.git_dir / 'config.worktree',
+            repo.common_dir / 'info' / 'attributes', os.path.expanduser('~/.gitconfig'),
+            os.path.join(xdg, 'git', 'config'), os.path.join(xdg, 'git', 'attributes'),
+    ):
+        try:
+            st = os.stat(setting)
+            parts.append(b'%d %d %d' % (st.st_size, st.st_mtime_ns, st.st_ino))
+        except OSError:
+            parts.append(b'-')
+    return sha1(b'\n'.join(parts)).encode()
+
+
+def _cached_tree(repo: Repo, key: bytes | None) -> str | None:
+    """The tree remembered for key, while git has it as a loose object."""
+    if key is None:
+        return None
+    try:
+        got, _, tree = (repo.git_dir / 'agitmem' / _TREE_CACHE).read_bytes().strip().partition(b' ')
+    except OSError:
+        return None
+    if got != key or not is_oid(tree.decode('ascii', 'replace')) or not _all_loose(repo, [tree]):
+        return None
+    return tree.decode()
+
+
+def _remember_tree(repo: Repo, key: bytes, tree: str) -> None:
+    path = repo.git_dir / 'agitmem' / _TREE_CACHE
+    tmp = path.with_name(f'.{_TREE_CACHE}.{os.getpid()}')
+    try:
+        path.parent.mkdir(exist_ok=True)
+        tmp.write_bytes(key + b' ' + tree.encode() + b'\n')
+        # no fsync: a cache lost in a crash is only computed again
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
 
 
 def _changes(
@@ -977,7 +1092,7 @@ def _changes(
     if new_dirs:
         # a new directory, whole: its files, as -uall would have listed them
         # (a repository embedded in it shows as `dir/`: not hashed here)
-        got = _git_bytes(repo, (
+        got = git_bytes(repo, (
             'ls-files', '-z', '--others', '--exclude-standard', '--',
             *(f':(literal){os.fsdecode(d)}' for d in new_dirs),
         ), b'')
@@ -1016,13 +1131,13 @@ def _index_decides(repo: Repo, in_index: dict[bytes, bytes]) -> bool:
         return True
     if not auto:
         return False
-    got = _git_bytes(repo, ('cat-file', '--batch'), b''.join(in_index[p] + b'\n' for p in auto))
+    got = git_bytes(repo, ('cat-file', '--batch'), b''.join(in_index[p] + b'\n' for p in auto))
     return got is None or b'\r' in got
 
 
 def _auto_eol(repo: Repo, paths: list[bytes]) -> list[bytes] | None:
     """Those of paths git converts with its "auto" end-of-line action."""
-    got = _git_bytes(repo, ('check-attr', '-z', '--stdin', 'text', 'crlf', 'eol'), b''.join(p + b'\0' for p in paths))
+    got = git_bytes(repo, ('check-attr', '-z', '--stdin', 'text', 'crlf', 'eol'), b''.join(p + b'\0' for p in paths))
     if got is None:
         return None
     items = got.split(b'\0')
@@ -1037,7 +1152,7 @@ def _auto_eol(repo: Repo, paths: list[bytes]) -> list[bytes] | None:
             ret.append(path)
         elif (text, crlf, eol) == (b'unspecified',) * 3:
             if autocrlf is None:
-                got = _git_bytes(repo, ('config', '-z', '--get-regexp', r'^core\.autocrlf$'), b'', ok=(0, 1))
+                got = git_bytes(repo, ('config', '-z', '--get-regexp', r'^core\.autocrlf$'), b'', ok=(0, 1))
                 if got is None:
                     return None
                 # the last one counts; a key with no `=` is true
@@ -1071,7 +1186,7 @@ def _new_modes(repo: Repo, paths: list[bytes], to_hash: dict[bytes, bytes], link
             return False
     config = {b'core.filemode': b'true', b'core.symlinks': b'true'}
     if any(st.S_ISLNK(m) or m & 0o111 for m in modes):
-        got = _git_bytes(repo, ('config', '-z', '--type=bool', '--get-regexp', r'^core\.(filemode|symlinks)$'), b'', ok=(0, 1))
+        got = git_bytes(repo, ('config', '-z', '--type=bool', '--get-regexp', r'^core\.(filemode|symlinks)$'), b'', ok=(0, 1))
         if got is None:
             return False
         for item in got.split(b'\0'):
@@ -1095,11 +1210,13 @@ def _link_blob(repo: Repo, path: bytes) -> bytes | None:
         target = os.readlink(repo.root / os.fsdecode(path))
     except OSError:
         return None
-    got = _git_bytes(repo, ('hash-object', '-w', '--no-filters', '--stdin'), os.fsencode(target))
+    got = git_bytes(repo, ('hash-object', '-w', '--no-filters', '--stdin'), os.fsencode(target))
     return None if got is None else got.strip()
 
 
-def _git_bytes(repo: Repo, args: tuple[str, ...], data: bytes, ok: tuple[int, ...] = (0,)) -> bytes | None:
+def git_bytes(repo: Repo, args: tuple[str, ...], data: bytes, ok: tuple[int, ...] = (0,)) -> bytes | None:
+    """git's stdout as bytes, fed `data` on stdin; None when it failed
+    (an exit code not in `ok`) or ran past its bound."""
     proc = _git_start(repo, args)
     return None if proc is None else _git_end(proc, data, ok)
 
@@ -1176,7 +1293,7 @@ def _rewrite(repo: Repo, names: list[bytes], old: _Listings, changed: dict[bytes
             elif name not in dirs[parent] and _was_tree(old, parent, name):
                 dirs[parent][name] = None  # emptied: git keeps no empty tree
     if new and not _all_loose(repo, new):
-        got = _git_bytes(repo, ('mktree', '-z', '--batch', '--missing'), b'\0'.join(batch))
+        got = git_bytes(repo, ('mktree', '-z', '--batch', '--missing'), b'\0'.join(batch))
         if got is None or got.split() != new:
             return None  # not what git makes of it: the chain says
     root = ids[b'']

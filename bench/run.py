@@ -1,7 +1,7 @@
 """Every benchmark in bench/, one table, against floors measured in the same
 run.
 
-    python bench/run.py [--runs N] [--quick | --full] [--keep]
+    python bench/run.py [--runs N] [--quick | --full] [--keep] [--only REGEX]
 
 Each figure is the median wall time of a whole process (as a hook or a user
 pays it), runs interleaved round-robin across all figures so a noisy
@@ -35,6 +35,12 @@ a regression shows its cause.  agitmem's bytecode caches are written first
 module that is missing, or whose setup fails, is named under the table
 instead.
 
+--only REGEX: only the rows whose figure matches REGEX (case-insensitive,
+anywhere in it), their floors timed with them in the same rounds, and only
+the benchmarks that make such rows set up (`--only monorepo` or `--only
+'20,000 files'`: issue 23's rows; the machine is shared, so time what you
+need).
+
 --quick: 3 runs, 2,000- and 10,000-file repositories, a 1,000-commit history
 (a smoke test).  Default: 10 runs, full sizes.  --full: 30 runs, full sizes, and
 1,000 saves in a fresh repository to count the loose objects they leave.
@@ -46,6 +52,7 @@ import argparse
 import importlib
 import os
 import platform
+import re
 import shlex
 import shutil
 import subprocess
@@ -90,6 +97,27 @@ class Plan:
         self.timed: list[Callable[[], dict[str, float]]] = []
         # agitmem cases: how to run them once under -X importtime
         self.probes: dict[str, tuple[list[str], Path, str | None, str | None]] = {}
+        self.only: re.Pattern[str] | None = None
+
+    def wants(self, *labels: str) -> bool:
+        """Whether a benchmark that makes rows with these labels is set up
+        (--only)."""
+        return self.only is None or any(self.only.search(label) for label in labels)
+
+    def keep_wanted(self) -> None:
+        """--only: the rows it names, and the cases they need (their
+        floors, the parts of a sum or a difference), no others."""
+        if self.only is None:
+            return
+        only = self.only
+        self.rows = [r for r in self.rows if only.search(r.label)]
+        needed = set()
+        for r in self.rows:
+            for key in (r.key, r.floor):
+                needed |= {key, *self.sums.get(key, ()), *self.diffs.get(key, ())}
+        self.cases = {k: v for k, v in self.cases.items() if k in needed}
+        if not any(r.key.startswith('mcp-') for r in self.rows):
+            self.timed = []  # the MCP round trips: only their rows use them
 
     def case(self, key: str, cmd: list[str], cwd: Path, stdin: str | None = None) -> str:
         self.cases[key] = (cmd, cwd, stdin)
@@ -143,8 +171,35 @@ def floors(plan: Plan, root: Path) -> None:
     plan.row('python -c "import pygit2"', 'pygit2', 'pass', 'python -c pass')
 
 
-def hooks(plan: Plan, mod: ModuleType, work: Path) -> Path:
-    """bench/hooks.py's realistic memory: the hot hooks and load."""
+HOOK_ROWS = (  # key, label, target against python -c pass
+    ('post-edit', 'agitmem hook post-edit', 2),
+    ('prompt', 'agitmem hook prompt', 2),
+    ('before-model', 'agitmem hook prompt (Gemini BeforeModel, every model call)', 2),
+    ('load', 'agitmem load', 2.5),
+    ('state-show', 'agitmem state show', None),
+)
+MCP_ROWS = (
+    ('mcp-state-set', 'agitmem mcp: state_set call (server up)'),
+    ('mcp-recall', 'agitmem mcp: recall call (server up)'),
+)
+WRITE_ROWS = (  # key, what, against import pygit2 (target 1.3x)
+    ('save', 'save (one-file change)'), ('state-set', 'state set'),
+    ('note', 'note'), ('fragment', 'fragment add'), ('verify', 'verify -- true'),
+    ('status', 'status'), ('log', 'log -n 20'),
+)
+WRITE_LABELS = (
+    'git status --porcelain (200 files)', 'plumbing save (6 git calls)',
+    *(f'agitmem {label}' for _, label in WRITE_ROWS),
+    'agitmem save, against plumbing', 'agitmem rollback',
+)
+
+
+def hooks(plan: Plan, mod: ModuleType, work: Path) -> Path | None:
+    """bench/hooks.py's realistic memory: the hot hooks and load (None:
+    neither they nor the writes on a copy of it are wanted)."""
+    labels = [label for _, label, _ in HOOK_ROWS] + [label for _, label in MCP_ROWS]
+    if not plan.wants(*labels, *WRITE_LABELS):
+        return None
     root: Path = mod.realistic_repo()
     shutil.move(str(root), str(work / 'realistic'))
     root = work / 'realistic'
@@ -154,18 +209,15 @@ def hooks(plan: Plan, mod: ModuleType, work: Path) -> Path:
     plan.agitmem('before-model', ['hook', 'prompt', '--agent', 'gemini'], root, mod.before_model_payload(root))
     plan.agitmem('load', ['load'], root)
     plan.agitmem('state-show', ['state', 'show'], root)
-    plan.row('agitmem hook post-edit', 'post-edit', 'pass', 'python -c pass', 2)
-    plan.row('agitmem hook prompt', 'prompt', 'pass', 'python -c pass', 2)
-    plan.row('agitmem hook prompt (Gemini BeforeModel, every model call)', 'before-model', 'pass', 'python -c pass', 2)
-    plan.row('agitmem load', 'load', 'pass', 'python -c pass', 2.5)
-    plan.row('agitmem state show', 'state-show', 'pass', 'python -c pass')
-    mcp = _try(plan, 'bench/mcp_server.py', lambda: _module('mcp_server'))
+    for key, label, target in HOOK_ROWS:
+        plan.row(label, key, 'pass', 'python -c pass', target)
+    mcp = _try(plan, 'bench/mcp_server.py', lambda: _module('mcp_server')) if plan.wants(*labels[-2:]) else None
     if isinstance(mcp, ModuleType):
         # a tool call on a server already up: under 20 ms (issue 25),
         # about the interpreter's own start
         plan.timed.append(lambda: mcp.round_trips(root, max(plan.runs, 20)))
-        plan.row('agitmem mcp: state_set call (server up)', 'mcp-state-set', 'pass', 'python -c pass', 1)
-        plan.row('agitmem mcp: recall call (server up)', 'mcp-recall', 'pass', 'python -c pass', 1)
+        for key, label in MCP_ROWS:
+            plan.row(label, key, 'pass', 'python -c pass', 1)
     return root
 
 
@@ -173,6 +225,8 @@ def writes(plan: Plan, realistic: Path, work: Path) -> None:
     """The write commands, status, log and rollback on the realistic memory
     (a copy of it), against `import pygit2` (what any of them pays first);
     the plumbing save in the same repository for scale."""
+    if not plan.wants(*WRITE_LABELS):
+        return
     root = work / 'writes'
     shutil.copytree(realistic, root, symlinks=True)
     # the copies have new inodes, so every entry of the index looks changed
@@ -192,21 +246,21 @@ def writes(plan: Plan, realistic: Path, work: Path) -> None:
     plan.agitmem('status', ['status'], root)
     plan.agitmem('log', ['log', '-n', '20'], root)
     plan.agitmem('rollback', ['rollback'], root)
-    plan.row('git status --porcelain (200 files)', 'status-200', 'pass', 'python -c pass')
-    plan.row('plumbing save (6 git calls)', 'plumbing', 'pass', 'python -c pass')
-    for key, label in (
-            ('save', 'save (one-file change)'), ('state-set', 'state set'),
-            ('note', 'note'), ('fragment', 'fragment add'), ('verify', 'verify -- true'),
-            ('status', 'status'), ('log', 'log -n 20'),
-    ):
-        plan.row(f'agitmem {label}', key, 'pygit2', 'import pygit2', 1.3)
-    plan.row('agitmem save, against plumbing', 'save', 'plumbing', 'plumbing save')
-    plan.row('agitmem rollback', 'rollback', 'plumbing', 'plumbing save')
+    status, plumbing, *each, against, rollback = WRITE_LABELS
+    plan.row(status, 'status-200', 'pass', 'python -c pass')
+    plan.row(plumbing, 'plumbing', 'pass', 'python -c pass')
+    for (key, _), label in zip(WRITE_ROWS, each):
+        plan.row(label, key, 'pygit2', 'import pygit2', 1.3)
+    plan.row(against, 'save', 'plumbing', 'plumbing save')
+    plan.row(rollback, 'rollback', 'plumbing', 'plumbing save')
 
 
 def check(plan: Plan, mod: ModuleType, files: int) -> None:
     """bench/check.py: check --staged on a big repository, 10 files staged
     (built once in the temp dir, shared with bench/check.py)."""
+    labels = (f'git status --porcelain ({files:,} files)', f'agitmem check --staged ({files:,} files)')
+    if not plan.wants(*labels):
+        return
     root = Path(tempfile.gettempdir()) / f'agitmem-bench-check-{files}'
     if not (root / '.built').exists():
         shutil.rmtree(root, ignore_errors=True)
@@ -217,34 +271,40 @@ def check(plan: Plan, mod: ModuleType, files: int) -> None:
     status = plan.case(f'status-{files}', ['git', 'status', '--porcelain'], root)
     check = plan.agitmem(f'check-{files}', ['check', '--staged'], root)
     floor = plan.sum(f'pass+status-{files}', 'pass', status)
-    plan.row(f'git status --porcelain ({files:,} files)', status, 'pass', 'python -c pass')
-    plan.row(
-        f'agitmem check --staged ({files:,} files)', check, floor,
-        'python -c pass + git status', 1.5,
-    )
+    plan.row(labels[0], status, 'pass', 'python -c pass')
+    plan.row(labels[1], check, floor, 'python -c pass + git status', 1.5)
 
 
 def monorepo(plan: Plan, mod: ModuleType, files: int, untracked_cache: bool) -> None:
     """bench/monorepo.py: what knowing the working tree's state costs, and
     what the commit hooks add, on a big repository (built once in the temp
     dir, shared with bench/monorepo.py)."""
-    root = mod.repo(files, untracked_cache)
     tag = mod.name(files, untracked_cache)
+    status = f'status {tag}'
+    rows = [(f'git status --porcelain ({tag})', status, 'pass', 'python -c pass', None)]
+    for key, args, _ in mod.FIGURES:
+        rows.append((f'agitmem {" ".join(args[:2])} ({tag})', f'{key} {tag}', status, 'git status', 1.2))
+    extra = plan.diff(f'commit-extra {tag}', f'commit+hooks {tag}', f'commit-hooks {tag}')
+    rows.append((f"git commit, agitmem hooks' extra ({tag})", extra, 'pass', 'python -c pass', 5))
+    if not plan.wants(*(r[0] for r in rows)):
+        return
+    root = mod.repo(files, untracked_cache)
     for key, (cmd, cwd, stdin) in mod.cases(root, tag).items():
         plan.case(key, cmd, cwd, stdin)
     for key, args, _ in mod.FIGURES:
         plan.probes[f'{key} {tag}'] = (args, root, mod.session_payload(root) if _ else None, None)
-    status = f'status {tag}'
-    plan.row(f'git status --porcelain ({tag})', status, 'pass', 'python -c pass')
-    for key, args, _ in mod.FIGURES:
-        plan.row(f'agitmem {" ".join(args[:2])} ({tag})', f'{key} {tag}', status, 'git status', 1.2)
-    extra = plan.diff(f'commit-extra {tag}', f'commit+hooks {tag}', f'commit-hooks {tag}')
-    plan.row(f"git commit, agitmem hooks' extra ({tag})", extra, 'pass', 'python -c pass', 5)
+    for label, key, floor, floor_label, target in rows:
+        plan.row(label, key, floor, floor_label, target)
 
 
 def history(plan: Plan, mod: ModuleType, commits: int, work: Path) -> None:
     """bench/history.py: save, log, rollback on a long memory history
     against the same on a 1-commit one."""
+    n = f'{commits:,}'
+    ops = (('save', 'save'), ('log', 'log -n 20'), ('rollback', 'rollback'))
+    labels = [f'agitmem {label} ({n}-commit history)' for _, label in ops]
+    if not plan.wants(*labels, *recall_labels(n)):
+        return
     small = mod.new_repo(work / 'history-1')
     big = mod.new_repo(work / f'history-{commits}')
     mod.grow(big, commits)
@@ -253,16 +313,19 @@ def history(plan: Plan, mod: ModuleType, commits: int, work: Path) -> None:
         plan.case(f'save-{n}', _sh(f'{_TOUCH_NOTES} && exec {shlex.join(c.AGITMEM)} save'), root)
         plan.case(f'log-{n}', [*c.AGITMEM, 'log', '-n', '20'], root)
         plan.case(f'rollback-{n}', [*c.AGITMEM, 'rollback'], root)
-    n = f'{commits:,}'
-    for op, label in (('save', 'save'), ('log', 'log -n 20'), ('rollback', 'rollback')):
-        plan.row(
-            f'agitmem {label} ({n}-commit history)', f'{op}-{n}', f'{op}-1',
-            f'{label}, 1 commit', 1.2,
-        )
+    for (op, label), row in zip(ops, labels):
+        plan.row(row, f'{op}-{n}', f'{op}-1', f'{label}, 1 commit', 1.2)
     recall(plan, big, n, work)
 
 
 RECALL_QUERY = 'note 4321'  # a word every note holds, and one only one does
+
+
+def recall_labels(n: str) -> tuple[str, str]:
+    return (
+        f'agitmem recall ({n}-commit history, cache warm)',
+        f'agitmem recall ({n}-commit history, cold: the first call)',
+    )
 
 
 def recall(plan: Plan, big: Path, n: str, work: Path) -> None:
@@ -274,8 +337,9 @@ def recall(plan: Plan, big: Path, n: str, work: Path) -> None:
     c.sh(*c.AGITMEM, 'recall', RECALL_QUERY, cwd=root)  # the cache, warm
     plan.agitmem('recall-warm', ['recall', RECALL_QUERY], root)
     plan.agitmem('recall-cold', ['recall', RECALL_QUERY], root, pre='rm -rf .git/agitmem/recall')
-    plan.row(f'agitmem recall ({n}-commit history, cache warm)', 'recall-warm', 'pygit2', 'import pygit2', 1.3)
-    plan.row(f'agitmem recall ({n}-commit history, cold: the first call)', 'recall-cold', 'pygit2', 'import pygit2')
+    warm, cold = recall_labels(n)
+    plan.row(warm, 'recall-warm', 'pygit2', 'import pygit2', 1.3)
+    plan.row(cold, 'recall-cold', 'pygit2', 'import pygit2')
 
 
 def loose_objects(mod: ModuleType, saves: int, work: Path) -> str:
@@ -305,6 +369,13 @@ def _try(plan: Plan, what: str, fn: Callable[[], object]) -> object:
         return None
 
 
+def _regex(text: str) -> re.Pattern[str]:
+    try:
+        return re.compile(text, re.IGNORECASE)
+    except re.error as e:
+        raise argparse.ArgumentTypeError(f'not a regular expression: {e}')
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n', 1)[0])
     size = parser.add_mutually_exclusive_group()
@@ -312,6 +383,10 @@ def main(argv: list[str] | None = None) -> int:
     size.add_argument('--full', action='store_true', help='30 runs, full sizes, loose-object count')
     parser.add_argument('--runs', type=int, help='runs per figure (default 10; 3 quick, 30 full)')
     parser.add_argument('--keep', action='store_true', help='keep the scratch repositories')
+    parser.add_argument(
+        '--only', metavar='REGEX', type=_regex,
+        help='only the rows whose figure matches REGEX (case-insensitive), with their floors',
+    )
     args = parser.parse_args(argv)
     runs = args.runs or (3 if args.quick else 30 if args.full else 10)
     sizes = (2_000, 10_000) if args.quick else (20_000, 100_000)
@@ -326,6 +401,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.pop('PYTHONDONTWRITEBYTECODE', None)  # as users run it
     plan = Plan()
     plan.runs = runs
+    plan.only = args.only
     plan.notes.append(c.compile_bytecode())
     try:
         floors(plan, work)
@@ -353,6 +429,7 @@ def main(argv: list[str] | None = None) -> int:
             if isinstance(hist, ModuleType):
                 extra = _try(plan, 'loose objects', lambda: loose_objects(hist, 1000, work))
 
+        plan.keep_wanted()
         print(f'bench: {len(plan.cases)} commands, {runs} interleaved runs each ...', flush=True)
         start = time.perf_counter()
         m = c.medians(plan.cases, runs)

@@ -168,6 +168,20 @@ def test_pre_commit_hook_imports_the_checks_only(worked: Path) -> None:
         assert name not in modules, f'hook pre-commit imports {name}'
 
 
+def test_pre_commit_hook_scans_no_memory_scanned_before(worked: Path) -> None:
+    # the saves scanned what they committed; the first hook what was left
+    _staged(worked)
+    assert 'agitmem.checks.run' in imported(worked, 'hook', 'pre-commit')
+    modules = imported(worked, 'hook', 'pre-commit')
+    assert 'agitmem.checks.run' in modules  # the probe ran every check
+    for name in SCANNER:
+        assert name not in modules, f'hook pre-commit imports {name}'
+    # the other side: an edit is scanned
+    with open(mem(worked, 'notes.md'), 'a') as f:
+        f.write('- one more\n')
+    assert 'agitmem.secrets' in imported(worked, 'hook', 'pre-commit')
+
+
 def test_commit_msg_hook_imports_the_message_rules_only(worked: Path) -> None:
     msg = worked / '.git' / 'COMMIT_EDITMSG'
     msg.write_text('CFG-1 a message\n')

@@ -70,6 +70,8 @@ def _stage(root: Path, rel: str) -> None:
 
 
 def _unstage(root: Path, rel: str) -> None:
+    # -f: an entry staged unlike both HEAD and the file (a chmod on an
+    # unborn HEAD) is refused without it
     git('rm', '-q', '-r', '-f', '--cached', '--ignore-unmatch', '--', rel, cwd=root)
 
 
@@ -139,22 +141,34 @@ def _both(root: Path) -> tuple[str | None, str]:
 
 
 def _undefined(ops: list[tuple[str, str]]) -> bool:
-    """A path marked assume-unchanged whose file is gone at the end: git
-    answers both ways (`git status` refreshes first and so trusts the
-    mark, `git add -A` does not and takes the path out), so neither tree
-    is wrong."""
+    """A path marked assume-unchanged whose file is gone at the end, or
+    one marked skip-worktree that is a directory at the end: git answers
+    both ways (`git status` trusts the mark and names neither the path
+    nor the directory's files, `git add -A` puts the directory's files in
+    the path's place), so neither tree is wrong."""
     assumed: set[str] = set()
+    skipped: set[str] = set()
     gone: set[str] = set()
+    dirs: set[str] = set()
     for action, rel in ops:
         if action == 'assume':
             assumed.add(rel)
+        elif action == 'skip':
+            skipped.add(rel)
         elif action in ('delete', 'into_dir'):
             gone.add(rel)
+            if action == 'into_dir':
+                dirs.add(rel)
+            else:
+                dirs.discard(rel)
         elif action in ('modify', 'crlf', 'link'):
             gone.discard(rel)
+            dirs.discard(rel)
         elif action == 'unstage' or action == 'stage' and rel in gone:
-            assumed.discard(rel)  # the index entry, and its mark, gone
-    return bool(assumed & gone)
+            # the index entry, and its mark, gone (`git rm --cached` and
+            # `git add` pass over a skip-worktree entry: it stays)
+            assumed.discard(rel)
+    return bool(assumed & gone or skipped & dirs)
 
 
 def _check(root: Path, ops: list[tuple[str, str]], config: tuple[str, ...], attrs: bytes, *,
@@ -330,3 +344,74 @@ def test_an_unmerged_index_is_the_chains(tmp: Path) -> None:
     repo = repo_mod.find(root)
     assert repo_mod.fast_tree(repo) is None
     assert repo_mod.worktree_tree(repo) == repo_mod.chain_tree(repo)
+
+
+# -- the tree remembered (repo._TREE_CACHE) -----------------------------------
+
+def _traced(monkeypatch: pytest.MonkeyPatch, trace: Path, repo: repo_mod.Repo) -> tuple[str | None, str]:
+    """fast_tree, and the git commands it ran (GIT_TRACE)."""
+    trace.unlink(missing_ok=True)
+    monkeypatch.setenv('GIT_TRACE', str(trace))
+    tree = repo_mod.fast_tree(repo)
+    monkeypatch.delenv('GIT_TRACE')
+    return tree, trace.read_text() if trace.exists() else ''
+
+
+def test_the_same_working_tree_is_not_read_again(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # no file is racy here (the test's edits change sizes or modes)
+    monkeypatch.setattr(repo_mod, 'RACY_NS', 0)
+    root = tmp / 'r'
+    _base(root, (), commit=True)
+    _modify(root, 'a.txt')
+    _modify(root, 'new.txt')
+    repo = repo_mod.find(root)
+    first = repo_mod.fast_tree(repo)
+    assert first == repo_mod.chain_tree(repo)
+    tree, ran = _traced(monkeypatch, tmp / 'trace', repo)
+    assert tree == first
+    assert 'status' in ran
+    assert 'hash-object' not in ran and 'cat-file' not in ran
+    # anything the tree depends on changed: computed again, the chain's
+    for change in (
+            lambda: _write(root, 'a.txt', b'a longer line than before\n'),
+            lambda: _chmod(root, 'a.txt'),
+            lambda: _modify(root, 'dir/sub/new.txt'),
+            lambda: _delete(root, 'dir/b.txt'),
+            lambda: git('commit', '-q', '-a', '-m', 'more', cwd=root),
+            lambda: (root / '.gitattributes').write_text('*.txt text eol=crlf\n'),
+            lambda: git('config', 'core.autocrlf', 'true', cwd=root),
+    ):
+        change()
+        tree, ran = _traced(monkeypatch, tmp / 'trace', repo)
+        assert 'cat-file' in ran
+        assert tree == repo_mod.chain_tree(repo)
+        again, ran = _traced(monkeypatch, tmp / 'trace', repo)
+        assert again == tree and 'cat-file' not in ran
+
+
+def test_a_file_edited_just_now_is_read_every_time(tmp: Path) -> None:
+    # within the same timestamp an edit may leave the stat data as it was
+    root = tmp / 'r'
+    _base(root, (), commit=True)
+    _write(root, 'a.txt', b'one\n')
+    repo = repo_mod.find(root)
+    assert repo_mod.fast_tree(repo) == repo_mod.chain_tree(repo)
+    assert not (root / '.git' / 'agitmem' / 'tree-cache').exists()
+    _write(root, 'a.txt', b'two\n')  # the same size
+    st = os.stat(root / 'a.txt')
+    assert repo_mod.fast_tree(repo) == repo_mod.chain_tree(repo)
+    assert os.stat(root / 'a.txt').st_size == st.st_size
+
+
+def test_a_tree_git_no_longer_has_is_not_remembered(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(repo_mod, 'RACY_NS', 0)
+    root = tmp / 'r'
+    _base(root, (), commit=True)
+    _modify(root, 'a.txt')
+    repo = repo_mod.find(root)
+    tree = repo_mod.fast_tree(repo)
+    assert tree is not None and (root / '.git' / 'agitmem' / 'tree-cache').exists()
+    (root / '.git' / 'objects' / tree[:2] / tree[2:]).unlink()  # pruned
+    again, ran = _traced(monkeypatch, tmp / 'trace', repo)
+    assert again == tree and 'cat-file' in ran
+    assert (root / '.git' / 'objects' / tree[:2] / tree[2:]).exists()

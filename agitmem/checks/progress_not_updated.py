@@ -45,34 +45,42 @@ def recorded_at(repo: Repo, ref: str, head: str) -> str | None:
     return chosen
 
 
-def blob_ids(repo: Repo, commit: str) -> dict[str, str]:
-    """snapshot.md's and state.json's blob ids in a memory commit."""
-    out = repo_mod.git(
-        'ls-tree', '-z', commit, '--', *PROGRESS, cwd=repo.root,
-    ).stdout
+def blobs(repo: Repo, commit: str) -> dict[str, tuple[str, bytes]]:
+    """snapshot.md's and state.json's (blob id, content) in a memory
+    commit, read by one `git cat-file --batch` (absent: left out)."""
+    asks = b''.join(f'{commit}:{name}\n'.encode() for name in PROGRESS)
+    out = repo_mod.git_bytes(repo, ('cat-file', '--batch'), asks) or b''
     ret = {}
-    for entry in out.split('\0'):
-        info, _, path = entry.partition('\t')
-        if path:
-            ret[path] = info.split()[2]
+    at = 0
+    for name in PROGRESS:
+        end = out.find(b'\n', at)
+        if end < 0:
+            break
+        words = out[at:end].split(b' ')
+        at = end + 1
+        if len(words) != 3 or not words[2].isdigit():
+            continue  # missing
+        size = int(words[2])
+        if words[1] == b'blob':
+            ret[name] = (words[0].decode(), out[at:at + size])
+        at += size + 1
     return ret
 
 
-def changed(repo: Repo, files: dict[str, bytes | None], recorded: dict[str, str], commit: str) -> bool:
+def changed(files: dict[str, bytes | None], recorded: dict[str, tuple[str, bytes]], commit: str) -> bool:
     """Whether snapshot.md or state.json (name -> content now, None when
-    absent) differ from the blob ids recorded in memory commit `commit`."""
+    absent) differ from those recorded in memory commit `commit`."""
     for name in PROGRESS:
         data = files.get(name)
         now = None if data is None else repo_mod.blob_id(data, commit)
-        if now == recorded.get(name):
+        before = recorded.get(name)
+        if now == (before[0] if before else None):
             continue
-        if name == memory.STATE and data is not None and repo_mod.is_oid(recorded.get(name)):
-            # an observed test run is a fact, not progress
-            before = repo_mod.git(
-                'cat-file', 'blob', recorded[name], cwd=repo.root, check=False,
-            ).stdout.encode()
-            if state_mod.same_but_observed(before, data):
-                continue
+        # an observed test run is a fact, not progress
+        if name == memory.STATE and data is not None and before is not None and state_mod.same_but_observed(
+                before[1], data,
+        ):
+            continue
         return True
     return False
 

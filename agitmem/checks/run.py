@@ -23,8 +23,8 @@ from agitmem.checks import Finding
 from agitmem.checks import IDS
 from agitmem.checks import merge_conflict
 from agitmem.checks import progress_not_updated
+from agitmem.checks import scanned
 from agitmem.checks import schema
-from agitmem.checks import secrets
 from agitmem.checks import size
 from agitmem.checks import staged
 from agitmem.checks import state_vs_worktree
@@ -127,6 +127,26 @@ def _user_rules(cfg: dict[str, Any]) -> list[tattoo_mod.Rule]:
         return tattoo_mod.parse(memory.decode(data, USER_TATTOO))
     except (OSError, AgitmemError):
         return []
+
+
+SECRETS = 'secrets'  # checks/secrets.py's ID, imported only to scan
+
+
+def scanned_check(repo: Repo, texts: dict[str, str]) -> list[Finding]:
+    """The secrets check of texts (shown path -> content), the texts
+    scanned clean before (checks/scanned.py) left out: when all are, the
+    scanner is not even imported."""
+    key = scanned.scanner_key()
+    known = scanned.clean(repo, key)
+    done = set(known)
+    todo = {p: t for p, t in texts.items() if scanned.digest(t) not in done}
+    if not todo:
+        return []
+    from agitmem.checks import secrets
+    found = secrets.check(todo)
+    flagged = {f.path for f in found}
+    scanned.remember(repo, key, known, [scanned.digest(t) for p, t in todo.items() if p not in flagged])
+    return found
 
 
 def _state(text: str) -> dict[str, Any]:
@@ -266,12 +286,11 @@ def run(
             return []
         recorded = progress_not_updated.recorded_at(repo, ref, head)
         progress_changed = recorded is not None and progress_not_updated.changed(
-            repo,
             {
                 name: mem.files.get(f'{MEMORY}{name}')
                 for name in progress_not_updated.PROGRESS
             },
-            progress_not_updated.blob_ids(repo, recorded),
+            progress_not_updated.blobs(repo, recorded),
             recorded,
         )
         return progress_not_updated.check(
@@ -290,7 +309,7 @@ def run(
         )
 
     def secrets_() -> list[Finding]:
-        return secrets.check(mem.texts())
+        return scanned_check(repo, mem.texts())
 
     def size_() -> list[Finding]:
         return size.check(mem.sizes, max_file_kb=cfg['max_file_kb'])
@@ -308,7 +327,7 @@ def run(
         verification_stale.ID: verification_stale_,
         progress_not_updated.ID: progress_not_updated_,
         enforce.ID: enforce_,
-        secrets.ID: secrets_,
+        SECRETS: secrets_,
         size.ID: size_,
         schema.ID: schema_,
         merge_conflict.ID: merge_conflict_,

@@ -88,13 +88,17 @@ def _catch_up(ctx: Context, pr: pygit2.Repository, files: store.Files) -> store.
     return merged
 
 
-def _refuse_secrets(files: store.Files, msg: str = '') -> None:
+def _refuse_secrets(files: store.Files, msg: str = '', repo: Repo | None = None) -> None:
     # credentials never reach the ref (from where they would be pushed):
     # neither in a memory file nor in a message built from user text
     found = blocking(files) + (blocking_message(msg) if msg else [])
     if found:
         more = f' (and {len(found) - 1} more)' if len(found) > 1 else ''
         raise AgitmemError(found[0].message + more)
+    if repo is not None and files:
+        # the pre-commit hook's secrets check need not scan them again
+        from agitmem.checks import scanned
+        scanned.remember_files(repo, files)
 
 
 def save(
@@ -140,7 +144,7 @@ def save(
             )
         if worktree and parents is None:
             files = _catch_up(ctx, pr, files)
-        _refuse_secrets({k: v for k, v in files.items() if checked(k, v) is None})
+        _refuse_secrets({k: v for k, v in files.items() if checked(k, v) is None}, repo=ctx.repo)
         try:
             tree = store.build_tree(pr, files, checked)
             if parents is not None:

@@ -436,3 +436,17 @@ def test_hot_hooks_do_not_import_pygit2(agentrepo: Path) -> None:
         assert proc.returncode == 0
         assert 'agitmem.commands.hook' in proc.stderr
         assert 'pygit2' not in proc.stderr, event
+
+
+def test_session_start_asks_git_twice_and_sees_a_change(agentrepo: Path, tmp_path: Path) -> None:
+    # where the repository and HEAD are (one rev-parse) and the working
+    # tree's status, both begun before the hook imports (issue 23)
+    trace = tmp_path / 'trace'
+    stdin = payload('claude_session_start_startup', agentrepo)
+    hook(agentrepo, 'session-start', stdin, '--agent', 'claude', env={'GIT_TRACE': str(trace)})
+    ran = [ln.split('built-in: git ', 1)[1] for ln in trace.read_text().splitlines() if 'built-in: git ' in ln]
+    verbs = sorted(next(w for w in r.split() if not w.startswith('-')) for r in ran)
+    assert verbs == ['rev-parse', 'status'], ran
+    (agentrepo / 'src.py').write_text('x = 1\n')
+    out, _ = hook(agentrepo, 'session-start', stdin, '--agent', 'claude')
+    assert 'src.py' in _context(out)
