@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import difflib
 import json
-import math
 import shutil
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from testing import labelled
 from testing.util import agitmem
 from testing.util import git
 from testing.util import ok
@@ -307,50 +306,10 @@ def play(episode: dict[str, Any], root: Path) -> dict[str, Any]:
 
 # -- agreement ------------------------------------------------------------------------
 
-def confusion(pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], int]:
-    """(label, verdict) -> count; verdicts outside CLASSES (unknown) kept."""
-    ret: dict[tuple[str, str], int] = {}
-    for label, verdict in pairs:
-        ret[label, verdict] = ret.get((label, verdict), 0) + 1
-    return ret
-
-
 def scores(pairs: list[tuple[str, str]]) -> dict[str, Any]:
     """Agreement, Cohen's kappa, per-class recall and precision."""
-    n = len(pairs)
-    agree = sum(1 for a, b in pairs if a == b)
-    cols = sorted({b for _, b in pairs} | set(CLASSES), key=lambda c: (c not in CLASSES, CLASSES.index(c) if c in CLASSES else 0, c))
-    p_o = agree / n if n else math.nan
-    p_e = sum(
-        (sum(1 for a, _ in pairs if a == c) / n) * (sum(1 for _, b in pairs if b == c) / n) for c in cols
-    ) if n else math.nan
-    kappa = (p_o - p_e) / (1 - p_e) if n and p_e < 1 else math.nan
-    per = {}
-    for c in CLASSES:
-        labelled = sum(1 for a, _ in pairs if a == c)
-        judged = sum(1 for _, b in pairs if b == c)
-        hit = sum(1 for a, b in pairs if a == b == c)
-        per[c] = {
-            'n': labelled,
-            'recall': hit / labelled if labelled else math.nan,
-            'precision': hit / judged if judged else math.nan,
-        }
-    return {'n': n, 'agreement': p_o, 'kappa': kappa, 'classes': per, 'columns': cols}
+    return labelled.scores(pairs, CLASSES)
 
 
 def report(pairs: list[tuple[str, str]], title: str) -> str:
-    s = scores(pairs)
-    m = confusion(pairs)
-    cols = s['columns']
-    lines = [
-        f'{title}: {s["n"]} episodes, agreement {s["agreement"]:.2f}, Cohen\'s kappa {s["kappa"]:.2f}',
-        '',
-        f'{"label/verdict":16}' + ''.join(f'{c:>11}' for c in cols),
-    ]
-    for label in CLASSES:
-        lines.append(f'{label:16}' + ''.join(f'{m.get((label, c), 0):>11}' for c in cols))
-    lines += ['', f'{"verdict":16}{"n":>5}{"recall":>9}{"precision":>11}']
-    for c, v in s['classes'].items():
-        lines.append(f'{c:16}{v["n"]:>5}{v["recall"]:>9.2f}{v["precision"]:>11.2f}')
-    return '\n'.join(lines)
-
+    return labelled.report(pairs, CLASSES, title)
