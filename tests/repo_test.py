@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -43,10 +44,25 @@ def _wait_for(what: str, test: object, timeout: float = 60) -> None:
         time.sleep(0.02)
 
 
-def _start(repo: Path, *args: str) -> subprocess.Popen[str]:
+# A test run started under nohup, or in the background by a script, hands
+# its children SIGHUP / SIGINT ignored; these tests mean a command whose
+# signals are as `ignore` says: set, then agitmem exec-ed in the same
+# process (what is ignored stays so across exec)
+_SIGNALS_THEN_EXEC = (
+    'import os, signal, sys\n'
+    'for s in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM):\n'
+    '    signal.signal(s, signal.SIG_DFL)\n'
+    'for s in filter(None, sys.argv[1].split(",")):\n'
+    '    signal.signal(int(s), signal.SIG_IGN)\n'
+    'os.execv(sys.argv[2], sys.argv[2:])\n'
+)
+
+
+def _start(repo: Path, *args: str, ignore: tuple[int, ...] = ()) -> subprocess.Popen[str]:
+    argv = agitmem_argv()
     return subprocess.Popen(
-        [*agitmem_argv(), *args], cwd=repo, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [sys.executable, '-c', _SIGNALS_THEN_EXEC, ','.join(str(int(s)) for s in ignore), *argv, *args],
+        cwd=repo, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )
 
 
@@ -75,6 +91,18 @@ def test_a_signal_while_the_tree_is_computed_removes_the_copy(slow: Path, sig: i
     assert proc.returncode == code, err
     assert 'Traceback' not in err
     assert _copies(slow) == []
+
+
+def test_an_ignored_signal_stops_nothing(slow: Path) -> None:
+    """Under nohup SIGHUP is ignored: the command goes on to its end, and
+    still leaves no copy behind."""
+    proc = _start(slow, 'state', 'set', 'next_intent=x', ignore=(signal.SIGHUP,))
+    _wait_for('the index copy', lambda: _owned(slow))
+    proc.send_signal(signal.SIGHUP)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert _copies(slow) == []
+    assert json.loads((slow / '.agent' / 'memory' / 'state.json').read_text())['next_intent'] == 'x'
 
 
 def test_a_live_commands_copy_is_not_swept(slow: Path) -> None:
