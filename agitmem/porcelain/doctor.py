@@ -350,10 +350,11 @@ def check_git_shims(repo: Repo, path: list[str]) -> list[Finding]:
     (v4: a relative PATH entry, a directory of the repository, is never
     searched for agitmem): a warning."""
     d = githooks.hooks_dir(repo)
-    old = sorted({
-        name for name in githooks.HOOKS
-        if (v := githooks.shim_version(_text(d / name))) is not None and v < githooks.VERSION
-    }, key=githooks.HOOKS.index)
+    texts = [_text(d / name) for name in githooks.HOOKS]
+    old = [
+        name for name, text in zip(githooks.HOOKS, texts)
+        if (v := githooks.shim_version(text)) is not None and v < githooks.VERSION
+    ]
     ret = [Finding(
         'git-hooks', WARNING,
         f'git hooks written by an older agitmem: {", ".join(old)}', 'agitmem install git',
@@ -361,8 +362,8 @@ def check_git_shims(repo: Repo, path: list[str]) -> list[Finding]:
     if launcher.which('agitmem', path) is not None:
         return ret
     gone = sorted({
-        python for name in githooks.HOOKS
-        if (python := githooks.shim_python(_text(d / name))) is not None and
+        python for text in texts
+        if (python := githooks.shim_python(text)) is not None and
         not os.access(python, os.X_OK)
     })
     if not gone:
