@@ -919,11 +919,13 @@ def fast_tree(repo: Repo) -> str | None:
     parsed = _changes(repo, out)
     if parsed is None:
         return None
-    commit, changed, to_hash = parsed
-    key = _tree_key(repo, commit, changed, to_hash)
+    commit, changed, to_hash, in_index = parsed
+    key = _tree_key(repo, commit, changed, to_hash, in_index)
     cached = _cached_tree(repo, key)
     if cached is not None:
-        return cached
+        return cached  # computed from the same: _index_decides said no then
+    if _index_decides(repo, in_index):
+        return None
     tree = _fast_tree(repo, commit, changed, to_hash)
     if tree is not None and key is not None:
         _remember_tree(repo, key, tree)
@@ -976,6 +978,7 @@ RACY_NS = 2_000_000_000
 
 def _tree_key(
         repo: Repo, commit: bytes | None, changed: dict[bytes, _Entry], to_hash: dict[bytes, bytes],
+        in_index: dict[bytes, bytes],
 ) -> bytes | None:
     """What the tree is computed from, as a digest; None when it cannot
     be remembered (a racy file, one gone meanwhile)."""
@@ -992,8 +995,9 @@ def _tree_key(
             return None
         if max(st.st_mtime_ns, st.st_ctime_ns) >= now - RACY_NS:
             return None
-        parts.append(b'%s\0%s %d %d %d %d %d' % (
+        parts.append(b'%s\0%s %d %d %d %d %d %s' % (
             path, to_hash[path], st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode,
+            in_index.get(path, b'-'),  # the blob _index_decides reads
         ))
     xdg = os.environ.get('XDG_CONFIG_HOME') or os.path.join(os.path.expanduser('~'), '.config')
     for setting in (
@@ -1036,9 +1040,10 @@ def _remember_tree(repo: Repo, key: bytes, tree: str) -> None:
 
 def _changes(
         repo: Repo, out: bytes,
-) -> tuple[bytes | None, dict[bytes, _Entry], dict[bytes, bytes]] | None:
+) -> tuple[bytes | None, dict[bytes, _Entry], dict[bytes, bytes], dict[bytes, bytes]] | None:
     """(HEAD's commit, each differing path's new entry, the paths to hash
-    as `git add` would with their modes) from status -z output."""
+    as `git add` would with their modes, the index's blob of those it
+    holds) from status -z output."""
     commit: bytes | None = None
     changed: dict[bytes, _Entry] = {p.encode(): None for p in NOT_CODE[1:]}
     to_hash: dict[bytes, bytes] = {}  # path -> mode, hashed as `git add` would
@@ -1105,14 +1110,12 @@ def _changes(
                 new_files.append(path)
     if new_files and not _new_modes(repo, new_files, to_hash, links):
         return None
-    if _index_decides(repo, in_index):
-        return None
     for path in links:
         blob = _link_blob(repo, path)
         if blob is None:
             return None
         changed[path] = (b'120000', blob)
-    return commit, changed, to_hash
+    return commit, changed, to_hash, in_index
 
 
 def _index_decides(repo: Repo, in_index: dict[bytes, bytes]) -> bool:
