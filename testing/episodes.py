@@ -25,6 +25,8 @@ from testing.util import ok
 
 PAYLOADS = Path(__file__).parent.parent / 'tests' / 'agents' / 'payloads'
 # the labeller's words -> `agitmem recovery`'s verdicts
+MANAGED = frozenset({'step', 'updated_at', 'tree'})
+
 VERDICTS = {
     'recovered': 'recovered', 'goal drift': 'drift', 'location lost': 'location',
     'state confusion': 'state', 'full reset': 'reset',
@@ -77,7 +79,8 @@ class Run:
         state = memory.get('state') or {}
         pairs = [
             f'{k}={v}' if isinstance(v, str) else f'{k}:={json.dumps(v)}'
-            for k, v in state.items() if v is not None
+            # step, updated_at and tree are agitmem's to set: `state set` refuses them
+            for k, v in state.items() if v is not None and k not in MANAGED
         ]
         if pairs:
             ok('state', 'set', *pairs, cwd=self.repo)
