@@ -284,7 +284,9 @@ def monorepo(plan: Plan, mod: ModuleType, files: int, untracked_cache: bool) -> 
     dir, shared with bench/monorepo.py)."""
     tag = mod.name(files, untracked_cache)
     status = f'status {tag}'
-    rows = [(f'git status --porcelain ({tag})', status, 'pass', 'python -c pass', None)]
+    rows: list[tuple[str, str, str, str, float | None]] = [
+        (f'git status --porcelain ({tag})', status, 'pass', 'python -c pass', None),
+    ]
     # what any Python command that needs `git status` pays at least: the
     # interpreter's start and the status, were nothing overlapped
     floor = plan.sum(f'pass+status {tag}', 'pass', status)
