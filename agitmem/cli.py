@@ -573,9 +573,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ['load'] or argv[:2] == ['state', 'set']:
         # the state's tree (or the load's freshness) is begun before even
         # the arguments are read: it is what these wait for last (a chain
-        # begun for arguments argparse then refuses is stopped at exit)
+        # begun for arguments argparse then refuses is stopped at exit);
+        # where the repository is and HEAD (a write's identities too) with it
         from agitmem import repo as repo_mod
         repo_mod.start_tree(None)
+        repo_mod.start_early(identity=argv[0] == 'state' and '--no-save' not in argv)
     args = _parser(only).parse_args(argv)
     if args.command == 'hook':
         return _hook(args.event, args.agent, args.hook_args)

@@ -265,7 +265,9 @@ def _start(cwd: str | None, *calls: tuple[str, ...]) -> None:
         return  # the real call says so
     try:
         for args in calls:
-            _EARLY.setdefault(_early_key(at, args, None), _spawn(args, at))
+            key = _early_key(at, args, None)
+            if key not in _EARLY:  # begun already (cli.main): not twice
+                _EARLY[key] = _spawn(args, at)
     except OSError:
         return  # git missing or cwd gone: the real call says so
     import atexit
