@@ -221,3 +221,27 @@ def test_each_git_read_runs_once(memrepo: Path, tmp_path: Path, args: tuple[str,
     assert runs.count('status') == 1, runs
     assert runs.count('rev-parse') == 1, runs
     assert not {'hash-object', 'cat-file', 'mktree', 'add', 'write-tree'} & set(runs), runs
+
+
+def test_a_state_and_verification_on_one_tree_are_diffed_once(memrepo: Path, tmp_path: Path) -> None:
+    """verify records its tree as the state's: load diffs that tree against
+    the working tree once, and names the change for both."""
+    ok('verify', '--', 'true', cwd=memrepo)
+    (memrepo / 'later.py').write_text('y = 2\n')
+    trace = tmp_path / 'trace'
+    out = ok('load', cwd=memrepo, env={'GIT_TRACE2_EVENT': str(trace)})
+    assert 'STALE: the working tree changed since this state was written: later.py' in out
+    assert 'STALE verification: files changed since it ran: later.py' in out
+    assert _git_runs(trace).count('diff-tree') == 1
+
+
+def test_a_state_and_verification_on_two_trees_are_each_diffed(memrepo: Path, tmp_path: Path) -> None:
+    ok('verify', '--', 'true', cwd=memrepo)
+    (memrepo / 'first.py').write_text('x = 1\n')
+    ok('state', 'set', 'next_intent=after the first', cwd=memrepo)
+    (memrepo / 'second.py').write_text('y = 2\n')
+    trace = tmp_path / 'trace'
+    out = ok('load', cwd=memrepo, env={'GIT_TRACE2_EVENT': str(trace)})
+    assert 'STALE: the working tree changed since this state was written: second.py' in out
+    assert 'STALE verification: files changed since it ran: first.py, second.py' in out
+    assert _git_runs(trace).count('diff-tree') == 2
