@@ -570,12 +570,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     # the command's own parser only, when the first word names one (an
     # option or a typo first: the whole parser, for its message)
     only = argv[0] if argv and argv[0] in COMMANDS else None
-    if argv[:1] == ['load'] or argv[:2] == ['state', 'set']:
-        # the state's tree (or the load's freshness) is begun before even
-        # the arguments are read: it is what these wait for last (a chain
-        # begun for arguments argparse then refuses is stopped at exit)
+    if argv[:1] in (['load'], ['verify']) or argv[:2] == ['state', 'set']:
+        # what these wait for is begun before even the arguments are read
+        # (what is begun for arguments argparse then refuses is stopped at
+        # exit): where the repository is and HEAD, a save's identities, and
+        # the state's tree (the load's freshness); verify's tree is the one
+        # its command leaves, begun once that has ended
         from agitmem import repo as repo_mod
-        repo_mod.start_tree(None)
+        if argv[0] != 'verify':
+            repo_mod.start_tree(None)
+        own = argv[:argv.index('--')] if '--' in argv else argv
+        repo_mod.start_early(identity=argv[0] != 'load' and '--no-save' not in own)
     args = _parser(only).parse_args(argv)
     if args.command == 'hook':
         return _hook(args.event, args.agent, args.hook_args)

@@ -6,6 +6,7 @@ import os
 import re
 import stat
 import subprocess
+from collections.abc import Iterable
 from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
@@ -265,7 +266,9 @@ def _start(cwd: str | None, *calls: tuple[str, ...]) -> None:
         return  # the real call says so
     try:
         for args in calls:
-            _EARLY.setdefault(_early_key(at, args, None), _spawn(args, at))
+            key = _early_key(at, args, None)
+            if key not in _EARLY:  # begun already (cli.main): not twice
+                _EARLY[key] = _spawn(args, at)
     except OSError:
         return  # git missing or cwd gone: the real call says so
     import atexit
@@ -1385,15 +1388,24 @@ def is_oid(value: object) -> bool:
 
 
 def changed_paths(repo: Repo, old_tree: str, new_tree: str) -> list[str]:
-    if not (is_oid(old_tree) and is_oid(new_tree)):
-        return []
-    proc = git(
-        'diff-tree', '-r', '-z', '--name-only', '--no-renames', old_tree, new_tree,
-        cwd=repo.root, check=False,
-    )
-    if proc.returncode != 0:
-        return []
-    return [p for p in proc.stdout.split('\0') if p and is_code(p)]
+    return changed_paths_from(repo, [old_tree], new_tree).get(old_tree, [])
+
+
+def changed_paths_from(repo: Repo, old_trees: Iterable[str], new_tree: str) -> dict[str, list[str]]:
+    """`changed_paths` from each of several trees to new_tree: each tree
+    diffed once (the state's and the last verification's are mostly the
+    same), all at once.  A tree that is no id, or that git cannot diff,
+    has no entry."""
+    olds = [t for t in dict.fromkeys(old_trees) if is_oid(t)] if is_oid(new_tree) else []
+    if not olds:
+        return {}
+    done = git_each(*(
+        ('diff-tree', '-r', '-z', '--name-only', '--no-renames', old, new_tree) for old in olds
+    ), cwd=repo.root)
+    return {
+        old: [p for p in proc.stdout.split('\0') if p and is_code(p)]
+        for old, proc in zip(olds, done) if proc.returncode == 0
+    }
 
 
 def exclude_agent_dir(repo: Repo) -> bool:

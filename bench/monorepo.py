@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -80,7 +81,53 @@ def repo(files: int, untracked_cache: bool, *, fresh: bool = False) -> Path:
         root.mkdir()
         print(f'bench: building {name(files, untracked_cache)} in {root} (kept for next time) ...', flush=True)
         build(root, files, untracked_cache)
+    else:
+        # a repository built by an older agitmem keeps that one's shims: the
+        # commit figures are this agitmem's hooks
+        c.sh(*c.AGITMEM, 'install', 'git', cwd=root)
     return root
+
+
+HOOKS = ('pre-commit', 'commit-msg', 'post-commit')
+
+
+def hook_counts(root: Path) -> dict[str, tuple[int, int]]:
+    """hook -> (modules Python imports beyond `python -c pass`, git
+    processes) of each commit hook, run once by its shim as git runs it
+    (at the top of the working tree, a one-file change staged); a shim
+    that ends before Python counts 0 imports."""
+    c.sh('sh', '-c', 'printf "%s\\n" "$$" >> churn.txt && git add churn.txt', cwd=root)
+    message = root / '.git' / 'COMMIT_EDITMSG'
+    message.write_text('bench: count the hooks\n')
+    floor = _imports(c.FLOOR_PASS, root)[0]
+    out = {}
+    for hook in HOOKS:
+        args = [str(root / '.git' / 'hooks' / hook), *([str(message)] if hook == 'commit-msg' else [])]
+        imported, gits = _imports(args, root)
+        out[hook] = (max(imported - floor, 0) if imported else 0, gits)
+    c.sh('git', 'reset', '-q', 'HEAD', '--', 'churn.txt', cwd=root)
+    return out
+
+
+def _imports(cmd: list[str], root: Path) -> tuple[int, int]:
+    """(modules imported, git processes started) of one run of cmd."""
+    trace = Path(tempfile.mkdtemp(prefix='agitmem-bench-trace-')) / 'events'
+    env = c.env()
+    env.update({
+        'PYTHONPROFILEIMPORTTIME': '1', 'GIT_TRACE2_EVENT': str(trace),
+        'GIT_INDEX_FILE': str(root / '.git' / 'index'),  # as git sets it for a hook
+    })
+    proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
+    imported = sum(
+        line.startswith('import time:') and 'cumulative' not in line
+        for line in proc.stderr.splitlines()
+    )
+    try:
+        gits = trace.read_text().count('"event":"start"')
+    except OSError:
+        gits = 0
+    shutil.rmtree(trace.parent, ignore_errors=True)
+    return imported, gits
 
 
 def session_payload(root: Path) -> str:
@@ -126,9 +173,15 @@ def main(argv: list[str] | None = None) -> int:
         for key, args_, _ in FIGURES:
             rows.append((f'agitmem {" ".join(args_[:2])} ({tag}; target <= 1.2x)', m[f'{key} {tag}'],
                          'git status', status))
+            rows.append((f'agitmem {" ".join(args_[:2])} ({tag}), against its floor', m[f'{key} {tag}'],
+                         'python -c pass + git status', m['pass'] + status))
         extra = m[f'commit+hooks {tag}'] - m[f'commit-hooks {tag}']
         rows.append((f'git commit: hooks\' extra cost ({tag}; target <= 5x)', extra, 'python -c pass', m['pass']))
     print(c.table(rows))
+    for files in args.files:
+        for uc in (False, True):
+            for hook, (imported, gits) in hook_counts(repo(files, uc)).items():
+                print(f'{hook} ({name(files, uc)}): {imported} imports beyond python -c pass, {gits} git processes')
     return 0
 
 

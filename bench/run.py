@@ -26,7 +26,10 @@ a 10,000-commit memory history against a 1-commit one; recall over it, its
 cache warm and cold), bench/monorepo.py
 (load, state set, verify and hook session-start against `git status` on
 20,000- and 100,000-file repositories, with and without
-core.untrackedCache, and what agitmem's hooks add to a `git commit`), plus every write
+core.untrackedCache, each also against `python -c pass + git status`, the
+least a Python command that waits for a status can take; what agitmem's
+hooks add to a `git commit`, and each commit hook's imports and git
+processes, in a note), plus every write
 command, status, log -n 20 and rollback on the realistic memory.  The last
 column is each agitmem command's three most expensive imports (one run under
 `python -X importtime`: what agitmem imports from outside itself, in ms), so
@@ -281,14 +284,26 @@ def monorepo(plan: Plan, mod: ModuleType, files: int, untracked_cache: bool) -> 
     dir, shared with bench/monorepo.py)."""
     tag = mod.name(files, untracked_cache)
     status = f'status {tag}'
-    rows = [(f'git status --porcelain ({tag})', status, 'pass', 'python -c pass', None)]
+    rows: list[tuple[str, str, str, str, float | None]] = [
+        (f'git status --porcelain ({tag})', status, 'pass', 'python -c pass', None),
+    ]
+    # what any Python command that needs `git status` pays at least: the
+    # interpreter's start and the status, were nothing overlapped
+    floor = plan.sum(f'pass+status {tag}', 'pass', status)
     for key, args, _ in mod.FIGURES:
-        rows.append((f'agitmem {" ".join(args[:2])} ({tag})', f'{key} {tag}', status, 'git status', 1.2))
+        what = f'agitmem {" ".join(args[:2])} ({tag})'
+        rows.append((what, f'{key} {tag}', status, 'git status', 1.2))
+        rows.append((f'{what}, against its floor', f'{key} {tag}', floor, 'python -c pass + git status', None))
     extra = plan.diff(f'commit-extra {tag}', f'commit+hooks {tag}', f'commit-hooks {tag}')
     rows.append((f"git commit, agitmem hooks' extra ({tag})", extra, 'pass', 'python -c pass', 5))
     if not plan.wants(*(r[0] for r in rows)):
         return
     root = mod.repo(files, untracked_cache)
+    counts = mod.hook_counts(root)
+    plan.notes.append(f'commit hooks ({tag}): ' + '; '.join(
+        f'{hook} {imported} imports beyond python -c pass, {gits} git processes'
+        for hook, (imported, gits) in counts.items()
+    ))
     for key, (cmd, cwd, stdin) in mod.cases(root, tag).items():
         plan.case(key, cmd, cwd, stdin)
     for key, args, _ in mod.FIGURES:

@@ -191,3 +191,57 @@ def test_a_missing_directory_is_not_a_missing_git(tmp_path: Path, monkeypatch: p
     monkeypatch.setenv('PATH', str(tmp_path))
     with pytest.raises(AgitmemError, match='git is not installed or not on PATH'):
         repo_mod.git('status', cwd=tmp_path)
+
+
+def _git_runs(trace: Path) -> list[str]:
+    """The git commands (their first word after the options) a GIT_TRACE2_EVENT
+    file saw start, in order."""
+    runs = []
+    for line in trace.read_text().splitlines():
+        event = json.loads(line)
+        if event.get('event') == 'start':
+            words = iter(event['argv'][1:])
+            runs.append(next((w for w in words if not (w == '-c' and next(words)) and not w.startswith('-')), ''))
+    return runs
+
+
+@pytest.mark.parametrize('args', [('load',), ('state', 'set', 'next_intent=go on'), ('verify', '--', 'true')])
+def test_each_git_read_runs_once(memrepo: Path, tmp_path: Path, args: tuple[str, ...]) -> None:
+    """The reads begun ahead (status, where the repository is) are begun
+    once, however many places ask to begin them, and used: one `status`,
+    one `rev-parse`, nothing hashed again on a working tree the tree cache
+    knows."""
+    (memrepo / 'edited.py').write_text('x = 1\n')
+    ok('state', 'set', 'next_intent=warm the tree cache', cwd=memrepo)
+    time.sleep(repo_mod.RACY_NS / 1e9)  # the edit is no longer racy: remembered
+    ok('state', 'set', 'next_intent=remember the tree', cwd=memrepo)
+    trace = tmp_path / 'trace'
+    ok(*args, cwd=memrepo, env={'GIT_TRACE2_EVENT': str(trace)})
+    runs = _git_runs(trace)
+    assert runs.count('status') == 1, runs
+    assert runs.count('rev-parse') == 1, runs
+    assert not {'hash-object', 'cat-file', 'mktree', 'add', 'write-tree'} & set(runs), runs
+
+
+def test_a_state_and_verification_on_one_tree_are_diffed_once(memrepo: Path, tmp_path: Path) -> None:
+    """verify records its tree as the state's: load diffs that tree against
+    the working tree once, and names the change for both."""
+    ok('verify', '--', 'true', cwd=memrepo)
+    (memrepo / 'later.py').write_text('y = 2\n')
+    trace = tmp_path / 'trace'
+    out = ok('load', cwd=memrepo, env={'GIT_TRACE2_EVENT': str(trace)})
+    assert 'STALE: the working tree changed since this state was written: later.py' in out
+    assert 'STALE verification: files changed since it ran: later.py' in out
+    assert _git_runs(trace).count('diff-tree') == 1
+
+
+def test_a_state_and_verification_on_two_trees_are_each_diffed(memrepo: Path, tmp_path: Path) -> None:
+    ok('verify', '--', 'true', cwd=memrepo)
+    (memrepo / 'first.py').write_text('x = 1\n')
+    ok('state', 'set', 'next_intent=after the first', cwd=memrepo)
+    (memrepo / 'second.py').write_text('y = 2\n')
+    trace = tmp_path / 'trace'
+    out = ok('load', cwd=memrepo, env={'GIT_TRACE2_EVENT': str(trace)})
+    assert 'STALE: the working tree changed since this state was written: second.py' in out
+    assert 'STALE verification: files changed since it ran: first.py, second.py' in out
+    assert _git_runs(trace).count('diff-tree') == 2

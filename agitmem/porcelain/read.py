@@ -123,12 +123,18 @@ def freshness(repo: Repo, state: dict[str, Any], ref: str | None = None) -> inje
         # the memory still goes to the agent: freshness is advice
         return inject.Freshness(shown_age, memory_of=held, unknown=str(e))
 
+    # both diffed at once, and once when they are the same tree (a verify
+    # records its tree as the state's)
+    diffs = repo_mod.changed_paths_from(
+        repo, [t for t in (state_tree, lv_tree) if isinstance(t, str) and t != tree], tree,
+    )
+
     def changed(old: object) -> tuple[str, ...] | None:
         if not isinstance(old, str) or not old or old == tree:
             return None
         # trees from before agitmem's own files were left out may differ
         # by those alone: not a code change
-        return tuple(repo_mod.changed_paths(repo, old, tree)) or None
+        return tuple(diffs.get(old, ())) or None
 
     return inject.Freshness(
         state_age=shown_age,
