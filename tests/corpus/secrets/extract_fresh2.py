@@ -1,15 +1,18 @@
 """Build a second fresh, held-out part of the secrets corpus (fresh2.jsonl).
 
-    python tests/corpus/secrets/extract_fresh2.py SEMGREP_RULES_GITDIR TRIVY_GITDIR
+    python tests/corpus/secrets/extract_fresh2.py \
+        SEMGREP_RULES_GITDIR TRIVY_GITDIR RIPSECRETS_GITDIR WHISPERS_GITDIR
 
-reads snapshots of semgrep/semgrep-rules and aquasecurity/trivy with
-`git show HEAD:path` (nothing is executed) and writes `fresh2.jsonl` beside
-this file; the counts go to stdout.  The labels are the authors' own:
+was run on bare snapshots (the `fetch` tool's git dirs) of
+semgrep/semgrep-rules 157ae4706d7f, aquasecurity/trivy dc3c56eed58a,
+sirwart/ripsecrets 416e9d04d6ba and Skyscanner/whispers 5832bf74dcb1.  It
+reads their HEAD with `git show` (nothing is executed), writes
+`fresh2.jsonl` beside this file and prints the counts and drops (FRESH2.md
+has them).  The labels are the authors' own:
 
 - semgrep-rules (`generic/secrets/**`): a test file's comment line
   `ruleid: <id>` marks the next code line a true positive (`secret`),
-  `ok: <id>` a negative (`benign`); family `semgrep:<id>`.  Stacked
-  annotations all apply to the first line after them that is not one.
+  `ok: <id>` a negative (`benign`); family `semgrep:<id>`.
 - trivy (`pkg/fanal/secret/scanner_test.go`, `TestSecretScanner`): only the
   cases run with the built-in rules unchanged (config `skip-test.yaml`, or
   `config.yaml`, which only adds the custom `rule1`).  The lines
@@ -17,14 +20,17 @@ this file; the counts go to stdout.  The labels are the authors' own:
   `secret` (family `trivy:<rule-id>`); every other non-blank line of the
   input is `benign` (family `trivy:none`), since the test compares the
   whole list of findings.  Lines of a custom-rule finding are left out;
-  cases whose input is passed only because of a path allow rule (`.md`,
-  example files) are left out, their lines counted as drops.
+  cases whose input passes only by a path allow rule (`.md`, example
+  files) are left out, their lines counted as drops.
+- ripsecrets, whispers: see `ripsecrets()` and `whispers()`.
 
-Both: the line is kept as written except its newline (trivy's test drops
-`\\r`, so does this); texts over 400 characters are dropped, as are texts
-already in peers.jsonl, fresh.jsonl or ordinary.jsonl (they are not fresh)
-and texts both labels claim; (text, label) is deduplicated.  The scanner
-(agitmem/secrets.py) was neither read nor run to build this.
+All: the line is kept as written except its newline (trivy's test drops
+`\r`, so does this); left out are texts over 400 characters, texts already
+in peers.jsonl, fresh.jsonl or ordinary.jsonl (not fresh), positives of
+identifier rules (IDENTIFIER_FAMILIES), negatives that plainly are live
+secrets (LIVE_SHAPED), benign lines without a letter or digit, and texts
+both labels claim; (text, label) is deduplicated.  The scanner
+(agitmem/secrets.py, secret_rules*) was neither read nor run to build this.
 """
 from __future__ import annotations
 
