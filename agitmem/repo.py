@@ -972,9 +972,9 @@ def _fast_tree(
 # ctime is within RACY_NS of the computation could be edited again within
 # the same timestamp, its stat data unchanged: no tree is remembered then
 # (git's own "racily clean" rule).  The settings that change how a file is
-# hashed (config, info/attributes, the global config and attributes) are
-# part of what it was computed from; the .gitattributes files are in the
-# status or in HEAD.
+# hashed (config, info/attributes, the global config and attributes, and
+# the .gitattributes beside each hashed file and above it, which an ignored
+# one keeps out of the status) are part of what it was computed from.
 _TREE_CACHE = 'tree-cache'
 RACY_NS = 2_000_000_000
 
@@ -1007,6 +1007,7 @@ def _tree_key(
             repo.common_dir / 'config', repo.git_dir / 'config.worktree',
             repo.common_dir / 'info' / 'attributes', os.path.expanduser('~/.gitconfig'),
             os.path.join(xdg, 'git', 'config'), os.path.join(xdg, 'git', 'attributes'),
+            *(repo.root / os.fsdecode(d) / '.gitattributes' for d in sorted(_ancestors(to_hash))),
     ):
         try:
             st = os.stat(setting)
@@ -1014,6 +1015,15 @@ def _tree_key(
         except OSError:
             parts.append(b'-')
     return sha1(b'\n'.join(parts)).encode()
+
+
+def _ancestors(paths: Iterable[bytes]) -> set[bytes]:
+    """Every directory above paths, the root (b'') included."""
+    ret = {b''}
+    for path in paths:
+        parts = path.split(b'/')[:-1]
+        ret.update(b'/'.join(parts[:i]) for i in range(1, len(parts) + 1))
+    return ret
 
 
 def _cached_tree(repo: Repo, key: bytes | None) -> str | None:
