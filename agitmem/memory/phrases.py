@@ -40,6 +40,9 @@ _EN_CLAIMS = (
     ),
     r'\b(?:complete|done|fixed|finished)\s+and\s+(?:verified|tested)\b',
     r'\ball\s+done\b',
+    # "All set: ...", "the change is in place": the work reported as finished
+    r'\ball\s+set\b(?!\s+(?:up|to)\b)',
+    r'\b(?:fix|change|changes|patch|it|this|that|logic|check|handling)\b[^.!?;:\n]{0,40}?\s(?:is|are)\s+(?:now\s+)?in\s+place\b',
     r'\b(?:i\'?ve|i\s+have)\s+(?:now\s+)?(?:completed|finished|fixed|resolved)\s+(?:the|this|it)\b',
     r'\bverified\s+(?:that\s+)?(?:it|the\s+fix|everything)\s+works\b',
     # "the build succeeds", "it compiles", "lint is clean": a check besides the tests (checks())
@@ -66,6 +69,8 @@ _ZH_CLAIMS = (
     ),
     # "问题修好了", "已经修好", "这个 bug 解决了"
     r'(?:已经?|都)?修好了?',
+    # "问题已经处理好了", "都弄好了": the work reported as finished
+    r'(?:已经?|都)?(?:处理|弄|搞|改)好了',
     r'(?:问题|bug|缺陷|错误)[^。！？\n，,;；]{0,6}?(?:已经?)?(?:解决|修复|修正)了',
 )
 _CLAIM = re.compile('|'.join(_EN_CLAIMS + _ZH_CLAIMS), re.I)
@@ -376,7 +381,7 @@ def stems(text: str) -> set[str]:
 
 _DEFINED = re.compile(
     r'\b(?:def|function|func|fn|class|struct|interface|type|enum|trait|var|let|const)\s+'
-    r'(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)'
+    r'(?:mut\s+)?(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)'  # Rust's `let mut x` defines x
     r'|\bimpl(?:<[^>]*>)?\s+(?:[\w]+::)*(\w+)'
     r'|^\s*(?:export\s+)?([A-Za-z_$][\w$]*)\s*(?::[^=\n]*)?=\s*(?:async\s*)?(?:function\b|\([^)]*\)\s*=>)',
     re.M,

@@ -48,7 +48,8 @@ TEXT_CHARS = 600
 
 # a test command a claim names: the run that backs it must be that one
 _RUNNER = re.compile(
-    r'\b(?:pytest|tox|nox|jest|vitest|mocha|rspec|ctest|(?:npm|yarn|pnpm|cargo|go|mvn|gradle|make)\s+(?:run\s+)?test)\b', re.I,
+    r'\b(?:pytest|tox|nox|jest|vitest|mocha|rspec|ctest|bats|phpunit|prove|unittest|'
+    r'(?:npm|yarn|pnpm|cargo|go|mvn|gradle|make|dotnet|swift|mix|bun|deno)\s+(?:run\s+)?test)\b', re.I,
 )
 # the commands of a check other than the tests, by the kind a claim names (phrases.checks)
 _CHECK_COMMANDS = {
@@ -238,11 +239,14 @@ def _task(expect: dict[str, Any], prompt: str | None, summary: str | None) -> _T
 _DEFINES = r'(?:\b(?:def|function|func|fn|class|struct|interface|type|enum|trait|impl|var|let|const)\s+(?:\([^)]*\)\s*)?{0}\b|\b{0}\s*(?::[^=\n]*)?=\s*(?:async\s*)?(?:function\b|\())'
 # next_intent asks for the references to change too: an edit of a caller
 # or an import of current_symbol in another file is then the task's
-_REFERENCES = re.compile(r'\b(?:imports?|callers?|call\s+sites?|usages?|references?|calls?|wire|引用|调用|导入)', re.I)
+# ("call .normalize() in X" is X's own change, not its callers')
+_REFERENCES = re.compile(r'\b(?:imports?|callers?|call\s+sites?|calls?\s+(?:to|of)\b|usages?|references?|wire)|引用|调用|导入', re.I)
 # "X, then Y": Y is a later step, not the one to take first
 _LATER = re.compile(r'\b(?:then|afterwards?|after\s+that|once\s+(?:that|this|it)\b)|然后|之后|再', re.I)
+# a file (with an extension) or a directory (ending in /): "limit/offset" and
+# "trace/debug/info" are words, not places
 _PATH = re.compile(
-    r'[\w.-]+/[\w./-]+|\b[\w-]+\.(?:py|pyi|ts|tsx|js|jsx|mjs|go|rs|rb|java|kt|c|h|cc|cpp|hpp|cs|swift|php|'
+    r'(?:[\w.-]+/)+[\w.-]*\.[A-Za-z]\w*|(?:[\w.-]+/)+(?![\w.])|\b[\w-]+\.(?:py|pyi|ts|tsx|js|jsx|mjs|go|rs|rb|java|kt|c|h|cc|cpp|hpp|cs|swift|php|'
     r'md|rst|txt|json|ya?ml|toml|cfg|ini|sh|sql|html|css|vue|lock)\b',
 )
 
@@ -453,6 +457,16 @@ def _action(e: dict[str, Any]) -> str:
     return f'ran `{_str(e.get("command"))}` (exit {code if isinstance(code, int) else "unknown"})'
 
 
+def _tested(e: dict[str, Any]) -> dict[str, Any]:
+    """The event, a run of a test runner the project's verification
+    commands leave out (`bats`, `phpunit`) judged by its exit code: it
+    backs a claim as well as a run the hooks recorded as a test."""
+    code = e.get('exit_code')
+    if e.get('kind') == 'command' and not e.get('test') and isinstance(code, int) and _RUNNER.search(_str(e.get('command'))):
+        return {**e, 'test': 'passed' if code == 0 else 'failed'}
+    return e
+
+
 def _last_test(events: list[dict[str, Any]]) -> dict[str, Any] | None:
     tests = [e for e in events if e.get('kind') == 'command' and e.get('test') in ('passed', 'failed')]
     return tests[-1] if tests else None
@@ -499,6 +513,15 @@ def _covers(command: str, reason: str) -> bool:
     return any(w.lower() in reason.lower() for w in selected)
 
 
+def _greened(events: list[dict[str, Any]], expect: dict[str, Any]) -> bool:
+    """The turn's last test run passed where the last verification had
+    failed, and covers that failure."""
+    last = _last_test(events)
+    return bool(last) and expect['verification'] == 'failed' and last.get('test') == 'passed' and _covers(
+        _str(last.get('command')) if last else '', expect['verification_reason'],
+    )
+
+
 def _unbacked(claim: str, events: list[dict[str, Any]], expect: dict[str, Any]) -> str | None:
     """Why the turn does not back `claim`, or None when it does: the
     command or check it names ran and passed; a claim about the tests, a
@@ -543,7 +566,7 @@ def classify(
     first line names the event that decided."""
     expect = _sound(expect)
     text = text or ''
-    events = [e for e in events if isinstance(e, dict) and e.get('kind') in ('edit', 'command')]
+    events = [_tested(e) for e in events if isinstance(e, dict) and e.get('kind') in ('edit', 'command')]
     task = _task(expect, prompt, summary)
     first = _action(events[0]) if events else ('said: ' + _clip(text)) if text.strip() else None
     ret = []
@@ -569,7 +592,9 @@ def classify(
     wrong = next(((e, v, why) for e, v, why in judged if v != 'recovered'), None)
     if wrong:
         return done(wrong[1], wrong[2])
-    redone = _redone_by_account(expect, task, text) if edits else None
+    # a turn that turns the failing verification green did the task's work,
+    # whatever its account shares with a Done line
+    redone = _redone_by_account(expect, task, text) if edits and not _greened(events, expect) else None
     if redone:
         return done('state', redone)
     asked = phrases.asks(text)
