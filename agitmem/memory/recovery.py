@@ -251,6 +251,10 @@ _PATH = re.compile(
 )
 
 
+# a name only code has: snake_case, camelCase, a call
+_CODE_NAME = re.compile(r'\b[A-Za-z]\w*_\w+|\b[a-z]+[A-Z]\w*|\b\w+\(\)')
+
+
 def _defines(text: str, name: str) -> bool:
     return bool(name) and re.search(_DEFINES.format(re.escape(name)), text) is not None
 
@@ -317,10 +321,12 @@ def _redone(expect: dict[str, Any], f: str, adds: list[str]) -> str | None:
     return None
 
 
-def _rewritten(expect: dict[str, Any], task: _Task, f: str, rewrites: list[str]) -> str | None:
+def _rewritten(expect: dict[str, Any], task: _Task, f: str, rewrites: list[str], adds: list[str]) -> str | None:
     """The Done (or last_action) line that records as written the file
     `f` and a definition this edit writes anew (`rewrites`: names both
-    its added and its removed lines define), away from current_file and
+    its added and its removed lines define), or that records `f` written
+    with definitions it names while this edit adds others to it (`adds`:
+    the step written again under new names), away from current_file and
     from what the change the task asks for names (next_intent, In
     progress, the user's request): a finished step done again."""
     change = '\n'.join([task.request or '', expect['next_intent'], *expect['in_progress']])
@@ -328,7 +334,9 @@ def _rewritten(expect: dict[str, Any], task: _Task, f: str, rewrites: list[str])
         return None
     lines: list[str] = [*expect['done'], expect['last_action']]
     for line in lines:
-        if _mentions(line, f) and any(_names_code(line, name) for name in rewrites):
+        if not _mentions(line, f):
+            continue
+        if any(_names_code(line, name) for name in rewrites) or adds and _CODE_NAME.search(_PATH.sub(' ', line)):
             return line
     return None
 
@@ -361,21 +369,28 @@ def _redone_by_account(expect: dict[str, Any], task: _Task, text: str) -> str | 
     return None
 
 
+def _says_other(told: _Serves) -> bool:
+    """The agent's closing text says it did another task: two of its
+    words, more than of the goal's."""
+    return told.item is not None and told.other >= 2 and told.other > told.goal
+
+
 def _off_task(serves: _Serves, told: _Serves, placed: bool) -> str | None:
     """Why an edit serves another task, or None: it matches that task
     better than the goal (by two words, or by one where it is not at the
     task's place and the closing text does not say it did the task), or
     as well as the goal while the agent's closing text, its own account
     of the turn, says it did the other task.  The closing text confirms
-    a lean, or outweighs one word; it never turns a stronger one."""
-    says = told.item is not None and told.other >= 2 and told.other > told.goal
+    a lean, or outweighs one word (away from the task's place, where the
+    place says nothing for the goal); it never turns a stronger one."""
+    says = _says_other(told)
     weak = not placed and not _tells_goal(serves, told)
     if serves.item and (
         serves.other > serves.goal and (serves.other >= 2 or weak) or serves.other == serves.goal and says
     ):
         what, item = serves.item
         return f'matches {what} "{_clip(item, 80)}", not the goal' + (', as the closing text says' if says else '')
-    if told.item and serves.other == serves.goal and says and not placed:
+    if told.item and serves.goal <= serves.other + 1 and says and not placed:
         what, item = told.item
         return f'the closing text says it serves {what} "{_clip(item, 80)}", not the goal'
     return None
@@ -401,7 +416,11 @@ def _judge_edit(expect: dict[str, Any], task: _Task, e: dict[str, Any], at_curre
     change = phrases.words('\n'.join([task.request or '', expect['next_intent'], *expect['in_progress'], want]))
     done = phrases.words('\n'.join([expect['last_action'], *expect['done']])) - change
     again, asked = len(phrases.words(written) & done), len(phrases.words(written) & change)
-    if again >= 3 and again > asked + 1:
+    serves = _edit_serves(task, added, removed, adds)
+    # a step done again matches Done better than the change asked for and
+    # than any other task (a Done line that names the code it found is
+    # not the step a Todo item's edit repeats)
+    if again >= 3 and again > asked + 1 and again > serves.other:
         return 'state', f'{where}: it does again what last_action / Done record as done'
     if f and current and want and f != current and (symbol == want or _defines(written, want)):
         return 'location', f'{where}: current_symbol {want}, but in another file (current_file is {current})'
@@ -413,18 +432,27 @@ def _judge_edit(expect: dict[str, Any], task: _Task, e: dict[str, Any], at_curre
         return 'location', f'{where}: a reference to current_symbol {want} changed before {want} itself (in {current})'
     if f and current and want and f != current and at_current and _names(written, want):
         return 'recovered', f'{where}: a reference to current_symbol {want}, after {want} itself'
-    serves = _edit_serves(task, added, removed, adds)
     placed = bool(f) and f == current and (not symbol or not want or symbol == want)
     off = _off_task(serves, told, placed)
     if off:
         return 'drift', f'{of}: {off}'
-    rewritten = _rewritten(expect, task, f, [n for n in phrases.defined(added) if n in phrases.defined(removed)])
+    # a function the task names, in its words: not as a part of a file's
+    # path (migrate() is not named by src/db/migrate.ts)
+    said = _PATH.sub(' ', task.text)
+    if symbol and symbol != want and not _names(said, symbol) and _says_other(told) and told.item and _names(told.item[1], symbol):
+        # the place is another task's and the agent's account says it did
+        # that task: the words the change shares with the goal (the code
+        # both touch) do not make it the goal's
+        return 'drift', f'{where}: {symbol} is what {told.item[0]} "{_clip(told.item[1], 80)}" is about, and the closing text says it did that'
+    rewritten = _rewritten(expect, task, f, [n for n in phrases.defined(added) if n in phrases.defined(removed)], adds)
     if rewritten:
         return 'state', f'{where}: writes anew what Done records as written ("{_clip(rewritten, 80)}"): a step done again'
     if f and (f == current or _mentions(task.text, f)):
         named = 'current_file' if f == current else 'named by the task'
-        if not symbol or symbol == want or _names(task.text, symbol) or _named_by(task.request or '', symbol):
-            return 'recovered', f'{where}: {named}' + (f', {"current_symbol" if symbol == want else "named by the task"}' if symbol else '')
+        new = bool(symbol) and symbol in adds and serves.goal > serves.other
+        if not symbol or symbol == want or _names(said, symbol) or _named_by(task.request or '', symbol) or new:
+            how = 'current_symbol' if symbol == want else 'a new function for the task' if new else 'named by the task'
+            return 'recovered', f'{where}: {named}' + (f', {how}' if symbol else '')
         if _names_code(task.other, symbol) and serves.goal < 2:
             return 'drift', f'{where}: {symbol} is another task (Todo or a side remark of the summary), not the task'
         if want and f == current:
@@ -432,7 +460,7 @@ def _judge_edit(expect: dict[str, Any], task: _Task, e: dict[str, Any], at_curre
         return 'recovered', f'{where}: {named}'
     if f and task.request and _in_directory(task.request, f) and serves.goal >= serves.other:
         return 'recovered', f'{where}: in a place the user\'s request names'
-    if symbol and _names(task.text, symbol) and not current:
+    if symbol and _names(said, symbol) and not current:
         return 'recovered', f'{where}: {symbol} is named by the task'
     if want and _names(written, want) and _kind(f) == _kind(current or f):
         return 'recovered', f'{where}: a reference to current_symbol {want}, which the task changes'
@@ -517,9 +545,9 @@ def _greened(events: list[dict[str, Any]], expect: dict[str, Any]) -> bool:
     """The turn's last test run passed where the last verification had
     failed, and covers that failure."""
     last = _last_test(events)
-    return bool(last) and expect['verification'] == 'failed' and last.get('test') == 'passed' and _covers(
-        _str(last.get('command')) if last else '', expect['verification_reason'],
-    )
+    if last is None or expect['verification'] != 'failed':
+        return False
+    return last.get('test') == 'passed' and _covers(_str(last.get('command')), expect['verification_reason'])
 
 
 def _unbacked(claim: str, events: list[dict[str, Any]], expect: dict[str, Any]) -> str | None:
