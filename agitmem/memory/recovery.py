@@ -416,11 +416,11 @@ def _judge_edit(expect: dict[str, Any], task: _Task, e: dict[str, Any], at_curre
     change = phrases.words('\n'.join([task.request or '', expect['next_intent'], *expect['in_progress'], want]))
     done = phrases.words('\n'.join([expect['last_action'], *expect['done']])) - change
     again, asked = len(phrases.words(written) & done), len(phrases.words(written) & change)
-    serves = _edit_serves(task, added, removed, adds)
     # a step done again matches Done better than the change asked for and
     # than any other task (a Done line that names the code it found is
     # not the step a Todo item's edit repeats)
-    if again >= 3 and again > asked + 1 and again > serves.other:
+    shared = max((len(phrases.words(written) & (phrases.words(t) - change)) for _, t in task.others), default=0)
+    if again >= 3 and again > asked + 1 and again > shared:
         return 'state', f'{where}: it does again what last_action / Done record as done'
     if f and current and want and f != current and (symbol == want or _defines(written, want)):
         return 'location', f'{where}: current_symbol {want}, but in another file (current_file is {current})'
@@ -432,6 +432,7 @@ def _judge_edit(expect: dict[str, Any], task: _Task, e: dict[str, Any], at_curre
         return 'location', f'{where}: a reference to current_symbol {want} changed before {want} itself (in {current})'
     if f and current and want and f != current and at_current and _names(written, want):
         return 'recovered', f'{where}: a reference to current_symbol {want}, after {want} itself'
+    serves = _edit_serves(task, added, removed, adds)
     placed = bool(f) and f == current and (not symbol or not want or symbol == want)
     off = _off_task(serves, told, placed)
     if off:
