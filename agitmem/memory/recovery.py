@@ -396,11 +396,13 @@ def _off_task(serves: _Serves, told: _Serves, placed: bool) -> str | None:
     return None
 
 
-def _judge_edit(expect: dict[str, Any], task: _Task, e: dict[str, Any], at_current: bool, told: _Serves) -> tuple[str, str]:
+def _judge_edit(
+        expect: dict[str, Any], task: _Task, e: dict[str, Any], at_current: bool, told: _Serves, at_symbol: bool = False,
+) -> tuple[str, str]:
     """(verdict, why) of one edit: on the task, the task's change in the
     wrong place, another task's, or a step done again.  `at_current`: the
     turn edited current_file before it; `told`: what the agent's closing
-    text matches."""
+    text matches; `at_symbol`: the turn edits current_symbol too."""
     f, symbol = _str(e.get('file')), _str(e.get('symbol'))
     current, want = expect['current_file'], expect['current_symbol']
     added, removed = _str(e.get('text')), _str(e.get('removed'))
@@ -450,7 +452,10 @@ def _judge_edit(expect: dict[str, Any], task: _Task, e: dict[str, Any], at_curre
         return 'state', f'{where}: writes anew what Done records as written ("{_clip(rewritten, 80)}"): a step done again'
     if f and (f == current or _mentions(task.text, f)):
         named = 'current_file' if f == current else 'named by the task'
-        new = bool(symbol) and symbol in adds and serves.goal > serves.other
+        # a new function for the goal, made while changing code that was
+        # there or beside an edit of current_symbol: the task's helper (a
+        # new function instead of the one to fix is the wrong function)
+        new = bool(symbol) and symbol in adds and serves.goal > serves.other and (bool(removed.strip()) or at_symbol)
         if not symbol or symbol == want or _names(said, symbol) or _named_by(task.request or '', symbol) or new:
             how = 'current_symbol' if symbol == want else 'a new function for the task' if new else 'named by the task'
             return 'recovered', f'{where}: {named}' + (f', {how}' if symbol else '')
@@ -615,8 +620,12 @@ def classify(
     judged = []
     at_current = False
     told = _serves(task, _content(text))
+    at_symbol = any(
+        e.get('file') == expect['current_file'] and e.get('symbol') == expect['current_symbol'] and expect['current_symbol']
+        for e in edits
+    )
     for e in edits:
-        judged.append((e, *_judge_edit(expect, task, e, at_current, told)))
+        judged.append((e, *_judge_edit(expect, task, e, at_current, told, at_symbol)))
         at_current = at_current or (bool(expect['current_file']) and e.get('file') == expect['current_file'])
     wrong = next(((e, v, why) for e, v, why in judged if v != 'recovered'), None)
     if wrong:

@@ -833,12 +833,20 @@ def test_a_function_named_only_inside_a_path_is_not_named_by_the_task() -> None:
 
 
 def test_a_new_function_in_current_file_for_the_task_is_the_tasks_helper() -> None:
-    edit = {**_edit('src/app.py', 'parse_toml'), 'text': 'def parse_toml(f):\n    return tomllib.load(f)'}
+    edit = {
+        **_edit('src/app.py', 'parse_toml'), 'text': 'def parse_toml(f):\n    return tomllib.load(f)\ndata = parse_toml(f)',
+        'removed': 'data = ini.read(f)',
+    }
     verdict, evidence, _ = classify(_expect(), [edit], None)
     assert verdict == 'recovered'
     assert evidence == ['edit src/app.py in parse_toml: current_file, a new function for the task']
     # an existing function's edit there is still the wrong function
     assert classify(_expect(), [{**edit, 'text': 'return tomllib.load(f)'}], None)[0] == 'location'
+    # a new function that only adds, with current_symbol left as it was:
+    # the change made beside the function to fix, not in it
+    alone = {**edit, 'removed': ''}
+    assert classify(_expect(), [alone], None)[0] == 'location'
+    assert classify(_expect(), [alone, _edit('src/app.py', 'load_config')], None)[0] == 'recovered'
 
 
 def test_the_closing_text_outweighs_a_one_word_lean_away_from_the_tasks_place() -> None:
