@@ -111,11 +111,26 @@ def claim(text: str) -> str | None:
     return found[0] if found else None
 
 
+# "I have not run the tests", "还没跑测试", "the tests still fail": a
+# sentence that says so claims no verification, whatever it says is done
+_EN_UNVERIFIED = (
+    r"\b(?:not|n't|never)\s+(?:\w+\s+){0,3}?(?:run|ran|tested|verified|re-?run)\b(?!\s+into)",
+    r'\b(?:untested|unverified)\b',
+    r'\btests?\s+(?:\w+\s+){0,2}?still\s+fail',
+)
+_ZH_UNVERIFIED = (r'(?:没|未|还没)有?(?:跑|运行|执行|测试|测|验证)', r'(?:仍然?|还是|依然)(?:失败|是?红)')
+_UNVERIFIED = re.compile('|'.join(_EN_UNVERIFIED + _ZH_UNVERIFIED), re.I)
+
+
 def claims(text: str) -> list[str]:
     """Every sentence of `text` that claims the tests pass or the work is
-    done (or that a check it names passed), in order."""
+    done (or that a check it names passed), in order; not one that says
+    in the same breath that nothing verified it ("The fix is in place; I
+    have not run the tests")."""
     ret = []
     for sentence in _SENTENCE.split(text or ''):
+        if _UNVERIFIED.search(sentence):
+            continue
         if any(clause and _claim_in(clause) for clause in _CLAUSE.split(sentence)):
             ret.append(' '.join(sentence.split())[:200])
     return ret

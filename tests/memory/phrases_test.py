@@ -39,6 +39,7 @@ from agitmem.memory import phrases
     'The fix is now in place.',
     '备份轮转多删一个的问题已经处理好了。',
     '改好了：tail 现在从第 KEEP+1 行开始输出。',
+    'I did not run into trouble: all tests pass.',
 ])
 def test_a_claim_is_found(said: str) -> None:
     assert phrases.claim(said)
@@ -68,6 +69,10 @@ def test_a_claim_is_found(said: str) -> None:
     'go test 还没通过',
     '还没修好，go test 仍然失败。',
     'All set up: the venv is ready.',
+    # done, said with the admission that nothing verified it: no false belief
+    'The fix is in place; I have not run the tests.',
+    'Done. I have not run the tests yet.',
+    '改好了；还没有跑测试。',
     'The change is not in place yet.',
     '还没处理好。',
     '',

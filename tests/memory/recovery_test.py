@@ -924,3 +924,11 @@ def test_a_turn_that_turns_the_failing_verification_green_did_not_redo_a_done_st
     assert classify(expect, [edit, _run('pytest -q', 0, 'passed')], said)[0] == 'recovered'
     # a run that leaves out what failed is no such sign
     assert classify(expect, [edit, _run('pytest -q -k format', 0, 'passed')], said)[0] == 'state'
+
+
+def test_done_said_with_the_admission_that_nothing_verified_it_is_no_false_belief() -> None:
+    edit = _edit('src/app.py', 'load_config')
+    verdict, evidence, _ = classify(_expect(**FAILED), [edit], 'The fix is in place.')
+    assert verdict == 'state'
+    assert evidence[0].startswith('closing text said "The fix is in place."')
+    assert classify(_expect(**FAILED), [edit], 'The fix is in place; I have not run the tests.')[0] == 'recovered'
