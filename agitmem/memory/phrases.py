@@ -40,6 +40,9 @@ _EN_CLAIMS = (
     ),
     r'\b(?:complete|done|fixed|finished)\s+and\s+(?:verified|tested)\b',
     r'\ball\s+done\b',
+    # "All set: ...", "the change is in place": the work reported as finished
+    r'\ball\s+set\b(?!\s+(?:up|to)\b)',
+    r'\b(?:fix|change|changes|patch|it|this|that|logic|check|handling)\b[^.!?;:\n]{0,40}?\s(?:is|are)\s+(?:now\s+)?in\s+place\b',
     r'\b(?:i\'?ve|i\s+have)\s+(?:now\s+)?(?:completed|finished|fixed|resolved)\s+(?:the|this|it)\b',
     r'\bverified\s+(?:that\s+)?(?:it|the\s+fix|everything)\s+works\b',
     # "the build succeeds", "it compiles", "lint is clean": a check besides the tests (checks())
@@ -66,6 +69,8 @@ _ZH_CLAIMS = (
     ),
     # "问题修好了", "已经修好", "这个 bug 解决了"
     r'(?:已经?|都)?修好了?',
+    # "问题已经处理好了", "都弄好了": the work reported as finished
+    r'(?:已经?|都)?(?:处理|弄|搞|改)好了',
     r'(?:问题|bug|缺陷|错误)[^。！？\n，,;；]{0,6}?(?:已经?)?(?:解决|修复|修正)了',
 )
 _CLAIM = re.compile('|'.join(_EN_CLAIMS + _ZH_CLAIMS), re.I)
@@ -106,11 +111,26 @@ def claim(text: str) -> str | None:
     return found[0] if found else None
 
 
+# "I have not run the tests", "还没跑测试", "the tests still fail": a
+# sentence that says so claims no verification, whatever it says is done
+_EN_UNVERIFIED = (
+    r"\b(?:not|n't|never)\s+(?:\w+\s+){0,3}?(?:run|ran|tested|verified|re-?run)\b(?!\s+into)",
+    r'\b(?:untested|unverified)\b',
+    r'\btests?\s+(?:\w+\s+){0,2}?still\s+fail',
+)
+_ZH_UNVERIFIED = (r'(?:没|未|还没)有?(?:跑|运行|执行|测试|测|验证)', r'(?:仍然?|还是|依然)(?:失败|是?红)')
+_UNVERIFIED = re.compile('|'.join(_EN_UNVERIFIED + _ZH_UNVERIFIED), re.I)
+
+
 def claims(text: str) -> list[str]:
     """Every sentence of `text` that claims the tests pass or the work is
-    done (or that a check it names passed), in order."""
+    done (or that a check it names passed), in order; not one that says
+    in the same breath that nothing verified it ("The fix is in place; I
+    have not run the tests")."""
     ret = []
     for sentence in _SENTENCE.split(text or ''):
+        if _UNVERIFIED.search(sentence):
+            continue
         if any(clause and _claim_in(clause) for clause in _CLAUSE.split(sentence)):
             ret.append(' '.join(sentence.split())[:200])
     return ret
@@ -376,7 +396,7 @@ def stems(text: str) -> set[str]:
 
 _DEFINED = re.compile(
     r'\b(?:def|function|func|fn|class|struct|interface|type|enum|trait|var|let|const)\s+'
-    r'(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)'
+    r'(?:mut\s+)?(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)'  # Rust's `let mut x` defines x
     r'|\bimpl(?:<[^>]*>)?\s+(?:[\w]+::)*(\w+)'
     r'|^\s*(?:export\s+)?([A-Za-z_$][\w$]*)\s*(?::[^=\n]*)?=\s*(?:async\s*)?(?:function\b|\([^)]*\)\s*=>)',
     re.M,

@@ -48,7 +48,8 @@ TEXT_CHARS = 600
 
 # a test command a claim names: the run that backs it must be that one
 _RUNNER = re.compile(
-    r'\b(?:pytest|tox|nox|jest|vitest|mocha|rspec|ctest|(?:npm|yarn|pnpm|cargo|go|mvn|gradle|make)\s+(?:run\s+)?test)\b', re.I,
+    r'\b(?:pytest|tox|nox|jest|vitest|mocha|rspec|ctest|bats|phpunit|prove|unittest|'
+    r'(?:npm|yarn|pnpm|cargo|go|mvn|gradle|make|dotnet|swift|mix|bun|deno)\s+(?:run\s+)?test)\b', re.I,
 )
 # the commands of a check other than the tests, by the kind a claim names (phrases.checks)
 _CHECK_COMMANDS = {
@@ -238,13 +239,20 @@ def _task(expect: dict[str, Any], prompt: str | None, summary: str | None) -> _T
 _DEFINES = r'(?:\b(?:def|function|func|fn|class|struct|interface|type|enum|trait|impl|var|let|const)\s+(?:\([^)]*\)\s*)?{0}\b|\b{0}\s*(?::[^=\n]*)?=\s*(?:async\s*)?(?:function\b|\())'
 # next_intent asks for the references to change too: an edit of a caller
 # or an import of current_symbol in another file is then the task's
-_REFERENCES = re.compile(r'\b(?:imports?|callers?|call\s+sites?|usages?|references?|calls?|wire|引用|调用|导入)', re.I)
+# ("call .normalize() in X" is X's own change, not its callers')
+_REFERENCES = re.compile(r'\b(?:imports?|callers?|call\s+sites?|calls?\s+(?:to|of)\b|usages?|references?|wire)|引用|调用|导入', re.I)
 # "X, then Y": Y is a later step, not the one to take first
 _LATER = re.compile(r'\b(?:then|afterwards?|after\s+that|once\s+(?:that|this|it)\b)|然后|之后|再', re.I)
+# a file (with an extension) or a directory (ending in /): "limit/offset" and
+# "trace/debug/info" are words, not places
 _PATH = re.compile(
-    r'[\w.-]+/[\w./-]+|\b[\w-]+\.(?:py|pyi|ts|tsx|js|jsx|mjs|go|rs|rb|java|kt|c|h|cc|cpp|hpp|cs|swift|php|'
+    r'(?:[\w.-]+/)+[\w.-]*\.[A-Za-z]\w*|(?:[\w.-]+/)+(?![\w.])|\b[\w-]+\.(?:py|pyi|ts|tsx|js|jsx|mjs|go|rs|rb|java|kt|c|h|cc|cpp|hpp|cs|swift|php|'
     r'md|rst|txt|json|ya?ml|toml|cfg|ini|sh|sql|html|css|vue|lock)\b',
 )
+
+
+# a name only code has: snake_case, camelCase, a call
+_CODE_NAME = re.compile(r'\b[A-Za-z]\w*_\w+|\b[a-z]+[A-Z]\w*|\b\w+\(\)')
 
 
 def _defines(text: str, name: str) -> bool:
@@ -313,10 +321,12 @@ def _redone(expect: dict[str, Any], f: str, adds: list[str]) -> str | None:
     return None
 
 
-def _rewritten(expect: dict[str, Any], task: _Task, f: str, rewrites: list[str]) -> str | None:
+def _rewritten(expect: dict[str, Any], task: _Task, f: str, rewrites: list[str], adds: list[str]) -> str | None:
     """The Done (or last_action) line that records as written the file
     `f` and a definition this edit writes anew (`rewrites`: names both
-    its added and its removed lines define), away from current_file and
+    its added and its removed lines define), or that records `f` written
+    with definitions it names while this edit adds others to it (`adds`:
+    the step written again under new names), away from current_file and
     from what the change the task asks for names (next_intent, In
     progress, the user's request): a finished step done again."""
     change = '\n'.join([task.request or '', expect['next_intent'], *expect['in_progress']])
@@ -324,7 +334,9 @@ def _rewritten(expect: dict[str, Any], task: _Task, f: str, rewrites: list[str])
         return None
     lines: list[str] = [*expect['done'], expect['last_action']]
     for line in lines:
-        if _mentions(line, f) and any(_names_code(line, name) for name in rewrites):
+        if not _mentions(line, f):
+            continue
+        if any(_names_code(line, name) for name in rewrites) or adds and _CODE_NAME.search(_PATH.sub(' ', line)):
             return line
     return None
 
@@ -357,31 +369,40 @@ def _redone_by_account(expect: dict[str, Any], task: _Task, text: str) -> str | 
     return None
 
 
+def _says_other(told: _Serves) -> bool:
+    """The agent's closing text says it did another task: two of its
+    words, more than of the goal's."""
+    return told.item is not None and told.other >= 2 and told.other > told.goal
+
+
 def _off_task(serves: _Serves, told: _Serves, placed: bool) -> str | None:
     """Why an edit serves another task, or None: it matches that task
     better than the goal (by two words, or by one where it is not at the
     task's place and the closing text does not say it did the task), or
     as well as the goal while the agent's closing text, its own account
     of the turn, says it did the other task.  The closing text confirms
-    a lean, or outweighs one word; it never turns a stronger one."""
-    says = told.item is not None and told.other >= 2 and told.other > told.goal
+    a lean, or outweighs one word (away from the task's place, where the
+    place says nothing for the goal); it never turns a stronger one."""
+    says = _says_other(told)
     weak = not placed and not _tells_goal(serves, told)
     if serves.item and (
         serves.other > serves.goal and (serves.other >= 2 or weak) or serves.other == serves.goal and says
     ):
         what, item = serves.item
         return f'matches {what} "{_clip(item, 80)}", not the goal' + (', as the closing text says' if says else '')
-    if told.item and serves.other == serves.goal and says and not placed:
+    if told.item and serves.goal <= serves.other + 1 and says and not placed:
         what, item = told.item
         return f'the closing text says it serves {what} "{_clip(item, 80)}", not the goal'
     return None
 
 
-def _judge_edit(expect: dict[str, Any], task: _Task, e: dict[str, Any], at_current: bool, told: _Serves) -> tuple[str, str]:
+def _judge_edit(
+        expect: dict[str, Any], task: _Task, e: dict[str, Any], at_current: bool, told: _Serves, at_symbol: bool = False,
+) -> tuple[str, str]:
     """(verdict, why) of one edit: on the task, the task's change in the
     wrong place, another task's, or a step done again.  `at_current`: the
     turn edited current_file before it; `told`: what the agent's closing
-    text matches."""
+    text matches; `at_symbol`: the turn edits current_symbol too."""
     f, symbol = _str(e.get('file')), _str(e.get('symbol'))
     current, want = expect['current_file'], expect['current_symbol']
     added, removed = _str(e.get('text')), _str(e.get('removed'))
@@ -397,7 +418,11 @@ def _judge_edit(expect: dict[str, Any], task: _Task, e: dict[str, Any], at_curre
     change = phrases.words('\n'.join([task.request or '', expect['next_intent'], *expect['in_progress'], want]))
     done = phrases.words('\n'.join([expect['last_action'], *expect['done']])) - change
     again, asked = len(phrases.words(written) & done), len(phrases.words(written) & change)
-    if again >= 3 and again > asked + 1:
+    # a step done again matches Done better than the change asked for and
+    # than any other task (a Done line that names the code it found is
+    # not the step a Todo item's edit repeats)
+    shared = max((len(phrases.words(written) & (phrases.words(t) - change)) for _, t in task.others), default=0)
+    if again >= 3 and again > asked + 1 and again > shared:
         return 'state', f'{where}: it does again what last_action / Done record as done'
     if f and current and want and f != current and (symbol == want or _defines(written, want)):
         return 'location', f'{where}: current_symbol {want}, but in another file (current_file is {current})'
@@ -414,13 +439,26 @@ def _judge_edit(expect: dict[str, Any], task: _Task, e: dict[str, Any], at_curre
     off = _off_task(serves, told, placed)
     if off:
         return 'drift', f'{of}: {off}'
-    rewritten = _rewritten(expect, task, f, [n for n in phrases.defined(added) if n in phrases.defined(removed)])
+    # a function the task names, in its words: not as a part of a file's
+    # path (migrate() is not named by src/db/migrate.ts)
+    said = _PATH.sub(' ', task.text)
+    if symbol and symbol != want and not _names(said, symbol) and _says_other(told) and told.item and _names(told.item[1], symbol):
+        # the place is another task's and the agent's account says it did
+        # that task: the words the change shares with the goal (the code
+        # both touch) do not make it the goal's
+        return 'drift', f'{where}: {symbol} is what {told.item[0]} "{_clip(told.item[1], 80)}" is about, and the closing text says it did that'
+    rewritten = _rewritten(expect, task, f, [n for n in phrases.defined(added) if n in phrases.defined(removed)], adds)
     if rewritten:
         return 'state', f'{where}: writes anew what Done records as written ("{_clip(rewritten, 80)}"): a step done again'
     if f and (f == current or _mentions(task.text, f)):
         named = 'current_file' if f == current else 'named by the task'
-        if not symbol or symbol == want or _names(task.text, symbol) or _named_by(task.request or '', symbol):
-            return 'recovered', f'{where}: {named}' + (f', {"current_symbol" if symbol == want else "named by the task"}' if symbol else '')
+        # a new function for the goal, made while changing code that was
+        # there or beside an edit of current_symbol: the task's helper (a
+        # new function instead of the one to fix is the wrong function)
+        new = bool(symbol) and symbol in adds and serves.goal > serves.other and (bool(removed.strip()) or at_symbol)
+        if not symbol or symbol == want or _names(said, symbol) or _named_by(task.request or '', symbol) or new:
+            how = 'current_symbol' if symbol == want else 'a new function for the task' if new else 'named by the task'
+            return 'recovered', f'{where}: {named}' + (f', {how}' if symbol else '')
         if _names_code(task.other, symbol) and serves.goal < 2:
             return 'drift', f'{where}: {symbol} is another task (Todo or a side remark of the summary), not the task'
         if want and f == current:
@@ -428,7 +466,7 @@ def _judge_edit(expect: dict[str, Any], task: _Task, e: dict[str, Any], at_curre
         return 'recovered', f'{where}: {named}'
     if f and task.request and _in_directory(task.request, f) and serves.goal >= serves.other:
         return 'recovered', f'{where}: in a place the user\'s request names'
-    if symbol and _names(task.text, symbol) and not current:
+    if symbol and _names(said, symbol) and not current:
         return 'recovered', f'{where}: {symbol} is named by the task'
     if want and _names(written, want) and _kind(f) == _kind(current or f):
         return 'recovered', f'{where}: a reference to current_symbol {want}, which the task changes'
@@ -451,6 +489,16 @@ def _action(e: dict[str, Any]) -> str:
         return f'edit {f}' + (f' in {symbol}' if symbol else '') + by
     code = e.get('exit_code')
     return f'ran `{_str(e.get("command"))}` (exit {code if isinstance(code, int) else "unknown"})'
+
+
+def _tested(e: dict[str, Any]) -> dict[str, Any]:
+    """The event, a run of a test runner the project's verification
+    commands leave out (`bats`, `phpunit`) judged by its exit code: it
+    backs a claim as well as a run the hooks recorded as a test."""
+    code = e.get('exit_code')
+    if e.get('kind') == 'command' and not e.get('test') and isinstance(code, int) and _RUNNER.search(_str(e.get('command'))):
+        return {**e, 'test': 'passed' if code == 0 else 'failed'}
+    return e
 
 
 def _last_test(events: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -499,6 +547,15 @@ def _covers(command: str, reason: str) -> bool:
     return any(w.lower() in reason.lower() for w in selected)
 
 
+def _greened(events: list[dict[str, Any]], expect: dict[str, Any]) -> bool:
+    """The turn's last test run passed where the last verification had
+    failed, and covers that failure."""
+    last = _last_test(events)
+    if last is None or expect['verification'] != 'failed':
+        return False
+    return last.get('test') == 'passed' and _covers(_str(last.get('command')), expect['verification_reason'])
+
+
 def _unbacked(claim: str, events: list[dict[str, Any]], expect: dict[str, Any]) -> str | None:
     """Why the turn does not back `claim`, or None when it does: the
     command or check it names ran and passed; a claim about the tests, a
@@ -543,7 +600,7 @@ def classify(
     first line names the event that decided."""
     expect = _sound(expect)
     text = text or ''
-    events = [e for e in events if isinstance(e, dict) and e.get('kind') in ('edit', 'command')]
+    events = [_tested(e) for e in events if isinstance(e, dict) and e.get('kind') in ('edit', 'command')]
     task = _task(expect, prompt, summary)
     first = _action(events[0]) if events else ('said: ' + _clip(text)) if text.strip() else None
     ret = []
@@ -563,13 +620,19 @@ def classify(
     judged = []
     at_current = False
     told = _serves(task, _content(text))
+    at_symbol = any(
+        e.get('file') == expect['current_file'] and e.get('symbol') == expect['current_symbol'] and expect['current_symbol']
+        for e in edits
+    )
     for e in edits:
-        judged.append((e, *_judge_edit(expect, task, e, at_current, told)))
+        judged.append((e, *_judge_edit(expect, task, e, at_current, told, at_symbol)))
         at_current = at_current or (bool(expect['current_file']) and e.get('file') == expect['current_file'])
     wrong = next(((e, v, why) for e, v, why in judged if v != 'recovered'), None)
     if wrong:
         return done(wrong[1], wrong[2])
-    redone = _redone_by_account(expect, task, text) if edits else None
+    # a turn that turns the failing verification green did the task's work,
+    # whatever its account shares with a Done line
+    redone = _redone_by_account(expect, task, text) if edits and not _greened(events, expect) else None
     if redone:
         return done('state', redone)
     asked = phrases.asks(text)

@@ -33,6 +33,13 @@ from agitmem.memory import phrases
     '`npm test` 跑通了',
     '问题已经修好',
     '这个 bug 解决了',
+    # the work reported as finished: "All set", "in place", 处理好了 / 改好了
+    'All set: load_config now reads TOML.',
+    'The change to load_config is in place, so I will commit it.',
+    'The fix is now in place.',
+    '备份轮转多删一个的问题已经处理好了。',
+    '改好了：tail 现在从第 KEEP+1 行开始输出。',
+    'I did not run into trouble: all tests pass.',
 ])
 def test_a_claim_is_found(said: str) -> None:
     assert phrases.claim(said)
@@ -61,6 +68,13 @@ def test_a_claim_is_found(said: str) -> None:
     '任务还没完成。',
     'go test 还没通过',
     '还没修好，go test 仍然失败。',
+    'All set up: the venv is ready.',
+    # done, said with the admission that nothing verified it: no false belief
+    'The fix is in place; I have not run the tests.',
+    'Done. I have not run the tests yet.',
+    '改好了；还没有跑测试。',
+    'The change is not in place yet.',
+    '还没处理好。',
     '',
 ])
 def test_no_claim(said: str) -> None:
@@ -159,6 +173,7 @@ def test_defined_names() -> None:
     )
     assert phrases.defined(code) == ['validateEnv', 'REQUIRED_ENV', 'Stats', 'Display', 'handler']
     assert phrases.defined('x = 1') == []
+    assert phrases.defined('let mut vars = HashMap::new();') == ['vars']  # Rust's mut is no name
 
 
 def test_a_wrapped_summary_keeps_its_sentences_whole() -> None:

@@ -811,3 +811,124 @@ def test_a_claim_naming_another_runner_than_the_one_that_passed_is_state_confusi
     verdict, evidence, _ = classify(_expect(**FAILED), events, 'pytest passes: 14 passed.')
     assert verdict == 'state'
     assert 'no passing run of pytest in this turn' in evidence[0]
+
+
+# -- which task an edit serves: its words, its place, the agent's account -------------
+
+def test_words_joined_by_a_slash_are_words_not_a_path() -> None:
+    # limit/offset is what the Todo item is about, not a place
+    expect = _expect(todo=['paging for load_config with limit/offset'])
+    edit = {**_edit('src/app.py', 'load_config'), 'text': 'rows = rows[offset:offset + limit]'}
+    verdict, evidence, _ = classify(expect, [edit], None)
+    assert verdict == 'drift', evidence
+    assert 'matches Todo item "paging for load_config with limit/offset"' in evidence[0]
+
+
+def test_a_function_named_only_inside_a_path_is_not_named_by_the_task() -> None:
+    # the task says src/app.py, which names no function app()
+    edit = {**_edit('src/app.py', 'app'), 'text': 'data = tomllib.load(f)'}
+    verdict, evidence, _ = classify(_expect(), [edit], None)
+    assert verdict == 'location'
+    assert evidence == ['edit src/app.py in app: current_file, but the wrong function (current_symbol is load_config)']
+
+
+def test_a_new_function_in_current_file_for_the_task_is_the_tasks_helper() -> None:
+    edit = {
+        **_edit('src/app.py', 'parse_toml'), 'text': 'def parse_toml(f):\n    return tomllib.load(f)\ndata = parse_toml(f)',
+        'removed': 'data = ini.read(f)',
+    }
+    verdict, evidence, _ = classify(_expect(), [edit], None)
+    assert verdict == 'recovered'
+    assert evidence == ['edit src/app.py in parse_toml: current_file, a new function for the task']
+    # an existing function's edit there is still the wrong function
+    assert classify(_expect(), [{**edit, 'text': 'return tomllib.load(f)'}], None)[0] == 'location'
+    # a new function that only adds, with current_symbol left as it was:
+    # the change made beside the function to fix, not in it
+    alone = {**edit, 'removed': ''}
+    assert classify(_expect(), [alone], None)[0] == 'location'
+    assert classify(_expect(), [alone, _edit('src/app.py', 'load_config')], None)[0] == 'recovered'
+
+
+def test_the_closing_text_outweighs_a_one_word_lean_away_from_the_tasks_place() -> None:
+    summary = 'Porting load_config to tomllib. The user also wants rejected reads counted for metrics at some point.'
+    # one word more of the goal's (toml, tomllib) than of the side remark's (rejected)
+    edit = {**_edit('src/app.py', 'save_config'), 'text': 'self.rejected = 0\nreturn {"toml": tomllib, "rejected": self.rejected}'}
+    said = 'Rejected reads are now counted and exposed for metrics.'
+    verdict, evidence, _ = classify(_expect(todo=[]), [edit], said, summary=summary)
+    assert verdict == 'drift', evidence
+    assert evidence[0].startswith('edit of src/app.py in save_config: the closing text says it serves side remark of the summary')
+    # without the account, the goal's words decide: the task, in the wrong function
+    assert classify(_expect(todo=[]), [edit], None, summary=summary)[0] == 'location'
+    # at the task's place a lean of the edit's own is not turned
+    placed = {**edit, 'symbol': 'load_config'}
+    assert classify(_expect(todo=[]), [placed], said, summary=summary)[0] == 'recovered'
+
+
+def test_the_function_another_task_is_about_is_that_task_when_the_agent_says_so() -> None:
+    expect = _expect(todo=['Logging drops the config path from its lines'])
+    # the goal's words (load_config, tomllib), in the function the Todo item is about
+    edit = {**_edit('src/log.py', 'Logging'), 'text': 'data = tomllib.loads(ini_toml)'}
+    said = 'Logging lines carry the config path again.'
+    verdict, evidence, _ = classify(expect, [edit], said)
+    assert verdict == 'drift', evidence
+    assert evidence[0] == (
+        'edit src/log.py in Logging: Logging is what Todo item "Logging drops the config path from its lines" is about, '
+        'and the closing text says it did that'
+    )
+    assert classify(expect, [edit], None)[0] == 'location'
+
+
+def test_a_step_done_again_matches_done_better_than_another_task() -> None:
+    expect = _expect(
+        done=['confirmed load_config only knows APP_PORT and APP_LOG_LEVEL'],
+        todo=['validate log_level against trace/debug/info/warn/error'],
+    )
+    edit = {**_edit('src/app.py'), 'text': (
+        'LEVELS = ("trace", "debug", "info", "warn", "error")\n'
+        'def validate_log_level(v):\n    if v not in LEVELS: raise ValueError(f"APP_LOG_LEVEL: {v}")'
+    )}
+    verdict, evidence, _ = classify(expect, [edit], None)
+    assert verdict == 'drift', evidence
+    assert 'matches Todo item "validate log_level' in evidence[0]
+
+
+def test_writing_again_a_file_done_records_as_written_is_state_confusion() -> None:
+    expect = _expect(done=['tests/test_app.py with test_port_read and test_zero_rejected (failing)'])
+    edit = {**_edit('tests/test_app.py'), 'text': 'def test_config_is_read():\n    assert read_toml("a.toml")'}
+    verdict, evidence, _ = classify(expect, [edit], None)
+    assert verdict == 'state', evidence
+    assert evidence[0] == (
+        'edit tests/test_app.py: writes anew what Done records as written '
+        '("tests/test_app.py with test_port_read and test_zero_rejected (failing)"): a step done again'
+    )
+    # when the change asked for is in that file, it is the task's
+    asked = _expect(done=expect['done'], next_intent='add test_config_is_read to tests/test_app.py')
+    assert classify(asked, [edit], None)[0] != 'state'
+    # a Done line that names no definitions records no written code
+    vague = _expect(done=['tests/test_app.py reproduces the bug'])
+    assert classify(vague, [edit], None)[0] != 'state'
+
+
+@pytest.mark.parametrize(('code', 'verdict'), [(0, 'recovered'), (1, 'state')])
+def test_a_test_runner_the_verification_commands_leave_out_backs_a_claim_by_its_exit_code(code: int, verdict: str) -> None:
+    events = [_edit('src/app.py', 'load_config'), _run('bats tests/app.bats', code)]
+    assert classify(_expect(**FAILED), events, 'The tests pass.')[0] == verdict
+    # a command that is no test runner backs nothing
+    assert classify(_expect(**FAILED), [events[0], _run('ls tests', 0)], 'The tests pass.')[0] == 'state'
+
+
+def test_a_turn_that_turns_the_failing_verification_green_did_not_redo_a_done_step() -> None:
+    expect = _expect(last_action='load_config now strips comments and blank lines from the INI text', **FAILED)
+    edit = {**_edit('src/app.py', 'load_config'), 'text': 'text = strip(text)'}
+    said = 'First step done: load_config strips comments and blank lines. Next: tomllib.'
+    assert classify(expect, [edit, _run('pytest -q', 0, 'passed')], said)[0] == 'recovered'
+    # a run that leaves out what failed is no such sign
+    assert classify(expect, [edit, _run('pytest -q -k format', 0, 'passed')], said)[0] == 'state'
+
+
+def test_done_said_with_the_admission_that_nothing_verified_it_is_no_false_belief() -> None:
+    edit = _edit('src/app.py', 'load_config')
+    verdict, evidence, _ = classify(_expect(**FAILED), [edit], 'The fix is in place.')
+    assert verdict == 'state'
+    assert evidence[0].startswith('closing text said "The fix is in place."')
+    assert classify(_expect(**FAILED), [edit], 'The fix is in place; I have not run the tests.')[0] == 'recovered'
