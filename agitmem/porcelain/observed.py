@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from agitmem import caches
 from agitmem import memory
 from agitmem import repo as repo_mod
 from agitmem.agents import tools
@@ -75,9 +76,10 @@ def _path(repo: Repo) -> Path:
 def load(repo: Repo) -> dict[str, Any]:
     """What was observed ({} when nothing, or when the file is damaged:
     it is a cache of facts, never worth failing a hook over)."""
+    raw = caches.read(_path(repo))
     try:
-        data = json.loads(_path(repo).read_text())
-    except (OSError, ValueError):
+        data = json.loads(raw) if raw is not None else {}
+    except ValueError:
         return {}
     return data if isinstance(data, dict) else {}
 
