@@ -165,7 +165,7 @@ def defined_in(lines: list[str], start: int, end: int | None, ext: str) -> str |
 def _read(full: Path) -> str:
     try:
         return full.read_text(errors='replace') if full.stat().st_size < 2_000_000 else ''
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in a payload's path
         return ''
 
 
