@@ -29,7 +29,7 @@ def _run(repo: Path, *args: str, stdin: str | None = None) -> subprocess.Complet
     try:
         proc = subprocess.run(
             [*agitmem_argv(), *args], cwd=repo, input=stdin, capture_output=True,
-            text=True, timeout=BOUND,
+            text=True, timeout=BOUND, check=False,
         )
     except subprocess.TimeoutExpired:
         pytest.fail(f'agitmem {" ".join(args)} hung on a cache file')
@@ -110,3 +110,24 @@ def test_memory_base_is_a_fifo(memrepo: Path) -> None:
     _plant(memrepo / '.git' / 'agitmem' / 'base', 'fifo')
     proc = _run(memrepo, 'status')
     assert proc.returncode in (0, 2), proc.stderr
+
+
+def test_huge_prompt_is_clipped_before_it_is_scanned(memrepo: Path) -> None:
+    """A 20 MB prompt: the prompt hook records the user's request (300
+    characters, secrets redacted) without scanning all of it for secrets
+    (a 60 MB one took 100 s, past an agent's hook time limit); a token
+    near the start is still redacted."""
+    token = 'ghp_' + 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8'
+    prompt = f'deploy with {token} ' + 'word ' * 4_000_000
+    payload = json.dumps({
+        'hook_event_name': 'UserPromptSubmit', 'session_id': 's1', 'cwd': str(memrepo),
+        'transcript_path': str(memrepo / 'none.jsonl'), 'prompt': prompt,
+    })
+    began = time.monotonic()
+    proc = _run(memrepo, 'hook', 'prompt', '--agent', 'claude', stdin=payload)
+    assert proc.returncode == 0, proc.stderr
+    assert time.monotonic() - began < 20
+    observed = (memrepo / '.git' / 'agitmem' / 'observed.json').read_text()
+    [request] = json.loads(observed)['requests']
+    assert request['text'].startswith('deploy with [redacted')
+    assert token not in observed
