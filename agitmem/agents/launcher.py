@@ -51,6 +51,8 @@ def start_login(environ: Mapping[str, str]) -> subprocess.Popen[str] | None:
             env=env, cwd=home if os.path.isdir(home) else '/',
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, text=True, errors='replace',
+            # a group of its own: what the profile starts is stopped with it
+            process_group=0,
         )
     except OSError:
         return None
@@ -62,7 +64,13 @@ def _login_path(proc: subprocess.Popen[str] | None) -> str | None:
     try:
         out, _ = proc.communicate(timeout=LOGIN_TIMEOUT)
     except subprocess.TimeoutExpired:
-        proc.kill()
+        # the whole group: a child the profile started (`sleep`, an agent
+        # daemon) holds the pipe open, and communicate would wait for it
+        import signal
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass  # gone meanwhile
         proc.communicate()
         return None
     # what a profile prints before it is not the PATH

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ _TERM = re.compile(r'`([^`\n]+)`')
 # path with at least one directory; not a URL, an option or a ref range
 _PATH = re.compile(r'^(?:\./)?[\w.@+][\w.@+-]*(?:/[\w.@+-]+)*/?$')
 _SUFFIX = re.compile(r'(?:::\S+|:\d+(?::\d+)?)$')
+READ_MAX = 8_000_000  # bytes of current_file read to find current_symbol
 
 
 def _resolve(root: Path, name: str) -> Path | None:
@@ -33,14 +35,28 @@ def _resolve(root: Path, name: str) -> Path | None:
 
 
 def _mentions(path: Path, symbol: str) -> bool:
+    """Whether the file names symbol; True when that cannot be told
+    cheaply.  current_file may come from a fetched memory ref: it may name
+    a file that never ends (/proc/self/pagemap, through a symlink of the
+    repository, reads as a regular file of size 0) or a FIFO, so at most
+    READ_MAX bytes of a regular file are read, without blocking."""
     regex = re.compile(
         rf'(?<![\w$]){re.escape(symbol.split(".")[-1])}(?![\w$])',
     )
     try:
-        with open(path, encoding='utf-8', errors='replace') as f:
-            return any(regex.search(line) for line in f)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, 'O_CLOEXEC', 0))
     except OSError:  # a directory, unreadable: nothing to say
         return True
+    with open(fd, 'rb') as f:
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return True
+            data = f.read(READ_MAX + 1)
+        except OSError:
+            return True
+    if len(data) > READ_MAX:
+        return True  # too large to tell: nothing to say
+    return regex.search(data.decode('utf-8', 'replace')) is not None
 
 
 def check(

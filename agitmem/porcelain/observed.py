@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from agitmem import caches
 from agitmem import memory
 from agitmem import repo as repo_mod
 from agitmem.agents import tools
@@ -75,9 +76,10 @@ def _path(repo: Repo) -> Path:
 def load(repo: Repo) -> dict[str, Any]:
     """What was observed ({} when nothing, or when the file is damaged:
     it is a cache of facts, never worth failing a hook over)."""
+    raw = caches.read(_path(repo))
     try:
-        data = json.loads(_path(repo).read_text())
-    except (OSError, ValueError):
+        data = json.loads(raw) if raw is not None else {}
+    except ValueError:
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -163,7 +165,7 @@ def defined_in(lines: list[str], start: int, end: int | None, ext: str) -> str |
 def _read(full: Path) -> str:
     try:
         return full.read_text(errors='replace') if full.stat().st_size < 2_000_000 else ''
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in a payload's path
         return ''
 
 
@@ -234,6 +236,26 @@ def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[:n - 1] + '…'
 
 
+# characters scanned past what a clip keeps: more than any credential is
+# long, so one the scanned window cuts never reaches the clip
+SCAN_MARGIN = 8192
+
+
+def redacted_clip(text: str, n: int) -> str:
+    """`_clip(secrets.redact(text), n)`, scanning only the start that can
+    reach the clip (a 60 MB prompt was scanned whole: 100 s in the prompt
+    hook): a window of the raw text, doubled until its redacted, clipped
+    form runs SCAN_MARGIN characters past n, or it is the whole text."""
+    from agitmem import secrets
+    size = n + SCAN_MARGIN
+    while True:
+        window = text[:size]
+        flat = ' '.join(secrets.redact(window).split())
+        if size >= len(text) or len(flat) >= n + SCAN_MARGIN:
+            return _clip(flat, n)
+        size *= 2
+
+
 def record_tool(
         repo: Repo,
         cfg: dict[str, Any],
@@ -264,8 +286,7 @@ def record_tool(
             edited['removed'] = clip_text(gone)
         events.append({**edited, 'twice': True} if twice else edited)
     if run is not None:
-        from agitmem import secrets  # a command line may hold a token
-        command = _clip(secrets.redact(run.command), COMMAND_CHARS)
+        command = redacted_clip(run.command, COMMAND_CHARS)  # a command line may hold a token
         data['commands'] = _push(
             data.get('commands'),
             {'command': command, 'exit_code': run.exit_code, 'at': state_mod.now_iso(), 'session': session},
@@ -326,8 +347,7 @@ def write_verification(repo: Repo, lv: dict[str, Any]) -> bool:
 def record_prompt(repo: Repo, prompt: str | None, session: str) -> None:
     if not prompt or not prompt.strip():
         return
-    from agitmem import secrets
-    text = _clip(secrets.redact(prompt), REQUEST_CHARS)
+    text = redacted_clip(prompt, REQUEST_CHARS)
     data = load(repo)
     data['requests'] = _push(data.get('requests'), {'text': text, 'at': state_mod.now_iso(), 'session': session}, REQUESTS)
     _store(repo, data)

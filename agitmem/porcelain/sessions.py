@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agitmem import caches
 from agitmem import repo as repo_mod
 from agitmem.repo import Repo
 
@@ -38,9 +39,10 @@ def _path(repo: Repo, key: str) -> Path:
 
 
 def read(repo: Repo, key: str) -> dict[str, Any]:
+    raw = caches.read(_path(repo, key))
     try:
-        data = json.loads(_path(repo, key).read_text())
-    except (OSError, ValueError):
+        data = json.loads(raw) if raw is not None else {}
+    except ValueError:
         return {}
     # our own file, but a damaged one must not break every prompt
     return data if isinstance(data, dict) and data.get('key') == key else {}

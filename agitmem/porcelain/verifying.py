@@ -2,6 +2,7 @@
 (the `verify` command and the MCP `verify` tool)."""
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 from collections.abc import Callable
@@ -41,6 +42,9 @@ def run(
         proc = subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, cwd=ctx.repo.root,
+            # bounded: a group of its own, so what it started is stopped
+            # with it (a test runner's children hold the output pipe open)
+            process_group=None if timeout is None else 0,
         )
     except (FileNotFoundError, PermissionError) as e:
         raise AgitmemError(f'cannot run {cmd[0]}: {e.strerror}')
@@ -57,7 +61,11 @@ def run(
         try:
             out, _ = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            import signal
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass  # gone meanwhile
             out, _ = proc.communicate()
             out += f'\nstopped after {timeout:g}s\n'.encode()
         chunks.append(out)
