@@ -258,6 +258,19 @@ def _basic_credentials(value: str) -> bool:
     )
 
 
+# base64 of `-----BEGIN OPENSSH PRIVATE KEY-----\n`, in pieces that are
+# no finding of their own
+_B64_OPENSSH = 'LS0tLS1CRUdJTiBPUE' + 'VOU1NIIFBSSVZBVEUg' + 'S0VZLS0tLS0K'
+
+
+def _pem_base64(value: str) -> bool:
+    """Base64 of a private key block: its header decodes so."""
+    raw = _b64decode(value[:60])
+    return raw is not None and _re(
+        r'-----BEGIN [A-Z0-9 ]*PRIVATE KEY',
+    ).match(raw.decode('latin-1')) is not None
+
+
 def _slack_token(value: str) -> bool:
     """A user or bot token's team, user and bot ids are numbers of 8 to 13
     digits (gitleaks' slack.go: 10 to 13); `xoxp-1234-1234-1234-...` is
@@ -429,7 +442,13 @@ def _key_block(text: str, start: int, end: int) -> bool:
     if stop is not None:
         body = text[end:end + stop.start()]
         material = ''.join(_re(r'[A-Za-z0-9+/=]+').findall(body))
-        return len(material) >= 64 and not _placeholder(material)
+        # a run of one character is no stand-in here: a key's zero bytes
+        # are runs of `A` in its base64 (OpenSSH keys open with them)
+        return (
+            len(material) >= 64 and not _marked(material) and
+            _re(_RUNS).search(material.lower()) is None and
+            entropy(material) >= 3.0
+        )
     return (
         _re(_LINE_PREFIX).fullmatch(text, line_start, start) is not None or
         _re(_KEY_BODY).match(text, end) is not None
@@ -446,13 +465,14 @@ def _assignment(
     tail = '' if literal == 'key' else _NAME_TAIL
     keywords = literal if isinstance(literal, tuple) else (literal,)
     check = {
-        'password-assignment': _password_value,
+        'password-assignment': _chosen_or_random,
         'token-assignment': _token_value,
         'secret-assignment': _token_value,
     }.get(id, _assigned_value)
+    context = _password_context if id == 'password-assignment' else _not_a_test_name
     return _context(
         id, kind, f'{keyword}{tail}{_ASSIGN}{_VALUE}', keywords, check,
-        context=_not_a_test_name, generic=True, **kw,
+        context=context, generic=True, **kw,
     )
 
 
@@ -501,6 +521,10 @@ def _assigned_value(value: str) -> bool:
     )
 
 
+def _chosen_or_random(value: str) -> bool:
+    return _password_value(value) or _chosen_password(value)
+
+
 def _uuid_token(value: str) -> bool:
     """A uuid named a token or secret is one (Heroku, Opsgenie, Railway and
     many more issue uuids as API tokens), unless it is a test value
@@ -520,6 +544,69 @@ def _token_value(value: str) -> bool:
 
 def _password_value(value: str) -> bool:
     return value.lower() not in _PUBLISHED and _high_entropy(value)
+
+
+# what a password field holds when it holds no password: a type, a state,
+# a prompt, the field's own name (`password: required`, `"password": "hidden"`)
+_NOT_PASSWORDS = frozenset({
+    'password', 'passwd', 'pass', 'passphrase', 'pwd', 'secret', 'changeme',
+    'changeit', 'none', 'null', 'nil', 'true', 'false', 'yes', 'no', 'str',
+    'string', 'text', 'required', 'optional', 'hidden', 'empty', 'default',
+    'undefined', 'unset', 'masked', 'omitted', 'prompt', 'input', 'value',
+    'mypassword', 'yourpassword', 'your_password', 'new_password', 'foobar',
+    'test', 'admin', 'root', 'user', 'username', 'guest', 'example', 'sample',
+    'env', 'environ', 'getenv', 'self', 'this', 'cls', 'object', 'bytes',
+    'secretstr', 'char', 'varchar', 'int', 'integer',
+    # the stock examples (`hunter2`, `letmein`, `passw0rd`)
+    'hunter', 'letmein', 'passw0rd', 'p@ssw0rd', 'p@ssword', 'pa55word',
+    'qwerty', 'abc', 'abcdef', 'foo', 'bar', 'baz', 'demo',
+})
+
+
+def _chosen_password(value: str) -> bool:
+    """A password a person chose (`4ian1234`, `super$ecret`,
+    `Pass123!@#`): shorter and plainer than a generated key, so known by
+    being one word of 6 to 64 characters, with letters, not a name, a
+    reference, a path, a format or a stand-in."""
+    return (
+        6 <= len(value) <= 64 and
+        # not code, a quoted reference, a label (`Password:`), an anchor
+        # (`#add-password`) or a variable (`$DB_PASS`)
+        _re(r'''[\s()\[\]{}<>"'`]''').search(value) is None and
+        value[0] not in '$%@&:#' and value[-1] not in ':@' and
+        # the field's name with a number (`secret123`, `password1`) or in
+        # the value (`rootpasswd`, `CleartextPassword1`) is a sample
+        value.lower().rstrip('0123456789') not in _NOT_PASSWORDS and
+        _re('passw(?:or)?d').search(value.lower()) is None and
+        value.lower() not in _PUBLISHED and
+        any(c.isalpha() for c in value) and
+        _re(_FILLER).search(value) is None and
+        _re(_STAND_IN).search(value) is None and
+        not _placeholder(value) and
+        not _reference(value) and
+        _re(_PATH).match(value) is None and
+        _re(_FILE_OR_HOST).fullmatch(value) is None and
+        '://' not in value and
+        not _camel_case_name(value) and not _hyphenated_words(value)
+    )
+
+
+def _password_context(text: str, start: int, end: int) -> bool:
+    """A password assignment: a random-looking value wherever it stands;
+    a chosen one when quoted (a string literal, not a variable) or when
+    it mixes letters with digits or signs, not a
+    bare word (`password = user_password`, an identifier)."""
+    if not _not_a_test_name(text, start, end):
+        return False
+    value = text[start:end]
+    # a variable (`$BASE_URL/...`), or the field's name again in a value
+    # (`ChangePassword = "arn:aws:iam::aws:policy/IAMUserChangePassword"`)
+    if value[:1] == '$' or _re('passw(?:or)?d').search(value.lower()):
+        return False
+    if _password_value(value):
+        return True
+    quoted = start > 0 and text[start - 1] in '"\'`'
+    return quoted or _re(r'[^A-Za-z_.-]').search(value) is not None
 
 
 _B62 = 'A-Za-z0-9'
@@ -576,7 +663,9 @@ def _url_password(value: str) -> bool:
         len(value) >= 6 and (digit or (lower and upper)) and
         value.lower() not in _URL_WORDS and
         _re(_STAND_IN).search(value) is None and
-        not any(c in '%$*([{\\' for c in value)
+        # `%40` is an encoded `@` (`P%40ssw0rd`), `%s` a format
+        not any(c in '$*([{\\' for c in value) and
+        _re(r'%(?![0-9A-Fa-f]{2})').search(value) is None
     )
 
 
@@ -2064,21 +2153,26 @@ RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         'microsoft-teams-webhook', 'Microsoft Teams webhook',
-        r'\.webhook\.office\.com/webhookb2/[0-9a-f-]{36}@[0-9a-f-]{36}/'
-        r'IncomingWebhook/[0-9a-f]{32}/[0-9a-f-]{36}',
-        ('webhookb2',), _any,
+        # the tenant's host (`acme.webhook.office.com/webhookb2/`) or the
+        # legacy one (`outlook.office.com/webhook/`, `outlook.office365.com`)
+        r'(?:\.webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook)/'
+        r'[0-9a-f-]{36}@[0-9a-f-]{36}/IncomingWebhook/[0-9a-f]{32}/[0-9a-f-]{36}',
+        ('webhookb2', 'incomingwebhook'), _any,
         entropy=3.0,
         positives=(
             'https://acme.webhook.office.com/webhookb2/{uuid}@{uuid}/IncomingWebhook/{h:32}/{uuid}',
             '- note: deploy with https://acme.webhook.office.com/webhookb2/{uuid}@{uuid}/IncomingWebhook/{h:32}/{uuid}',
+            "url = 'https://outlook.office.com/webhook/{uuid}@{uuid}/IncomingWebhook/{h:32}/{uuid}'",
         ),
         negatives=(
             'https://acme.webhook.office.com/webhookb2/{uuid}@{uuid}',
+            'https://outlook.office.com/webhook/{uuid}@{uuid}/IncomingWebhook/{h:31}/{uuid}',
             'https://acme.webhook.office.com/webhookb2/' + 'x' * 36 + '@' + 'x' * 36 + '/IncomingWebhook/' + 'x' * 32 + '/' + 'x' * 36,
         ),
         source=(
             'gitleaks cmd/generate/config/rules/teams.go; '
-            'trufflehog pkg/detectors/microsoftteamswebhook'
+            'trufflehog pkg/detectors/microsoftteamswebhook; '
+            'noseyparker rules/msteams.yml'
         ),
     ),
     _token(
@@ -2216,6 +2310,24 @@ RULES: tuple[_Rule, ...] = (
             'secretlint packages/@secretlint/secretlint-rule-privatekey'
         ),
     ),
+    _token(
+        'private-key-base64', 'private key block',
+        # base64 of `-----BEGIN`: a key block kept in an environment
+        # variable or a Kubernetes secret
+        'LS0tLS1CRUdJTi', '[A-Za-z0-9+/]{86,}={0,2}', ('ls0tls1crudjti',),
+        _pem_base64, end='(?![A-Za-z0-9+/=])',
+        entropy=0.0,
+        positives=(
+            'PRIVATE_KEY_B64=LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpN{b:80}',
+            '"privateKey": "' + _B64_OPENSSH + '{b:80}"',
+        ),
+        negatives=(
+            # a certificate is public
+            'CERT_B64=LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk{b:80}',
+            'PRIVATE_KEY_B64=LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpN{b:20}',
+        ),
+        source='noseyparker rules/pem.yml (np.pem.2)',
+    ),
     _context(
         'basic-auth', 'basic auth credentials',
         r'authorization["\']?[ \t]*[:=][ \t]*["\']?basic[ \t]+'
@@ -2259,15 +2371,18 @@ RULES: tuple[_Rule, ...] = (
         positives=(
             'postgres://app:{A:16}@db.internal/app',
             '- note: deploy with postgres://app:{A:16}@db.internal/app',
+            'mongodb+srv://app:{A:8}%40{a:6}@cluster0.example.mongodb.net/?retryWrites=true',
         ),
         negatives=(
             'postgres://postgres:postgres@localhost/app',
+            'postgres://app:%s@db.internal/app',
             'postgres://app:xxxxxxxxxxxxxxxx@db.internal/app',
         ),
         source=(
             'gitleaks cmd/generate/config/rules/generic.go; '
             'trufflehog pkg/detectors/uri; '
-            'secretlint packages/@secretlint/secretlint-rule-basicauth'
+            'secretlint packages/@secretlint/secretlint-rule-basicauth; '
+            'noseyparker rules/mongodb.yml, postgres.yml'
         ),
     ),
     # `password = ...`, `"api_key": "..."`, `GITHUB_TOKEN: ...`: reported only
@@ -2277,9 +2392,20 @@ RULES: tuple[_Rule, ...] = (
         'password-assignment', 'password assignment',
         '(?:pass(?:word|wd|phrase)|pwd)', ('pass', 'pwd'),
         entropy=0.0,
-        positives=('password={A:16}', '- note: deploy with password={A:16}',),
-        negatives=('password=changeme', 'password=xxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/generic.go',
+        positives=(
+            'password={A:16}', '- note: deploy with password={A:16}',
+            # a chosen password: quoted, or mixing letters with digits
+            'my_password := "{L:7}"', 'PASSWORD={a:5}{d:3}',
+        ),
+        negatives=(
+            'password=changeme', 'password=xxxxxxxxxxxxxxxx',
+            'password = user_password', 'password: "required"',
+            'password = "secret123"', '"password": "$DB_PASS"',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/generic.go; '
+            'noseyparker rules/generic.yml (np.generic.3-6)'
+        ),
     ),
     _assignment(
         'secret-assignment', 'secret assignment', 'secret', 'secret',
