@@ -271,6 +271,10 @@ def _pem_base64(value: str) -> bool:
     ).match(raw.decode('latin-1')) is not None
 
 
+def _license_key(value: str) -> bool:
+    return entropy(value[:-4]) >= 3.0
+
+
 def _slack_token(value: str) -> bool:
     """A user or bot token's team, user and bot ids are numbers of 8 to 13
     digits (gitleaks' slack.go: 10 to 13); `xoxp-1234-1234-1234-...` is
@@ -296,7 +300,7 @@ _WORD_CHAR = '[A-Za-z0-9_]'
 # `::=`, `?=`; a quoted name and a quoted value as a call's two arguments
 # (`Header.Set("X-Api-Key", "...")`, `getenv("API_TOKEN", "...")`)
 _ASSIGN = (
-    r'''\\?["']?[ \t]*(?:=>|:{1,3}=|\?=|\|\|=?|=|:(?=[ \t"'\\])|'''
+    r'''\\?["']?[ \t]*(?:=>|:{1,3}=|\?=|\|\|=?|[!=]==?|=|:(?=[ \t"'\\])|'''
     r'''(?<=["']),(?=[ \t]*\\?["']))[ \t]*'''
 )
 # unquoted, a value ends at `&name=` (the next parameter of a query
@@ -712,7 +716,7 @@ def _k8s_data(text: str, start: int, end: int) -> bool:
 # the name a value is assigned to, read back from the value's start
 _NAME_BEFORE = (
     r'([a-z0-9_.-]+)\\?["\']?[ \t]*'
-    r'(?:=>|:{1,3}=|\?=|\|\|=?|=|:|,)[ \t]*\\?["\'`]?$'
+    r'(?:=>|:{1,3}=|\?=|\|\|=?|[!=]==?|=|:|,)[ \t]*\\?["\'`]?$'
 )
 _TEST_NAME = (
     r'fake|dummy|mock|sample|example|nonmatching|non_matching|placeholder|'
@@ -1029,14 +1033,19 @@ RULES: tuple[_Rule, ...] = (
         'sonar-token', 'SonarQube token',
         # gitleaks: a `sonar_login`/`sonar.token` name and 40 characters,
         # with or without the newer `squ_`/`sqp_`/`sqa_` prefix
-        r'(?<![a-z0-9])sonar[_.-]?(?:login|token)[ \t\w.-]{0,20}[\s\'"\\]{0,4}'
-        r'(?:=>|:{1,3}=|\?=|=|:)[\s`\'"=\\]{0,6}'
+        # (`-Dsonar.login=` as Maven takes it; `'sonar.login', '...'` as
+        # a call's two arguments)
+        r'(?:(?<![a-z0-9])|(?<=-d))sonar[_.-]?(?:login|token)[ \t\w.-]{0,20}[\s\'"\\]{0,4}'
+        r'(?:=>|:{1,3}=|\?=|=|:|,)[\s`\'"=\\]{0,6}'
         r'((?:sq[upa]_)?[a-z0-9=_-]{40})(?![a-z0-9=_-])',
         ('sonar',), _real, any_value=True,
         entropy=0.0,
-        positives=('SONAR_TOKEN = "{h:40}"', 'sonar.login: sqp_{a:40}',),
+        positives=(
+            'SONAR_TOKEN = "{h:40}"', 'sonar.login: sqp_{a:40}',
+            'mvn sonar:sonar -Dsonar.login={h:40}',
+        ),
         negatives=('SONAR_TOKEN = "{h:39}"', 'SONAR_TOKEN = "sqp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"',),
-        source='gitleaks cmd/generate/config/rules/sonar.go',
+        source='gitleaks cmd/generate/config/rules/sonar.go; noseyparker rules/sonarqube.yml',
     ),
     _context(
         'sidekiq-secret', 'Sidekiq credentials',
@@ -1881,16 +1890,17 @@ RULES: tuple[_Rule, ...] = (
     ),
     _token(
         'doppler-token', 'Doppler token', r'dp\.',
-        f'(?:pt|st|ct|sa|scim|audit)\\.[{_B62}]{{40,44}}', ('dp.',),
+        # a service token may name its config (`dp.st.dev.<key>`)
+        f'(?:pt|st(?:\\.[a-z0-9_-]{{2,35}})?|ct|sa|scim|audit)\\.[{_B62}]{{40,44}}', ('dp.',),
         entropy=3.0,
-        positives=('dp.pt.{A:43}', 'dp.st.{A:40}',),
+        positives=('dp.pt.{A:43}', 'dp.st.{A:40}', 'dp.st.dev.{A:43}',),
         negatives=(
             'dp.pt.{A:39}',
             'dp.pt.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
         ),
         source=(
             'gitleaks cmd/generate/config/rules/doppler.go; '
-            'trufflehog pkg/detectors/doppler'
+            'trufflehog pkg/detectors/doppler; noseyparker rules/doppler.yml'
         ),
     ),
     _token(
@@ -2012,15 +2022,28 @@ RULES: tuple[_Rule, ...] = (
     ),
     _token(
         'new-relic-key', 'New Relic key', 'NR',
-        f'(?:AK-[A-Z0-9]{{27}}|II-[{_URLSAFE}]{{32}})', ('nrak-', 'nrii-'),
+        f'(?:AK-[A-Z0-9]{{27}}|II-[{_URLSAFE}]{{32}}|AA-[a-f0-9]{{27}}|'
+        f'RA-[a-f0-9]{{42}}|JS-[a-f0-9]{{19}})',
+        ('nrak-', 'nrii-', 'nraa-', 'nrra-', 'nrjs-'),
         end=f'(?![{_URLSAFE}])',
         entropy=3.0,
-        positives=('NRAK-{U:27}', 'NRII-{u:32}',),
-        negatives=('NRAK-{U:26}', 'NRAK-xxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        positives=('NRAK-{U:27}', 'NRII-{u:32}', 'admin_access:NRAA-{h:27}', 'X-Api-Key:NRRA-{h:42}',),
+        negatives=('NRAK-{U:26}', 'NRAK-xxxxxxxxxxxxxxxxxxxxxxxxxxx', 'NRAA-{h:26}',),
         source=(
             'gitleaks cmd/generate/config/rules/newrelic.go; '
-            'trufflehog pkg/detectors/newrelicpersonalapikey'
+            'trufflehog pkg/detectors/newrelicpersonalapikey; '
+            'noseyparker rules/newrelic.yml'
         ),
+    ),
+    _Rule(
+        'new-relic-license-key', 'New Relic key',
+        # 36 hex and `NRAL` (in the EU, `eu01xx` and 30 hex)
+        r'(?<![A-Za-z0-9])(?:eu01xx[a-f0-9]{30}|[a-f0-9]{36})NRAL(?![A-Za-z0-9])',
+        ('nral',), _license_key,
+        entropy=3.0,
+        positives=('license_key: {h:36}NRAL', 'license: eu01xx{h:30}NRAL',),
+        negatives=('license_key: {h:35}NRAL', 'license_key: ' + 'a' * 36 + 'NRAL',),
+        source='noseyparker rules/newrelic.yml (np.newrelic.1)',
     ),
     _token(
         'sentry-token', 'Sentry token', 'sntry',
@@ -2365,7 +2388,7 @@ RULES: tuple[_Rule, ...] = (
         source='gitleaks cmd/generate/config/rules/generic.go',
     ),
     _context(
-        'url-password', 'password in URL', r'://[^/\s:@"\'`]+:([^/\s:@"\'`]+)@',
+        'url-password', 'password in URL', r'://[^/\s:@"\'`]+:([^/\s:"\'`]+)@',
         ('://',), _url_password, generic=True,
         entropy=0.0,
         positives=(
@@ -2390,7 +2413,7 @@ RULES: tuple[_Rule, ...] = (
     # left boundary, so that `DB_PASSWORD=` counts
     _assignment(
         'password-assignment', 'password assignment',
-        '(?:pass(?:word|wd|phrase)|pwd)', ('pass', 'pwd'),
+        '(?:pass(?:word|wd|phrase)|(?<![a-z])pass(?![a-z])|pwd)', ('pass', 'pwd'),
         entropy=0.0,
         positives=(
             'password={A:16}', '- note: deploy with password={A:16}',
