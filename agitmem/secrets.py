@@ -591,8 +591,21 @@ def _chosen_password(value: str) -> bool:
         _re(_PATH).match(value) is None and
         _re(_FILE_OR_HOST).fullmatch(value) is None and
         '://' not in value and
-        not _camel_case_name(value) and not _hyphenated_words(value)
+        # a CamelCase name (`SecretStr`), unless it holds digits as a
+        # chosen password does
+        not (_camel_case_name(value) and not any(c.isdigit() for c in value)) and
+        not _hyphenated_words(value)
     )
+
+
+def _cli_password(text: str, start: int, end: int) -> bool:
+    """`-pVALUE` is the password; `-p VALUE` and `--password VALUE` when
+    the value mixes letters with digits or signs (a database's name is
+    not one)."""
+    if text[start - 2:start].lower() == '-p':
+        return True
+    return _re(r'[^A-Za-z_.-]').search(text, start, end) is not None and \
+        any(c.isalpha() for c in text[start:end])
 
 
 def _password_context(text: str, start: int, end: int) -> bool:
@@ -610,7 +623,10 @@ def _password_context(text: str, start: int, end: int) -> bool:
     if _password_value(value):
         return True
     quoted = start > 0 and text[start - 1] in '"\'`'
-    return quoted or _re(r'[^A-Za-z_.-]').search(value) is not None
+    # a query's or a connection string's parameter (`&password=`,
+    # `;Password=`) is a value, never a variable
+    param = _re(r'[?&;][ \t]*[A-Za-z_]*=$').search(text, max(0, start - 40), start)
+    return quoted or param is not None or _re(r'[^A-Za-z_.-]').search(value) is not None
 
 
 _B62 = 'A-Za-z0-9'
@@ -2388,13 +2404,14 @@ RULES: tuple[_Rule, ...] = (
         source='gitleaks cmd/generate/config/rules/generic.go',
     ),
     _context(
-        'url-password', 'password in URL', r'://[^/\s:@"\'`]+:([^/\s:"\'`]+)@',
+        'url-password', 'password in URL', r'://[^/\s:@"\'`]*:([^/\s:"\'`]+)@',
         ('://',), _url_password, generic=True,
         entropy=0.0,
         positives=(
             'postgres://app:{A:16}@db.internal/app',
             '- note: deploy with postgres://app:{A:16}@db.internal/app',
             'mongodb+srv://app:{A:8}%40{a:6}@cluster0.example.mongodb.net/?retryWrites=true',
+            'redis://:{A:16}@cache.internal:6379/0',
         ),
         negatives=(
             'postgres://postgres:postgres@localhost/app',
@@ -2407,6 +2424,32 @@ RULES: tuple[_Rule, ...] = (
             'secretlint packages/@secretlint/secretlint-rule-basicauth; '
             'noseyparker rules/mongodb.yml, postgres.yml'
         ),
+    ),
+    # a command's credentials: `curl -u user:pass`, `--user user:pass`
+    _context(
+        'cli-user-password', 'password on a command line',
+        r'(?<![a-z0-9_-])(?:-u|--user)(?:[ \t]+|=)["\']?[^\s:"\'$-][^\s:"\'$]*:([^\s"\'$][^\s"\']*)',
+        ('-u', '--user'), _chosen_password, generic=True,
+        entropy=0.0,
+        positives=('curl -u admin:{A:14} https://api.example.org', "curl --user 'deploy:{A:14}' https://x.example.org",),
+        negatives=('curl -u admin:$API_PASSWORD https://x.example.org', 'curl -u "$USER:$PASS" https://x.example.org',),
+        source='gitleaks cmd/generate/config/rules/curl.go (curl-auth-user)',
+    ),
+    # `mysql -u root -pS3cret`, `psexec -u admin -p S3cret!`, `sshpass -p`,
+    # `--password S3cret`: `-p` is a port or a flag elsewhere, so it counts
+    # after a `-u` user (or in sshpass); apart from its flag, a value must
+    # mix letters with digits or signs (`mysql -u root -p mydb` prompts)
+    _context(
+        'cli-password', 'password on a command line',
+        r'(?:(?<![a-z0-9_-])-u[ \t]*[^\s-][^\s]*[ \t]+(?:[^\n]{0,80}?[ \t])?|sshpass[ \t]+)'
+        r'-p(?:([^\s"\'$-][^\s"\']*)|[ \t]+["\']?([^\s"\'$-][^\s"\']*))|'
+        r'(?<![a-z0-9_-])--password[ \t]+["\']?([^\s"\'$-][^\s"\']*)',
+        ('-p', '--password'), _chosen_password, generic=True,
+        context=_cli_password,
+        entropy=0.0,
+        positives=('mysql -u root -p{A:12} -h db.internal', 'psexec \\\\host -u Administrator -p {A:10} cmd',),
+        negatives=('mysql -u root -p mydb', 'ssh -u deploy -p 2222 host',),
+        source='noseyparker rules/psexec.yml; gitleaks cmd/generate/config/rules/generic.go',
     ),
     # `password = ...`, `"api_key": "..."`, `GITHUB_TOKEN: ...`: reported only
     # when the value is long and random enough to be a real credential; no
