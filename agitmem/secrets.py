@@ -660,6 +660,8 @@ def _service_value(value: str) -> bool:
     digit, _, _ = _classes(value)
     return (
         12 <= len(value) <= _LONGEST and digit and not _marked(value) and
+        # a uuid, number or hex holds no `?`, `#`, `$` (a mangled copy)
+        _re(_KEY_VALUE).fullmatch(value) is not None and
         _re(r'[\s(\[]').search(value) is None and
         _re(_STAND_IN).search(value) is None and
         not _reference(value) and
@@ -854,7 +856,10 @@ def _random_value(value: str) -> bool:
     ):
         return False
     if lower and upper:
-        return entropy(value) >= 3.5
+        # `a1B2c3D4e5F6...`: letters in order between the digits, as
+        # documentation writes a key (a random one holds no such run)
+        letters = ''.join(c for c in value.lower() if c.isalpha())
+        return entropy(value) >= 3.5 and _re(_RUNS).search(letters) is None
     return (
         len(value) >= 24 and _re(r'[0-9a-fA-F_.=-]+').fullmatch(value) is None and
         entropy(value) >= 3.7
@@ -997,7 +1002,11 @@ RULES: tuple[_Rule, ...] = (
         any_value=True,
         entropy=0.0,
         positives=('HUBSPOT_API_KEY={uuid}', 'discord_client_id: "{d:18}"',),
-        negatives=('hubspot_portal: {a:8}', 'rooktable = {uuid}',),
+        negatives=(
+            'hubspot_portal: {a:8}', 'rooktable = {uuid}',
+            # a `?` inside a uuid: a mangled copy (trufflehog squarespace)
+            "squarespace = '{h:8}?{h:4}-{h:4}-{h:4}-{h:12}'",
+        ),
         source='gitleaks cmd/generate/config/rules/generic.go',
     ),
     _context(
@@ -2562,6 +2571,8 @@ RULES: tuple[_Rule, ...] = (
             'the key fix was in commit {h:40}', 'token budget is 4000 tokens',
             # a hyphenated compound of words (this project's own docs)
             'tokens by the 1-CJK-char-per-token estimate',
+            # letters in alphabet order between digits: a documented sample
+            "the secret is 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4'",
         ),
         source='gitleaks cmd/generate/config/rules/generic.go',
     ),
