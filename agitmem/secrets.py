@@ -900,6 +900,21 @@ RULES: tuple[_Rule, ...] = (
             'secretlint packages/@secretlint/secretlint-rule-aws'
         ),
     ),
+    _context(
+        'aws-secret-key-named', 'AWS secret key',
+        # trivy's names: `aws_key`, `AWS_SEC_KEY`, `awsAccessKey`,
+        # `aws-secret-access-key`, 40 characters of base64
+        r'(?<![a-z0-9])aws[_.-]?(?:sec(?:ret)?)?[_.-]?(?:access)?[_.-]?key'
+        rf'{_ASSIGN}["\']?([a-z0-9/+]{{40}})(?![a-z0-9/+=])',
+        ('aws',), _with_digit,
+        entropy=0.0,
+        positives=('AWS_KEY={b:40}', 'awsSecretKey: "{b:40}"',),
+        negatives=('aws_key = {b:39}', 'aws_key_id = {b:40}',),
+        source=(
+            'trivy pkg/fanal/secret/builtin-rules.go (aws-secret-access-key); '
+            'gitleaks cmd/generate/config/rules/aws.go'
+        ),
+    ),
     _token(
         'gcp-api-key', 'Google API key', 'AIza', f'[{_URLSAFE}]{{35}}',
         ('aiza',), _real, end=f'(?![{_URLSAFE}])',
