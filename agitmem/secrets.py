@@ -602,8 +602,17 @@ def _cli_password(text: str, start: int, end: int) -> bool:
     """`-pVALUE` is the password; `-p VALUE` and `--password VALUE` when
     the value mixes letters with digits or signs (a database's name is
     not one)."""
-    if text[start - 2:start].lower() == '-p':
-        return True
+    flag = _re(r'(?i:-p[ \t]*["\']?|--password[ \t]+["\']?)$').search(text, max(0, start - 14), start)
+    if flag is None:  # the match began at the flag: not reached
+        return False
+    if not flag[0].startswith('--'):
+        # `-p` is a port or a flag elsewhere: a password after a `-u` user
+        # on its line, or sshpass's
+        line = text[text.rfind('\n', 0, flag.start()) + 1:flag.start()]
+        if _re(r'(?:(?<![A-Za-z0-9_-])-u[ \t]*[^\s-][^\s]*|sshpass)[ \t]+(?:[^\n]*[ \t])?$').search(line) is None:
+            return False
+        if not flag[0][2:].strip(' \t'):
+            return True  # `-pSECRET`
     return _re(r'[^A-Za-z_.-]').search(text, start, end) is not None and \
         any(c.isalpha() for c in text[start:end])
 
@@ -904,7 +913,7 @@ RULES: tuple[_Rule, ...] = (
         'aws-secret-key-named', 'AWS secret key',
         # trivy's names: `aws_key`, `AWS_SEC_KEY`, `awsAccessKey`,
         # `aws-secret-access-key`, 40 characters of base64
-        r'(?<![a-z0-9])aws[_.-]?(?:sec(?:ret)?)?[_.-]?(?:access)?[_.-]?key'
+        r'aws(?<![a-z0-9]aws)[_.-]?(?:sec(?:ret)?)?[_.-]?(?:access)?[_.-]?key'
         rf'{_ASSIGN}["\']?([a-z0-9/+]{{40}})(?![a-z0-9/+=])',
         ('aws',), _with_digit,
         entropy=0.0,
@@ -2453,7 +2462,7 @@ RULES: tuple[_Rule, ...] = (
     _context(
         'cli-user-password', 'password on a command line',
         r'(?<![a-z0-9_-])(?:-u|--user)(?:[ \t]+|=)["\']?[^\s:"\'$-][^\s:"\'$]*:([^\s"\'$][^\s"\']*)',
-        ('-u', '--user'), _chosen_password, generic=True,
+        ('-u', '--user'), _chosen_password, generic=True, anchored=True,
         entropy=0.0,
         positives=('curl -u admin:{A:14} https://api.example.org', "curl --user 'deploy:{A:14}' https://x.example.org",),
         negatives=('curl -u admin:$API_PASSWORD https://x.example.org', 'curl -u "$USER:$PASS" https://x.example.org',),
@@ -2465,10 +2474,9 @@ RULES: tuple[_Rule, ...] = (
     # mix letters with digits or signs (`mysql -u root -p mydb` prompts)
     _context(
         'cli-password', 'password on a command line',
-        r'(?:(?<![a-z0-9_-])-u[ \t]*[^\s-][^\s]*[ \t]+(?:[^\n]{0,80}?[ \t])?|sshpass[ \t]+)'
-        r'-p(?:([^\s"\'$-][^\s"\']*)|[ \t]+["\']?([^\s"\'$-][^\s"\']*))|'
-        r'(?<![a-z0-9_-])--password[ \t]+["\']?([^\s"\'$-][^\s"\']*)',
-        ('-p', '--password'), _chosen_password, generic=True,
+        r'(?<![a-z0-9_-])(?:-p(?:([^\s"\'$-][^\s"\']*)|[ \t]+["\']?([^\s"\'$-][^\s"\']*))|'
+        r'--password[ \t]+["\']?([^\s"\'$-][^\s"\']*))',
+        ('-p', '--password'), _chosen_password, generic=True, anchored=True,
         context=_cli_password,
         entropy=0.0,
         positives=('mysql -u root -p{A:12} -h db.internal', 'psexec \\\\host -u Administrator -p {A:10} cmd',),
@@ -2480,7 +2488,7 @@ RULES: tuple[_Rule, ...] = (
     # left boundary, so that `DB_PASSWORD=` counts
     _assignment(
         'password-assignment', 'password assignment',
-        '(?:pass(?:word|wd|phrase)|(?<![a-z])pass(?![a-z])|pwd)', ('pass', 'pwd'),
+        '(?:pass(?:word|wd|phrase|(?<![a-z]pass)(?![a-z]))|pwd)', ('pass', 'pwd'),
         entropy=0.0,
         positives=(
             'password={A:16}', '- note: deploy with password={A:16}',
