@@ -603,8 +603,7 @@ def _cli_password(text: str, start: int, end: int) -> bool:
     the value mixes letters with digits or signs (a database's name is
     not one)."""
     flag = _re(r'(?i:-p[ \t]*["\']?|--password[ \t]+["\']?)$').search(text, max(0, start - 14), start)
-    if flag is None:  # the match began at the flag: not reached
-        return False
+    assert flag is not None  # the match began at the flag
     if not flag[0].startswith('--'):
         # `-p` is a port or a flag elsewhere: a password after a `-u` user
         # on its line, or sshpass's
@@ -2479,7 +2478,10 @@ RULES: tuple[_Rule, ...] = (
         ('-p', '--password'), _chosen_password, generic=True, anchored=True,
         context=_cli_password,
         entropy=0.0,
-        positives=('mysql -u root -p{A:12} -h db.internal', 'psexec \\\\host -u Administrator -p {A:10} cmd',),
+        positives=(
+            'mysql -u root -p{A:12} -h db.internal', 'psexec \\\\host -u Administrator -p {A:10} cmd',
+            'sshpass -p {A:12} ssh deploy@host', 'mongosh --username admin --password {A:12}',
+        ),
         negatives=('mysql -u root -p mydb', 'ssh -u deploy -p 2222 host',),
         source='noseyparker rules/psexec.yml; gitleaks cmd/generate/config/rules/generic.go',
     ),
