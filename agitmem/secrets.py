@@ -610,7 +610,7 @@ def _cli_password(text: str, start: int, end: int) -> bool:
         line = text[text.rfind('\n', 0, flag.start()) + 1:flag.start()]
         if _re(r'(?:(?<![A-Za-z0-9_-])-u[ \t]*[^\s-][^\s]*|sshpass)[ \t]+(?:[^\n]*[ \t])?$').search(line) is None:
             return False
-        if not flag[0][2:].strip(' \t'):
+        if flag[0].lower() == '-p':
             return True  # `-pSECRET`
     return _re(r'[^A-Za-z_.-]').search(text, start, end) is not None and \
         any(c.isalpha() for c in text[start:end])
@@ -2501,6 +2501,8 @@ RULES: tuple[_Rule, ...] = (
             'password=changeme', 'password=xxxxxxxxxxxxxxxx',
             'password = user_password', 'password: "required"',
             'password = "secret123"', '"password": "$DB_PASS"',
+            # the field's name in a value that is an id
+            'ChangePassword = "arn:aws:iam::aws:policy/IAMUserChangePassword"',
         ),
         source=(
             'gitleaks cmd/generate/config/rules/generic.go; '
