@@ -2485,6 +2485,23 @@ RULES: tuple[_Rule, ...] = (
         negatives=('mysql -u root -p mydb', 'ssh -u deploy -p 2222 host',),
         source='noseyparker rules/psexec.yml; gitleaks cmd/generate/config/rules/generic.go',
     ),
+    # prose that names a quoted value (`the default password is` and the value)
+    _context(
+        'password-in-prose', 'password assignment',
+        r'passw(?:or)?d(?:[ \t]+[a-z]+){0,4}?[ \t]+(?:is|was|:)[ \t]+["\'`]([^"\'`\n]{6,64})["\'`]',
+        ('passw',), _chosen_password, generic=True, anchored=True,
+        context=_not_a_test_name,
+        entropy=0.0,
+        positives=(
+            "The default password is '{a:9}'",
+            'ensure the password is "{L:9}" and press On',
+        ),
+        negatives=(
+            'the password is "required"',
+            'the password is the one in $DB_PASS',
+        ),
+        source='noseyparker rules/generic.yml (np.generic.11-14)',
+    ),
     # `password = ...`, `"api_key": "..."`, `GITHUB_TOKEN: ...`: reported only
     # when the value is long and random enough to be a real credential; no
     # left boundary, so that `DB_PASSWORD=` counts
