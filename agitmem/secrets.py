@@ -258,6 +258,23 @@ def _basic_credentials(value: str) -> bool:
     )
 
 
+# base64 of `-----BEGIN OPENSSH PRIVATE KEY-----\n`, in pieces that are
+# no finding of their own
+_B64_OPENSSH = 'LS0tLS1CRUdJTiBPUE' + 'VOU1NIIFBSSVZBVEUg' + 'S0VZLS0tLS0K'
+
+
+def _pem_base64(value: str) -> bool:
+    """Base64 of a private key block: its header decodes so."""
+    raw = _b64decode(value[:60])
+    return raw is not None and _re(
+        r'-----BEGIN [A-Z0-9 ]*PRIVATE KEY',
+    ).match(raw.decode('latin-1')) is not None
+
+
+def _license_key(value: str) -> bool:
+    return entropy(value[:-4]) >= 3.0
+
+
 def _slack_token(value: str) -> bool:
     """A user or bot token's team, user and bot ids are numbers of 8 to 13
     digits (gitleaks' slack.go: 10 to 13); `xoxp-1234-1234-1234-...` is
@@ -283,7 +300,7 @@ _WORD_CHAR = '[A-Za-z0-9_]'
 # `::=`, `?=`; a quoted name and a quoted value as a call's two arguments
 # (`Header.Set("X-Api-Key", "...")`, `getenv("API_TOKEN", "...")`)
 _ASSIGN = (
-    r'''\\?["']?[ \t]*(?:=>|:{1,3}=|\?=|\|\|=?|=|:(?=[ \t"'\\])|'''
+    r'''\\?["']?[ \t]*(?:=>|:{1,3}=|\?=|\|\|=?|[!=]==?|=|:(?=[ \t"'\\])|'''
     r'''(?<=["']),(?=[ \t]*\\?["']))[ \t]*'''
 )
 # unquoted, a value ends at `&name=` (the next parameter of a query
@@ -429,7 +446,13 @@ def _key_block(text: str, start: int, end: int) -> bool:
     if stop is not None:
         body = text[end:end + stop.start()]
         material = ''.join(_re(r'[A-Za-z0-9+/=]+').findall(body))
-        return len(material) >= 64 and not _placeholder(material)
+        # a run of one character is no stand-in here: a key's zero bytes
+        # are runs of `A` in its base64 (OpenSSH keys open with them)
+        return (
+            len(material) >= 64 and not _marked(material) and
+            _re(_RUNS).search(material.lower()) is None and
+            entropy(material) >= 3.0
+        )
     return (
         _re(_LINE_PREFIX).fullmatch(text, line_start, start) is not None or
         _re(_KEY_BODY).match(text, end) is not None
@@ -446,13 +469,14 @@ def _assignment(
     tail = '' if literal == 'key' else _NAME_TAIL
     keywords = literal if isinstance(literal, tuple) else (literal,)
     check = {
-        'password-assignment': _password_value,
+        'password-assignment': _chosen_or_random,
         'token-assignment': _token_value,
         'secret-assignment': _token_value,
     }.get(id, _assigned_value)
+    context = _password_context if id == 'password-assignment' else _not_a_test_name
     return _context(
         id, kind, f'{keyword}{tail}{_ASSIGN}{_VALUE}', keywords, check,
-        context=_not_a_test_name, generic=True, **kw,
+        context=context, generic=True, **kw,
     )
 
 
@@ -501,6 +525,10 @@ def _assigned_value(value: str) -> bool:
     )
 
 
+def _chosen_or_random(value: str) -> bool:
+    return _password_value(value) or _chosen_password(value)
+
+
 def _uuid_token(value: str) -> bool:
     """A uuid named a token or secret is one (Heroku, Opsgenie, Railway and
     many more issue uuids as API tokens), unless it is a test value
@@ -520,6 +548,93 @@ def _token_value(value: str) -> bool:
 
 def _password_value(value: str) -> bool:
     return value.lower() not in _PUBLISHED and _high_entropy(value)
+
+
+# what a password field holds when it holds no password: a type, a state,
+# a prompt, the field's own name (`password: required`, `"password": "hidden"`)
+_NOT_PASSWORDS = frozenset({
+    'password', 'passwd', 'pass', 'passphrase', 'pwd', 'secret', 'changeme',
+    'changeit', 'none', 'null', 'nil', 'true', 'false', 'yes', 'no', 'str',
+    'string', 'text', 'required', 'optional', 'hidden', 'empty', 'default',
+    'undefined', 'unset', 'masked', 'omitted', 'prompt', 'input', 'value',
+    'mypassword', 'yourpassword', 'your_password', 'new_password', 'foobar',
+    'test', 'admin', 'root', 'user', 'username', 'guest', 'example', 'sample',
+    'env', 'environ', 'getenv', 'self', 'this', 'cls', 'object', 'bytes',
+    'secretstr', 'char', 'varchar', 'int', 'integer',
+    # the stock examples (`hunter2`, `letmein`, `passw0rd`)
+    'hunter', 'letmein', 'passw0rd', 'p@ssw0rd', 'p@ssword', 'pa55word',
+    'qwerty', 'abc', 'abcdef', 'foo', 'bar', 'baz', 'demo',
+})
+
+
+def _chosen_password(value: str) -> bool:
+    """A password a person chose (`4ian1234`, `super$ecret`,
+    `Pass123!@#`): shorter and plainer than a generated key, so known by
+    being one word of 6 to 64 characters, with letters, not a name, a
+    reference, a path, a format or a stand-in."""
+    return (
+        6 <= len(value) <= 64 and
+        # not code, a quoted reference, a label (`Password:`), an anchor
+        # (`#add-password`) or a variable (`$DB_PASS`)
+        _re(r'''[\s()\[\]{}<>"'`]''').search(value) is None and
+        value[0] not in '$%@&:#' and value[-1] not in ':@' and
+        # the field's name with a number (`secret123`, `password1`) or in
+        # the value (`rootpasswd`, `CleartextPassword1`) is a sample
+        value.lower().rstrip('0123456789') not in _NOT_PASSWORDS and
+        _re('passw(?:or)?d').search(value.lower()) is None and
+        value.lower() not in _PUBLISHED and
+        any(c.isalpha() for c in value) and
+        _re(_FILLER).search(value) is None and
+        _re(_STAND_IN).search(value) is None and
+        not _placeholder(value) and
+        not _reference(value) and
+        _re(_PATH).match(value) is None and
+        _re(_FILE_OR_HOST).fullmatch(value) is None and
+        '://' not in value and
+        # a CamelCase name (`SecretStr`), unless it holds digits as a
+        # chosen password does
+        not (_camel_case_name(value) and not any(c.isdigit() for c in value)) and
+        not _hyphenated_words(value)
+    )
+
+
+def _cli_password(text: str, start: int, end: int) -> bool:
+    """`-pVALUE` is the password; `-p VALUE` and `--password VALUE` when
+    the value mixes letters with digits or signs (a database's name is
+    not one)."""
+    flag = _re(r'(?i:-p[ \t]*["\']?|--password[ \t]+["\']?)$').search(text, max(0, start - 14), start)
+    assert flag is not None  # the match began at the flag
+    if not flag[0].startswith('--'):
+        # `-p` is a port or a flag elsewhere: a password after a `-u` user
+        # on its line, or sshpass's
+        line = text[text.rfind('\n', 0, flag.start()) + 1:flag.start()]
+        if _re(r'(?:(?<![A-Za-z0-9_-])-u[ \t]*[^\s-][^\s]*|sshpass)[ \t]+(?:[^\n]*[ \t])?$').search(line) is None:
+            return False
+        if flag[0].lower() == '-p':
+            return True  # `-pSECRET`
+    return _re(r'[^A-Za-z_.-]').search(text, start, end) is not None and \
+        any(c.isalpha() for c in text[start:end])
+
+
+def _password_context(text: str, start: int, end: int) -> bool:
+    """A password assignment: a random-looking value wherever it stands;
+    a chosen one when quoted (a string literal, not a variable) or when
+    it mixes letters with digits or signs, not a
+    bare word (`password = user_password`, an identifier)."""
+    if not _not_a_test_name(text, start, end):
+        return False
+    value = text[start:end]
+    # a variable (`$BASE_URL/...`), or the field's name again in a value
+    # (`ChangePassword = "arn:aws:iam::aws:policy/IAMUserChangePassword"`)
+    if value[:1] == '$' or _re('passw(?:or)?d').search(value.lower()):
+        return False
+    if _password_value(value):
+        return True
+    quoted = start > 0 and text[start - 1] in '"\'`'
+    # a query's or a connection string's parameter (`&password=`,
+    # `;Password=`) is a value, never a variable
+    param = _re(r'[?&;][ \t]*[A-Za-z_]*=$').search(text, max(0, start - 40), start)
+    return quoted or param is not None or _re(r'[^A-Za-z_.-]').search(value) is not None
 
 
 _B62 = 'A-Za-z0-9'
@@ -553,6 +668,8 @@ def _service_value(value: str) -> bool:
     digit, _, _ = _classes(value)
     return (
         12 <= len(value) <= _LONGEST and digit and not _marked(value) and
+        # a uuid, number or hex holds no `?`, `#`, `$` (a mangled copy)
+        _re(_KEY_VALUE).fullmatch(value) is not None and
         _re(r'[\s(\[]').search(value) is None and
         _re(_STAND_IN).search(value) is None and
         not _reference(value) and
@@ -576,7 +693,9 @@ def _url_password(value: str) -> bool:
         len(value) >= 6 and (digit or (lower and upper)) and
         value.lower() not in _URL_WORDS and
         _re(_STAND_IN).search(value) is None and
-        not any(c in '%$*([{\\' for c in value)
+        # `%40` is an encoded `@` (`P%40ssw0rd`), `%s` a format
+        not any(c in '$*([{\\' for c in value) and
+        _re(r'%(?![0-9A-Fa-f]{2})').search(value) is None
     )
 
 
@@ -623,7 +742,7 @@ def _k8s_data(text: str, start: int, end: int) -> bool:
 # the name a value is assigned to, read back from the value's start
 _NAME_BEFORE = (
     r'([a-z0-9_.-]+)\\?["\']?[ \t]*'
-    r'(?:=>|:{1,3}=|\?=|\|\|=?|=|:|,)[ \t]*\\?["\'`]?$'
+    r'(?:=>|:{1,3}=|\?=|\|\|=?|[!=]==?|=|:|,)[ \t]*\\?["\'`]?$'
 )
 _TEST_NAME = (
     r'fake|dummy|mock|sample|example|nonmatching|non_matching|placeholder|'
@@ -745,7 +864,10 @@ def _random_value(value: str) -> bool:
     ):
         return False
     if lower and upper:
-        return entropy(value) >= 3.5
+        # `a1B2c3D4e5F6...`: letters in order between the digits, as
+        # documentation writes a key (a random one holds no such run)
+        letters = ''.join(c for c in value.lower() if c.isalpha())
+        return entropy(value) >= 3.5 and _re(_RUNS).search(letters) is None
     return (
         len(value) >= 24 and _re(r'[0-9a-fA-F_.=-]+').fullmatch(value) is None and
         entropy(value) >= 3.7
@@ -784,6 +906,21 @@ RULES: tuple[_Rule, ...] = (
             'gitleaks cmd/generate/config/rules/aws.go; '
             'trufflehog pkg/detectors/aws; '
             'secretlint packages/@secretlint/secretlint-rule-aws'
+        ),
+    ),
+    _context(
+        'aws-secret-key-named', 'AWS secret key',
+        # trivy's names: `aws_key`, `AWS_SEC_KEY`, `awsAccessKey`,
+        # `aws-secret-access-key`, 40 characters of base64
+        r'aws(?<![a-z0-9]aws)[_.-]?(?:sec(?:ret)?)?[_.-]?(?:access)?[_.-]?key'
+        rf'{_ASSIGN}["\']?([a-z0-9/+]{{40}})(?![a-z0-9/+=])',
+        ('aws',), _with_digit,
+        entropy=0.0,
+        positives=('AWS_KEY={b:40}', 'awsSecretKey: "{b:40}"',),
+        negatives=('aws_key = {b:39}', 'aws_key_id = {b:40}',),
+        source=(
+            'trivy pkg/fanal/secret/builtin-rules.go (aws-secret-access-key); '
+            'gitleaks cmd/generate/config/rules/aws.go'
         ),
     ),
     _token(
@@ -888,7 +1025,11 @@ RULES: tuple[_Rule, ...] = (
         any_value=True,
         entropy=0.0,
         positives=('HUBSPOT_API_KEY={uuid}', 'discord_client_id: "{d:18}"',),
-        negatives=('hubspot_portal: {a:8}', 'rooktable = {uuid}',),
+        negatives=(
+            'hubspot_portal: {a:8}', 'rooktable = {uuid}',
+            # a `?` inside a uuid: a mangled copy (trufflehog squarespace)
+            "squarespace = '{h:8}?{h:4}-{h:4}-{h:4}-{h:12}'",
+        ),
         source='gitleaks cmd/generate/config/rules/generic.go',
     ),
     _context(
@@ -940,14 +1081,19 @@ RULES: tuple[_Rule, ...] = (
         'sonar-token', 'SonarQube token',
         # gitleaks: a `sonar_login`/`sonar.token` name and 40 characters,
         # with or without the newer `squ_`/`sqp_`/`sqa_` prefix
-        r'(?<![a-z0-9])sonar[_.-]?(?:login|token)[ \t\w.-]{0,20}[\s\'"\\]{0,4}'
-        r'(?:=>|:{1,3}=|\?=|=|:)[\s`\'"=\\]{0,6}'
+        # (`-Dsonar.login=` as Maven takes it; `'sonar.login', '...'` as
+        # a call's two arguments)
+        r'(?:(?<![a-z0-9])|(?<=-d))sonar[_.-]?(?:login|token)[ \t\w.-]{0,20}[\s\'"\\]{0,4}'
+        r'(?:=>|:{1,3}=|\?=|=|:|,)[\s`\'"=\\]{0,6}'
         r'((?:sq[upa]_)?[a-z0-9=_-]{40})(?![a-z0-9=_-])',
         ('sonar',), _real, any_value=True,
         entropy=0.0,
-        positives=('SONAR_TOKEN = "{h:40}"', 'sonar.login: sqp_{a:40}',),
+        positives=(
+            'SONAR_TOKEN = "{h:40}"', 'sonar.login: sqp_{a:40}',
+            'mvn sonar:sonar -Dsonar.login={h:40}',
+        ),
         negatives=('SONAR_TOKEN = "{h:39}"', 'SONAR_TOKEN = "sqp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"',),
-        source='gitleaks cmd/generate/config/rules/sonar.go',
+        source='gitleaks cmd/generate/config/rules/sonar.go; noseyparker rules/sonarqube.yml',
     ),
     _context(
         'sidekiq-secret', 'Sidekiq credentials',
@@ -1792,16 +1938,17 @@ RULES: tuple[_Rule, ...] = (
     ),
     _token(
         'doppler-token', 'Doppler token', r'dp\.',
-        f'(?:pt|st|ct|sa|scim|audit)\\.[{_B62}]{{40,44}}', ('dp.',),
+        # a service token may name its config (`dp.st.dev.<key>`)
+        f'(?:pt|st(?:\\.[a-z0-9_-]{{2,35}})?|ct|sa|scim|audit)\\.[{_B62}]{{40,44}}', ('dp.',),
         entropy=3.0,
-        positives=('dp.pt.{A:43}', 'dp.st.{A:40}',),
+        positives=('dp.pt.{A:43}', 'dp.st.{A:40}', 'dp.st.dev.{A:43}',),
         negatives=(
             'dp.pt.{A:39}',
             'dp.pt.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
         ),
         source=(
             'gitleaks cmd/generate/config/rules/doppler.go; '
-            'trufflehog pkg/detectors/doppler'
+            'trufflehog pkg/detectors/doppler; noseyparker rules/doppler.yml'
         ),
     ),
     _token(
@@ -1923,15 +2070,28 @@ RULES: tuple[_Rule, ...] = (
     ),
     _token(
         'new-relic-key', 'New Relic key', 'NR',
-        f'(?:AK-[A-Z0-9]{{27}}|II-[{_URLSAFE}]{{32}})', ('nrak-', 'nrii-'),
+        f'(?:AK-[A-Z0-9]{{27}}|II-[{_URLSAFE}]{{32}}|AA-[a-f0-9]{{27}}|'
+        f'RA-[a-f0-9]{{42}}|JS-[a-f0-9]{{19}})',
+        ('nrak-', 'nrii-', 'nraa-', 'nrra-', 'nrjs-'),
         end=f'(?![{_URLSAFE}])',
         entropy=3.0,
-        positives=('NRAK-{U:27}', 'NRII-{u:32}',),
-        negatives=('NRAK-{U:26}', 'NRAK-xxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        positives=('NRAK-{U:27}', 'NRII-{u:32}', 'admin_access:NRAA-{h:27}', 'X-Api-Key:NRRA-{h:42}',),
+        negatives=('NRAK-{U:26}', 'NRAK-xxxxxxxxxxxxxxxxxxxxxxxxxxx', 'NRAA-{h:26}',),
         source=(
             'gitleaks cmd/generate/config/rules/newrelic.go; '
-            'trufflehog pkg/detectors/newrelicpersonalapikey'
+            'trufflehog pkg/detectors/newrelicpersonalapikey; '
+            'noseyparker rules/newrelic.yml'
         ),
+    ),
+    _Rule(
+        'new-relic-license-key', 'New Relic key',
+        # 36 hex and `NRAL` (in the EU, `eu01xx` and 30 hex)
+        r'(?<![A-Za-z0-9])(?:eu01xx[a-f0-9]{30}|[a-f0-9]{36})NRAL(?![A-Za-z0-9])',
+        ('nral',), _license_key,
+        entropy=3.0,
+        positives=('license_key: {h:36}NRAL', 'license: eu01xx{h:30}NRAL',),
+        negatives=('license_key: {h:35}NRAL', 'license_key: ' + 'a' * 36 + 'NRAL',),
+        source='noseyparker rules/newrelic.yml (np.newrelic.1)',
     ),
     _token(
         'sentry-token', 'Sentry token', 'sntry',
@@ -2064,21 +2224,26 @@ RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         'microsoft-teams-webhook', 'Microsoft Teams webhook',
-        r'\.webhook\.office\.com/webhookb2/[0-9a-f-]{36}@[0-9a-f-]{36}/'
-        r'IncomingWebhook/[0-9a-f]{32}/[0-9a-f-]{36}',
-        ('webhookb2',), _any,
+        # the tenant's host (`acme.webhook.office.com/webhookb2/`) or the
+        # legacy one (`outlook.office.com/webhook/`, `outlook.office365.com`)
+        r'(?:\.webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook)/'
+        r'[0-9a-f-]{36}@[0-9a-f-]{36}/IncomingWebhook/[0-9a-f]{32}/[0-9a-f-]{36}',
+        ('webhookb2', 'incomingwebhook'), _any,
         entropy=3.0,
         positives=(
             'https://acme.webhook.office.com/webhookb2/{uuid}@{uuid}/IncomingWebhook/{h:32}/{uuid}',
             '- note: deploy with https://acme.webhook.office.com/webhookb2/{uuid}@{uuid}/IncomingWebhook/{h:32}/{uuid}',
+            "url = 'https://outlook.office.com/webhook/{uuid}@{uuid}/IncomingWebhook/{h:32}/{uuid}'",
         ),
         negatives=(
             'https://acme.webhook.office.com/webhookb2/{uuid}@{uuid}',
+            'https://outlook.office.com/webhook/{uuid}@{uuid}/IncomingWebhook/{h:31}/{uuid}',
             'https://acme.webhook.office.com/webhookb2/' + 'x' * 36 + '@' + 'x' * 36 + '/IncomingWebhook/' + 'x' * 32 + '/' + 'x' * 36,
         ),
         source=(
             'gitleaks cmd/generate/config/rules/teams.go; '
-            'trufflehog pkg/detectors/microsoftteamswebhook'
+            'trufflehog pkg/detectors/microsoftteamswebhook; '
+            'noseyparker rules/msteams.yml'
         ),
     ),
     _token(
@@ -2216,6 +2381,24 @@ RULES: tuple[_Rule, ...] = (
             'secretlint packages/@secretlint/secretlint-rule-privatekey'
         ),
     ),
+    _token(
+        'private-key-base64', 'private key block',
+        # base64 of `-----BEGIN`: a key block kept in an environment
+        # variable or a Kubernetes secret
+        'LS0tLS1CRUdJTi', '[A-Za-z0-9+/]{86,}={0,2}', ('ls0tls1crudjti',),
+        _pem_base64, end='(?![A-Za-z0-9+/=])',
+        entropy=0.0,
+        positives=(
+            'PRIVATE_KEY_B64=LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpN{b:80}',
+            '"privateKey": "' + _B64_OPENSSH + '{b:80}"',
+        ),
+        negatives=(
+            # a certificate is public
+            'CERT_B64=LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk{b:80}',
+            'PRIVATE_KEY_B64=LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpN{b:20}',
+        ),
+        source='noseyparker rules/pem.yml (np.pem.2)',
+    ),
     _context(
         'basic-auth', 'basic auth credentials',
         r'authorization["\']?[ \t]*[:=][ \t]*["\']?basic[ \t]+'
@@ -2253,33 +2436,95 @@ RULES: tuple[_Rule, ...] = (
         source='gitleaks cmd/generate/config/rules/generic.go',
     ),
     _context(
-        'url-password', 'password in URL', r'://[^/\s:@"\'`]+:([^/\s:@"\'`]+)@',
+        'url-password', 'password in URL', r'://[^/\s:@"\'`]*:([^/\s:"\'`]+)@',
         ('://',), _url_password, generic=True,
         entropy=0.0,
         positives=(
             'postgres://app:{A:16}@db.internal/app',
             '- note: deploy with postgres://app:{A:16}@db.internal/app',
+            'mongodb+srv://app:{A:8}%40{a:6}@cluster0.example.mongodb.net/?retryWrites=true',
+            'redis://:{A:16}@cache.internal:6379/0',
         ),
         negatives=(
             'postgres://postgres:postgres@localhost/app',
+            'postgres://app:%s@db.internal/app',
             'postgres://app:xxxxxxxxxxxxxxxx@db.internal/app',
         ),
         source=(
             'gitleaks cmd/generate/config/rules/generic.go; '
             'trufflehog pkg/detectors/uri; '
-            'secretlint packages/@secretlint/secretlint-rule-basicauth'
+            'secretlint packages/@secretlint/secretlint-rule-basicauth; '
+            'noseyparker rules/mongodb.yml, postgres.yml'
         ),
+    ),
+    # a command's credentials: `curl -u user:pass`, `--user user:pass`
+    _context(
+        'cli-user-password', 'password on a command line',
+        r'(?<![a-z0-9_-])(?:-u|--user)(?:[ \t]+|=)["\']?[^\s:"\'$-][^\s:"\'$]*:([^\s"\'$][^\s"\']*)',
+        ('-u', '--user'), _chosen_password, generic=True, anchored=True,
+        entropy=0.0,
+        positives=('curl -u admin:{A:14} https://api.example.org', "curl --user 'deploy:{A:14}' https://x.example.org",),
+        negatives=('curl -u admin:$API_PASSWORD https://x.example.org', 'curl -u "$USER:$PASS" https://x.example.org',),
+        source='gitleaks cmd/generate/config/rules/curl.go (curl-auth-user)',
+    ),
+    # `mysql -u root -pS3cret`, `psexec -u admin -p S3cret!`, `sshpass -p`,
+    # `--password S3cret`: `-p` is a port or a flag elsewhere, so it counts
+    # after a `-u` user (or in sshpass); apart from its flag, a value must
+    # mix letters with digits or signs (`mysql -u root -p mydb` prompts)
+    _context(
+        'cli-password', 'password on a command line',
+        r'(?<![a-z0-9_-])(?:-p(?:([^\s"\'$-][^\s"\']*)|[ \t]+["\']?([^\s"\'$-][^\s"\']*))|'
+        r'--password[ \t]+["\']?([^\s"\'$-][^\s"\']*))',
+        ('-p', '--password'), _chosen_password, generic=True, anchored=True,
+        context=_cli_password,
+        entropy=0.0,
+        positives=(
+            'mysql -u root -p{A:12} -h db.internal', 'psexec \\\\host -u Administrator -p {A:10} cmd',
+            'sshpass -p {A:12} ssh deploy@host', 'mongosh --username admin --password {A:12}',
+        ),
+        negatives=('mysql -u root -p mydb', 'ssh -u deploy -p 2222 host',),
+        source='noseyparker rules/psexec.yml; gitleaks cmd/generate/config/rules/generic.go',
+    ),
+    # prose that names a quoted value (`the default password is` and the value)
+    _context(
+        'password-in-prose', 'password assignment',
+        r'passw(?:or)?d(?:[ \t]+[a-z]+){0,4}?[ \t]+(?:is|was|:)[ \t]+["\'`]([^"\'`\n]{6,64})["\'`]',
+        ('passw',), _chosen_password, generic=True, anchored=True,
+        context=_not_a_test_name,
+        entropy=0.0,
+        positives=(
+            "The default password is '{a:9}'",
+            'ensure the password is "{L:9}" and press On',
+        ),
+        negatives=(
+            'the password is "required"',
+            'the password is the one in $DB_PASS',
+        ),
+        source='noseyparker rules/generic.yml (np.generic.11-14)',
     ),
     # `password = ...`, `"api_key": "..."`, `GITHUB_TOKEN: ...`: reported only
     # when the value is long and random enough to be a real credential; no
     # left boundary, so that `DB_PASSWORD=` counts
     _assignment(
         'password-assignment', 'password assignment',
-        '(?:pass(?:word|wd|phrase)|pwd)', ('pass', 'pwd'),
+        '(?:pass(?:word|wd|phrase|(?<![a-z]pass)(?![a-z]))|pwd)', ('pass', 'pwd'),
         entropy=0.0,
-        positives=('password={A:16}', '- note: deploy with password={A:16}',),
-        negatives=('password=changeme', 'password=xxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/generic.go',
+        positives=(
+            'password={A:16}', '- note: deploy with password={A:16}',
+            # a chosen password: quoted, or mixing letters with digits
+            'my_password := "{L:7}"', 'PASSWORD={a:5}{d:3}',
+        ),
+        negatives=(
+            'password=changeme', 'password=xxxxxxxxxxxxxxxx',
+            'password = user_password', 'password: "required"',
+            'password = "secret123"', '"password": "$DB_PASS"',
+            # the field's name in a value that is an id
+            'ChangePassword = "arn:aws:iam::aws:policy/IAMUserChangePassword"',
+        ),
+        source=(
+            'gitleaks cmd/generate/config/rules/generic.go; '
+            'noseyparker rules/generic.yml (np.generic.3-6)'
+        ),
     ),
     _assignment(
         'secret-assignment', 'secret assignment', 'secret', 'secret',
@@ -2370,6 +2615,8 @@ RULES: tuple[_Rule, ...] = (
             'the key fix was in commit {h:40}', 'token budget is 4000 tokens',
             # a hyphenated compound of words (this project's own docs)
             'tokens by the 1-CJK-char-per-token estimate',
+            # letters in alphabet order between digits: a documented sample
+            "the secret is 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4'",
         ),
         source='gitleaks cmd/generate/config/rules/generic.go',
     ),

@@ -1,6 +1,6 @@
 """The credential scanner on the labelled corpus of tests/corpus/secrets/.
 
-    python bench/secrets.py [--heldout | --fresh] [--families] [--misses N] [--source S]
+    python bench/secrets.py [--heldout | --fresh] [--families] [--misses N] [--false-alarms] [--source S]
 
 Prints recall (secrets found) and false-positive rate (benign texts flagged)
 per source and overall, each case tested bare and in the contexts a memory
@@ -100,7 +100,9 @@ class Tally:
         return f'{self.hit[key] / self.n[key]:.3f}' if self.n[key] else '  -  '
 
 
-def run(cases: list[dict[str, Any]], scanner: Scanner, misses: int) -> tuple[Tally, Tally, Tally, list[str]]:
+def run(
+        cases: list[dict[str, Any]], scanner: Scanner, misses: int, only_benign: bool = False,
+) -> tuple[Tally, Tally, Tally, list[str]]:
     pos, neg, fam = Tally(), Tally(), Tally()
     missed: list[str] = []
     for case in cases:
@@ -119,6 +121,8 @@ def run(cases: list[dict[str, Any]], scanner: Scanner, misses: int) -> tuple[Tal
             else:
                 fam.add(f'{case["source"]}:{case["family"]}:fp', hit)
             wrong = hit != (case['label'] == 'secret')
+            if only_benign and case['label'] == 'secret':
+                wrong = False
             if wrong and ctx == 'bare' and len(missed) < misses:
                 missed.append(
                     f'{case["label"]:6} {case["source"]}:{case["family"]} '
@@ -149,6 +153,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--fresh', action='store_true', help='the fresh held-out part')
     parser.add_argument('--families', action='store_true', help='a row per family')
     parser.add_argument('--misses', type=int, default=0, help='print N wrong cases')
+    parser.add_argument(
+        '--false-alarms', action='store_true',
+        help='of the N wrong cases, print only benign texts flagged',
+    )
     parser.add_argument('--source', help='only this source (gitleaks, ...)')
     parser.add_argument('--no-others', action='store_true', help='agitmem only')
     args = parser.parse_args(argv)
@@ -161,7 +169,10 @@ def main(argv: list[str] | None = None) -> int:
         scanners['detect-secrets'] = ds
     part = 'fresh held-out' if args.fresh else 'held-out' if args.heldout else 'tuning'
     print(f'# {part} part: {len(cases)} cases x 4 contexts')
-    results = {name: run(cases, scanner, args.misses) for name, scanner in scanners.items()}
+    results = {
+        name: run(cases, scanner, args.misses, args.false_alarms)
+        for name, scanner in scanners.items()
+    }
     names = list(results)
     # the scanners side by side: recall and false-positive rate of each
     head = ''.join(f' | {n:>26}' for n in names)
