@@ -193,7 +193,21 @@ class Change:
         is other code."""
         if not self.staged:
             return self.tree == tree
-        return staged.same_tree(self.repo, self.index, tree)
+        if not repo_mod.is_oid(tree):
+            return False
+        if self.head is None:
+            return staged.same_index_tree(self.repo, self.index, tree)
+        # a code path is the same in both when neither changes it from
+        # HEAD, or both change it alike: no second read of the index
+        moved = staged.moved(self.repo, self.head, tree)
+        return moved is not None and moved == self.index_changes
+
+    @functools.cached_property
+    def index_changes(self) -> dict[str, tuple[str, str]]:
+        """Staged, with a HEAD: the code paths the index changes (mode
+        and blob id each), without the patch."""
+        assert self.head is not None
+        return staged.changes(self.repo, self.index, self.head)
 
     @functools.cached_property
     def diff(self) -> str:
@@ -210,6 +224,8 @@ class Change:
 
     @functools.cached_property
     def code_paths(self) -> list[str]:
+        if self.staged and self.head is not None:
+            return list(self.index_changes)
         return [p for p in diffs.changed_paths(self.diff) if not _ours(p)]
 
     def old_file(self, path: str) -> str | None:
