@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import subprocess
 
-from agitmem import diffs
 from agitmem import repo as repo_mod
 from agitmem.errors import AgitmemError
 from agitmem.repo import Repo
@@ -76,14 +75,13 @@ def start(
     if history is not None:
         from agitmem.checks import progress_not_updated
         repo_mod.start(*progress_not_updated.log_args(history), cwd=repo.root)
-    if head is None:  # nothing to diff a tree against: the index is
-        if patch or raw:
-            repo_mod.start(*diffs.DIFF_ARGS, cwd=repo.root, env=_env(index))
+    if patch or (head is None and raw):
+        from agitmem import diffs
+        repo_mod.start(*diffs.DIFF_ARGS, cwd=repo.root, env=_env(index))
+    if head is None:  # no tree to compare both with: the index is
         if verified is not None:
             repo_mod.start(*same_tree_args(verified), cwd=repo.root, env=_env(index))
         return
-    if patch:
-        repo_mod.start(*diffs.DIFF_ARGS, cwd=repo.root, env=_env(index))
     if raw or verified is not None:
         repo_mod.start(*raw_args(head), cwd=repo.root, env=_env(index))
     if verified is not None:
@@ -96,6 +94,7 @@ def read(repo: Repo, index: str | None, args: tuple[str, ...]) -> subprocess.Com
 
 
 def diff(repo: Repo, index: str | None) -> str:
+    from agitmem import diffs
     proc = read(repo, index, diffs.DIFF_ARGS)
     if proc.returncode != 0:
         detail = repo_mod.error_line(proc.stderr, f'exit {proc.returncode}')
