@@ -3,6 +3,7 @@ The issue's scenarios through these shims are in precommit_test.py, next
 to the same scenarios through the pre-commit framework."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import re
@@ -561,3 +562,41 @@ def test_pre_push_reads_pre_commits_variables(memrepo: Path) -> None:
 def test_branch_hooks_never_fail(memrepo: Path, event: str, args: tuple[str, ...], env: dict[str, str]) -> None:
     proc = agitmem('hook', event, *args, cwd=memrepo, env=env)
     assert proc.returncode == 0
+
+
+def _hook_gits(trace: Path) -> dict[str, list[str]]:
+    """hook -> the git commands (first word after the options) its process
+    and theirs started, in order, from git's GIT_TRACE2_EVENT of a commit:
+    those started between git's start of the hook and its end."""
+    out: dict[str, list[str]] = {}
+    hook = None
+    for line in trace.read_text().splitlines():
+        event = json.loads(line)
+        if event.get('event') == 'child_start' and event.get('child_class') == 'hook':
+            hook = event['hook_name']
+            out[hook] = []
+        elif event.get('event') == 'child_exit':
+            hook = None
+        elif event.get('event') == 'start' and hook is not None and '/' in event['sid']:
+            words = [w for w in event['argv'][1:] if not w.startswith('-')]
+            out[hook].append(words[0] if words else '')
+    return out
+
+
+def test_each_hook_runs_only_the_git_it_needs(memrepo: Path, tmp_path: Path) -> None:
+    """A commit of code, with a last verification and a memory saved at
+    HEAD (so that every check has something to ask): the index is read
+    once by the pre-commit hook (diff-index; HEAD against the verified
+    tree needs no index), commit-msg starts no Python, post-commit asks
+    where it is, the tips, and the memory tree."""
+    ok('install', 'git', cwd=memrepo)
+    ok('verify', '--', 'true', cwd=memrepo)
+    _commit(memrepo, 'first')
+    ok('state', 'set', 'next_intent=count the hooks', cwd=memrepo)
+    trace = tmp_path / 'trace'
+    proc = _commit(memrepo, 'second', env={'GIT_TRACE2_EVENT': str(trace)})
+    assert proc.returncode == 0, proc.stderr
+    gits = _hook_gits(trace)
+    assert sorted(gits['pre-commit']) == ['cat-file', 'diff-index', 'diff-tree', 'log', 'rev-parse'], gits
+    assert gits['commit-msg'] == [], gits
+    assert sorted(gits['post-commit']) == ['ls-tree', 'rev-parse', 'rev-parse'], gits

@@ -213,3 +213,17 @@ def test_post_commit_hook_with_nothing_to_save_imports_no_pygit2(worked: Path) -
         f.write('- one more\n')
     assert 'pygit2' in imported(worked, 'hook', 'post-commit')
     assert 'one more' in git('show', 'refs/agitmem/heads/main:notes.md', cwd=worked)
+
+
+def test_pre_commit_hook_without_enforce_rules_imports_no_patch_reader(worked: Path) -> None:
+    # no rule reads the change's lines: neither the patch nor its reader
+    modules = imported(_staged(worked), 'hook', 'pre-commit')
+    assert 'agitmem.checks.run' in modules  # the probe ran every check
+    for name in ('agitmem.checks.enforce', 'agitmem.diffs', 'agitmem.redos'):
+        assert name not in modules, f'hook pre-commit imports {name}'
+    with open(mem(worked, 'tattoo.md'), 'a') as f:
+        f.write('- no prints\n')
+    (worked / '.agent' / 'config.yaml').write_text(
+        'enforce:\n- rule: no prints\n  forbid: "print\\\\("\n',
+    )
+    assert 'agitmem.checks.enforce' in imported(worked, 'hook', 'pre-commit')

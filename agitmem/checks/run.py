@@ -14,11 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from typing import NamedTuple
+from typing import TYPE_CHECKING
 
-from agitmem import diffs
 from agitmem import memory
 from agitmem import repo as repo_mod
-from agitmem.checks import enforce
 from agitmem.checks import Finding
 from agitmem.checks import IDS
 from agitmem.checks import merge_conflict
@@ -36,6 +35,9 @@ from agitmem.memory import state as state_mod
 from agitmem.memory import tattoo as tattoo_mod
 from agitmem.checks.commit_msg import enforce_rules
 from agitmem.repo import Repo
+
+if TYPE_CHECKING:
+    from agitmem import diffs
 
 MEMORY = '.agent/memory/'
 TATTOO = f'{MEMORY}{memory.TATTOO}'
@@ -130,6 +132,7 @@ def _user_rules(cfg: dict[str, Any]) -> list[tattoo_mod.Rule]:
 
 
 SECRETS = 'secrets'  # checks/secrets.py's ID, imported only to scan
+ENFORCE = 'enforce'  # checks/enforce.py's, imported only for rules
 
 
 def scanned_check(repo: Repo, texts: dict[str, str]) -> list[Finding]:
@@ -193,7 +196,21 @@ class Change:
         is other code."""
         if not self.staged:
             return self.tree == tree
-        return staged.same_tree(self.repo, self.index, tree)
+        if not repo_mod.is_oid(tree):
+            return False
+        if self.head is None:
+            return staged.same_index_tree(self.repo, self.index, tree)
+        # a code path is the same in both when neither changes it from
+        # HEAD, or both change it alike: no second read of the index
+        moved = staged.moved(self.repo, self.head, tree)
+        return moved is not None and moved == self.index_changes
+
+    @functools.cached_property
+    def index_changes(self) -> dict[str, tuple[str, str]]:
+        """Staged, with a HEAD: the code paths the index changes (mode
+        and blob id each), without the patch."""
+        assert self.head is not None
+        return staged.changes(self.repo, self.index, self.head)
 
     @functools.cached_property
     def diff(self) -> str:
@@ -202,14 +219,19 @@ class Change:
         base = self.head or repo_mod.git(
             'hash-object', '-t', 'tree', '--stdin', cwd=self.repo.root, stdin='',
         ).stdout.strip()
+        from agitmem import diffs
         return self._git('diff', *diffs.DIFF_ARGS[2:], base, self.tree)
 
     @functools.cached_property
     def added(self) -> list[diffs.Added]:
+        from agitmem import diffs
         return [a for a in diffs.added_lines(self.diff) if not _ours(a.path)]
 
     @functools.cached_property
     def code_paths(self) -> list[str]:
+        if self.staged and self.head is not None:
+            return list(self.index_changes)
+        from agitmem import diffs
         return [p for p in diffs.changed_paths(self.diff) if not _ours(p)]
 
     def old_file(self, path: str) -> str | None:
@@ -302,6 +324,8 @@ def run(
         rules, _ = enforce_rules(cfg)  # a bad rule is a schema finding
         if not rules:
             return []
+        # (its patterns compile as it imports: only for rules)
+        from agitmem.checks import enforce
         return enforce.check(
             rules, tattoo_lines=memory.bullets(tattoo), added=change.added,
             commit_msg=None, old_files=change.old_file,
@@ -326,7 +350,7 @@ def run(
         state_vs_worktree.ID: state_vs_worktree_,
         verification_stale.ID: verification_stale_,
         progress_not_updated.ID: progress_not_updated_,
-        enforce.ID: enforce_,
+        ENFORCE: enforce_,
         SECRETS: secrets_,
         size.ID: size_,
         schema.ID: schema_,

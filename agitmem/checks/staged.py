@@ -1,14 +1,16 @@
-"""The git reads of the checks of what is staged: the diff of the index git
-gave the hook against HEAD, and whether that index is the tree of the last
-verification.  Each reads the whole index (on a big repository, most of a
-pre-commit hook's git time), so the hook begins both before it imports the
-checks, and they run at once."""
+"""The git reads of the checks of what is staged: what the index git gave
+the hook changes against HEAD (names, modes, blob ids: one `diff-index`,
+the one read of the whole index, on a big repository most of a pre-commit
+hook's git time), the patch only when an enforce rule needs its lines, and
+whether that index is the tree of the last verification, told without
+reading the index again: from the same `diff-index` and HEAD's tree against
+that tree's (`diff-tree`, which reads only the subtrees that differ).  The
+hook begins them before it imports the checks, and they run at once."""
 from __future__ import annotations
 
 import json
 import subprocess
 
-from agitmem import diffs
 from agitmem import repo as repo_mod
 from agitmem.errors import AgitmemError
 from agitmem.repo import Repo
@@ -19,10 +21,38 @@ def _env(index: str | None) -> dict[str, str] | None:
 
 
 def same_tree_args(tree: str) -> tuple[str, ...]:
+    """An unborn HEAD's way: the index against `tree` (its own read)."""
     return (
         'diff-index', '--cached', '--quiet', tree, '--', '.',
         *repo_mod.NOT_CODE_PATHSPECS,
     )
+
+
+def raw_args(head: str) -> tuple[str, ...]:
+    """The index against HEAD, a record a path: plumbing, so no config
+    (renames, external drivers) changes it; full blob ids."""
+    return ('diff-index', '--cached', '-z', '--no-renames', head, '--')
+
+
+def moved_args(head: str, tree: str) -> tuple[str, ...]:
+    """HEAD's code against `tree`'s, as `raw_args` gives it."""
+    return (
+        'diff-tree', '-r', '-z', '--no-renames', head, tree, '--', '.',
+        *repo_mod.NOT_CODE_PATHSPECS,
+    )
+
+
+def entries(out: str) -> dict[str, tuple[str, str]]:
+    """path -> (new mode, new blob id) of raw `-z` output (`:old new
+    oid oid status NUL path NUL`, renames off), code paths only; a deleted
+    path's are zeros."""
+    ret = {}
+    words = out.split('\0')
+    for info, path in zip(words[::2], words[1::2]):
+        fields = info.split(' ')
+        if len(fields) == 5 and repo_mod.is_code(path):
+            ret[path] = (fields[1], fields[3])
+    return ret
 
 
 def verified_tree(state_text: str) -> str | None:
@@ -37,18 +67,25 @@ def verified_tree(state_text: str) -> str | None:
 
 
 def start(
-        repo: Repo, index: str | None, *, diff: bool, verified: str | None,
-        history: str | None,
+        repo: Repo, index: str | None, head: str | None, *, raw: bool,
+        patch: bool, verified: str | None, history: str | None,
 ) -> None:
     """Begin the reads the checks will make (`read` picks them up), and
     the memory ref's history progress-not-updated reads."""
     if history is not None:
         from agitmem.checks import progress_not_updated
         repo_mod.start(*progress_not_updated.log_args(history), cwd=repo.root)
-    if diff:
+    if patch or (head is None and raw):
+        from agitmem import diffs
         repo_mod.start(*diffs.DIFF_ARGS, cwd=repo.root, env=_env(index))
+    if head is None:  # no tree to compare both with: the index is
+        if verified is not None:
+            repo_mod.start(*same_tree_args(verified), cwd=repo.root, env=_env(index))
+        return
+    if raw or verified is not None:
+        repo_mod.start(*raw_args(head), cwd=repo.root, env=_env(index))
     if verified is not None:
-        repo_mod.start(*same_tree_args(verified), cwd=repo.root, env=_env(index))
+        repo_mod.start(*moved_args(head, verified), cwd=repo.root)
 
 
 def read(repo: Repo, index: str | None, args: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
@@ -57,6 +94,7 @@ def read(repo: Repo, index: str | None, args: tuple[str, ...]) -> subprocess.Com
 
 
 def diff(repo: Repo, index: str | None) -> str:
+    from agitmem import diffs
     proc = read(repo, index, diffs.DIFF_ARGS)
     if proc.returncode != 0:
         detail = repo_mod.error_line(proc.stderr, f'exit {proc.returncode}')
@@ -64,9 +102,23 @@ def diff(repo: Repo, index: str | None) -> str:
     return proc.stdout
 
 
-def same_tree(repo: Repo, index: str | None, tree: str) -> bool:
-    """Whether the index holds `tree`'s code (a tree git no longer has,
-    or no tree id at all, is other code)."""
-    if not repo_mod.is_oid(tree):
-        return False
+def changes(repo: Repo, index: str | None, head: str) -> dict[str, tuple[str, str]]:
+    """The code paths the index changes against HEAD (see `entries`)."""
+    proc = read(repo, index, raw_args(head))
+    if proc.returncode != 0:
+        detail = repo_mod.error_line(proc.stderr, f'exit {proc.returncode}')
+        raise AgitmemError(f'git diff-index failed: {detail}')
+    return entries(proc.stdout)
+
+
+def moved(repo: Repo, head: str, tree: str) -> dict[str, tuple[str, str]] | None:
+    """The code paths `tree` changes against HEAD (see `entries`); None
+    when git does not have it (other code)."""
+    [proc] = repo_mod.git_each(moved_args(head, tree), cwd=repo.root)
+    return entries(proc.stdout) if proc.returncode == 0 else None
+
+
+def same_index_tree(repo: Repo, index: str | None, tree: str) -> bool:
+    """Whether the index holds `tree`'s code, asked of the index itself
+    (an unborn HEAD's way: there is no HEAD to compare both with)."""
     return read(repo, index, same_tree_args(tree)).returncode == 0

@@ -97,12 +97,19 @@ def begin_staged(ctx: Context) -> None:
         if fd >= 0:
             with open(fd, 'rb') as f:
                 verified = staged.verified_tree(f.read().decode('utf-8', 'replace'))
-    diff = not {'progress-not-updated', 'enforce'} <= skip
     progress = 'progress-not-updated' not in skip and ctx.head is not None
+    # the patch only for the lines enforce's rules read
+    patch = 'enforce' not in skip and _enforcing(ctx.cfg)
     staged.start(
-        ctx.repo, hook_index(), diff=diff, verified=verified,
-        history=ctx.ref if progress else None,
+        ctx.repo, hook_index(), ctx.head, raw=progress, patch=patch,
+        verified=verified, history=ctx.ref if progress else None,
     )
+
+
+def _enforcing(cfg: dict[str, Any]) -> bool:
+    from agitmem.checks.commit_msg import enforce_rules
+    rules, _ = enforce_rules(cfg)
+    return bool(rules)
 
 
 def findings(

@@ -47,3 +47,47 @@ def test_the_verified_tree_staged_as_it_is_passes(memrepo: Path) -> None:
     (memrepo / 'src' / 'app.py').write_text('def main():\n    return 3\n')
     git('add', 'src/app.py', cwd=memrepo)
     assert 'warning verification-stale' in agitmem('hook', 'pre-commit', cwd=memrepo).stdout
+
+
+def _stale(repo: Path) -> bool:
+    proc = agitmem('hook', 'pre-commit', cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    return 'verification-stale' in proc.stdout
+
+
+def test_the_index_against_the_verified_tree_by_way_of_head(memrepo: Path) -> None:
+    """The index is compared with the verified tree through what each
+    changes from HEAD: a deletion, a mode, a path both change otherwise,
+    a path only one of them changes."""
+    (memrepo / 'src' / 'gone.py').write_text('x = 1\n')
+    git('add', '-A', cwd=memrepo)
+    git('commit', '-qm', 'gone.py', cwd=memrepo)
+    (memrepo / 'src' / 'gone.py').unlink()
+    (memrepo / 'src' / 'app.py').chmod(0o755)
+    ok('verify', '--', 'true', cwd=memrepo)  # a tree without gone.py, app.py +x
+    assert _stale(memrepo)  # nothing staged: the index is HEAD's
+    git('add', '-A', 'src', cwd=memrepo)
+    assert not _stale(memrepo)
+    git('update-index', '--chmod=-x', 'src/app.py', cwd=memrepo)
+    assert _stale(memrepo)  # the mode as HEAD has it
+    git('update-index', '--chmod=+x', 'src/app.py', cwd=memrepo)
+    (memrepo / 'src' / 'app.py').write_text('def main():\n    return 9\n')
+    git('add', 'src/app.py', cwd=memrepo)
+    assert _stale(memrepo)  # both change app.py, not alike
+    ok('verify', '--', 'true', cwd=memrepo)
+    assert not _stale(memrepo)
+    (memrepo / 'src' / 'new.py').write_text('y = 2\n')
+    git('add', 'src/new.py', cwd=memrepo)
+    assert _stale(memrepo)  # only the index adds it
+
+
+def test_the_verified_tree_on_an_unborn_head(tmp_path: Path) -> None:
+    git('init', '-q', cwd=tmp_path)
+    ok('init', cwd=tmp_path)
+    (tmp_path / 'a.py').write_text('a = 1\n')
+    ok('verify', '--', 'true', cwd=tmp_path)
+    git('add', 'a.py', cwd=tmp_path)
+    assert not _stale(tmp_path)
+    (tmp_path / 'a.py').write_text('a = 2\n')
+    git('add', 'a.py', cwd=tmp_path)
+    assert _stale(tmp_path)
