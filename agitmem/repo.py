@@ -1030,10 +1030,11 @@ def _cached_tree(repo: Repo, key: bytes | None) -> str | None:
     """The tree remembered for key, while git has it as a loose object."""
     if key is None:
         return None
-    try:
-        got, _, tree = (repo.git_dir / 'agitmem' / _TREE_CACHE).read_bytes().strip().partition(b' ')
-    except OSError:
+    from agitmem import caches
+    data = caches.read(repo.git_dir / 'agitmem' / _TREE_CACHE)  # never a FIFO's hang
+    if data is None:
         return None
+    got, _, tree = data.strip().partition(b' ')
     if got != key or not is_oid(tree.decode('ascii', 'replace')) or not _all_loose(repo, [tree]):
         return None
     return tree.decode()
@@ -1627,10 +1628,9 @@ def memory_base(repo: Repo) -> tuple[str | None, str | None]:
     """(commit, memory ref) this worktree's memory was last written from
     or saved to, as recorded in its git dir; plain text, so the hot hooks
     read it without pygit2."""
-    try:
-        words = memory_base_path(repo).read_bytes().decode(
-            'utf-8', 'surrogateescape',
-        ).split()
-    except (OSError, ValueError):
+    from agitmem import caches
+    data = caches.read(memory_base_path(repo))  # never a FIFO's hang
+    if data is None:
         return None, None
+    words = data.decode('utf-8', 'surrogateescape').split()
     return (words[0] if words else None), (words[1] if len(words) > 1 else None)

@@ -65,9 +65,11 @@ def clean(repo: Repo, key: str) -> list[str]:
     first."""
     if not key:
         return []
+    from agitmem import caches
+    data = caches.read(_path(repo))  # never a FIFO's hang
     try:
-        lines = _path(repo).read_text('ascii').split('\n')
-    except (OSError, ValueError):
+        lines = (data or b'').decode('ascii').split('\n')
+    except ValueError:
         return []
     if lines[0] != key:
         return []

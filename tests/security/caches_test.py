@@ -87,7 +87,6 @@ def test_observed_facts_too_large_read_as_nothing(memrepo: Path) -> None:
 # The caches of modules s4-red does not own: a FIFO only (a symlink to
 # /dev/zero would make the failing read take the machine's memory).
 
-@pytest.mark.xfail(strict=True, reason='s4-red: repo.py reads .git/agitmem/tree-cache unbounded, a FIFO blocks state set')
 def test_tree_cache_is_a_fifo(memrepo: Path) -> None:
     (memrepo / 'README').write_text('changed\n')
     time.sleep(repo_mod.RACY_NS / 1e9 + 0.2)  # not racy: the cache is used
@@ -98,14 +97,12 @@ def test_tree_cache_is_a_fifo(memrepo: Path) -> None:
     assert proc.returncode == 0, proc.stderr
 
 
-@pytest.mark.xfail(strict=True, reason='s4-red: checks/scanned.py reads .git/agitmem/scanned unbounded, a FIFO blocks check')
 def test_scanned_cache_is_a_fifo(memrepo: Path) -> None:
     _plant(memrepo / '.git' / 'agitmem' / 'scanned', 'fifo')
     proc = _run(memrepo, 'check')
     assert proc.returncode == 0, proc.stderr
 
 
-@pytest.mark.xfail(strict=True, reason='s4-red: repo.py reads .git/agitmem/base unbounded, a FIFO blocks status')
 def test_memory_base_is_a_fifo(memrepo: Path) -> None:
     _plant(memrepo / '.git' / 'agitmem' / 'base', 'fifo')
     proc = _run(memrepo, 'status')

@@ -8,8 +8,6 @@ import shutil
 import time
 from pathlib import Path
 
-import pytest
-
 from agitmem import repo as repo_mod
 from testing.util import git
 from testing.util import ok
@@ -32,10 +30,6 @@ def _git_add_tree(repo: Path, tmp: Path) -> str:
     return git('write-tree', cwd=repo, env=env).strip()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    's4-red: repo.py: the tree cache key leaves out .gitattributes files git status '
-    'does not list (ignored ones), which change how a modified file is hashed'
-))
 def test_ignored_gitattributes_changes_the_tree(memrepo: Path, tmp_path: Path) -> None:
     (memrepo / 'crlf.txt').write_bytes(b'a\r\nb\r\n')
     git('add', 'crlf.txt', cwd=memrepo)
