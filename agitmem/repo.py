@@ -1003,12 +1003,13 @@ def _tree_key(
             in_index.get(path, b'-'),  # the blob _index_decides reads
         ))
     xdg = os.environ.get('XDG_CONFIG_HOME') or os.path.join(os.path.expanduser('~'), '.config')
-    for setting in (
-            repo.common_dir / 'config', repo.git_dir / 'config.worktree',
-            repo.common_dir / 'info' / 'attributes', os.path.expanduser('~/.gitconfig'),
-            os.path.join(xdg, 'git', 'config'), os.path.join(xdg, 'git', 'attributes'),
-            *(repo.root / os.fsdecode(d) / '.gitattributes' for d in sorted(_ancestors(to_hash))),
-    ):
+    settings: list[str | Path] = [
+        repo.common_dir / 'config', repo.git_dir / 'config.worktree',
+        repo.common_dir / 'info' / 'attributes', os.path.expanduser('~/.gitconfig'),
+        os.path.join(xdg, 'git', 'config'), os.path.join(xdg, 'git', 'attributes'),
+    ]
+    settings.extend(repo.root / os.fsdecode(d) / '.gitattributes' for d in sorted(_ancestors(to_hash)))
+    for setting in settings:
         try:
             st = os.stat(setting)
             parts.append(b'%d %d %d' % (st.st_size, st.st_mtime_ns, st.st_ino))
