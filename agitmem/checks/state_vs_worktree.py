@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -43,19 +42,10 @@ def _mentions(path: Path, symbol: str) -> bool:
     regex = re.compile(
         rf'(?<![\w$]){re.escape(symbol.split(".")[-1])}(?![\w$])',
     )
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, 'O_CLOEXEC', 0))
-    except OSError:  # a directory, unreadable: nothing to say
+    from agitmem import caches
+    data = caches.read(path, READ_MAX)
+    if data is None:  # not a regular file, unreadable, or too large: nothing to say
         return True
-    with open(fd, 'rb') as f:
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return True
-            data = f.read(READ_MAX + 1)
-        except OSError:
-            return True
-    if len(data) > READ_MAX:
-        return True  # too large to tell: nothing to say
     return regex.search(data.decode('utf-8', 'replace')) is not None
 
 
