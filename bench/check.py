@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     tracked = len(c.sh('git', 'ls-files', cwd=root).splitlines())
     out = c.sh(*AGITMEM, 'check', '--staged', cwd=root)
     print(f'repository: {root} ({tracked} files, {len(staged)} staged)')
-    print(f'agitmem check --staged says:\n  ' + '\n  '.join(out.splitlines()))
+    print('agitmem check --staged says:\n  ' + '\n  '.join(out.splitlines()))
 
     imports = 'import agitmem.cli, agitmem.porcelain.context, agitmem.commands.check'
     m = c.medians({

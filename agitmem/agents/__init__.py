@@ -31,7 +31,20 @@ _WHERE = {
     'parse': 'payload', 'Payload': 'payload', 'install': 'settings',
     'uninstall': 'settings',
 }
-__all__ = sorted(_WHERE)
+__all__ = [
+    'AGENTS',
+    'EVENTS',
+    'Payload',
+    'agitmem_event',
+    'detect',
+    'envelope',
+    'install',
+    'native_event',
+    'parse',
+    'settings_path',
+    'supports_context',
+    'uninstall',
+]
 
 
 def __getattr__(name: str) -> Any:

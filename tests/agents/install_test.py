@@ -444,3 +444,11 @@ def test_shell_has_nothing_to_install(tmp_path: Path) -> None:
         install('shell', tmp_path)
     with pytest.raises(AgitmemError, match="unknown agent 'git'"):
         install('git', tmp_path)
+
+
+def test_the_package_exports_exactly_what_it_loads_lazily() -> None:
+    import agitmem.agents
+
+    assert sorted(agitmem.agents.__all__) == sorted(agitmem.agents._WHERE)
+    for name in agitmem.agents.__all__:
+        assert getattr(agitmem.agents, name) is not None

@@ -165,7 +165,7 @@ def test_a_cloned_projects_hook_commands_are_never_run(wired: Path, tmp_path: Pa
         'PostToolUse': f'{evil} hook post-edit --agent claude',
         'UserPromptSubmit': f'sh -c "touch {pwned}.sh" agitmem hook prompt --agent claude',
         'Stop': f'{fake} hook stop --agent claude',
-        'PostCompact': f'tools/agitmem hook pre-compact --agent claude',
+        'PostCompact': 'tools/agitmem hook pre-compact --agent claude',
     }
     settings = {'hooks': {
         name: [{'hooks': [{'type': 'command', 'command': c}]}] for name, c in commands.items()

@@ -1,5 +1,6 @@
 """Writes scenarios/dNN.yaml. Labels come from the user docs only (see LABELS.md)."""
-import os, yaml
+import os
+import yaml
 
 S = []
 def sc(source, setup, expect, why, summary):
@@ -596,7 +597,7 @@ memory-ref ok: main's memory on main (only edited). conflicts ok. git-hooks ok. 
 ''', "hand edits to notes.md not saved")
 
 # ---------------------------------------------------------------- conflicts
-sc("docs/branches.md (conflict markers; `agitmem check` fails with merge-conflict until resolved) + docs/checks.md conflicts row", CONFLICT + "\n", 
+sc("docs/branches.md (conflict markers; `agitmem check` fails with merge-conflict until resolved) + docs/checks.md conflicts row", CONFLICT + "\n",
    {"conflicts": "error", "memory-ref": "ok", "git-hooks": "ok"},
 '''
 conflicts error: tattoo.md holds <<<<<<< main ... >>>>>>> feature from `agitmem merge feature`, unresolved (recorded in .git/agitmem/conflicts). Level: branches.md says check fails until resolved; rule U.
@@ -728,11 +729,11 @@ for i, s in enumerate(S, 1):
 def emit(s):
     out = [f"id: {s['id']}", "source: " + yaml.safe_dump(s["source"], width=10**6).strip().removesuffix("\n...").strip(),
            "setup: |"]
-    out += [("  " + l) if l else "" for l in s["setup"].split("\n")]
+    out += [("  " + line) if line else "" for line in s["setup"].split("\n")]
     out.append("expect:")
     out += [f"  {k}: {v}" for k, v in s["expect"].items()]
     out.append("why: |")
-    out += ["  " + l for l in s["why"].split("\n")]
+    out += ["  " + line for line in s["why"].split("\n")]
     return "\n".join(out) + "\n"
 
 if __name__ == "__main__":
