@@ -1,0 +1,103 @@
+"""agitmem/ahead.py: what a command waits on from git (where the
+repository is, the working tree's status) is begun before the rest of
+agitmem imports, once, and a status begun in another repository than the
+one the command works on is never taken for it."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agitmem import repo as repo_mod
+from testing.util import git
+from testing.util import ok
+
+# what agitmem/__main__.py does first, then what it had imported and begun
+_PROBE = '''
+import json, sys
+from agitmem import ahead
+ahead.begin(sys.argv[1:])
+print(json.dumps({
+    'modules': sorted(m for m in sys.modules if m.startswith('agitmem')),
+    'status': [cwd for cwd, _ in ahead.STATUS_AHEAD],
+    'early': [list(key[1]) for key in ahead.EARLY],
+}))
+'''
+
+
+def _begun(cwd: Path, *argv: str) -> dict[str, list[str]]:
+    proc = subprocess.run(
+        [sys.executable, '-c', _PROBE, *argv], cwd=cwd, capture_output=True, text=True, check=True,
+    )
+    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize('argv', [
+    ('load',), ('state', 'set', 'k=v'), ('hook', 'session-start', '--agent', 'claude'),
+])
+def test_status_and_find_begin_before_agitmem_imports(memrepo: Path, argv: tuple[str, ...]) -> None:
+    begun = _begun(memrepo, *argv)
+    assert begun['modules'] == ['agitmem', 'agitmem.ahead']
+    assert begun['status'] == [str(memrepo)]
+    assert begun['early'] == [list(repo_mod._FIND_HEAD)]
+
+
+def test_verify_begins_find_only(memrepo: Path) -> None:
+    """verify's tree is the one its command leaves: no status before it."""
+    begun = _begun(memrepo, 'verify', '--', 'true')
+    assert begun['status'] == []
+    assert begun['early'] == [list(repo_mod._FIND_HEAD)]
+
+
+@pytest.mark.parametrize('argv', [('save',), ('state', 'show'), ('hook', 'prompt'), ('status',), ()])
+def test_other_commands_begin_nothing(memrepo: Path, argv: tuple[str, ...]) -> None:
+    assert _begun(memrepo, *argv) == {'modules': ['agitmem', 'agitmem.ahead'], 'status': [], 'early': []}
+
+
+def _runs(trace: Path, verb: str) -> int:
+    return sum(
+        e.get('event') == 'start' and verb in e['argv']
+        for e in map(json.loads, trace.read_text().splitlines())
+    )
+
+
+def _session(repo: Path) -> str:
+    return json.dumps({
+        'session_id': 's', 'transcript_path': None, 'cwd': str(repo),
+        'hook_event_name': 'SessionStart', 'source': 'startup',
+    })
+
+
+def test_session_start_runs_one_status(memrepo: Path, tmp_path: Path) -> None:
+    (memrepo / 'edited.py').write_text('x = 1\n')
+    ok('state', 'set', 'next_intent=go on', cwd=memrepo)
+    trace = tmp_path / 'trace'
+    ok('hook', 'session-start', '--agent', 'claude', cwd=memrepo, input=_session(memrepo),
+       env={'GIT_TRACE2_EVENT': str(trace)})
+    assert _runs(trace, 'status') == 1
+    assert _runs(trace, 'rev-parse') == 1
+
+
+def test_a_status_begun_in_another_repository_is_not_taken(tmp_path: Path) -> None:
+    """The hook runs in one repository, its payload names another: the
+    injection's STALE is the payload's repository's, not the one the
+    status was begun in."""
+    here, there = tmp_path / 'here', tmp_path / 'there'
+    for root in (here, there):
+        git('init', '-q', '-b', 'main', str(root), cwd=tmp_path)
+        (root / 'a.py').write_text('a = 1\n')
+        git('add', '-A', cwd=root)
+        git('-c', 'user.name=t', '-c', 'user.email=t@example.invalid', 'commit', '-q', '-m', 'a', cwd=root)
+        ok('init', cwd=root)
+        ok('state', 'set', 'current_goal=work', cwd=root)
+    time.sleep(0.01)
+    (here / 'only_here.py').write_text('x = 1\n')  # here changed since its state; there did not
+    out = ok('hook', 'session-start', '--agent', 'claude', cwd=here, input=_session(there))
+    assert 'only_here.py' not in out
+    assert 'STALE' not in out
+    out = ok('hook', 'session-start', '--agent', 'claude', cwd=there, input=_session(here))
+    assert 'only_here.py' in out
