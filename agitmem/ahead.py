@@ -112,14 +112,18 @@ def end_ahead() -> None:
         kill(STATUS_AHEAD.pop()[1])
 
 
-def wanted(argv: list[str]) -> tuple[bool, bool]:
-    """(find with HEAD, status) that the command in argv waits for, read
-    from its first words only: `load`, `state set` and `hook
-    session-start` want both, `verify` where the repository is (its tree
-    is the one its command leaves, begun once that has ended)."""
+def wanted(argv: list[str]) -> tuple[tuple[str, ...] | None, bool]:
+    """(the `find` read, whether the working tree's status) the command in
+    argv waits for, read from its first words only: `load`, `state set`
+    and `hook session-start` want both, `verify` where the repository is
+    with HEAD (its tree is the one its command leaves, begun once that has
+    ended), the commit hooks what cli._hook asks (commit-msg's rules need
+    no HEAD)."""
     if argv[:1] == ['load'] or argv[:2] in (['state', 'set'], ['hook', 'session-start']):
-        return True, True
-    return argv[:1] == ['verify'], False
+        return FIND_HEAD, True
+    if argv[:1] == ['verify'] or argv[:2] in (['hook', 'pre-commit'], ['hook', 'post-commit']):
+        return FIND_HEAD, False
+    return (FIND if argv[:2] == ['hook', 'commit-msg'] else None), False
 
 
 def begin(argv: list[str]) -> None:
@@ -128,13 +132,13 @@ def begin(argv: list[str]) -> None:
     payload names; another directory there costs one unused process).
     Anything that fails here is left to the real call, which says so."""
     find, status = wanted(argv)
-    if not find:
+    if find is None:
         return
     try:
         at = os.getcwd()
         if status:
             STATUS_AHEAD.append((at, run_status(at)))
-        EARLY[early_key(at, FIND_HEAD, None)] = spawn(FIND_HEAD, at)
+        EARLY[early_key(at, find, None)] = spawn(find, at)
     except OSError:
         pass
     import atexit

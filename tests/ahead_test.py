@@ -46,14 +46,22 @@ def test_status_and_find_begin_before_agitmem_imports(memrepo: Path, argv: tuple
     assert begun['early'] == [list(repo_mod._FIND_HEAD)]
 
 
-def test_verify_begins_find_only(memrepo: Path) -> None:
-    """verify's tree is the one its command leaves: no status before it."""
-    begun = _begun(memrepo, 'verify', '--', 'true')
+@pytest.mark.parametrize('argv', [('verify', '--', 'true'), ('hook', 'pre-commit'), ('hook', 'post-commit')])
+def test_verify_and_commit_hooks_begin_find_only(memrepo: Path, argv: tuple[str, ...]) -> None:
+    """verify's tree is the one its command leaves: no status before it;
+    the commit hooks need none."""
+    begun = _begun(memrepo, *argv)
     assert begun['status'] == []
     assert begun['early'] == [list(repo_mod._FIND_HEAD)]
 
 
-@pytest.mark.parametrize('argv', [('save',), ('state', 'show'), ('hook', 'prompt'), ('status',), ()])
+def test_commit_msg_begins_find_without_head(memrepo: Path) -> None:
+    assert _begun(memrepo, 'hook', 'commit-msg', 'MSG')['early'] == [list(repo_mod._FIND)]
+
+
+@pytest.mark.parametrize('argv', [
+    ('save',), ('state', 'show'), ('hook', 'prompt'), ('hook', 'pre-push'), ('status',), (),
+])
 def test_other_commands_begin_nothing(memrepo: Path, argv: tuple[str, ...]) -> None:
     assert _begun(memrepo, *argv) == {'modules': ['agitmem', 'agitmem.ahead'], 'status': [], 'early': []}
 
@@ -80,6 +88,18 @@ def test_session_start_runs_one_status(memrepo: Path, tmp_path: Path) -> None:
        env={'GIT_TRACE2_EVENT': str(trace)})
     assert _runs(trace, 'status') == 1
     assert _runs(trace, 'rev-parse') == 1
+
+
+@pytest.mark.parametrize('hook', ['pre-commit', 'commit-msg', 'post-commit'])
+def test_a_commit_hook_asks_where_the_repository_is_once(memrepo: Path, tmp_path: Path, hook: str) -> None:
+    ok('install', 'git', cwd=memrepo)
+    (memrepo / 'enforce.py').write_text('x = 1\n')
+    git('add', 'enforce.py', cwd=memrepo)
+    (memrepo / 'msg').write_text('add enforce.py\n')
+    trace = tmp_path / 'trace'
+    env = {'GIT_TRACE2_EVENT': str(trace), 'GIT_INDEX_FILE': str(memrepo / '.git' / 'index')}
+    ok('hook', hook, *(['msg'] if hook == 'commit-msg' else []), cwd=memrepo, env=env)
+    assert _runs(trace, '--show-toplevel') == 1
 
 
 def test_a_status_begun_in_another_repository_is_not_taken(tmp_path: Path) -> None:
