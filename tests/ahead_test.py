@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agitmem import repo as repo_mod
+from agitmem import ahead
 from testing.util import git
 from testing.util import ok
 
@@ -43,7 +43,7 @@ def test_status_and_find_begin_before_agitmem_imports(memrepo: Path, argv: tuple
     begun = _begun(memrepo, *argv)
     assert begun['modules'] == ['agitmem', 'agitmem.ahead']
     assert begun['status'] == [str(memrepo)]
-    assert begun['early'] == [list(repo_mod._FIND_HEAD)]
+    assert begun['early'] == [list(ahead.FIND_HEAD)]
 
 
 @pytest.mark.parametrize('argv', [('verify', '--', 'true'), ('hook', 'pre-commit'), ('hook', 'post-commit')])
@@ -52,11 +52,11 @@ def test_verify_and_commit_hooks_begin_find_only(memrepo: Path, argv: tuple[str,
     the commit hooks need none."""
     begun = _begun(memrepo, *argv)
     assert begun['status'] == []
-    assert begun['early'] == [list(repo_mod._FIND_HEAD)]
+    assert begun['early'] == [list(ahead.FIND_HEAD)]
 
 
 def test_commit_msg_begins_find_without_head(memrepo: Path) -> None:
-    assert _begun(memrepo, 'hook', 'commit-msg', 'MSG')['early'] == [list(repo_mod._FIND)]
+    assert _begun(memrepo, 'hook', 'commit-msg', 'MSG')['early'] == [list(ahead.FIND)]
 
 
 @pytest.mark.parametrize('argv', [
