@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,7 +30,7 @@ print(json.dumps({
 '''
 
 
-def _begun(cwd: Path, *argv: str) -> dict[str, list[str]]:
+def _begun(cwd: Path, *argv: str) -> dict[str, list[Any]]:
     proc = subprocess.run(
         [sys.executable, '-c', _PROBE, *argv], cwd=cwd, capture_output=True, text=True, check=True,
     )
