@@ -126,11 +126,27 @@ def wanted(argv: list[str]) -> tuple[tuple[str, ...] | None, bool]:
     return (FIND if argv[:2] == ['hook', 'commit-msg'] else None), False
 
 
+def absolute_path() -> None:
+    """Keep only PATH's absolute entries: a relative one (`bin`, or an
+    empty one, which means the current directory) would let a cloned
+    repository's own `git` or `sh` run in place of the real one in every
+    git call agitmem makes (the git shims drop them too).  Done before
+    the first git process, which begin starts."""
+    path = os.environ.get('PATH')
+    if path is None:
+        return
+    kept = os.pathsep.join(p for p in path.split(os.pathsep) if os.path.isabs(p))
+    if kept != path:
+        # an empty PATH would mean the current directory again
+        os.environ['PATH'] = kept or os.defpath
+
+
 def begin(argv: list[str]) -> None:
     """Start what the command in argv will wait for, in the current
     directory (session-start: where the agent runs its hooks, which its
     payload names; another directory there costs one unused process).
     Anything that fails here is left to the real call, which says so."""
+    absolute_path()
     find, status = wanted(argv)
     if find is None:
         return

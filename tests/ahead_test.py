@@ -5,6 +5,7 @@ one the command works on is never taken for it."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -122,3 +123,25 @@ def test_a_status_begun_in_another_repository_is_not_taken(tmp_path: Path) -> No
     assert 'STALE' not in out
     out = ok('hook', 'session-start', '--agent', 'claude', cwd=there, input=_session(here))
     assert 'only_here.py' in out
+
+
+@pytest.mark.parametrize('relative', ['', '.', 'bin'])
+@pytest.mark.parametrize('argv', [
+    ('load',), ('state', 'set', 'next_intent=go on'), ('verify', '--', 'true'),
+    ('hook', 'session-start', '--agent', 'claude'), ('hook', 'pre-commit'),
+])
+def test_nothing_begun_runs_the_repositorys_own_git(
+        memrepo: Path, tmp_path: Path, relative: str, argv: tuple[str, ...],
+) -> None:
+    """A PATH with a relative entry (an empty one is the current
+    directory) in a cloned repository that ships its own `git`: what is
+    begun before the imports runs the real git, as every later call does."""
+    marker = tmp_path / 'ran'
+    for d in (memrepo, memrepo / 'bin'):
+        d.mkdir(exist_ok=True)
+        fake = d / 'git'
+        fake.write_text(f'#!/bin/sh\necho "$@" >> {marker}\nexit 1\n')
+        fake.chmod(0o755)
+    env = {'PATH': f'{relative}{os.pathsep}{os.environ["PATH"]}'}
+    ok(*argv, cwd=memrepo, env=env, input=_session(memrepo) if 'session-start' in argv else None)
+    assert not marker.exists(), marker.read_text()
