@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from agitmem import ahead
+from testing.util import agitmem_argv
 from testing.util import git
 from testing.util import ok
 
@@ -145,3 +146,18 @@ def test_nothing_begun_runs_the_repositorys_own_git(
     env = {'PATH': f'{relative}{os.pathsep}{os.environ["PATH"]}'}
     ok(*argv, cwd=memrepo, env=env, input=_session(memrepo) if 'session-start' in argv else None)
     assert not marker.exists(), marker.read_text()
+
+
+def test_a_directory_gone_is_said_by_the_command(tmp_path: Path) -> None:
+    """What is begun ahead fails quietly (the current directory was
+    deleted): the command says so in its one line, as before."""
+    gone = tmp_path / 'gone'
+    gone.mkdir()
+    proc = subprocess.run(
+        ['sh', '-c', f'cd {gone} && rmdir {gone} && exec "$0" "$@"', *agitmem_argv(), 'load'],
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        'agitmem: the current directory no longer exists (deleted?): cd into the repository and run it again',
+    ]
