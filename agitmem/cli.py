@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
     from agitmem.porcelain.context import Context
 
+from agitmem import ahead
 from agitmem.errors import AgitmemError
 from agitmem.errors import CheckFailed
 
@@ -556,27 +557,13 @@ def _printable_streams() -> None:
         sys.stderr = cast(TextIO, _Escaped(sys.stderr))
 
 
-def _absolute_path() -> None:
-    """Keep only PATH's absolute entries: a relative one (`bin`, or an
-    empty one, which means the current directory) would let a cloned
-    repository's own `git` or `sh` run in place of the real one in every
-    git call agitmem makes (the git shims drop them too)."""
-    path = os.environ.get('PATH')
-    if path is None:
-        return
-    kept = os.pathsep.join(p for p in path.split(os.pathsep) if os.path.isabs(p))
-    if kept != path:
-        # an empty PATH would mean the current directory again
-        os.environ['PATH'] = kept or os.defpath
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     # a short run that allocates much as it imports (pygit2 alone makes
     # thousands of objects) and frees by reference counting: the cyclic
     # collector's passes are pure cost here (about 3% of a write); what
     # cycles there are go at exit
     gc.disable()
-    _absolute_path()
+    ahead.absolute_path()  # (done already when run as agitmem/__main__.py)
     _printable_streams()
     argv = sys.argv[1:] if argv is None else list(argv)
     called = _hook_call(argv)

@@ -11,21 +11,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
+from agitmem import ahead
+from agitmem.ahead import FIND as _FIND
+from agitmem.ahead import FIND_HEAD as _FIND_HEAD
+from agitmem.ahead import clean_env
+from agitmem.ahead import early_key as _early_key
+from agitmem.ahead import end_ahead as _end_ahead
+from agitmem.ahead import end_early as _end_early
+from agitmem.ahead import kill as _kill
+from agitmem.ahead import spawn as _spawn
 from agitmem.errors import AgitmemError
 
-# Variables git sets for hooks (or a user sets by hand) that would point our
-# own git calls at another index or repository.
-_GIT_LOCAL_ENV = frozenset((
-    'GIT_ALTERNATE_OBJECT_DIRECTORIES',
-    'GIT_COMMON_DIR',
-    'GIT_DIR',
-    'GIT_INDEX_FILE',
-    'GIT_NAMESPACE',
-    'GIT_OBJECT_DIRECTORY',
-    'GIT_PREFIX',
-    'GIT_WORK_TREE',
-    'GIT_QUARANTINE_PATH',
-))
+__all__ = ['clean_env']  # re-exported: its callers know it as repo's
 
 MEMORY_ROOT = 'refs/agitmem/'
 MEMORY_NS = 'refs/agitmem/heads/'
@@ -49,19 +46,6 @@ class Repo(NamedTuple):
     @property
     def config_path(self) -> Path:
         return self.agent_dir / 'config.yaml'
-
-
-def clean_env(
-        extra: Mapping[str, str] | None = None,
-        environ: Mapping[str, str] | None = None,
-) -> dict[str, str]:
-    env = dict(os.environ if environ is None else environ)
-    for k in _GIT_LOCAL_ENV:
-        env.pop(k, None)
-    env['GIT_TERMINAL_PROMPT'] = '0'
-    if extra:
-        env.update(extra)
-    return env
 
 
 # Wall-clock bounds on git processes, in seconds.  A network call (fetch,
@@ -175,25 +159,8 @@ def _not_run(e: FileNotFoundError, cwd: Path | str) -> AgitmemError:
 
 
 IDENTITY = (('var', 'GIT_AUTHOR_IDENT'), ('var', 'GIT_COMMITTER_IDENT'))
-# git reads started ahead of need: (cwd, args) -> the running process
-_EARLY: dict[tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]], subprocess.Popen[str]] = {}
-
-
-def _early_key(
-        cwd: Path | str, args: tuple[str, ...], env: Mapping[str, str] | None,
-) -> tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]]:
-    return str(cwd), args, tuple(sorted(env.items())) if env else ()
-
-
-def _spawn(
-        args: tuple[str, ...], cwd: Path | str, env: Mapping[str, str] | None = None,
-) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        ('git', '--no-optional-locks', *args), cwd=cwd, env=clean_env(env),
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, encoding='utf-8', errors='surrogateescape',
-        process_group=0,  # stopped whole past its bound (git_each)
-    )
+# git reads started ahead of need: (cwd, args, env) -> the running process
+_EARLY = ahead.EARLY
 
 
 _CRUD = ''.join(map(chr, range(33))) + ',:;<>"\\\''
@@ -292,13 +259,6 @@ def start(
     atexit.register(_end_early)
 
 
-def _end_early() -> None:
-    for p in _EARLY.values():
-        p.kill()
-        p.wait()
-    _EARLY.clear()
-
-
 def git_each(
         *calls: tuple[str, ...],
         cwd: Path | str,
@@ -340,16 +300,8 @@ def error_line(stderr: str, default: str) -> str:
     return lines[-1] if lines else default
 
 
-_FIND = (
-    'rev-parse', '--path-format=absolute',
-    '--git-dir', '--git-common-dir', '--show-toplevel',
-)
 _BRANCH = ('symbolic-ref', '-q', 'HEAD')
 _HEAD = ('rev-parse', '-q', '--verify', 'HEAD^{commit}')
-# where the repository is, HEAD's commit and the ref HEAD names (`HEAD`
-# when detached), in one process (it fails on an unborn HEAD: then they
-# are asked apart)
-_FIND_HEAD = (*_FIND, 'HEAD^{commit}', '--symbolic-full-name', 'HEAD')
 
 
 def find(cwd: Path | str | None = None) -> Repo:
@@ -796,13 +748,6 @@ def _start_status(cwd: str) -> None:
         atexit.register(_end_ahead)
 
 
-def _end_ahead() -> None:
-    """A status begun and never asked for (a load whose state has none, a
-    command that failed): stopped rather than waited for."""
-    while _STATUS_AHEAD:
-        _kill(_STATUS_AHEAD.pop()[1])
-
-
 def worktree_tree(repo: Repo) -> str:
     """The tree id of the working tree now (.agent/ and agitmem's install
     files left out; tracked files under .agent/ as the index has them),
@@ -845,18 +790,11 @@ def _finish(chain: _Tree) -> tuple[str, int, str]:
 # anything it cannot do exactly (an unmerged or intent-to-add entry, a
 # submodule with changes, an embedded repository, SHA-256) falls back to
 # the chain.  Paths from the top whatever the directory it runs in.
-_STATUS = (
-    'git', '--no-optional-locks', '-c', 'status.relativePaths=false',
-    'status', '--porcelain=v2', '-z', '--branch', '--no-ahead-behind',
-    # new directories whole (`? dir/`, listed apart when there are any):
-    # what the untracked cache keeps, so it serves this status too
-    '--untracked-files=normal', '--no-renames', '--ignore-submodules=none',
-)
 EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
 _GONE = b'000000'
 _TREE_MODE = b'40000'
 # statuses begun before their tree was asked for (start_tree): (cwd, process)
-_STATUS_AHEAD: list[tuple[str, subprocess.Popen[bytes]]] = []
+_STATUS_AHEAD = ahead.STATUS_AHEAD
 # the repository `find` found from each directory (which a status begun
 # there ahead reports on)
 _FOUND: dict[str, Repo] = {}
@@ -871,12 +809,7 @@ _Listings = dict[bytes, tuple[bytes, dict[bytes, tuple[bytes, bytes]]]]
 
 def _run_status(cwd: Path | str) -> subprocess.Popen[bytes]:
     try:
-        return subprocess.Popen(
-            _STATUS, cwd=cwd, env=clean_env(),
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            # with what it runs (an fsmonitor hook), one signal stops it
-            process_group=0,
-        )
+        return ahead.run_status(cwd)
     except FileNotFoundError as e:
         raise _not_run(e, cwd)
 
@@ -902,15 +835,6 @@ def _ended(proc: subprocess.Popen[bytes]) -> bytes | None:
         _kill(proc)
         return None
     return out if proc.returncode == 0 else None
-
-
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    import signal
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        pass  # gone meanwhile
-    proc.communicate()
 
 
 def fast_tree(repo: Repo) -> str | None:

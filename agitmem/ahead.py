@@ -1,0 +1,162 @@
+"""Git reads begun ahead of need: where the repository is (with HEAD) and
+the working tree's `git status`, started as the first thing the process
+does for the commands that wait on them, so they run on the other core
+while Python imports the rest of agitmem.  Only os and subprocess here:
+agitmem/__main__.py imports this before anything else (repo.py picks the
+processes up and owns what they mean)."""
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping
+
+# Variables git sets for hooks (or a user sets by hand) that would point our
+# own git calls at another index or repository.
+GIT_LOCAL_ENV = frozenset((
+    'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+    'GIT_COMMON_DIR',
+    'GIT_DIR',
+    'GIT_INDEX_FILE',
+    'GIT_NAMESPACE',
+    'GIT_OBJECT_DIRECTORY',
+    'GIT_PREFIX',
+    'GIT_WORK_TREE',
+    'GIT_QUARANTINE_PATH',
+))
+
+FIND = (
+    'rev-parse', '--path-format=absolute',
+    '--git-dir', '--git-common-dir', '--show-toplevel',
+)
+# where the repository is, HEAD's commit and the ref HEAD names (`HEAD`
+# when detached), in one process (it fails on an unborn HEAD: then they
+# are asked apart)
+FIND_HEAD = (*FIND, 'HEAD^{commit}', '--symbolic-full-name', 'HEAD')
+
+# the working tree's status as repo.fast_tree reads it: paths from the top
+# whatever the directory it runs in
+STATUS = (
+    'git', '--no-optional-locks', '-c', 'status.relativePaths=false',
+    'status', '--porcelain=v2', '-z', '--branch', '--no-ahead-behind',
+    # new directories whole (`? dir/`, listed apart when there are any):
+    # what the untracked cache keeps, so it serves this status too
+    '--untracked-files=normal', '--no-renames', '--ignore-submodules=none',
+)
+
+EarlyKey = tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]]
+# git reads started ahead of need: (cwd, args, env) -> the running process
+EARLY: dict[EarlyKey, subprocess.Popen[str]] = {}
+# statuses begun before their tree was asked for: (cwd, process)
+STATUS_AHEAD: list[tuple[str, subprocess.Popen[bytes]]] = []
+
+
+def clean_env(
+        extra: Mapping[str, str] | None = None,
+        environ: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    env = dict(os.environ if environ is None else environ)
+    for k in GIT_LOCAL_ENV:
+        env.pop(k, None)
+    env['GIT_TERMINAL_PROMPT'] = '0'
+    if extra:
+        env.update(extra)
+    return env
+
+
+def early_key(cwd: os.PathLike[str] | str, args: tuple[str, ...], env: Mapping[str, str] | None) -> EarlyKey:
+    return str(cwd), args, tuple(sorted(env.items())) if env else ()
+
+
+def spawn(
+        args: tuple[str, ...], cwd: os.PathLike[str] | str, env: Mapping[str, str] | None = None,
+) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        ('git', '--no-optional-locks', *args), cwd=cwd, env=clean_env(env),
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, encoding='utf-8', errors='surrogateescape',
+        process_group=0,  # stopped whole past its bound (repo.git_each)
+    )
+
+
+def run_status(cwd: os.PathLike[str] | str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        STATUS, cwd=cwd, env=clean_env(),
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        # with what it runs (an fsmonitor hook), one signal stops it
+        process_group=0,
+    )
+
+
+def kill(proc: subprocess.Popen[bytes]) -> None:
+    import signal
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass  # gone meanwhile
+    proc.communicate()
+
+
+def end_early() -> None:
+    """Reads begun and never picked up (a command that failed, or asked
+    elsewhere): stopped at exit rather than waited for."""
+    for p in EARLY.values():
+        p.kill()
+        p.wait()
+    EARLY.clear()
+
+
+def end_ahead() -> None:
+    """A status begun and never asked for (a load whose state has none, a
+    command that failed): stopped rather than waited for."""
+    while STATUS_AHEAD:
+        kill(STATUS_AHEAD.pop()[1])
+
+
+def wanted(argv: list[str]) -> tuple[tuple[str, ...] | None, bool]:
+    """(the `find` read, whether the working tree's status) the command in
+    argv waits for, read from its first words only: `load`, `state set`
+    and `hook session-start` want both, `verify` where the repository is
+    with HEAD (its tree is the one its command leaves, begun once that has
+    ended), the commit hooks what cli._hook asks (commit-msg's rules need
+    no HEAD)."""
+    if argv[:1] == ['load'] or argv[:2] in (['state', 'set'], ['hook', 'session-start']):
+        return FIND_HEAD, True
+    if argv[:1] == ['verify'] or argv[:2] in (['hook', 'pre-commit'], ['hook', 'post-commit']):
+        return FIND_HEAD, False
+    return (FIND if argv[:2] == ['hook', 'commit-msg'] else None), False
+
+
+def absolute_path() -> None:
+    """Keep only PATH's absolute entries: a relative one (`bin`, or an
+    empty one, which means the current directory) would let a cloned
+    repository's own `git` or `sh` run in place of the real one in every
+    git call agitmem makes (the git shims drop them too).  Done before
+    the first git process, which begin starts."""
+    path = os.environ.get('PATH')
+    if path is None:
+        return
+    kept = os.pathsep.join(p for p in path.split(os.pathsep) if os.path.isabs(p))
+    if kept != path:
+        # an empty PATH would mean the current directory again
+        os.environ['PATH'] = kept or os.defpath
+
+
+def begin(argv: list[str]) -> None:
+    """Start what the command in argv will wait for, in the current
+    directory (session-start: where the agent runs its hooks, which its
+    payload names; another directory there costs one unused process).
+    Anything that fails here is left to the real call, which says so."""
+    absolute_path()
+    find, status = wanted(argv)
+    if find is None:
+        return
+    try:
+        at = os.getcwd()
+        if status:
+            STATUS_AHEAD.append((at, run_status(at)))
+        EARLY[early_key(at, find, None)] = spawn(find, at)
+    except OSError:
+        pass
+    import atexit
+    atexit.register(end_early)
+    atexit.register(end_ahead)

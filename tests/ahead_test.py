@@ -1,0 +1,163 @@
+"""agitmem/ahead.py: what a command waits on from git (where the
+repository is, the working tree's status) is begun before the rest of
+agitmem imports, once, and a status begun in another repository than the
+one the command works on is never taken for it."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agitmem import ahead
+from testing.util import agitmem_argv
+from testing.util import git
+from testing.util import ok
+
+# what agitmem/__main__.py does first, then what it had imported and begun
+_PROBE = '''
+import json, sys
+from agitmem import ahead
+ahead.begin(sys.argv[1:])
+print(json.dumps({
+    'modules': sorted(m for m in sys.modules if m.startswith('agitmem')),
+    'status': [cwd for cwd, _ in ahead.STATUS_AHEAD],
+    'early': [list(key[1]) for key in ahead.EARLY],
+}))
+'''
+
+
+def _begun(cwd: Path, *argv: str) -> dict[str, list[Any]]:
+    proc = subprocess.run(
+        [sys.executable, '-c', _PROBE, *argv], cwd=cwd, capture_output=True, text=True, check=True,
+    )
+    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize('argv', [
+    ('load',), ('state', 'set', 'k=v'), ('hook', 'session-start', '--agent', 'claude'),
+])
+def test_status_and_find_begin_before_agitmem_imports(memrepo: Path, argv: tuple[str, ...]) -> None:
+    begun = _begun(memrepo, *argv)
+    assert begun['modules'] == ['agitmem', 'agitmem.ahead']
+    assert begun['status'] == [str(memrepo)]
+    assert begun['early'] == [list(ahead.FIND_HEAD)]
+
+
+@pytest.mark.parametrize('argv', [('verify', '--', 'true'), ('hook', 'pre-commit'), ('hook', 'post-commit')])
+def test_verify_and_commit_hooks_begin_find_only(memrepo: Path, argv: tuple[str, ...]) -> None:
+    """verify's tree is the one its command leaves: no status before it;
+    the commit hooks need none."""
+    begun = _begun(memrepo, *argv)
+    assert begun['status'] == []
+    assert begun['early'] == [list(ahead.FIND_HEAD)]
+
+
+def test_commit_msg_begins_find_without_head(memrepo: Path) -> None:
+    assert _begun(memrepo, 'hook', 'commit-msg', 'MSG')['early'] == [list(ahead.FIND)]
+
+
+@pytest.mark.parametrize('argv', [
+    ('save',), ('state', 'show'), ('hook', 'prompt'), ('hook', 'pre-push'), ('status',), (),
+])
+def test_other_commands_begin_nothing(memrepo: Path, argv: tuple[str, ...]) -> None:
+    assert _begun(memrepo, *argv) == {'modules': ['agitmem', 'agitmem.ahead'], 'status': [], 'early': []}
+
+
+def _runs(trace: Path, verb: str) -> int:
+    return sum(
+        e.get('event') == 'start' and verb in e['argv']
+        for e in map(json.loads, trace.read_text().splitlines())
+    )
+
+
+def _session(repo: Path) -> str:
+    return json.dumps({
+        'session_id': 's', 'transcript_path': None, 'cwd': str(repo),
+        'hook_event_name': 'SessionStart', 'source': 'startup',
+    })
+
+
+def test_session_start_runs_one_status(memrepo: Path, tmp_path: Path) -> None:
+    (memrepo / 'edited.py').write_text('x = 1\n')
+    ok('state', 'set', 'next_intent=go on', cwd=memrepo)
+    trace = tmp_path / 'trace'
+    ok('hook', 'session-start', '--agent', 'claude', cwd=memrepo, input=_session(memrepo),
+       env={'GIT_TRACE2_EVENT': str(trace)})
+    assert _runs(trace, 'status') == 1
+    assert _runs(trace, 'rev-parse') == 1
+
+
+@pytest.mark.parametrize('hook', ['pre-commit', 'commit-msg', 'post-commit'])
+def test_a_commit_hook_asks_where_the_repository_is_once(memrepo: Path, tmp_path: Path, hook: str) -> None:
+    ok('install', 'git', cwd=memrepo)
+    (memrepo / 'enforce.py').write_text('x = 1\n')
+    git('add', 'enforce.py', cwd=memrepo)
+    (memrepo / 'msg').write_text('add enforce.py\n')
+    trace = tmp_path / 'trace'
+    env = {'GIT_TRACE2_EVENT': str(trace), 'GIT_INDEX_FILE': str(memrepo / '.git' / 'index')}
+    ok('hook', hook, *(['msg'] if hook == 'commit-msg' else []), cwd=memrepo, env=env)
+    assert _runs(trace, '--show-toplevel') == 1
+
+
+def test_a_status_begun_in_another_repository_is_not_taken(tmp_path: Path) -> None:
+    """The hook runs in one repository, its payload names another: the
+    injection's STALE is the payload's repository's, not the one the
+    status was begun in."""
+    here, there = tmp_path / 'here', tmp_path / 'there'
+    for root in (here, there):
+        git('init', '-q', '-b', 'main', str(root), cwd=tmp_path)
+        (root / 'a.py').write_text('a = 1\n')
+        git('add', '-A', cwd=root)
+        git('-c', 'user.name=t', '-c', 'user.email=t@example.invalid', 'commit', '-q', '-m', 'a', cwd=root)
+        ok('init', cwd=root)
+        ok('state', 'set', 'current_goal=work', cwd=root)
+    time.sleep(0.01)
+    (here / 'only_here.py').write_text('x = 1\n')  # here changed since its state; there did not
+    out = ok('hook', 'session-start', '--agent', 'claude', cwd=here, input=_session(there))
+    assert 'only_here.py' not in out
+    assert 'STALE' not in out
+    out = ok('hook', 'session-start', '--agent', 'claude', cwd=there, input=_session(here))
+    assert 'only_here.py' in out
+
+
+@pytest.mark.parametrize('relative', ['', '.', 'bin'])
+@pytest.mark.parametrize('argv', [
+    ('load',), ('state', 'set', 'next_intent=go on'), ('verify', '--', 'true'),
+    ('hook', 'session-start', '--agent', 'claude'), ('hook', 'pre-commit'),
+])
+def test_nothing_begun_runs_the_repositorys_own_git(
+        memrepo: Path, tmp_path: Path, relative: str, argv: tuple[str, ...],
+) -> None:
+    """A PATH with a relative entry (an empty one is the current
+    directory) in a cloned repository that ships its own `git`: what is
+    begun before the imports runs the real git, as every later call does."""
+    marker = tmp_path / 'ran'
+    for d in (memrepo, memrepo / 'bin'):
+        d.mkdir(exist_ok=True)
+        fake = d / 'git'
+        fake.write_text(f'#!/bin/sh\necho "$@" >> {marker}\nexit 1\n')
+        fake.chmod(0o755)
+    env = {'PATH': f'{relative}{os.pathsep}{os.environ["PATH"]}'}
+    ok(*argv, cwd=memrepo, env=env, input=_session(memrepo) if 'session-start' in argv else None)
+    assert not marker.exists(), marker.read_text()
+
+
+def test_a_directory_gone_is_said_by_the_command(tmp_path: Path) -> None:
+    """What is begun ahead fails quietly (the current directory was
+    deleted): the command says so in its one line, as before."""
+    gone = tmp_path / 'gone'
+    gone.mkdir()
+    proc = subprocess.run(
+        ['sh', '-c', f'cd {gone} && rmdir {gone} && exec "$0" "$@"', *agitmem_argv(), 'load'],
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        'agitmem: the current directory no longer exists (deleted?): cd into the repository and run it again',
+    ]
