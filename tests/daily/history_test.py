@@ -249,3 +249,31 @@ def test_a_repository_without_commits_yet(tmp_path: Path) -> None:
     assert code_head(repo) == head(repo)
     fresh_state(repo, 'first goal')
     settled(repo, 'first goal')
+
+
+def test_a_branch_deleted_and_made_again_in_the_same_second(hooked: Path) -> None:
+    """Reflogs count whole seconds: `git branch -D fix && git checkout -b
+    fix` in the second the old fix's memory was last written (a script, an
+    agent) must not hand the new fix that memory.  The clock is pinned so
+    that the second is the same every run."""
+    env = {'GIT_COMMITTER_DATE': '2026-12-01T10:00:00Z', 'GIT_AUTHOR_DATE': '2026-12-01T10:00:00Z'}
+    git('checkout', '-q', '-b', 'fix', cwd=hooked, env=env)
+    ok('state', 'set', 'current_goal=first fix', cwd=hooked, env=env)
+    ok('note', 'a note of the first fix', cwd=hooked, env=env)
+    git('checkout', '-q', 'main', cwd=hooked, env=env)
+    git('branch', '-q', '-D', 'fix', cwd=hooked, env=env)
+    git('checkout', '-q', '-b', 'fix', cwd=hooked, env=env)
+    assert goal_here(hooked) == 'main goal'
+    assert 'a note of the first fix' not in mem(hooked, 'notes.md').read_text()
+    attic = git('for-each-ref', '--format=%(refname)', 'refs/agitmem/attic/', cwd=hooked).split()
+    assert len(attic) == 1 and 'fix@' in attic[0], attic
+    assert goal_on(hooked, attic[0]) == 'first fix'
+    # memory the new fix writes in that same second is its own
+    ok('state', 'set', 'current_goal=second fix', cwd=hooked, env=env)
+    ok('note', 'a note of the second fix', cwd=hooked, env=env)
+    git('checkout', '-q', 'main', cwd=hooked, env=env)
+    git('checkout', '-q', 'fix', cwd=hooked, env=env)
+    assert goal_here(hooked) == 'second fix'
+    assert 'a note of the second fix' in mem(hooked, 'notes.md').read_text()
+    assert git('for-each-ref', '--format=%(refname)', 'refs/agitmem/attic/', cwd=hooked).split() == attic
+    assert 'first fix' not in git('log', '-p', 'refs/agitmem/heads/fix', '--', 'state.json', cwd=hooked)
