@@ -4,6 +4,7 @@ else a remote's copy; else none yet (it forks from the memory it came
 from).  Read-only but for moving an abandoned ref to the attic."""
 from __future__ import annotations
 
+import os
 import re
 
 import pygit2
@@ -67,6 +68,27 @@ def _updated(repo: Repo, ref: str) -> int | None:
     return entries[0][0] if entries else None
 
 
+def _log_mtime(repo: Repo, ref: str) -> int | None:
+    """When ref's reflog file last changed, in nanoseconds; None where git
+    keeps none (another ref backend).  Per-worktree refs log in the git dir."""
+    base = repo.git_dir if ref.startswith('refs/worktree/') else repo.common_dir
+    try:
+        return os.stat(base / 'logs' / ref).st_mtime_ns
+    except OSError:
+        return None
+
+
+def _written_before_birth(repo: Repo, ref: str, branch: str) -> bool:
+    """Within the one second reflogs count to, was ref's memory last
+    written before the branch was made?  Told by the reflog files' own
+    times while the branch's log holds its creation only (then its file
+    changed last when the branch was made); else not known: no."""
+    if len(_reflog(repo, f'refs/heads/{branch}')) != 1:
+        return False
+    memory, birth = _log_mtime(repo, ref), _log_mtime(repo, f'refs/heads/{branch}')
+    return memory is not None and birth is not None and memory < birth
+
+
 def _remote_memory(repo: Repo, pr: pygit2.Repository, name: str | None) -> pygit2.Commit | None:
     """The memory of the remote-tracking branch a branch was created from
     (`git checkout x` in a clone: `Created from origin/x`)."""
@@ -87,7 +109,12 @@ def abandoned(ctx: Context, pr: pygit2.Repository, top: pygit2.Commit) -> bool:
     (a clone: init fetched it before `git checkout x` made the branch)."""
     birth = born(ctx.repo, ctx.branch)
     updated = _updated(ctx.repo, ctx.ref)
-    if birth is None or updated is None or updated >= birth[0]:
+    if birth is None or updated is None or updated > birth[0]:
+        return False
+    # the same second (a branch deleted and made again at once)
+    if updated == birth[0] and not (
+            ctx.branch and _written_before_birth(ctx.repo, ctx.ref, ctx.branch)
+    ):
         return False
     remote = _remote_memory(ctx.repo, pr, birth[1]) if ctx.branch else None
     return remote is None or not (
