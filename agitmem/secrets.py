@@ -758,21 +758,101 @@ _TEST_NAME = (
 )
 
 
-# services whose keys have one exact shape and no prefix: a value assigned
-# to a name of theirs in another shape is not their key, and a near miss
-# the peers mark as not a secret (`meraki-api-key: acdeFf05...`)
-_SERVICE_SHAPES = (
-    # gitleaks cmd/generate/config/rules/meraki.go
-    ('meraki', '[0-9a-f]{40}'),
-    # trufflehog pkg/detectors/weightsandbiases
-    ('wandb', '[0-9a-f]{40}'),
+# services whose keys have exact shapes and no prefix of their own: a
+# value the text gives a service's key, in another shape, is not that key
+# but a near miss the peers mark as not a secret (`meraki-api-key:
+# acdeFf05...`, `[INFO] Sending request to the airvisual API` and then
+# `Using Key=<25 characters>`, where airvisual's keys have 36).  As
+# trufflehog's detectors do: the service's name (a regex, on lower case, no
+# letter before it) stands before the value on its line, or on the line
+# above when the value's own name is a bare `key`/`token`/`secret`; each
+# shape is the service's published format (trufflehog 3ab759fe
+# pkg/detectors/<name>/*.go, gitleaks cmd/generate/config/rules/<name>.go).
+_SERVICE_SHAPES: tuple[tuple[str, str], ...] = (
+    ('meraki', '[0-9a-f]{40}'),  # gitleaks meraki.go
+    ('wandb', '[0-9a-f]{40}'),  # trufflehog weightsandbiases
+    ('airvisual', '[a-z0-9-]{36}'),
+    ('assemblyai', '[0-9a-z]{32}'),
+    ('avaza', '[0-9]+-[0-9a-f]{40}'),
+    ('blogger', 'AIzaSy[0-9A-Za-z_-]{33}'),
+    ('box(?![a-z])', '[0-9a-zA-Z]{32}'),
+    ('blocknative', _UUID),
+    ('buddyns', '[0-9a-z]{40}'),
+    # trufflehog plaidkey; gitleaks plaid.go (any letters and digits)
+    ('plaid', '[A-Za-z0-9]{30}|[A-Za-z0-9]{24}|access-(?:sandbox|development|production)-' + _UUID),
+    ('planview', '[0-9a-f]{128}'),
+    ('lokalise', '[a-z0-9]{40}'),
+    ('ibm', '[A-Za-z0-9_-]{44}'),  # ibmclouduserkey
+    ('instamojo', '[0-9a-zA-Z]{40}|[0-9a-zA-Z]{128}'),
+    ('solarwinds', '[0-9a-zA-Z_-]{71}'),
+    ('mailjet', '[A-Za-z0-9]{87}=|[A-Za-z0-9]{32}'),  # mailjetbasicauth, mailjetsms
+    ('shutterstock', 'v2/[0-9A-Za-z]{388}'),
+    # brandfetch v1 and v2
+    ('brandfetch', '[0-9A-Za-z]{40}|[a-zA-Z0-9=+/_!@#$%^&*()-]{43}='),
+    # trufflehog kraken; gitleaks kraken.go (kraken-access-token)
+    ('kraken', '[0-9A-Za-z/+=]{56}|[0-9A-Za-z/+=]{86,88}|[A-Za-z0-9/=_+-]{80,90}'),
+    # bannerbear v1 and v2
+    ('bannerbear', '[0-9a-zA-Z]{22}tt|bb_(?:pr|ma)_[a-f0-9]{30}'),
+    ('baremetrics', '(?:sk|lk)_[a-zA-Z0-9]{18,25}'),
+    # trufflehog asanapersonalaccesstoken; gitleaks asana.go (client id, secret)
+    ('asana', '[0-9]+/[0-9]{16,}(?:/[0-9]{16,})?:[A-Za-z0-9]{32,}|[0-9]{16}|[A-Za-z0-9]{32}'),
+    # an API key `SK...` and its secret, 32 characters each
+    ('twilio', 'SK[a-zA-Z0-9]{32}|[0-9a-zA-Z]{32}|AC[0-9a-f]{32}'),
 )
+# the bare names after which the service may be named on the line above
+_BARE_NAMES = frozenset({'key', 'token', 'secret', 'apikey', 'api_key', 'api-key'})
+# token prefixes of a service with one exact format (trufflehog 3ab759fe
+# pkg/detectors/<name>): the alphabet and length of what follows the
+# prefix.  A value that opens with one and falls short of its format
+# (`cfut_ZE4CrcFhEIDXk9vL2sTLe`, a truncated Cloudflare token; `spu-3F10...`,
+# upper case) is a mangled copy the service's own rule turned down, not a
+# generic secret; a copy with characters added, or missing up to 3 (the
+# relabels' near copy), is still the key.  A publishable key is public.
+_PREFIX_SHAPES: tuple[tuple[str, str, int], ...] = (
+    ('sk-or-v1-', '[0-9a-f]', 64),  # openrouter
+    ('xai-', '[0-9a-zA-Z_]', 80),  # xai
+    ('cfut_', '[a-zA-Z0-9]', 48),  # cloudflareapitoken v2: 40 + 8 hex
+    ('cfat_', '[a-zA-Z0-9]', 48),
+    ('cfk_', '[a-zA-Z0-9]', 48),  # cloudflareglobalapikey v2
+    ('bb_pr_', '[a-f0-9]', 30),  # bannerbear v2
+    ('bb_ma_', '[a-f0-9]', 30),
+    ('spu-', '[a-z0-9]', 32),  # spectralops
+    ('duffel_test_', '[A-Za-z0-9_-]', 43),  # duffeltoken
+    ('duffel_live_', '[A-Za-z0-9_-]', 43),
+    ('BBDC-', '[A-Za-z0-9+/@_-]', 40),  # atlassiandatacenter bitbucket
+    ('pat.', '[A-Za-z0-9_.]', 68),  # harness: 22 . 24 hex . 20
+    # lob: `live_pub_`/`test_pub_` keys are publishable (its test "publishable key")
+    ('live_pub_', '', 0),
+    ('test_pub_', '', 0),
+)
+_NEAR_COPY = 3  # characters a copy may lack and still be the key
+
+
+def _service_shape(text: str, start: int, end: int) -> bool:
+    """Whether the value has the shape of a key of the services the text
+    names before it (true if it names none), and the format of the service
+    whose prefix it opens with."""
+    value = text[start:end]
+    for prefix, alphabet, n in _PREFIX_SHAPES:
+        if value.startswith(prefix):
+            return n > 0 and _re(
+                f'{re.escape(prefix)}{alphabet}{{{n - _NEAR_COPY}}}',
+            ).match(value) is not None
+    line_start = text.rfind('\n', 0, start) + 1
+    window = _ascii_lower(text[line_start:start])
+    name = _re(_NAME_BEFORE).search(window)
+    if (name is None or name[1] in _BARE_NAMES) and line_start > 0:
+        window = _ascii_lower(text[text.rfind('\n', 0, line_start - 1) + 1:start])
+    shapes = [
+        shape for service, shape in _SERVICE_SHAPES
+        if _re(f'(?<![a-z]){service}').search(window)
+    ]
+    return not shapes or any(_re(s).fullmatch(value) for s in shapes)
 
 
 def _not_a_test_name(text: str, start: int, end: int) -> bool:
     """`fakeToken = "..."`, `publicKey: ...`: test values and public keys
-    are named so (gitleaks' generic rule has the same stop words); a
-    service's name with a value not of its key's shape is not its key."""
+    are named so (gitleaks' generic rule has the same stop words)."""
     line_start = max(text.rfind('\n', 0, start) + 1, start - 120)
     before = text[line_start:start]
     # a name and a value as two arguments: the name is a whole quoted
@@ -785,17 +865,7 @@ def _not_a_test_name(text: str, start: int, end: int) -> bool:
     if m is None:
         return True
     name = m[1].rstrip('.-_')
-    return _re(_TEST_NAME).search(name) is None and \
-        _service_shape(name, text, start, end)
-
-
-def _service_shape(name: str, text: str, start: int, end: int) -> bool:
-    """Whether the value has the shape of the key of each service `name`
-    names (true if it names none)."""
-    return all(
-        _re(shape).fullmatch(text, start, end)
-        for service, shape in _SERVICE_SHAPES if service in name
-    )
+    return _re(_TEST_NAME).search(name) is None
 
 
 _NAMED_WINDOW = 40  # characters between the name and its value
@@ -827,8 +897,6 @@ def _named_value(text: str, end: int) -> tuple[int, int] | None:
             _re(r'[A-Za-z0-9][_.-]').search(before[0]):
         return None
     start = end + m.start()
-    if not _service_shape(_ascii_lower(name), text, start, end + m.end()):
-        return None
     run = _re(r'[A-Za-z0-9+/_=~.-]{0,201}').match(text, start)
     assert run is not None
     stop = run.end()
@@ -2755,6 +2823,8 @@ def _hits(text: str, lower: str, rule: _Rule) -> list[tuple[int, int]]:
                 not (_marked if rule.bounded else _placeholder)(value)
         ) and (
                 rule.context is None or rule.context(text, start, end)
+        ) and (
+                not rule.generic or _service_shape(text, start, end)
         ):
             ret.append((start, end))
     return ret
