@@ -699,6 +699,13 @@ def _url_password(value: str) -> bool:
     )
 
 
+def _url_scheme(text: str, start: int, end: int) -> bool:
+    """The URL's scheme is a word of its own: not cut from a longer,
+    mangled one (`'?ostgres://u:p@host'`, trufflehog's invalid pattern)."""
+    scheme = _re(r'[A-Za-z0-9+.-]*://[^/\s:@"\'`]*:$').search(text, max(0, start - 300), start)
+    return scheme is None or scheme.start() == 0 or text[scheme.start() - 1] not in '?$^*#'
+
+
 def _telegram_id(text: str, start: int, end: int) -> bool:
     """A bot id of 5 to 16 digits before the `:`, not the tail of a word."""
     digits = _re(r'[0-9]{1,17}$').search(text, max(0, start - 17), start)
@@ -770,6 +777,10 @@ _TEST_NAME = (
 # pkg/detectors/<name>/*.go, gitleaks cmd/generate/config/rules/<name>.go).
 _SERVICE_SHAPES: tuple[tuple[str, str], ...] = (
     ('meraki', '[0-9a-f]{40}'),  # gitleaks meraki.go
+    # trufflehog aws/common.go: a secret access key is 40 characters
+    ('aws[_-]?secret[_-]?access[_-]?key', '[A-Za-z0-9+/]{40}'),
+    # azureapimanagementsubscriptionkey, azuredirectmanagementkey
+    ('azure[_-]?api[_-]?management', '[a-zA-Z0-9]{32}|[a-zA-Z0-9+/]{83,85}[a-zA-Z0-9]=='),
     ('wandb', '[0-9a-f]{40}'),  # trufflehog weightsandbiases
     ('airvisual', '[a-z0-9-]{36}'),
     ('assemblyai', '[0-9a-z]{32}'),
@@ -803,27 +814,30 @@ _SERVICE_SHAPES: tuple[tuple[str, str], ...] = (
 _BARE_NAMES = frozenset({'key', 'token', 'secret', 'apikey', 'api_key', 'api-key'})
 # token prefixes of a service with one exact format (trufflehog 3ab759fe
 # pkg/detectors/<name>): the alphabet and length of what follows the
-# prefix.  A value that opens with one and falls short of its format
+# prefix (after a fixed head, if any).  A value that opens with one and falls short of its format
 # (`cfut_ZE4CrcFhEIDXk9vL2sTLe`, a truncated Cloudflare token; `spu-3F10...`,
 # upper case) is a mangled copy the service's own rule turned down, not a
 # generic secret; a copy with characters added, or missing up to 3 (the
 # relabels' near copy), is still the key.  A publishable key is public.
-_PREFIX_SHAPES: tuple[tuple[str, str, int], ...] = (
-    ('sk-or-v1-', '[0-9a-f]', 64),  # openrouter
-    ('xai-', '[0-9a-zA-Z_]', 80),  # xai
-    ('cfut_', '[a-zA-Z0-9]', 48),  # cloudflareapitoken v2: 40 + 8 hex
-    ('cfat_', '[a-zA-Z0-9]', 48),
-    ('cfk_', '[a-zA-Z0-9]', 48),  # cloudflareglobalapikey v2
-    ('bb_pr_', '[a-f0-9]', 30),  # bannerbear v2
-    ('bb_ma_', '[a-f0-9]', 30),
-    ('spu-', '[a-z0-9]', 32),  # spectralops
-    ('duffel_test_', '[A-Za-z0-9_-]', 43),  # duffeltoken
-    ('duffel_live_', '[A-Za-z0-9_-]', 43),
-    ('BBDC-', '[A-Za-z0-9+/@_-]', 40),  # atlassiandatacenter bitbucket
-    ('pat.', '[A-Za-z0-9_.]', 68),  # harness: 22 . 24 hex . 20
+_PREFIX_SHAPES: tuple[tuple[str, str, str, int], ...] = (
+    ('sk-or-v1-', '', '[0-9a-f]', 64),  # openrouter
+    ('xai-', '', '[0-9a-zA-Z_]', 80),  # xai
+    ('cfut_', '', '[a-zA-Z0-9]', 48),  # cloudflareapitoken v2: 40 + 8 hex
+    ('cfat_', '', '[a-zA-Z0-9]', 48),
+    ('cfk_', '', '[a-zA-Z0-9]', 48),  # cloudflareglobalapikey v2
+    ('bb_pr_', '', '[a-f0-9]', 30),  # bannerbear v2
+    ('bb_ma_', '', '[a-f0-9]', 30),
+    ('spu-', '', '[a-z0-9]', 32),  # spectralops
+    ('duffel_test_', '', '[A-Za-z0-9_-]', 43),  # duffeltoken
+    ('duffel_live_', '', '[A-Za-z0-9_-]', 43),
+    ('BBDC-', '', '[A-Za-z0-9+/@_-]', 40),  # atlassiandatacenter bitbucket
+    ('pat.', '', '[A-Za-z0-9_.]', 68),  # harness: 22 . 24 hex . 20
+    # azureapimanagement repository key: `git&`, a 12-digit expiry, `&`, 88
+    ('git&', '[0-9]{12}&', '[a-zA-Z0-9/+=]', 88),
+    ('gloas-', '', '[0-9a-f]', 64),  # gitlaboauth2: an OAuth app secret
     # lob: `live_pub_`/`test_pub_` keys are publishable (its test "publishable key")
-    ('live_pub_', '', 0),
-    ('test_pub_', '', 0),
+    ('live_pub_', '', '', 0),
+    ('test_pub_', '', '', 0),
 )
 _NEAR_COPY = 3  # characters a copy may lack and still be the key
 
@@ -833,10 +847,10 @@ def _service_shape(text: str, start: int, end: int) -> bool:
     names before it (true if it names none), and the format of the service
     whose prefix it opens with."""
     value = text[start:end]
-    for prefix, alphabet, n in _PREFIX_SHAPES:
+    for prefix, head, alphabet, n in _PREFIX_SHAPES:
         if value.startswith(prefix):
             return n > 0 and _re(
-                f'{re.escape(prefix)}{alphabet}{{{n - _NEAR_COPY}}}',
+                f'{re.escape(prefix)}{head}{alphabet}{{{n - _NEAR_COPY}}}',
             ).match(value) is not None
     line_start = text.rfind('\n', 0, start) + 1
     window = _ascii_lower(text[line_start:start])
@@ -2491,7 +2505,7 @@ RULES: tuple[_Rule, ...] = (
     ),
     _context(
         'bearer-token', 'bearer token', r'bearer[ \t]+([a-z0-9._~+/-]{20,}=*)',
-        ('bearer',), _high_entropy,
+        ('bearer',), _high_entropy, generic=True,
         entropy=0.0,
         positives=(
             'Authorization: Bearer {A:32}',
@@ -2505,7 +2519,7 @@ RULES: tuple[_Rule, ...] = (
     ),
     _context(
         'url-password', 'password in URL', r'://[^/\s:@"\'`]*:([^/\s:"\'`]+)@',
-        ('://',), _url_password, generic=True,
+        ('://',), _url_password, generic=True, context=_url_scheme,
         entropy=0.0,
         positives=(
             'postgres://app:{A:16}@db.internal/app',

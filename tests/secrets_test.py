@@ -589,10 +589,13 @@ def test_corpus_labels_are_the_peers_and_the_stated_relabels() -> None:
     moved = [c for c in cases if 'relabel' in c]
     assert moved
     assert all(
-        c['source'] == 'trufflehog' and c['peer_label'] == 'benign' and
+        c['source'] in ('trufflehog', 'gitleaks') and c['peer_label'] == 'benign' and
         c['label'] == 'secret' and c['relabel'].split(':')[0] in relabel.RULES
         for c in moved
     )
+    # gitleaks' negatives move only when the very text is one of its positives
+    positives = {c['text'] for c in cases if c['source'] == 'gitleaks' and c['label'] == 'secret'}
+    assert all(c['text'] in positives for c in moved if c['source'] == 'gitleaks')
 
 
 def test_relabel_rules() -> None:
@@ -613,10 +616,22 @@ def test_relabel_rules() -> None:
         negative(f'Using Key={key[:-8]}'),  # too short: stays
         negative(f'Using {key}'),  # no name: stays
         negative(f'Using Key={key}', source='gitleaks'),  # not trufflehog
+        # a test value is documentation, not a leak: stays
+        negative('Using Key=abcdef1234567890abcdef12'),
+        negative('token := "sk-AAAAAAAAAAAAAAAAAAAAAAAA"'),
+        # a key in quotes after a space (`secret = ' KEY '`)
+        negative(f"secret = ' {key} '"),
     ]
+    cases[0]['want'] += ['abcdef1234567890abcdef12', 'sk-AAAAAAAAAAAAAAAAAAAAAAAA']
+    gitleaks_positive = {**positive, 'source': 'gitleaks', 'text': 'pw = "Cleartext1"'}
+    cases += [gitleaks_positive, negative('pw = "Cleartext1"', source='gitleaks')]
     got = [c.get('relabel', '').split(':')[0] for c in _relabel().apply(cases)]
-    assert got == ['', 'same-value', 'contains-value', 'near-copy', '', '', '']
-    assert [c['label'] for c in cases] == ['secret'] * 4 + ['benign'] * 3
+    assert got == [
+        '', 'same-value', 'contains-value', 'near-copy', '', '', '', '', '',
+        'same-value', '', 'peer-positive',
+    ]
+    assert [c['label'] for c in cases] == \
+        ['secret'] * 4 + ['benign'] * 5 + ['secret'] * 3
 
 
 def test_corpus_read_families_are_not_held_out() -> None:

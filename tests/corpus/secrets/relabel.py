@@ -2,6 +2,13 @@
 
     python tests/corpus/secrets/relabel.py   # rewrites peers.jsonl in place
 
+A gitleaks negative whose very text is a positive of gitleaks (another
+rule's `tps`, or the same rule's in another file: its `fps` are checked
+against that one rule only) is relabelled `secret` (`peer-positive`):
+gitleaks as a whole reports it, so the peers' labels contradict each other
+and the positive one stands (round 6; e.g. an Anthropic admin key is a
+negative of anthropic-api-key and a positive of anthropic-admin-api-key).
+
 A trufflehog test case is benign when that one detector would not report
 it: the service's name is outside its window ("valid pattern - out of
 prefix range"), the value lost or gained a character ("invalid pattern"),
@@ -22,7 +29,10 @@ one of the values the family's positives want.
 
 Nothing else is relabelled: a value in another alphabet (`%`, `*`), a
 bare value with no name, an id, a placeholder stay as trufflehog marked
-them.  The rules read the peers' data only (the cases and trufflehog's
+them; nor a test value (a run of five in alphabet or digit order, one
+character six times in a row: `abcdef1234567890abc...`,
+`87654321-4321-...`, `sk-AAAA...`), which is documentation, not a leak
+(round 6: such relabels were undone).  The rules read the peers' data only (the cases and trufflehog's
 `want`), never what our scanner answers.  Each relabelled case keeps the
 peer's label in `peer_label` and the rule in `relabel`; applying the rules
 again gives the same file.
@@ -43,7 +53,7 @@ Case = dict[str, Any]
 # a name assigned a value: `API_KEY=v`, `Key=v`, `token := "v"`,
 # `"secret": "v"`; the value is what generated keys are made of
 _ASSIGNED = re.compile(
-    r'''([A-Za-z0-9_.-]+)["']?[ \t]*(?::=|=|:)[ \t]*["']?'''
+    r'''([A-Za-z0-9_.-]+)["']?[ \t]*(?::=|=|:)[ \t]*(?:["'][ \t]*)?'''
     r'''([A-Za-z0-9_.+/=-]{16,})''',
 )
 # a credential's name has one of these as a word of its own (`API_KEY`,
@@ -79,6 +89,11 @@ RULES = {
     'self-identifying': (
         'trufflehog calls the pattern valid and the value is a wanted JSON '
         'web token or Telegram bot token, known by its format without a name'
+    ),
+    'peer-positive': (
+        "the very text is a positive of gitleaks' own rules (another rule's, "
+        "or the same rule's in another file): gitleaks' ruleset reports it, "
+        'so it is no negative of gitleaks'
     ),
     'near-copy': (
         "assigns to a credential's name a value within 3 edits of one the "
@@ -119,10 +134,28 @@ def wanted(cases: Iterable[Case]) -> dict[str, set[str]]:
     return out
 
 
+# a documentation or test value, not a leak (round 6): a run of five in
+# alphabet or digit order (`abcdef1234567890...`, `87654321-4321-...`) or
+# one character six times in a row (`sk-AAAAAAAA...`), the placeholders
+# issue 20 names and gitleaks' and secretlint's allowlists skip
+_RUNS = '|'.join(
+    a[i:i + 5]
+    for a in ('0123456789', '9876543210', 'abcdefghijklmnopqrstuvwxyz')
+    for i in range(len(a) - 4)
+)
+_TEST_VALUE = re.compile(rf'{_RUNS}|(.)\1{{5}}')
+
+
+def test_value(value: str) -> bool:
+    return _TEST_VALUE.search(value.lower()) is not None
+
+
 def rule_for(case: Case, want: set[str]) -> str | None:
     values = [
-        m[2] for m in _ASSIGNED.finditer(case['text']) if _credential_name(m[1])
+        m[2] for m in _ASSIGNED.finditer(case['text'])
+        if _credential_name(m[1]) and not test_value(m[2])
     ]
+    want = {w for w in want if not test_value(w)}
     if any(v in want for v in values):
         return 'same-value'
     if any(w in v for v in values for w in want):
@@ -137,13 +170,22 @@ def rule_for(case: Case, want: set[str]) -> str | None:
 
 def apply(cases: list[Case]) -> list[Case]:
     want = wanted(cases)
+    gitleaks_positives = {
+        c['text'] for c in cases
+        if c['source'] == 'gitleaks' and c.get('peer_label', c['label']) == 'secret'
+    }
     for case in cases:
         peer = case.pop('peer_label', case['label'])
         case.pop('relabel', None)
         case['label'] = peer
-        if case['source'] != 'trufflehog' or peer != 'benign':
+        if peer != 'benign':
             continue
-        rule = rule_for(case, want[case['family']])
+        if case['source'] == 'gitleaks':
+            rule = 'peer-positive' if case['text'] in gitleaks_positives else None
+        elif case['source'] == 'trufflehog':
+            rule = rule_for(case, want[case['family']])
+        else:
+            continue
         if rule is not None:
             case['label'] = 'secret'
             case['peer_label'] = peer
