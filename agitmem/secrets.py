@@ -910,6 +910,11 @@ def _named_value(text: str, end: int) -> tuple[int, int] | None:
     if window[:1] == '-' and m.start() <= 1 and before and \
             _re(r'[A-Za-z0-9][_.-]').search(before[0]):
         return None
+    # assigned a bare word (`key = bind '...'`): that word is its value,
+    # and a run after it is something else
+    assigned = _re(r'[ \t]*(?::=|=|:)[ \t]*[A-Za-z0-9_.-]+[ \t]').match(window)
+    if assigned is not None and m.start() >= assigned.end():
+        return None
     start = end + m.start()
     run = _re(r'[A-Za-z0-9+/_=~.-]{0,201}').match(text, start)
     assert run is not None

@@ -54,7 +54,7 @@ Case = dict[str, Any]
 # `"secret": "v"`; the value is what generated keys are made of
 _ASSIGNED = re.compile(
     r'''([A-Za-z0-9_.-]+)["']?[ \t]*(?::=|=|:)[ \t]*(?:["'][ \t]*)?'''
-    r'''([A-Za-z0-9_.+/=-]{16,})''',
+    r'''([A-Za-z0-9_.+/=-]{12,})''',
 )
 # a credential's name has one of these as a word of its own (`API_KEY`,
 # `apiSecret`, `salesforce_refresh_token`), not inside another word
@@ -71,6 +71,7 @@ def _credential_name(name: str) -> bool:
 
 
 _MAX_EDITS = 3
+_SHORTEST = 12  # a want this long is a key (kanbantool's are 12), not a word
 _SELF_IDENTIFYING = re.compile(
     r'eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+|[0-9]{8,10}:[A-Za-z0-9_-]{35}',
 )
@@ -129,7 +130,7 @@ def wanted(cases: Iterable[Case]) -> dict[str, set[str]]:
         runs = _RUN.findall(case['text'])
         for w in case.get('want', ()):
             out[case['family']].update(r for r in runs if r in w)
-            if len(w) >= 16 and w in case['text']:
+            if len(w) >= _SHORTEST and w in case['text']:
                 out[case['family']].add(w)
     return out
 
@@ -158,12 +159,14 @@ def rule_for(case: Case, want: set[str]) -> str | None:
     want = {w for w in want if not test_value(w)}
     if any(v in want for v in values):
         return 'same-value'
-    if any(w in v for v in values for w in want):
+    # a longer value holds a short want by chance: 16 or more here
+    long_want = {w for w in want if len(w) >= 16}
+    if any(w in v for v in values for w in long_want):
         return 'contains-value'
     if _VALID.search(case['case']) and any(
             w in case['text'] and _SELF_IDENTIFYING.fullmatch(w) for w in want):
         return 'self-identifying'
-    if any(_edits(v, w, _MAX_EDITS) <= _MAX_EDITS for v in values for w in want):
+    if any(_edits(v, w, _MAX_EDITS) <= _MAX_EDITS for v in values for w in long_want):
         return 'near-copy'
     return None
 
