@@ -480,6 +480,30 @@ def _assignment(
     )
 
 
+def _generic_assignment(
+        id: str, kind: str, keyword: str, literal: str, **doc: Any,
+) -> _Rule:
+    """A value assigned to a credential's name (`secret`, `token`, `key`,
+    `cred`, `auth`), as gitleaks' generic rule has it: its value's own
+    check is the floor, no entropy floor besides."""
+    return _assignment(
+        id, kind, keyword, literal, entropy=0.0,
+        source='gitleaks cmd/generate/config/rules/generic.go', **doc,
+    )
+
+
+def _command_line(
+        id: str, pattern: str, keywords: tuple[str, ...], *,
+        context: Callable[[str, int, int], bool] | None = None, **doc: Any,
+) -> _Rule:
+    """A password given to a command (`curl -u user:pass`, `mysql -pS3cret`),
+    tried where its flag stands: a value a person chose."""
+    return _context(
+        id, 'password on a command line', pattern, keywords, _chosen_password,
+        generic=True, anchored=True, context=context, entropy=0.0, **doc,
+    )
+
+
 # what a generated key, token or secret is made of (gitleaks' generic rule:
 # `[\w.=-]` or base64, and `id:secret` pairs); `#`, `%`, `^`, `!`, `$` in
 # a value assigned to a `key` or `token` make it something else (a
@@ -2545,11 +2569,10 @@ RULES: tuple[_Rule, ...] = (
         ),
     ),
     # a command's credentials: `curl -u user:pass`, `--user user:pass`
-    _context(
-        'cli-user-password', 'password on a command line',
+    _command_line(
+        'cli-user-password',
         r'(?<![a-z0-9_-])(?:-u|--user)(?:[ \t]+|=)["\']?[^\s:"\'$-][^\s:"\'$]*:([^\s"\'$][^\s"\']*)',
-        ('-u', '--user'), _chosen_password, generic=True, anchored=True,
-        entropy=0.0,
+        ('-u', '--user'),
         positives=('curl -u admin:{A:14} https://api.example.org', "curl --user 'deploy:{A:14}' https://x.example.org",),
         negatives=('curl -u admin:$API_PASSWORD https://x.example.org', 'curl -u "$USER:$PASS" https://x.example.org',),
         source='gitleaks cmd/generate/config/rules/curl.go (curl-auth-user)',
@@ -2558,13 +2581,11 @@ RULES: tuple[_Rule, ...] = (
     # `--password S3cret`: `-p` is a port or a flag elsewhere, so it counts
     # after a `-u` user (or in sshpass); apart from its flag, a value must
     # mix letters with digits or signs (`mysql -u root -p mydb` prompts)
-    _context(
-        'cli-password', 'password on a command line',
+    _command_line(
+        'cli-password',
         r'(?<![a-z0-9_-])(?:-p(?:([^\s"\'$-][^\s"\']*)|[ \t]+["\']?([^\s"\'$-][^\s"\']*))|'
         r'--password[ \t]+["\']?([^\s"\'$-][^\s"\']*))',
-        ('-p', '--password'), _chosen_password, generic=True, anchored=True,
-        context=_cli_password,
-        entropy=0.0,
+        ('-p', '--password'), context=_cli_password,
         positives=(
             'mysql -u root -p{A:12} -h db.internal', 'psexec \\\\host -u Administrator -p {A:10} cmd',
             'sshpass -p {A:12} ssh deploy@host', 'mongosh --username admin --password {A:12}',
@@ -2613,19 +2634,16 @@ RULES: tuple[_Rule, ...] = (
             'noseyparker rules/generic.yml (np.generic.3-6)'
         ),
     ),
-    _assignment(
+    _generic_assignment(
         'secret-assignment', 'secret assignment', 'secret', 'secret',
-        entropy=0.0,
         positives=(
             'client_secret: {A:24}',
             '- note: deploy with client_secret: {A:24}',
         ),
         negatives=('secret: true', 'client_secret: xxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/generic.go',
     ),
-    _assignment(
+    _generic_assignment(
         'token-assignment', 'token assignment', 'token', 'token',
-        entropy=0.0,
         positives=(
             'GITHUB_TOKEN: {A:20}', '- note: deploy with GITHUB_TOKEN: {A:20}',
             "opsgenie token = '{h:8}-{h:4}-{h:4}-{h:4}-{h:12}'",
@@ -2634,12 +2652,10 @@ RULES: tuple[_Rule, ...] = (
             'token: MY_SERVICE_TOKEN_V2', 'GITHUB_TOKEN: xxxxxxxxxxxxxxxxxxxx',
             "vault token = '12345678-1234-1234-1234-123456789abc'",
         ),
-        source='gitleaks cmd/generate/config/rules/generic.go',
     ),
     # `key` ends the name (`apiKey`, `key_2`), not `KeyFile`, `key_name`
-    _assignment(
+    _generic_assignment(
         'api-key-assignment', 'API key assignment', 'key(?:[_.-]?(?:secret|value|[0-9]))?(?![a-z])', 'key',
-        entropy=0.0,
         positives=(
             'api_key: {A:32}', '- note: deploy with api_key: {A:32}',
             'MERAKI_API_KEY={h:40}',
@@ -2653,21 +2669,16 @@ RULES: tuple[_Rule, ...] = (
             # two arguments, but the first is a phrase, not a name
             "('Anthropic key', '{A:32}')",
         ),
-        source='gitleaks cmd/generate/config/rules/generic.go',
     ),
-    _assignment(
+    _generic_assignment(
         'credential-assignment', 'credential assignment', 'cred(?:ential)?s?', 'cred',
-        entropy=0.0,
         positives=('credentials = "{A:24}"', 'DB_CREDS: {A:20}',),
         negatives=('credentials = "{a:6}"', 'credential_id: {A:24}',),
-        source='gitleaks cmd/generate/config/rules/generic.go',
     ),
-    _assignment(
+    _generic_assignment(
         'auth-assignment', 'credential assignment', 'auth', 'auth',
-        entropy=0.0,
         positives=('AUTH = "{A:24}"', '"user_auth": "{b:40}"',),
         negatives=('auth: true', 'auth_url: https://auth.example.org/{a:20}',),
-        source='gitleaks cmd/generate/config/rules/generic.go',
     ),
     # `<secret>...</secret>`, `<password>...</password>` (XML settings, a
     # Jenkins credentials file): the element's last word
