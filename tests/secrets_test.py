@@ -660,3 +660,66 @@ def test_fresh_corpus_is_new_text_with_its_source() -> None:
         assert case['label'] in ('secret', 'benign') and case['heldout']
         assert case['text'] not in seen
     assert {c['label'] for c in fresh if c['claimed']} == {'secret', 'benign'}
+
+
+def _example_name(service: str) -> str:
+    """A name that the service regex of _SERVICE_SHAPES matches."""
+    return re.sub(r'\(\?![^)]*\)', '', service.replace('[_-]?', '_'))
+
+
+def test_service_named_before_a_value_of_another_shape() -> None:
+    """A value the text gives a named service's key, in none of that
+    service's published shapes, is a near miss, not a key; the same value
+    without the service's name is a generic secret."""
+    from agitmem.secrets import _SERVICE_SHAPES
+    # a `.` inside: no service's key shape holds one
+    value = _r(12) + '.' + _r(14)[2:]
+    assert scan(f'api_key = "{value}"', 'n.md')
+    for service, shape in _SERVICE_SHAPES:
+        name = _example_name(service)
+        assert re.match(f'(?<![a-z]){service}', name), service
+        assert not re.fullmatch(shape, value)
+        assert scan(f'{name} api_key = "{value}"', 'n.md') == [], service
+        # on the line above a bare `Key=`, as in a log
+        assert scan(f'[INFO] request to the {name} API\n[DEBUG] Using Key={value}', 'n.md') == []
+    # the line above counts only for a bare name
+    assert scan(f'airvisual\nDEPLOY_API_KEY={value}', 'n.md')
+    # a value of the service's shape is its key
+    assert scan(f'[INFO] airvisual API\nUsing Key={_r(36).lower()}', 'n.md')
+    assert scan(f'twilio token - \'SK{_r(32)}\'', 'n.md')
+
+
+def test_service_prefix_of_a_value_not_of_its_format() -> None:
+    """A value opening with a service's token prefix is judged by its
+    format: truncated or in another alphabet it is a mangled copy; whole,
+    with characters added or up to 3 missing, a key."""
+    from agitmem.secrets import _NEAR_COPY
+    from agitmem.secrets import _PREFIX_SHAPES
+    heads = {'[0-9]{12}&': '202503251200&'}
+    for prefix, head, alphabet, n in _PREFIX_SHAPES:
+        if n == 0:  # publishable: never a key
+            assert scan(f'token = "{prefix}{_r(35).lower()}"', 'n.md') == [], prefix
+            continue
+        pool = ''.join(c for c in _RANDOM + _RANDOM.lower() if re.fullmatch(alphabet, c))
+        body = (pool * n)[:n]
+        # `&` is in no key's or token's alphabet: the repository key is a password
+        name = 'password' if '&' in head else 'token'
+        start = f'{name} = "{prefix}{heads.get(head, "")}'
+        assert scan(f'{start}{body[:n // 2]}"', 'n.md') == [], prefix
+        assert scan(f'{start}{body[:n - _NEAR_COPY]}"', 'n.md'), prefix
+        assert scan(f'{start}{body}EXTRA"', 'n.md'), prefix
+
+
+@pytest.mark.parametrize('line', (
+    # a scheme cut from a mangled word is no URL
+    "postgres token - '?ostgres://app:{A}@10.0.0.1:5432'",
+    # a name assigned a bare word: that word is its value
+    "key = bind '{A}'",
+))
+def test_no_false_positive_in_mangled_or_assigned_contexts(line: str) -> None:
+    assert scan(line.replace('{A}', _r(36)), 'n.md') == []
+
+
+def test_assigned_word_and_url_scheme_near_misses_still_found() -> None:
+    assert scan(f"postgres token - 'postgres://app:{_r(16)}@10.0.0.1:5432'", 'n.md')
+    assert scan(f"the key is {_r(36)}", 'n.md')
