@@ -625,13 +625,19 @@ def test_relabel_rules() -> None:
     cases[0]['want'] += ['abcdef1234567890abcdef12', 'sk-AAAAAAAAAAAAAAAAAAAAAAAA']
     gitleaks_positive = {**positive, 'source': 'gitleaks', 'text': 'pw = "Cleartext1"'}
     cases += [gitleaks_positive, negative('pw = "Cleartext1"', source='gitleaks')]
+    # a gitleaks negative holding its rule's positive value with characters added
+    cases += [
+        {**positive, 'source': 'gitleaks', 'family': 'y', 'text': f'ClickToken = {key}'},
+        {**negative(f'key = adf{key}', source='gitleaks'), 'family': 'y'},
+        {**negative(f'key = {key[:20]}', source='gitleaks'), 'family': 'y'},
+    ]
     got = [c.get('relabel', '').split(':')[0] for c in _relabel().apply(cases)]
     assert got == [
         '', 'same-value', 'contains-value', 'near-copy', '', '', '', '', '',
-        'same-value', '', 'peer-positive',
+        'same-value', '', 'peer-positive', '', 'contains-value', '',
     ]
     assert [c['label'] for c in cases] == \
-        ['secret'] * 4 + ['benign'] * 5 + ['secret'] * 3
+        ['secret'] * 4 + ['benign'] * 5 + ['secret'] * 5 + ['benign']
 
 
 def test_corpus_read_families_are_not_held_out() -> None:

@@ -8,6 +8,9 @@ against that one rule only) is relabelled `secret` (`peer-positive`):
 gitleaks as a whole reports it, so the peers' labels contradict each other
 and the positive one stands (round 6; e.g. an Anthropic admin key is a
 negative of anthropic-api-key and a positive of anthropic-admin-api-key).
+Likewise a gitleaks negative that assigns to a credential's name a value
+holding one of its rule's positive values whole, with characters added
+(`contains-value`, as for trufflehog: `key = adf<ClickHouse key>`).
 
 A trufflehog test case is benign when that one detector would not report
 it: the service's name is outside its window ("valid pattern - out of
@@ -171,12 +174,38 @@ def rule_for(case: Case, want: set[str]) -> str | None:
     return None
 
 
+def gitleaks_values(cases: Iterable[Case]) -> dict[str, set[str]]:
+    """Per gitleaks rule, the runs of 16 or more key characters its
+    positives hold (gitleaks names no wanted value)."""
+    out: dict[str, set[str]] = collections.defaultdict(set)
+    for case in cases:
+        if case['source'] == 'gitleaks' and case.get('peer_label', case['label']) == 'secret':
+            out[case['family']].update(
+                r for r in _RUN.findall(case['text']) if not test_value(r)
+            )
+    return out
+
+
+def longer_copy(case: Case, runs: set[str]) -> str | None:
+    """`contains-value` for a gitleaks negative: it assigns to a
+    credential's name a value that holds one of its rule's positive values
+    whole, with characters added (`key = adf<clickhouse key>`)."""
+    values = [
+        m[2] for m in _ASSIGNED.finditer(case['text'])
+        if _credential_name(m[1]) and not test_value(m[2])
+    ]
+    if any(r in v and r != v for v in values for r in runs):
+        return 'contains-value'
+    return None
+
+
 def apply(cases: list[Case]) -> list[Case]:
     want = wanted(cases)
     gitleaks_positives = {
         c['text'] for c in cases
         if c['source'] == 'gitleaks' and c.get('peer_label', c['label']) == 'secret'
     }
+    gitleaks_runs = gitleaks_values(cases)
     for case in cases:
         peer = case.pop('peer_label', case['label'])
         case.pop('relabel', None)
@@ -184,7 +213,8 @@ def apply(cases: list[Case]) -> list[Case]:
         if peer != 'benign':
             continue
         if case['source'] == 'gitleaks':
-            rule = 'peer-positive' if case['text'] in gitleaks_positives else None
+            rule = 'peer-positive' if case['text'] in gitleaks_positives else \
+                longer_copy(case, gitleaks_runs[case['family']])
         elif case['source'] == 'trufflehog':
             rule = rule_for(case, want[case['family']])
         else:
