@@ -796,7 +796,8 @@ _TEST_NAME = (
 # `Using Key=<25 characters>`, where airvisual's keys have 36).  As
 # trufflehog's detectors do: the service's name (a regex, on lower case, no
 # letter before it) stands before the value on its line, or on the line
-# above when the value's own name is a bare `key`/`token`/`secret`; each
+# above when the value's own name is a bare `key`/`token`/`secret` or the
+# line above opens the YAML block the value is a field of; each
 # shape is the service's published format (trufflehog 3ab759fe
 # pkg/detectors/<name>/*.go, gitleaks cmd/generate/config/rules/<name>.go).
 _SERVICE_SHAPES: tuple[tuple[str, str], ...] = (
@@ -808,6 +809,8 @@ _SERVICE_SHAPES: tuple[tuple[str, str], ...] = (
     ('wandb', '[0-9a-f]{40}'),  # trufflehog weightsandbiases
     ('airvisual', '[a-z0-9-]{36}'),
     ('assemblyai', '[0-9a-z]{32}'),
+    # auth0oauth (client id, secret), auth0managementapitoken (2000 to 5000)
+    ('auth0', '[a-zA-Z0-9_-]{32,}|ey[a-zA-Z0-9._-]{1998,4998}'),
     ('avaza', '[0-9]+-[0-9a-f]{40}'),
     ('blogger', 'AIzaSy[0-9A-Za-z_-]{33}'),
     ('box(?![a-z])', '[0-9a-zA-Z]{32}'),
@@ -879,8 +882,13 @@ def _service_shape(text: str, start: int, end: int) -> bool:
     line_start = text.rfind('\n', 0, start) + 1
     window = _ascii_lower(text[line_start:start])
     name = _re(_NAME_BEFORE).search(window)
-    if (name is None or name[1] in _BARE_NAMES) and line_start > 0:
-        window = _ascii_lower(text[text.rfind('\n', 0, line_start - 1) + 1:start])
+    if line_start > 0:
+        above = _ascii_lower(text[text.rfind('\n', 0, line_start - 1) + 1:line_start])
+        # a bare `Key=` after a log line naming the service, or a field of
+        # a YAML block the service names (`auth0_credentials:` above it)
+        if name is None or name[1] in _BARE_NAMES or \
+                _re(r'[ \t]*[a-z0-9_.-]+:[ \t]*\n').fullmatch(above):
+            window = above + window
     shapes = [
         shape for service, shape in _SERVICE_SHAPES
         if _re(f'(?<![a-z]){service}').search(window)

@@ -688,8 +688,11 @@ def test_service_named_before_a_value_of_another_shape() -> None:
         assert scan(f'{name} api_key = "{value}"', 'n.md') == [], service
         # on the line above a bare `Key=`, as in a log
         assert scan(f'[INFO] request to the {name} API\n[DEBUG] Using Key={value}', 'n.md') == []
-    # the line above counts only for a bare name
+    # the line above counts only for a bare name, or as the YAML block
+    # the value is a field of
     assert scan(f'airvisual\nDEPLOY_API_KEY={value}', 'n.md')
+    assert scan(f'auth0_credentials:\n  apiToken: {value}', 'n.md') == []
+    assert scan(f'credentials:\n  apiToken: {value}', 'n.md')
     # a value of the service's shape is its key
     assert scan(f'[INFO] airvisual API\nUsing Key={_r(36).lower()}', 'n.md')
     assert scan(f'twilio token - \'SK{_r(32)}\'', 'n.md')
