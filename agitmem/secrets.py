@@ -824,7 +824,8 @@ _SERVICE_SHAPES: tuple[tuple[str, str], ...] = (
     ('instamojo', '[0-9a-zA-Z]{40}|[0-9a-zA-Z]{128}'),
     ('solarwinds', '[0-9a-zA-Z_-]{71}'),
     ('mailjet', '[A-Za-z0-9]{87}=|[A-Za-z0-9]{32}'),  # mailjetbasicauth, mailjetsms
-    ('shutterstock', 'v2/[0-9A-Za-z]{388}'),
+    # shutterstock (key, secret) and shutterstockoauth
+    ('shutterstock', '[0-9a-zA-Z]{32}|[0-9a-zA-Z]{16}|v2/[0-9A-Za-z]{388}'),
     # brandfetch v1 and v2
     ('brandfetch', '[0-9A-Za-z]{40}|[a-zA-Z0-9=+/_!@#$%^&*()-]{43}='),
     # trufflehog kraken; gitleaks kraken.go (kraken-access-token)
@@ -832,8 +833,6 @@ _SERVICE_SHAPES: tuple[tuple[str, str], ...] = (
     # bannerbear v1 and v2
     ('bannerbear', '[0-9a-zA-Z]{22}tt|bb_(?:pr|ma)_[a-f0-9]{30}'),
     ('baremetrics', '(?:sk|lk)_[a-zA-Z0-9]{18,25}'),
-    # trufflehog asanapersonalaccesstoken; gitleaks asana.go (client id, secret)
-    ('asana', '[0-9]+/[0-9]{16,}(?:/[0-9]{16,})?:[A-Za-z0-9]{32,}|[0-9]{16}|[A-Za-z0-9]{32}'),
     # an API key `SK...` and its secret, 32 characters each
     ('twilio', 'SK[a-zA-Z0-9]{32}|[0-9a-zA-Z]{32}|AC[0-9a-f]{32}'),
 )
@@ -845,7 +844,7 @@ _BARE_NAMES = frozenset({'key', 'token', 'secret', 'apikey', 'api_key', 'api-key
 # (`cfut_ZE4CrcFhEIDXk9vL2sTLe`, a truncated Cloudflare token; `spu-3F10...`,
 # upper case) is a mangled copy the service's own rule turned down, not a
 # generic secret; a copy with characters added, or missing up to 3 (the
-# relabels' near copy), is still the key.  A publishable key is public.
+# relabels' near copy), is still the key.
 _PREFIX_SHAPES: tuple[tuple[str, str, str, int], ...] = (
     ('sk-or-v1-', '', '[0-9a-f]', 64),  # openrouter
     ('xai-', '', '[0-9a-zA-Z_]', 80),  # xai
@@ -862,9 +861,6 @@ _PREFIX_SHAPES: tuple[tuple[str, str, str, int], ...] = (
     # azureapimanagement repository key: `git&`, a 12-digit expiry, `&`, 88
     ('git&', '[0-9]{12}&', '[a-zA-Z0-9/+=]', 88),
     ('gloas-', '', '[0-9a-f]', 64),  # gitlaboauth2: an OAuth app secret
-    # lob: `live_pub_`/`test_pub_` keys are publishable (its test "publishable key")
-    ('live_pub_', '', '', 0),
-    ('test_pub_', '', '', 0),
 )
 _NEAR_COPY = 3  # characters a copy may lack and still be the key
 
@@ -876,7 +872,7 @@ def _service_shape(text: str, start: int, end: int) -> bool:
     value = text[start:end]
     for prefix, head, alphabet, n in _PREFIX_SHAPES:
         if value.startswith(prefix):
-            return n > 0 and _re(
+            return _re(
                 f'{re.escape(prefix)}{head}{alphabet}{{{n - _NEAR_COPY}}}',
             ).match(value) is not None
     line_start = text.rfind('\n', 0, start) + 1
