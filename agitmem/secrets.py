@@ -480,6 +480,30 @@ def _assignment(
     )
 
 
+def _generic_assignment(
+        id: str, kind: str, keyword: str, literal: str, **doc: Any,
+) -> _Rule:
+    """A value assigned to a credential's name (`secret`, `token`, `key`,
+    `cred`, `auth`), as gitleaks' generic rule has it: its value's own
+    check is the floor, no entropy floor besides."""
+    return _assignment(
+        id, kind, keyword, literal, entropy=0.0,
+        source='gitleaks cmd/generate/config/rules/generic.go', **doc,
+    )
+
+
+def _command_line(
+        id: str, pattern: str, keywords: tuple[str, ...], *,
+        context: Callable[[str, int, int], bool] | None = None, **doc: Any,
+) -> _Rule:
+    """A password given to a command (`curl -u user:pass`, `mysql -pS3cret`),
+    tried where its flag stands: a value a person chose."""
+    return _context(
+        id, 'password on a command line', pattern, keywords, _chosen_password,
+        generic=True, anchored=True, context=context, entropy=0.0, **doc,
+    )
+
+
 # what a generated key, token or secret is made of (gitleaks' generic rule:
 # `[\w.=-]` or base64, and `id:secret` pairs); `#`, `%`, `^`, `!`, `$` in
 # a value assigned to a `key` or `token` make it something else (a
@@ -699,6 +723,13 @@ def _url_password(value: str) -> bool:
     )
 
 
+def _url_scheme(text: str, start: int, end: int) -> bool:
+    """The URL's scheme is a word of its own: not cut from a longer,
+    mangled one (`'?ostgres://u:p@host'`, trufflehog's invalid pattern)."""
+    scheme = _re(r'[A-Za-z0-9+.-]*://[^/\s:@"\'`]*:$').search(text, max(0, start - 300), start)
+    return scheme is None or scheme.start() == 0 or text[scheme.start() - 1] not in '?$^*#'
+
+
 def _telegram_id(text: str, start: int, end: int) -> bool:
     """A bot id of 5 to 16 digits before the `:`, not the tail of a word."""
     digits = _re(r'[0-9]{1,17}$').search(text, max(0, start - 17), start)
@@ -758,21 +789,112 @@ _TEST_NAME = (
 )
 
 
-# services whose keys have one exact shape and no prefix: a value assigned
-# to a name of theirs in another shape is not their key, and a near miss
-# the peers mark as not a secret (`meraki-api-key: acdeFf05...`)
-_SERVICE_SHAPES = (
-    # gitleaks cmd/generate/config/rules/meraki.go
-    ('meraki', '[0-9a-f]{40}'),
-    # trufflehog pkg/detectors/weightsandbiases
-    ('wandb', '[0-9a-f]{40}'),
+# services whose keys have exact shapes and no prefix of their own: a
+# value the text gives a service's key, in another shape, is not that key
+# but a near miss the peers mark as not a secret (`meraki-api-key:
+# acdeFf05...`, `[INFO] Sending request to the airvisual API` and then
+# `Using Key=<25 characters>`, where airvisual's keys have 36).  As
+# trufflehog's detectors do: the service's name (a regex, on lower case, no
+# letter before it) stands before the value on its line, or on the line
+# above when the value's own name is a bare `key`/`token`/`secret` or the
+# line above opens the YAML block the value is a field of; each
+# shape is the service's published format (trufflehog 3ab759fe
+# pkg/detectors/<name>/*.go, gitleaks cmd/generate/config/rules/<name>.go).
+_SERVICE_SHAPES: tuple[tuple[str, str], ...] = (
+    ('meraki', '[0-9a-f]{40}'),  # gitleaks meraki.go
+    # trufflehog aws/common.go: a secret access key is 40 characters
+    ('aws[_-]?secret[_-]?access[_-]?key', '[A-Za-z0-9+/]{40}'),
+    # azureapimanagementsubscriptionkey, azuredirectmanagementkey
+    ('azure[_-]?api[_-]?management', '[a-zA-Z0-9]{32}|[a-zA-Z0-9+/]{83,85}[a-zA-Z0-9]=='),
+    ('wandb', '[0-9a-f]{40}'),  # trufflehog weightsandbiases
+    ('airvisual', '[a-z0-9-]{36}'),
+    ('assemblyai', '[0-9a-z]{32}'),
+    # auth0oauth (client id, secret), auth0managementapitoken (2000 to 5000)
+    ('auth0', '[a-zA-Z0-9_-]{32,}|ey[a-zA-Z0-9._-]{1998,4998}'),
+    ('avaza', '[0-9]+-[0-9a-f]{40}'),
+    ('blogger', 'AIzaSy[0-9A-Za-z_-]{33}'),
+    ('box(?![a-z])', '[0-9a-zA-Z]{32}'),
+    ('blocknative', _UUID),
+    ('buddyns', '[0-9a-z]{40}'),
+    # trufflehog plaidkey; gitleaks plaid.go (any letters and digits)
+    ('plaid', '[A-Za-z0-9]{30}|[A-Za-z0-9]{24}|access-(?:sandbox|development|production)-' + _UUID),
+    ('planview', '[0-9a-f]{128}'),
+    ('lokalise', '[a-z0-9]{40}'),
+    ('ibm', '[A-Za-z0-9_-]{44}'),  # ibmclouduserkey
+    ('instamojo', '[0-9a-zA-Z]{40}|[0-9a-zA-Z]{128}'),
+    ('solarwinds', '[0-9a-zA-Z_-]{71}'),
+    ('mailjet', '[A-Za-z0-9]{87}=|[A-Za-z0-9]{32}'),  # mailjetbasicauth, mailjetsms
+    # shutterstock (key, secret) and shutterstockoauth
+    ('shutterstock', '[0-9a-zA-Z]{32}|[0-9a-zA-Z]{16}|v2/[0-9A-Za-z]{388}'),
+    # brandfetch v1 and v2
+    ('brandfetch', '[0-9A-Za-z]{40}|[a-zA-Z0-9=+/_!@#$%^&*()-]{43}='),
+    # trufflehog kraken; gitleaks kraken.go (kraken-access-token)
+    ('kraken', '[0-9A-Za-z/+=]{56}|[0-9A-Za-z/+=]{86,88}|[A-Za-z0-9/=_+-]{80,90}'),
+    # bannerbear v1 and v2
+    ('bannerbear', '[0-9a-zA-Z]{22}tt|bb_(?:pr|ma)_[a-f0-9]{30}'),
+    ('baremetrics', '(?:sk|lk)_[a-zA-Z0-9]{18,25}'),
+    # an API key `SK...` and its secret, 32 characters each
+    ('twilio', 'SK[a-zA-Z0-9]{32}|[0-9a-zA-Z]{32}|AC[0-9a-f]{32}'),
 )
+# the bare names after which the service may be named on the line above
+_BARE_NAMES = frozenset({'key', 'token', 'secret', 'apikey', 'api_key', 'api-key'})
+# token prefixes of a service with one exact format (trufflehog 3ab759fe
+# pkg/detectors/<name>): the alphabet and length of what follows the
+# prefix (after a fixed head, if any).  A value that opens with one and falls short of its format
+# (`cfut_ZE4CrcFhEIDXk9vL2sTLe`, a truncated Cloudflare token; `spu-3F10...`,
+# upper case) is a mangled copy the service's own rule turned down, not a
+# generic secret; a copy with characters added, or missing up to 3 (the
+# relabels' near copy), is still the key.
+_PREFIX_SHAPES: tuple[tuple[str, str, str, int], ...] = (
+    ('sk-or-v1-', '', '[0-9a-f]', 64),  # openrouter
+    ('xai-', '', '[0-9a-zA-Z_]', 80),  # xai
+    ('cfut_', '', '[a-zA-Z0-9]', 48),  # cloudflareapitoken v2: 40 + 8 hex
+    ('cfat_', '', '[a-zA-Z0-9]', 48),
+    ('cfk_', '', '[a-zA-Z0-9]', 48),  # cloudflareglobalapikey v2
+    ('bb_pr_', '', '[a-f0-9]', 30),  # bannerbear v2
+    ('bb_ma_', '', '[a-f0-9]', 30),
+    ('spu-', '', '[a-z0-9]', 32),  # spectralops
+    ('duffel_test_', '', '[A-Za-z0-9_-]', 43),  # duffeltoken
+    ('duffel_live_', '', '[A-Za-z0-9_-]', 43),
+    ('BBDC-', '', '[A-Za-z0-9+/@_-]', 40),  # atlassiandatacenter bitbucket
+    ('pat.', '', '[A-Za-z0-9_.]', 68),  # harness: 22 . 24 hex . 20
+    # azureapimanagement repository key: `git&`, a 12-digit expiry, `&`, 88
+    ('git&', '[0-9]{12}&', '[a-zA-Z0-9/+=]', 88),
+    ('gloas-', '', '[0-9a-f]', 64),  # gitlaboauth2: an OAuth app secret
+)
+_NEAR_COPY = 3  # characters a copy may lack and still be the key
+
+
+def _service_shape(text: str, start: int, end: int) -> bool:
+    """Whether the value has the shape of a key of the services the text
+    names before it (true if it names none), and the format of the service
+    whose prefix it opens with."""
+    value = text[start:end]
+    for prefix, head, alphabet, n in _PREFIX_SHAPES:
+        if value.startswith(prefix):
+            return _re(
+                f'{re.escape(prefix)}{head}{alphabet}{{{n - _NEAR_COPY}}}',
+            ).match(value) is not None
+    line_start = text.rfind('\n', 0, start) + 1
+    window = _ascii_lower(text[line_start:start])
+    name = _re(_NAME_BEFORE).search(window)
+    if line_start > 0:
+        above = _ascii_lower(text[text.rfind('\n', 0, line_start - 1) + 1:line_start])
+        # a bare `Key=` after a log line naming the service, or a field of
+        # a YAML block the service names (`auth0_credentials:` above it)
+        if name is None or name[1] in _BARE_NAMES or \
+                _re(r'[ \t]*[a-z0-9_.-]+:[ \t]*\n').fullmatch(above):
+            window = above + window
+    shapes = [
+        shape for service, shape in _SERVICE_SHAPES
+        if _re(f'(?<![a-z]){service}').search(window)
+    ]
+    return not shapes or any(_re(s).fullmatch(value) for s in shapes)
 
 
 def _not_a_test_name(text: str, start: int, end: int) -> bool:
     """`fakeToken = "..."`, `publicKey: ...`: test values and public keys
-    are named so (gitleaks' generic rule has the same stop words); a
-    service's name with a value not of its key's shape is not its key."""
+    are named so (gitleaks' generic rule has the same stop words)."""
     line_start = max(text.rfind('\n', 0, start) + 1, start - 120)
     before = text[line_start:start]
     # a name and a value as two arguments: the name is a whole quoted
@@ -785,17 +907,7 @@ def _not_a_test_name(text: str, start: int, end: int) -> bool:
     if m is None:
         return True
     name = m[1].rstrip('.-_')
-    return _re(_TEST_NAME).search(name) is None and \
-        _service_shape(name, text, start, end)
-
-
-def _service_shape(name: str, text: str, start: int, end: int) -> bool:
-    """Whether the value has the shape of the key of each service `name`
-    names (true if it names none)."""
-    return all(
-        _re(shape).fullmatch(text, start, end)
-        for service, shape in _SERVICE_SHAPES if service in name
-    )
+    return _re(_TEST_NAME).search(name) is None
 
 
 _NAMED_WINDOW = 40  # characters between the name and its value
@@ -826,9 +938,12 @@ def _named_value(text: str, end: int) -> tuple[int, int] | None:
     if window[:1] == '-' and m.start() <= 1 and before and \
             _re(r'[A-Za-z0-9][_.-]').search(before[0]):
         return None
-    start = end + m.start()
-    if not _service_shape(_ascii_lower(name), text, start, end + m.end()):
+    # assigned a bare word (`key = bind '...'`): that word is its value,
+    # and a run after it is something else
+    assigned = _re(r'[ \t]*(?::=|=|:)[ \t]*[A-Za-z0-9_.-]+[ \t]').match(window)
+    if assigned is not None and m.start() >= assigned.end():
         return None
+    start = end + m.start()
     run = _re(r'[A-Za-z0-9+/_=~.-]{0,201}').match(text, start)
     assert run is not None
     stop = run.end()
@@ -2423,7 +2538,7 @@ RULES: tuple[_Rule, ...] = (
     ),
     _context(
         'bearer-token', 'bearer token', r'bearer[ \t]+([a-z0-9._~+/-]{20,}=*)',
-        ('bearer',), _high_entropy,
+        ('bearer',), _high_entropy, generic=True,
         entropy=0.0,
         positives=(
             'Authorization: Bearer {A:32}',
@@ -2437,7 +2552,7 @@ RULES: tuple[_Rule, ...] = (
     ),
     _context(
         'url-password', 'password in URL', r'://[^/\s:@"\'`]*:([^/\s:"\'`]+)@',
-        ('://',), _url_password, generic=True,
+        ('://',), _url_password, generic=True, context=_url_scheme,
         entropy=0.0,
         positives=(
             'postgres://app:{A:16}@db.internal/app',
@@ -2458,11 +2573,10 @@ RULES: tuple[_Rule, ...] = (
         ),
     ),
     # a command's credentials: `curl -u user:pass`, `--user user:pass`
-    _context(
-        'cli-user-password', 'password on a command line',
+    _command_line(
+        'cli-user-password',
         r'(?<![a-z0-9_-])(?:-u|--user)(?:[ \t]+|=)["\']?[^\s:"\'$-][^\s:"\'$]*:([^\s"\'$][^\s"\']*)',
-        ('-u', '--user'), _chosen_password, generic=True, anchored=True,
-        entropy=0.0,
+        ('-u', '--user'),
         positives=('curl -u admin:{A:14} https://api.example.org', "curl --user 'deploy:{A:14}' https://x.example.org",),
         negatives=('curl -u admin:$API_PASSWORD https://x.example.org', 'curl -u "$USER:$PASS" https://x.example.org',),
         source='gitleaks cmd/generate/config/rules/curl.go (curl-auth-user)',
@@ -2471,13 +2585,11 @@ RULES: tuple[_Rule, ...] = (
     # `--password S3cret`: `-p` is a port or a flag elsewhere, so it counts
     # after a `-u` user (or in sshpass); apart from its flag, a value must
     # mix letters with digits or signs (`mysql -u root -p mydb` prompts)
-    _context(
-        'cli-password', 'password on a command line',
+    _command_line(
+        'cli-password',
         r'(?<![a-z0-9_-])(?:-p(?:([^\s"\'$-][^\s"\']*)|[ \t]+["\']?([^\s"\'$-][^\s"\']*))|'
         r'--password[ \t]+["\']?([^\s"\'$-][^\s"\']*))',
-        ('-p', '--password'), _chosen_password, generic=True, anchored=True,
-        context=_cli_password,
-        entropy=0.0,
+        ('-p', '--password'), context=_cli_password,
         positives=(
             'mysql -u root -p{A:12} -h db.internal', 'psexec \\\\host -u Administrator -p {A:10} cmd',
             'sshpass -p {A:12} ssh deploy@host', 'mongosh --username admin --password {A:12}',
@@ -2526,19 +2638,16 @@ RULES: tuple[_Rule, ...] = (
             'noseyparker rules/generic.yml (np.generic.3-6)'
         ),
     ),
-    _assignment(
+    _generic_assignment(
         'secret-assignment', 'secret assignment', 'secret', 'secret',
-        entropy=0.0,
         positives=(
             'client_secret: {A:24}',
             '- note: deploy with client_secret: {A:24}',
         ),
         negatives=('secret: true', 'client_secret: xxxxxxxxxxxxxxxxxxxxxxxx',),
-        source='gitleaks cmd/generate/config/rules/generic.go',
     ),
-    _assignment(
+    _generic_assignment(
         'token-assignment', 'token assignment', 'token', 'token',
-        entropy=0.0,
         positives=(
             'GITHUB_TOKEN: {A:20}', '- note: deploy with GITHUB_TOKEN: {A:20}',
             "opsgenie token = '{h:8}-{h:4}-{h:4}-{h:4}-{h:12}'",
@@ -2547,12 +2656,10 @@ RULES: tuple[_Rule, ...] = (
             'token: MY_SERVICE_TOKEN_V2', 'GITHUB_TOKEN: xxxxxxxxxxxxxxxxxxxx',
             "vault token = '12345678-1234-1234-1234-123456789abc'",
         ),
-        source='gitleaks cmd/generate/config/rules/generic.go',
     ),
     # `key` ends the name (`apiKey`, `key_2`), not `KeyFile`, `key_name`
-    _assignment(
+    _generic_assignment(
         'api-key-assignment', 'API key assignment', 'key(?:[_.-]?(?:secret|value|[0-9]))?(?![a-z])', 'key',
-        entropy=0.0,
         positives=(
             'api_key: {A:32}', '- note: deploy with api_key: {A:32}',
             'MERAKI_API_KEY={h:40}',
@@ -2566,21 +2673,16 @@ RULES: tuple[_Rule, ...] = (
             # two arguments, but the first is a phrase, not a name
             "('Anthropic key', '{A:32}')",
         ),
-        source='gitleaks cmd/generate/config/rules/generic.go',
     ),
-    _assignment(
+    _generic_assignment(
         'credential-assignment', 'credential assignment', 'cred(?:ential)?s?', 'cred',
-        entropy=0.0,
         positives=('credentials = "{A:24}"', 'DB_CREDS: {A:20}',),
         negatives=('credentials = "{a:6}"', 'credential_id: {A:24}',),
-        source='gitleaks cmd/generate/config/rules/generic.go',
     ),
-    _assignment(
+    _generic_assignment(
         'auth-assignment', 'credential assignment', 'auth', 'auth',
-        entropy=0.0,
         positives=('AUTH = "{A:24}"', '"user_auth": "{b:40}"',),
         negatives=('auth: true', 'auth_url: https://auth.example.org/{a:20}',),
-        source='gitleaks cmd/generate/config/rules/generic.go',
     ),
     # `<secret>...</secret>`, `<password>...</password>` (XML settings, a
     # Jenkins credentials file): the element's last word
@@ -2755,6 +2857,8 @@ def _hits(text: str, lower: str, rule: _Rule) -> list[tuple[int, int]]:
                 not (_marked if rule.bounded else _placeholder)(value)
         ) and (
                 rule.context is None or rule.context(text, start, end)
+        ) and (
+                not rule.generic or _service_shape(text, start, end)
         ):
             ret.append((start, end))
     return ret

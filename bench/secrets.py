@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     relabelled = collections.Counter(
         c['relabel'].split(':')[0] for c in cases if 'relabel' in c
     )
-    print(f'relabelled trufflehog negatives (relabel.py): {sum(relabelled.values())} '
+    print(f'relabelled negatives (relabel.py): {sum(relabelled.values())} '
           f'({", ".join(f"{r} {n}" for r, n in sorted(relabelled.items()))}); '
           f'fp rate on trufflehog\'s negatives as it labelled them: ' +
           ', '.join(f'{n} {neg.rate("peer label trufflehog")}'

@@ -589,10 +589,13 @@ def test_corpus_labels_are_the_peers_and_the_stated_relabels() -> None:
     moved = [c for c in cases if 'relabel' in c]
     assert moved
     assert all(
-        c['source'] == 'trufflehog' and c['peer_label'] == 'benign' and
+        c['source'] in ('trufflehog', 'gitleaks') and c['peer_label'] == 'benign' and
         c['label'] == 'secret' and c['relabel'].split(':')[0] in relabel.RULES
         for c in moved
     )
+    # gitleaks' negatives move only when the very text is one of its positives
+    positives = {c['text'] for c in cases if c['source'] == 'gitleaks' and c['label'] == 'secret'}
+    assert all(c['text'] in positives for c in moved if c['source'] == 'gitleaks')
 
 
 def test_relabel_rules() -> None:
@@ -613,10 +616,28 @@ def test_relabel_rules() -> None:
         negative(f'Using Key={key[:-8]}'),  # too short: stays
         negative(f'Using {key}'),  # no name: stays
         negative(f'Using Key={key}', source='gitleaks'),  # not trufflehog
+        # a test value is documentation, not a leak: stays
+        negative('Using Key=abcdef1234567890abcdef12'),
+        negative('token := "sk-AAAAAAAAAAAAAAAAAAAAAAAA"'),
+        # a key in quotes after a space (`secret = ' KEY '`)
+        negative(f"secret = ' {key} '"),
+    ]
+    cases[0]['want'] += ['abcdef1234567890abcdef12', 'sk-AAAAAAAAAAAAAAAAAAAAAAAA']
+    gitleaks_positive = {**positive, 'source': 'gitleaks', 'text': 'pw = "Cleartext1"'}
+    cases += [gitleaks_positive, negative('pw = "Cleartext1"', source='gitleaks')]
+    # a gitleaks negative holding its rule's positive value with characters added
+    cases += [
+        {**positive, 'source': 'gitleaks', 'family': 'y', 'text': f'ClickToken = {key}'},
+        {**negative(f'key = adf{key}', source='gitleaks'), 'family': 'y'},
+        {**negative(f'key = {key[:20]}', source='gitleaks'), 'family': 'y'},
     ]
     got = [c.get('relabel', '').split(':')[0] for c in _relabel().apply(cases)]
-    assert got == ['', 'same-value', 'contains-value', 'near-copy', '', '', '']
-    assert [c['label'] for c in cases] == ['secret'] * 4 + ['benign'] * 3
+    assert got == [
+        '', 'same-value', 'contains-value', 'near-copy', '', '', '', '', '',
+        'same-value', '', 'peer-positive', '', 'contains-value', '',
+    ]
+    assert [c['label'] for c in cases] == \
+        ['secret'] * 4 + ['benign'] * 5 + ['secret'] * 5 + ['benign']
 
 
 def test_corpus_read_families_are_not_held_out() -> None:
@@ -645,3 +666,66 @@ def test_fresh_corpus_is_new_text_with_its_source() -> None:
         assert case['label'] in ('secret', 'benign') and case['heldout']
         assert case['text'] not in seen
     assert {c['label'] for c in fresh if c['claimed']} == {'secret', 'benign'}
+
+
+def _example_name(service: str) -> str:
+    """A name that the service regex of _SERVICE_SHAPES matches."""
+    return re.sub(r'\(\?![^)]*\)', '', service.replace('[_-]?', '_'))
+
+
+def test_service_named_before_a_value_of_another_shape() -> None:
+    """A value the text gives a named service's key, in none of that
+    service's published shapes, is a near miss, not a key; the same value
+    without the service's name is a generic secret."""
+    from agitmem.secrets import _SERVICE_SHAPES
+    # a `.` inside: no service's key shape holds one
+    value = _r(12) + '.' + _r(14)[2:]
+    assert scan(f'api_key = "{value}"', 'n.md')
+    for service, shape in _SERVICE_SHAPES:
+        name = _example_name(service)
+        assert re.match(f'(?<![a-z]){service}', name), service
+        assert not re.fullmatch(shape, value)
+        assert scan(f'{name} api_key = "{value}"', 'n.md') == [], service
+        # on the line above a bare `Key=`, as in a log
+        assert scan(f'[INFO] request to the {name} API\n[DEBUG] Using Key={value}', 'n.md') == []
+    # the line above counts only for a bare name, or as the YAML block
+    # the value is a field of
+    assert scan(f'airvisual\nDEPLOY_API_KEY={value}', 'n.md')
+    assert scan(f'auth0_credentials:\n  apiToken: {value}', 'n.md') == []
+    assert scan(f'credentials:\n  apiToken: {value}', 'n.md')
+    # a value of the service's shape is its key
+    assert scan(f'[INFO] airvisual API\nUsing Key={_r(36).lower()}', 'n.md')
+    assert scan(f'twilio token - \'SK{_r(32)}\'', 'n.md')
+
+
+def test_service_prefix_of_a_value_not_of_its_format() -> None:
+    """A value opening with a service's token prefix is judged by its
+    format: truncated or in another alphabet it is a mangled copy; whole,
+    with characters added or up to 3 missing, a key."""
+    from agitmem.secrets import _NEAR_COPY
+    from agitmem.secrets import _PREFIX_SHAPES
+    heads = {'[0-9]{12}&': '202503251200&'}
+    for prefix, head, alphabet, n in _PREFIX_SHAPES:
+        pool = ''.join(c for c in _RANDOM + _RANDOM.lower() if re.fullmatch(alphabet, c))
+        body = (pool * n)[:n]
+        # `&` is in no key's or token's alphabet: the repository key is a password
+        name = 'password' if '&' in head else 'token'
+        start = f'{name} = "{prefix}{heads.get(head, "")}'
+        assert scan(f'{start}{body[:n // 2]}"', 'n.md') == [], prefix
+        assert scan(f'{start}{body[:n - _NEAR_COPY]}"', 'n.md'), prefix
+        assert scan(f'{start}{body}EXTRA"', 'n.md'), prefix
+
+
+@pytest.mark.parametrize('line', (
+    # a scheme cut from a mangled word is no URL
+    "postgres token - '?ostgres://app:{A}@10.0.0.1:5432'",
+    # a name assigned a bare word: that word is its value
+    "key = bind '{A}'",
+))
+def test_no_false_positive_in_mangled_or_assigned_contexts(line: str) -> None:
+    assert scan(line.replace('{A}', _r(36)), 'n.md') == []
+
+
+def test_assigned_word_and_url_scheme_near_misses_still_found() -> None:
+    assert scan(f"postgres token - 'postgres://app:{_r(16)}@10.0.0.1:5432'", 'n.md')
+    assert scan(f"the key is {_r(36)}", 'n.md')

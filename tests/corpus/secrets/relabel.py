@@ -2,6 +2,16 @@
 
     python tests/corpus/secrets/relabel.py   # rewrites peers.jsonl in place
 
+A gitleaks negative whose very text is a positive of gitleaks (another
+rule's `tps`, or the same rule's in another file: its `fps` are checked
+against that one rule only) is relabelled `secret` (`peer-positive`):
+gitleaks as a whole reports it, so the peers' labels contradict each other
+and the positive one stands (round 6; e.g. an Anthropic admin key is a
+negative of anthropic-api-key and a positive of anthropic-admin-api-key).
+Likewise a gitleaks negative that assigns to a credential's name a value
+holding one of its rule's positive values whole, with characters added
+(`contains-value`, as for trufflehog: `key = adf<ClickHouse key>`).
+
 A trufflehog test case is benign when that one detector would not report
 it: the service's name is outside its window ("valid pattern - out of
 prefix range"), the value lost or gained a character ("invalid pattern"),
@@ -22,7 +32,10 @@ one of the values the family's positives want.
 
 Nothing else is relabelled: a value in another alphabet (`%`, `*`), a
 bare value with no name, an id, a placeholder stay as trufflehog marked
-them.  The rules read the peers' data only (the cases and trufflehog's
+them; nor a test value (a run of five in alphabet or digit order, one
+character six times in a row: `abcdef1234567890abc...`,
+`87654321-4321-...`, `sk-AAAA...`), which is documentation, not a leak
+(round 6: such relabels were undone).  The rules read the peers' data only (the cases and trufflehog's
 `want`), never what our scanner answers.  Each relabelled case keeps the
 peer's label in `peer_label` and the rule in `relabel`; applying the rules
 again gives the same file.
@@ -43,8 +56,8 @@ Case = dict[str, Any]
 # a name assigned a value: `API_KEY=v`, `Key=v`, `token := "v"`,
 # `"secret": "v"`; the value is what generated keys are made of
 _ASSIGNED = re.compile(
-    r'''([A-Za-z0-9_.-]+)["']?[ \t]*(?::=|=|:)[ \t]*["']?'''
-    r'''([A-Za-z0-9_.+/=-]{16,})''',
+    r'''([A-Za-z0-9_.-]+)["']?[ \t]*(?::=|=|:)[ \t]*(?:["'][ \t]*)?'''
+    r'''([A-Za-z0-9_.+/=-]{12,})''',
 )
 # a credential's name has one of these as a word of its own (`API_KEY`,
 # `apiSecret`, `salesforce_refresh_token`), not inside another word
@@ -61,6 +74,7 @@ def _credential_name(name: str) -> bool:
 
 
 _MAX_EDITS = 3
+_SHORTEST = 12  # a want this long is a key (kanbantool's are 12), not a word
 _SELF_IDENTIFYING = re.compile(
     r'eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+|[0-9]{8,10}:[A-Za-z0-9_-]{35}',
 )
@@ -79,6 +93,11 @@ RULES = {
     'self-identifying': (
         'trufflehog calls the pattern valid and the value is a wanted JSON '
         'web token or Telegram bot token, known by its format without a name'
+    ),
+    'peer-positive': (
+        "the very text is a positive of gitleaks' own rules (another rule's, "
+        "or the same rule's in another file): gitleaks' ruleset reports it, "
+        'so it is no negative of gitleaks'
     ),
     'near-copy': (
         "assigns to a credential's name a value within 3 edits of one the "
@@ -114,36 +133,92 @@ def wanted(cases: Iterable[Case]) -> dict[str, set[str]]:
         runs = _RUN.findall(case['text'])
         for w in case.get('want', ()):
             out[case['family']].update(r for r in runs if r in w)
-            if len(w) >= 16 and w in case['text']:
+            if len(w) >= _SHORTEST and w in case['text']:
                 out[case['family']].add(w)
     return out
 
 
+# a documentation or test value, not a leak (round 6): a run of five in
+# alphabet or digit order (`abcdef1234567890...`, `87654321-4321-...`) or
+# one character six times in a row (`sk-AAAAAAAA...`), the placeholders
+# issue 20 names and gitleaks' and secretlint's allowlists skip
+_RUNS = '|'.join(
+    a[i:i + 5]
+    for a in ('0123456789', '9876543210', 'abcdefghijklmnopqrstuvwxyz')
+    for i in range(len(a) - 4)
+)
+_TEST_VALUE = re.compile(rf'{_RUNS}|(.)\1{{5}}')
+
+
+def test_value(value: str) -> bool:
+    return _TEST_VALUE.search(value.lower()) is not None
+
+
 def rule_for(case: Case, want: set[str]) -> str | None:
     values = [
-        m[2] for m in _ASSIGNED.finditer(case['text']) if _credential_name(m[1])
+        m[2] for m in _ASSIGNED.finditer(case['text'])
+        if _credential_name(m[1]) and not test_value(m[2])
     ]
+    want = {w for w in want if not test_value(w)}
     if any(v in want for v in values):
         return 'same-value'
-    if any(w in v for v in values for w in want):
+    # a longer value holds a short want by chance: 16 or more here
+    long_want = {w for w in want if len(w) >= 16}
+    if any(w in v for v in values for w in long_want):
         return 'contains-value'
     if _VALID.search(case['case']) and any(
             w in case['text'] and _SELF_IDENTIFYING.fullmatch(w) for w in want):
         return 'self-identifying'
-    if any(_edits(v, w, _MAX_EDITS) <= _MAX_EDITS for v in values for w in want):
+    if any(_edits(v, w, _MAX_EDITS) <= _MAX_EDITS for v in values for w in long_want):
         return 'near-copy'
+    return None
+
+
+def gitleaks_values(cases: Iterable[Case]) -> dict[str, set[str]]:
+    """Per gitleaks rule, the runs of 16 or more key characters its
+    positives hold (gitleaks names no wanted value)."""
+    out: dict[str, set[str]] = collections.defaultdict(set)
+    for case in cases:
+        if case['source'] == 'gitleaks' and case.get('peer_label', case['label']) == 'secret':
+            out[case['family']].update(
+                r for r in _RUN.findall(case['text']) if not test_value(r)
+            )
+    return out
+
+
+def longer_copy(case: Case, runs: set[str]) -> str | None:
+    """`contains-value` for a gitleaks negative: it assigns to a
+    credential's name a value that holds one of its rule's positive values
+    whole, with characters added (`key = adf<clickhouse key>`)."""
+    values = [
+        m[2] for m in _ASSIGNED.finditer(case['text'])
+        if _credential_name(m[1]) and not test_value(m[2])
+    ]
+    if any(r in v and r != v for v in values for r in runs):
+        return 'contains-value'
     return None
 
 
 def apply(cases: list[Case]) -> list[Case]:
     want = wanted(cases)
+    gitleaks_positives = {
+        c['text'] for c in cases
+        if c['source'] == 'gitleaks' and c.get('peer_label', c['label']) == 'secret'
+    }
+    gitleaks_runs = gitleaks_values(cases)
     for case in cases:
         peer = case.pop('peer_label', case['label'])
         case.pop('relabel', None)
         case['label'] = peer
-        if case['source'] != 'trufflehog' or peer != 'benign':
+        if peer != 'benign':
             continue
-        rule = rule_for(case, want[case['family']])
+        if case['source'] == 'gitleaks':
+            rule = 'peer-positive' if case['text'] in gitleaks_positives else \
+                longer_copy(case, gitleaks_runs[case['family']])
+        elif case['source'] == 'trufflehog':
+            rule = rule_for(case, want[case['family']])
+        else:
+            continue
         if rule is not None:
             case['label'] = 'secret'
             case['peer_label'] = peer
