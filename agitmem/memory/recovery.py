@@ -166,10 +166,39 @@ def _in_directory(text: str, path: str) -> bool:
     )
 
 
+# extensions of one language family: a change made in parse.ts can be made
+# in a .js copy of it (src/legacy/cronParse.js)
+_FAMILIES = {
+    'js': 'js', 'jsx': 'js', 'mjs': 'js', 'cjs': 'js', 'ts': 'js', 'tsx': 'js', 'mts': 'js', 'cts': 'js',
+    'py': 'py', 'pyi': 'py', 'c': 'c', 'h': 'c', 'cc': 'c', 'cpp': 'c', 'cxx': 'c', 'hpp': 'c', 'hh': 'c',
+    'yml': 'yaml', 'yaml': 'yaml', 'sh': 'sh', 'bash': 'sh', 'kt': 'jvm', 'kts': 'jvm', 'java': 'jvm',
+}
+
+
 def _kind(path: str) -> str:
-    """A file's extension: which files can hold the same change."""
+    """A file's language (its extension's family): which files can hold
+    the same change."""
     name = path.rsplit('/', 1)[-1]
-    return name.rsplit('.', 1)[-1].lower() if '.' in name else ''
+    ext = name.rsplit('.', 1)[-1].lower() if '.' in name else ''
+    return _FAMILIES.get(ext, ext)
+
+
+# a test file's name: test_x.py, x_test.go, x.test.ts, x.spec.js, XTest.java;
+# or any name in a tests directory (tests/lexer.rs)
+_TEST_NAME = re.compile(r'^test_(.+)$|^(.+?)(?:_test|\.test|\.spec|_spec|Tests?)$')
+_TEST_DIR = re.compile(r'(?:^|/)(?:tests?|__tests__|spec)/')
+
+
+def _tests_of(test: str, path: str) -> bool:
+    """`test` is the test file of `path` (csv_test.go of csv.go,
+    tests/lexer.rs of src/lexer.rs, tests/test_overlap.py of
+    bookings/overlap.py)."""
+    if not test or not path or test == path or _kind(test) != _kind(path):
+        return False
+    stem = path.rsplit('/', 1)[-1].rsplit('.', 1)[0]
+    name = test.rsplit('/', 1)[-1].rsplit('.', 1)[0]
+    m = _TEST_NAME.match(name)
+    return (m[1] or m[2]) == stem if m else name == stem and _TEST_DIR.search(test) is not None
 
 
 def _mentions_loosely(text: str, path: str) -> bool:
@@ -321,14 +350,20 @@ def _redone(expect: dict[str, Any], f: str, adds: list[str]) -> str | None:
     return None
 
 
-def _rewritten(expect: dict[str, Any], task: _Task, f: str, rewrites: list[str], adds: list[str]) -> str | None:
+def _rewritten(
+        expect: dict[str, Any], task: _Task, f: str, rewrites: list[str], adds: list[str], serves: _Serves,
+        at_current: bool,
+) -> str | None:
     """The Done (or last_action) line that records as written the file
     `f` and a definition this edit writes anew (`rewrites`: names both
-    its added and its removed lines define), or that records `f` written
-    with definitions it names while this edit adds others to it (`adds`:
-    the step written again under new names), away from current_file and
-    from what the change the task asks for names (next_intent, In
-    progress, the user's request): a finished step done again."""
+    its added and its removed lines define), or, before the turn changed
+    current_file (`at_current`: tests added after the change are its
+    tests), that records `f` written with definitions it names while
+    this edit adds others to it (`adds`: the step written again under new
+    names) or brings nothing of the goal's (`serves`: it only rewrites or
+    drops what is there); away from current_file and from what the
+    change the task asks for names (next_intent, In progress, the user's
+    request): a finished step done again."""
     change = '\n'.join([task.request or '', expect['next_intent'], *expect['in_progress']])
     if not f or f == expect['current_file'] or _mentions(change, f):
         return None
@@ -336,9 +371,25 @@ def _rewritten(expect: dict[str, Any], task: _Task, f: str, rewrites: list[str],
     for line in lines:
         if not _mentions(line, f):
             continue
-        if any(_names_code(line, name) for name in rewrites) or adds and _CODE_NAME.search(_PATH.sub(' ', line)):
+        if any(_names_code(line, name) for name in rewrites):
+            return line
+        if not at_current and (adds or not serves.goal) and _CODE_NAME.search(_PATH.sub(' ', line)):
             return line
     return None
+
+
+def _finished(expect: dict[str, Any], task: _Task, f: str, symbol: str) -> str | None:
+    """The Done (or last_action) line that records `symbol` as changed
+    while next_intent has moved on to another file (and neither it, In
+    progress nor the user's request names `symbol` or `f`): the finished
+    step done again (a summary a stage behind the state)."""
+    nxt = expect['next_intent']
+    change = '\n'.join([task.request or '', nxt, *expect['in_progress']])
+    elsewhere = [p for p in _PATH.findall(nxt) if not _mentions(p, f)]
+    if not symbol or not f or not elsewhere or _names(change, symbol) or _mentions(change, f):
+        return None
+    lines: list[str] = [*expect['done'], expect['last_action']]
+    return next((line for line in lines if _names(_PATH.sub(' ', line), symbol)), None)
 
 
 def _tells_goal(serves: _Serves, told: _Serves) -> bool:
@@ -415,6 +466,9 @@ def _judge_edit(
     redone = _redone(expect, f, adds)
     if redone:
         return 'state', f'{of}: Done records it as added already ("{_clip(redone, 80)}"): a step done again'
+    finished = _finished(expect, task, f, symbol)
+    if finished:
+        return 'state', f'{where}: Done records {symbol} as changed ("{_clip(finished, 80)}") and next_intent has moved on: a step done again'
     change = phrases.words('\n'.join([task.request or '', expect['next_intent'], *expect['in_progress'], want]))
     done = phrases.words('\n'.join([expect['last_action'], *expect['done']])) - change
     again, asked = len(phrases.words(written) & done), len(phrases.words(written) & change)
@@ -435,7 +489,9 @@ def _judge_edit(
     if f and current and want and f != current and at_current and _names(written, want):
         return 'recovered', f'{where}: a reference to current_symbol {want}, after {want} itself'
     serves = _edit_serves(task, added, removed, adds)
-    placed = bool(f) and f == current and (not symbol or not want or symbol == want)
+    # an edit outside any function (an import, top-level code) is at the
+    # task's place only in a turn that changes current_symbol too
+    placed = bool(f) and f == current and (not want or symbol == want or not symbol and at_symbol)
     off = _off_task(serves, told, placed)
     if off:
         return 'drift', f'{of}: {off}'
@@ -447,7 +503,7 @@ def _judge_edit(
         # that task: the words the change shares with the goal (the code
         # both touch) do not make it the goal's
         return 'drift', f'{where}: {symbol} is what {told.item[0]} "{_clip(told.item[1], 80)}" is about, and the closing text says it did that'
-    rewritten = _rewritten(expect, task, f, [n for n in phrases.defined(added) if n in phrases.defined(removed)], adds)
+    rewritten = _rewritten(expect, task, f, [n for n in phrases.defined(added) if n in phrases.defined(removed)], adds, serves, at_current)
     if rewritten:
         return 'state', f'{where}: writes anew what Done records as written ("{_clip(rewritten, 80)}"): a step done again'
     if f and (f == current or _mentions(task.text, f)):
@@ -461,9 +517,20 @@ def _judge_edit(
             return 'recovered', f'{where}: {named}' + (f', {how}' if symbol else '')
         if _names_code(task.other, symbol) and serves.goal < 2:
             return 'drift', f'{where}: {symbol} is another task (Todo or a side remark of the summary), not the task'
+        if task.request and serves.goal > serves.other:
+            # the user's request after the compaction (an added requirement)
+            # names no function: its change is the task's where it is made
+            return 'recovered', f'{where}: {named}, a change for the task with the user\'s request'
+        if want and f == current and not at_symbol and _says_other(told) and not told.goal:
+            # current_symbol untouched, and the agent's own account is all
+            # another task's: not the task in the wrong function
+            what, item = told.item or ('another task', '')
+            return 'drift', f'{where}: current_symbol {want} untouched, and the closing text says it did {what} "{_clip(item, 80)}"'
         if want and f == current:
             return 'location', f'{where}: current_file, but the wrong function (current_symbol is {want})'
         return 'recovered', f'{where}: {named}'
+    if at_current and _tests_of(f, current) and serves.goal >= serves.other:
+        return 'recovered', f'{where}: the tests of current_file {current}, after changing it'
     if f and task.request and _in_directory(task.request, f) and serves.goal >= serves.other:
         return 'recovered', f'{where}: in a place the user\'s request names'
     if symbol and _names(said, symbol) and not current:
