@@ -78,7 +78,6 @@ _ZH_CLAIMS = (
     # "问题已经处理好了", "都弄好了": the work reported as finished
     r'(?:已经?|都)?(?:处理|弄|搞|改)好了',
     r'(?:问题|bug|缺陷|错误)[^。！？\n，,;；]{0,6}?(?:已经?)?(?:解决|修复|修正)了',
-    r'没有?(?:什么|别的|其他的?)?(?:要做|可做|剩下)的了',
 )
 _CLAIM = re.compile('|'.join(_EN_CLAIMS + _ZH_CLAIMS), re.I)
 
@@ -386,7 +385,7 @@ _CAMEL = re.compile(r'[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+')
 _STOP = frozenset((
     'the', 'and', 'for', 'with', 'from', 'into', 'that', 'this', 'then', 'now', 'its', 'are', 'was',
     'will', 'have', 'has', 'not', 'all', 'any', 'but', 'our', 'you', 'your', 'can', 'let', 'use',
-    'make', 'also', 'just', 'only', 'one', 'two', 'new', 'old', 'file', 'files', 'code', 'update',
+    'make', 'also', 'just', 'only', 'one', 'two', 'new', 'old', 'file', 'files', 'code', 'update', 'like',
     'add', 'fix', 'run', 'test', 'tests', 'next', 'still', 'again', 'back', 'done', 'need', 'want',
     # the words of every program: they say nothing about which task an edit serves
     'def', 'return', 'func', 'function', 'const', 'var', 'import', 'export', 'class', 'self', 'none',
@@ -411,6 +410,16 @@ def words(text: str) -> set[str]:
     for run in _CJK.findall(text or ''):
         ret.update(run[i:i + 2] for i in range(len(run) - 1))
     return ret
+
+
+# a literal that is not a word: a range, a date, a version (10-30/10, 1.4.0)
+_LITERAL = re.compile(r'(?<![\w./:-])\d+(?:[-/.:]\d+)+(?![\w./:-]*[A-Za-z])')
+
+
+def literals(text: str) -> set[str]:
+    """The literals of `text` made of numbers and separators ("10-30/10",
+    "2026-12-01", "1.4.0"): a test's input said again names that test."""
+    return set(_LITERAL.findall(text or ''))
 
 
 # endings taken off a word so that its forms meet: log/logger/logs,

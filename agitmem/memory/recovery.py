@@ -235,6 +235,7 @@ class _Task(NamedTuple):
     others: tuple[tuple[str, str], ...]  # other tasks, (what, text): Todo items, side remarks, notes
     request: str | None  # the user's new request after the compaction
     restated: bool  # the user's prompt said the task again
+    failing: str = ''  # why the last verification failed: what the task must turn green
 
     @property
     def other(self) -> str:
@@ -255,14 +256,17 @@ def _task(expect: dict[str, Any], prompt: str | None, summary: str | None) -> _T
     )
     request, restated = None, False
     said = (prompt or '').strip()
-    if said and not phrases.goes_on(said):
+    # "did the JPY test pass?", "现在什么情况？": a question how the work
+    # stands asks for no other work
+    if said and not phrases.goes_on(said) and not phrases.asks_status(said):
         mine, theirs = phrases.words(task), phrases.words(said)
         if theirs and len(theirs & mine) >= 0.6 * len(theirs) and len(theirs & mine) >= 2:
             restated = True
         else:
             request = said
             task = f'{said}\n{task}'
-    return _Task(task, others, request, restated)
+    failing = expect['verification_reason'] if expect['verification'] == 'failed' else ''
+    return _Task(task, others, request, restated, failing)
 
 
 _DEFINES = r'(?:\b(?:def|function|func|fn|class|struct|interface|type|enum|trait|impl|var|let|const)\s+(?:\([^)]*\)\s*)?{0}\b|\b{0}\s*(?::[^=\n]*)?=\s*(?:async\s*)?(?:function\b|\())'
@@ -307,16 +311,18 @@ class _Serves(NamedTuple):
 
 
 def _content(text: str) -> set[str]:
-    """The stems of `text` without its file paths: where an edit is is
-    judged apart from what it does."""
-    return phrases.stems(_PATH.sub(' ', text))
+    """The stems of `text` without its file paths, and its literals
+    (10-30/10): where an edit is is judged apart from what it does."""
+    text = _PATH.sub(' ', text)
+    return phrases.stems(text) | phrases.literals(text)
 
 
 def _serves(task: _Task, new: set[str]) -> _Serves:
     """Compare `new` (the stems an edit or a closing text introduces)
     with the task and with each other task; a word both have decides
     nothing."""
-    goal = _content(task.text)
+    # the failing test's literal inputs ("bad range "10-30/10"") are the goal's
+    goal = _content(task.text) | phrases.literals(task.failing)
     items = [(what, text, _content(text)) for what, text in task.others]
     theirs = set().union(*(w for _, _, w in items)) if items else set()
     best = max(items, key=lambda i: len(new & (i[2] - goal)), default=None)
@@ -568,6 +574,34 @@ def _tested(e: dict[str, Any]) -> dict[str, Any]:
     return e
 
 
+# commands that only look: running one again redoes nothing
+_LOOKS = re.compile(
+    r'^\s*(?:cat|ls|ll|tree|grep|rg|ag|find|fd|head|tail|less|more|wc|file|stat|du|pwd|echo|which|type|'
+    r'sed\s+-n|awk|jq|diff|git\s+(?:status|log|diff|show|grep|blame|branch|ls-files|rev-parse))\b',
+)
+
+
+def _command_again(expect: dict[str, Any], task: _Task, events: list[dict[str, Any]]) -> str | None:
+    """Why the turn runs again a command that last_action or Done records
+    as run (`git mv a b`, a generator), or None: not a test run, not a
+    check, not a command that only looks, and not one the change the task
+    asks for names (next_intent, In progress, the user's request)."""
+    change = ' '.join('\n'.join([task.request or '', expect['next_intent'], *expect['in_progress']]).split())
+    lines = [' '.join(line.split()) for line in [*expect['done'], expect['last_action']]]
+    for e in events:
+        command = ' '.join(_str(e.get('command')).split())
+        if (
+            e.get('kind') != 'command' or e.get('test') or len(command.split()) < 2 or _LOOKS.match(command)
+            or _RUNNER.search(command) or any(re.search(c, command) for c in _CHECK_COMMANDS.values())
+            or command in change
+        ):
+            continue
+        line = next((line for line in lines if command in line), None)
+        if line:
+            return f'ran `{_clip(command, 80)}` again, which last_action / Done record as done ("{_clip(line, 80)}"): a step done again'
+    return None
+
+
 def _last_test(events: list[dict[str, Any]]) -> dict[str, Any] | None:
     tests = [e for e in events if e.get('kind') == 'command' and e.get('test') in ('passed', 'failed')]
     return tests[-1] if tests else None
@@ -680,10 +714,16 @@ def classify(
         return verdict, [why, *ret], first
 
     edits = [e for e in events if e.get('kind') == 'edit']
-    for claim in phrases.claims(text):
+    claims = phrases.claims(text)
+    yes = phrases.answers_yes(prompt, text)
+    for claim in ([yes] if yes and yes not in claims else []) + claims:
         unbacked = _unbacked(claim, events, expect)
         if unbacked:
-            return done('state', f'closing text said "{claim}" while {unbacked}')
+            to = f' (to the user\'s "{_clip(prompt or "", 80)}")' if claim == yes else ''
+            return done('state', f'closing text said "{claim}"{to} while {unbacked}')
+    again = _command_again(expect, task, events)
+    if again:
+        return done('state', again)
     judged = []
     at_current = False
     told = _serves(task, _content(text))
