@@ -304,9 +304,9 @@ _EN_STATUS = (
 _ZH_STATUS = (
     r'什么情况', r'进展', r'进度', r'怎么样了?', r'(?:过|好|完|完成|通过|修好|跑通|绿)了?[吗么没]', r'到哪',
 )
-_STATUS = re.compile('|'.join(_EN_STATUS + _ZH_STATUS), re.I)
-_TESTS_ASKED = re.compile(r'\b(?:tests?|specs?|suites?|ci|build|pass\w*)\b|测试|单测|用例|通过|跑通', re.I)
-_YES = re.compile(r'(?:yes|yep|yeah|yup|correct|it\s+did|they\s+did|they\s+do|it\s+does)\b|是的|对的?|嗯|通过了|过了|都过了', re.I)
+_STATUS = re.compile('|'.join(_EN_STATUS + _ZH_STATUS), re.IGNORECASE)
+_TESTS_ASKED = re.compile(r'\b(?:tests?|specs?|suites?|ci|build|pass\w*)\b|测试|单测|用例|通过|跑通', re.IGNORECASE)
+_YES = re.compile(r'(?:yes|yep|yeah|yup|correct|it\s+did|they\s+did|they\s+do|it\s+does)\b|是的|对的?|嗯|通过了|过了|都过了', re.IGNORECASE)
 
 
 def asks_status(prompt: str) -> bool:
