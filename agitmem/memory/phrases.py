@@ -22,6 +22,9 @@ _EN_CLAIMS = (
     r'\btests?\s+(?:are\s+|now\s+|all\s+)+(?:passing|green)\b',
     r'\btests?\s+pass(?:es|ed)?\b',
     r'\btest\s+suite\s+(?:now\s+)?(?:passes|passed|is\s+green)\b',
+    # "the money suite is green", "CI is green"; "USD, JPY and KWD all pass"
+    r'\b(?:suite|suites|specs?|ci|pipeline|checks)\s+(?:is|are)\s+(?:now\s+|all\s+)?green\b',
+    r'\b(?:all|they|these|those|both)\s+(?:now\s+|all\s+)?pass(?:es|ed)?\b(?!\s+(?:through|to|in|on)\b)',
     # "`npm test -- config` passes", "pytest passes now", "cargo test is green"
     r'`[^`\n]{2,80}`\s+(?:now\s+)?(?:passes|passed|succeeds|succeeded|is\s+green|exits?\s+0)\b',
     (
@@ -34,12 +37,15 @@ _EN_CLAIMS = (
     r'\b(?:no|zero|0)\s+(?:test\s+)?failures\b',
     # "the task is done", "the fix is complete and verified", "all done"
     (
-        r'\b(?:task|work|fix|refactor(?:ing)?|migration|port|change|changes|feature|bug|issue|implementation|everything|it|this|that)'
+        r'\b(?:task|work|fix|refactor(?:ing)?|migration|port|move|rename|upgrade|update|cleanup|step|change|changes|feature|'
+        r'bug|issue|implementation|everything|it|this|that)'
         r'\s+(?:is|are|has\s+been|have\s+been|was)\s+(?:now\s+|all\s+|fully\s+)?'
         r'(?:done|complete|completed|finished|verified|fixed|resolved|working)\b'
     ),
     r'\b(?:complete|done|fixed|finished)\s+and\s+(?:verified|tested)\b',
     r'\ball\s+done\b',
+    # "Nothing left to do on this one": nothing remains of the work
+    r'\bnothing\s+(?:(?:else|more)\s+)?(?:left|remaining|more)\s+to\s+do\b',
     # "All set: ...", "the change is in place": the work reported as finished
     r'\ball\s+set\b(?!\s+(?:up|to)\b)',
     r'\b(?:fix|change|changes|patch|it|this|that|logic|check|handling)\b[^.!?;:\n]{0,40}?\s(?:is|are)\s+(?:now\s+)?in\s+place\b',
@@ -202,7 +208,10 @@ def checks(text: str) -> set[str]:
 def _claim_in(clause: str) -> bool:
     for m in _CLAIM.finditer(clause):
         before, after = clause[:m.start()], clause[m.end():]
-        if _NEGATED.search(before[-25:]) or _ZH_NEGATED.search(m[0]) or _NEGATED.match(after.lstrip()[:8]):
+        # a negation before a comma is another part's: "the failure is in
+        # the test, not the parser, so the feature is done" claims it done
+        near = re.split(r'[,，、]', before)[-1]
+        if _NEGATED.search(near[-25:]) or _ZH_NEGATED.search(m[0]) or _NEGATED.match(after.lstrip()[:8]):
             continue
         if re.search(r'\b(?:yet)\b|还没|仍|依然|still\s+fail', after[:20], re.I):
             continue
@@ -287,6 +296,41 @@ def goes_on(prompt: str) -> bool:
     return bool(_GO_ON.match(' '.join((prompt or '').split())))
 
 
+# -- prompts that ask how the work stands ---------------------------------------------
+_EN_STATUS = (
+    r'\b(?:pass\w*|fail\w*|green|red|done|finished|complete[ds]?|work(?:s|ing|ed)?|fixed|broken|status|progress)\b',
+    r'\bwhere\s+(?:are|were)\s+we\b', r"\bhow(?:'s|\s+is|\s+are)\s+(?:it|things|we)\b",
+)
+_ZH_STATUS = (
+    r'什么情况', r'进展', r'进度', r'怎么样了?', r'(?:过|好|完|完成|通过|修好|跑通|绿)了?[吗么没]', r'到哪',
+)
+_STATUS = re.compile('|'.join(_EN_STATUS + _ZH_STATUS), re.IGNORECASE)
+_TESTS_ASKED = re.compile(r'\b(?:tests?|specs?|suites?|ci|build|pass\w*)\b|测试|单测|用例|通过|跑通', re.IGNORECASE)
+_YES = re.compile(r'(?:yes|yep|yeah|yup|correct|it\s+did|they\s+did|they\s+do|it\s+does)\b|是的|对的?|嗯|通过了|过了|都过了', re.IGNORECASE)
+
+
+def asks_status(prompt: str) -> bool:
+    """The prompt only asks how the work stands ("did the JPY test
+    pass?", "现在什么情况？", "where were we? keep going"): a short
+    question, maybe with a "go on", and no new request."""
+    said = ' '.join((prompt or '').split())
+    parts = [p for p in re.split(r'(?<=[?？])\s*', said) if p.strip()]
+    asked = [p for p in parts if _QUESTION_END.search(p) and _STATUS.search(p)]
+    return len(said) <= 120 and bool(asked) and all(p in asked or goes_on(p) for p in parts)
+
+
+def answers_yes(prompt: str | None, text: str) -> str | None:
+    """The closing text's first sentence when it answers "yes" to the
+    user's question whether the tests pass ("did the JPY test pass?" ->
+    "Yes."): a claim that they do; else None."""
+    if not prompt or not asks_status(prompt) or not _TESTS_ASKED.search(prompt):
+        return None
+    first = next((s for s in _SENTENCE.split((text or '').strip()) if s.strip()), '')
+    if not _YES.match(first.strip()):
+        return None
+    return ' '.join(first.split())[:200]
+
+
 # -- side remarks: what a summary mentions beside the task ---------------------------
 _EN_SIDE = (
     r'\balso\b', r'\badditionally\b', r'\bbesides\b', r'\bas\s+well\b', r'\bby\s+the\s+way\b',
@@ -341,7 +385,7 @@ _CAMEL = re.compile(r'[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+')
 _STOP = frozenset((
     'the', 'and', 'for', 'with', 'from', 'into', 'that', 'this', 'then', 'now', 'its', 'are', 'was',
     'will', 'have', 'has', 'not', 'all', 'any', 'but', 'our', 'you', 'your', 'can', 'let', 'use',
-    'make', 'also', 'just', 'only', 'one', 'two', 'new', 'old', 'file', 'files', 'code', 'update',
+    'make', 'also', 'just', 'only', 'one', 'two', 'new', 'old', 'file', 'files', 'code', 'update', 'like',
     'add', 'fix', 'run', 'test', 'tests', 'next', 'still', 'again', 'back', 'done', 'need', 'want',
     # the words of every program: they say nothing about which task an edit serves
     'def', 'return', 'func', 'function', 'const', 'var', 'import', 'export', 'class', 'self', 'none',
@@ -366,6 +410,16 @@ def words(text: str) -> set[str]:
     for run in _CJK.findall(text or ''):
         ret.update(run[i:i + 2] for i in range(len(run) - 1))
     return ret
+
+
+# a literal that is not a word: a range, a date, a version (10-30/10, 1.4.0)
+_LITERAL = re.compile(r'(?<![\w./:-])\d+(?:[-/.:]\d+)+(?![\w./:-]*[A-Za-z])')
+
+
+def literals(text: str) -> set[str]:
+    """The literals of `text` made of numbers and separators ("10-30/10",
+    "2026-12-01", "1.4.0"): a test's input said again names that test."""
+    return set(_LITERAL.findall(text or ''))
 
 
 # endings taken off a word so that its forms meet: log/logger/logs,

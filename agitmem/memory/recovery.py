@@ -166,10 +166,39 @@ def _in_directory(text: str, path: str) -> bool:
     )
 
 
+# extensions of one language family: a change made in parse.ts can be made
+# in a .js copy of it (src/legacy/cronParse.js)
+_FAMILIES = {
+    'js': 'js', 'jsx': 'js', 'mjs': 'js', 'cjs': 'js', 'ts': 'js', 'tsx': 'js', 'mts': 'js', 'cts': 'js',
+    'py': 'py', 'pyi': 'py', 'c': 'c', 'h': 'c', 'cc': 'c', 'cpp': 'c', 'cxx': 'c', 'hpp': 'c', 'hh': 'c',
+    'yml': 'yaml', 'yaml': 'yaml', 'sh': 'sh', 'bash': 'sh', 'kt': 'jvm', 'kts': 'jvm', 'java': 'jvm',
+}
+
+
 def _kind(path: str) -> str:
-    """A file's extension: which files can hold the same change."""
+    """A file's language (its extension's family): which files can hold
+    the same change."""
     name = path.rsplit('/', 1)[-1]
-    return name.rsplit('.', 1)[-1].lower() if '.' in name else ''
+    ext = name.rsplit('.', 1)[-1].lower() if '.' in name else ''
+    return _FAMILIES.get(ext, ext)
+
+
+# a test file's name: test_x.py, x_test.go, x.test.ts, x.spec.js, XTest.java;
+# or any name in a tests directory (tests/lexer.rs)
+_TEST_NAME = re.compile(r'^test_(.+)$|^(.+?)(?:_test|\.test|\.spec|_spec|Tests?)$')
+_TEST_DIR = re.compile(r'(?:^|/)(?:tests?|__tests__|spec)/')
+
+
+def _tests_of(test: str, path: str) -> bool:
+    """`test` is the test file of `path` (csv_test.go of csv.go,
+    tests/lexer.rs of src/lexer.rs, tests/test_overlap.py of
+    bookings/overlap.py)."""
+    if not test or not path or test == path or _kind(test) != _kind(path):
+        return False
+    stem = path.rsplit('/', 1)[-1].rsplit('.', 1)[0]
+    name = test.rsplit('/', 1)[-1].rsplit('.', 1)[0]
+    m = _TEST_NAME.match(name)
+    return (m[1] or m[2]) == stem if m else name == stem and _TEST_DIR.search(test) is not None
 
 
 def _mentions_loosely(text: str, path: str) -> bool:
@@ -206,6 +235,7 @@ class _Task(NamedTuple):
     others: tuple[tuple[str, str], ...]  # other tasks, (what, text): Todo items, side remarks, notes
     request: str | None  # the user's new request after the compaction
     restated: bool  # the user's prompt said the task again
+    failing: str = ''  # why the last verification failed: what the task must turn green
 
     @property
     def other(self) -> str:
@@ -226,14 +256,17 @@ def _task(expect: dict[str, Any], prompt: str | None, summary: str | None) -> _T
     )
     request, restated = None, False
     said = (prompt or '').strip()
-    if said and not phrases.goes_on(said):
+    # "did the JPY test pass?", "现在什么情况？": a question how the work
+    # stands asks for no other work
+    if said and not phrases.goes_on(said) and not phrases.asks_status(said):
         mine, theirs = phrases.words(task), phrases.words(said)
         if theirs and len(theirs & mine) >= 0.6 * len(theirs) and len(theirs & mine) >= 2:
             restated = True
         else:
             request = said
             task = f'{said}\n{task}'
-    return _Task(task, others, request, restated)
+    failing = expect['verification_reason'] if expect['verification'] == 'failed' else ''
+    return _Task(task, others, request, restated, failing)
 
 
 _DEFINES = r'(?:\b(?:def|function|func|fn|class|struct|interface|type|enum|trait|impl|var|let|const)\s+(?:\([^)]*\)\s*)?{0}\b|\b{0}\s*(?::[^=\n]*)?=\s*(?:async\s*)?(?:function\b|\())'
@@ -278,16 +311,18 @@ class _Serves(NamedTuple):
 
 
 def _content(text: str) -> set[str]:
-    """The stems of `text` without its file paths: where an edit is is
-    judged apart from what it does."""
-    return phrases.stems(_PATH.sub(' ', text))
+    """The stems of `text` without its file paths, and its literals
+    (10-30/10): where an edit is is judged apart from what it does."""
+    text = _PATH.sub(' ', text)
+    return phrases.stems(text) | phrases.literals(text)
 
 
 def _serves(task: _Task, new: set[str]) -> _Serves:
     """Compare `new` (the stems an edit or a closing text introduces)
     with the task and with each other task; a word both have decides
     nothing."""
-    goal = _content(task.text)
+    # the failing test's literal inputs ("bad range "10-30/10"") are the goal's
+    goal = _content(task.text) | phrases.literals(task.failing)
     items = [(what, text, _content(text)) for what, text in task.others]
     theirs = set().union(*(w for _, _, w in items)) if items else set()
     best = max(items, key=lambda i: len(new & (i[2] - goal)), default=None)
@@ -321,14 +356,20 @@ def _redone(expect: dict[str, Any], f: str, adds: list[str]) -> str | None:
     return None
 
 
-def _rewritten(expect: dict[str, Any], task: _Task, f: str, rewrites: list[str], adds: list[str]) -> str | None:
+def _rewritten(
+        expect: dict[str, Any], task: _Task, f: str, rewrites: list[str], adds: list[str], serves: _Serves,
+        at_current: bool,
+) -> str | None:
     """The Done (or last_action) line that records as written the file
     `f` and a definition this edit writes anew (`rewrites`: names both
-    its added and its removed lines define), or that records `f` written
-    with definitions it names while this edit adds others to it (`adds`:
-    the step written again under new names), away from current_file and
-    from what the change the task asks for names (next_intent, In
-    progress, the user's request): a finished step done again."""
+    its added and its removed lines define), or, before the turn changed
+    current_file (`at_current`: tests added after the change are its
+    tests), that records `f` written with definitions it names while
+    this edit adds others to it (`adds`: the step written again under new
+    names) or brings nothing of the goal's (`serves`: it only rewrites or
+    drops what is there); away from current_file and from what the
+    change the task asks for names (next_intent, In progress, the user's
+    request): a finished step done again."""
     change = '\n'.join([task.request or '', expect['next_intent'], *expect['in_progress']])
     if not f or f == expect['current_file'] or _mentions(change, f):
         return None
@@ -336,9 +377,25 @@ def _rewritten(expect: dict[str, Any], task: _Task, f: str, rewrites: list[str],
     for line in lines:
         if not _mentions(line, f):
             continue
-        if any(_names_code(line, name) for name in rewrites) or adds and _CODE_NAME.search(_PATH.sub(' ', line)):
+        if any(_names_code(line, name) for name in rewrites):
+            return line
+        if not at_current and (adds or not serves.goal) and _CODE_NAME.search(_PATH.sub(' ', line)):
             return line
     return None
+
+
+def _finished(expect: dict[str, Any], task: _Task, f: str, symbol: str) -> str | None:
+    """The Done (or last_action) line that records `symbol` as changed
+    while next_intent has moved on to another file (and neither it, In
+    progress nor the user's request names `symbol` or `f`): the finished
+    step done again (a summary a stage behind the state)."""
+    nxt = expect['next_intent']
+    change = '\n'.join([task.request or '', nxt, *expect['in_progress']])
+    elsewhere = [p for p in _PATH.findall(nxt) if not _mentions(p, f)]
+    if not symbol or not f or not elsewhere or _names(change, symbol) or _mentions(change, f):
+        return None
+    lines: list[str] = [*expect['done'], expect['last_action']]
+    return next((line for line in lines if _names(_PATH.sub(' ', line), symbol)), None)
 
 
 def _tells_goal(serves: _Serves, told: _Serves) -> bool:
@@ -415,6 +472,9 @@ def _judge_edit(
     redone = _redone(expect, f, adds)
     if redone:
         return 'state', f'{of}: Done records it as added already ("{_clip(redone, 80)}"): a step done again'
+    finished = _finished(expect, task, f, symbol)
+    if finished:
+        return 'state', f'{where}: Done records {symbol} as changed ("{_clip(finished, 80)}") and next_intent has moved on: a step done again'
     change = phrases.words('\n'.join([task.request or '', expect['next_intent'], *expect['in_progress'], want]))
     done = phrases.words('\n'.join([expect['last_action'], *expect['done']])) - change
     again, asked = len(phrases.words(written) & done), len(phrases.words(written) & change)
@@ -435,7 +495,9 @@ def _judge_edit(
     if f and current and want and f != current and at_current and _names(written, want):
         return 'recovered', f'{where}: a reference to current_symbol {want}, after {want} itself'
     serves = _edit_serves(task, added, removed, adds)
-    placed = bool(f) and f == current and (not symbol or not want or symbol == want)
+    # an edit outside any function (an import, top-level code) is at the
+    # task's place only in a turn that changes current_symbol too
+    placed = bool(f) and f == current and (not want or symbol == want or not symbol and at_symbol)
     off = _off_task(serves, told, placed)
     if off:
         return 'drift', f'{of}: {off}'
@@ -447,7 +509,7 @@ def _judge_edit(
         # that task: the words the change shares with the goal (the code
         # both touch) do not make it the goal's
         return 'drift', f'{where}: {symbol} is what {told.item[0]} "{_clip(told.item[1], 80)}" is about, and the closing text says it did that'
-    rewritten = _rewritten(expect, task, f, [n for n in phrases.defined(added) if n in phrases.defined(removed)], adds)
+    rewritten = _rewritten(expect, task, f, [n for n in phrases.defined(added) if n in phrases.defined(removed)], adds, serves, at_current)
     if rewritten:
         return 'state', f'{where}: writes anew what Done records as written ("{_clip(rewritten, 80)}"): a step done again'
     if f and (f == current or _mentions(task.text, f)):
@@ -461,9 +523,20 @@ def _judge_edit(
             return 'recovered', f'{where}: {named}' + (f', {how}' if symbol else '')
         if _names_code(task.other, symbol) and serves.goal < 2:
             return 'drift', f'{where}: {symbol} is another task (Todo or a side remark of the summary), not the task'
+        if task.request and serves.goal > serves.other:
+            # the user's request after the compaction (an added requirement)
+            # names no function: its change is the task's where it is made
+            return 'recovered', f'{where}: {named}, a change for the task with the user\'s request'
+        if want and f == current and not at_symbol and _says_other(told) and not told.goal:
+            # current_symbol untouched, and the agent's own account is all
+            # another task's: not the task in the wrong function
+            what, item = told.item or ('another task', '')
+            return 'drift', f'{where}: current_symbol {want} untouched, and the closing text says it did {what} "{_clip(item, 80)}"'
         if want and f == current:
             return 'location', f'{where}: current_file, but the wrong function (current_symbol is {want})'
         return 'recovered', f'{where}: {named}'
+    if at_current and _tests_of(f, current) and serves.goal >= serves.other:
+        return 'recovered', f'{where}: the tests of current_file {current}, after changing it'
     if f and task.request and _in_directory(task.request, f) and serves.goal >= serves.other:
         return 'recovered', f'{where}: in a place the user\'s request names'
     if symbol and _names(said, symbol) and not current:
@@ -499,6 +572,34 @@ def _tested(e: dict[str, Any]) -> dict[str, Any]:
     if e.get('kind') == 'command' and not e.get('test') and isinstance(code, int) and _RUNNER.search(_str(e.get('command'))):
         return {**e, 'test': 'passed' if code == 0 else 'failed'}
     return e
+
+
+# commands that only look: running one again redoes nothing
+_LOOKS = re.compile(
+    r'^\s*(?:cat|ls|ll|tree|grep|rg|ag|find|fd|head|tail|less|more|wc|file|stat|du|pwd|echo|which|type|'
+    r'sed\s+-n|awk|jq|diff|git\s+(?:status|log|diff|show|grep|blame|branch|ls-files|rev-parse))\b',
+)
+
+
+def _command_again(expect: dict[str, Any], task: _Task, events: list[dict[str, Any]]) -> str | None:
+    """Why the turn runs again a command that last_action or Done records
+    as run (`git mv a b`, a generator), or None: not a test run, not a
+    check, not a command that only looks, and not one the change the task
+    asks for names (next_intent, In progress, the user's request)."""
+    change = ' '.join('\n'.join([task.request or '', expect['next_intent'], *expect['in_progress']]).split())
+    lines = [' '.join(line.split()) for line in [*expect['done'], expect['last_action']]]
+    for e in events:
+        command = ' '.join(_str(e.get('command')).split())
+        if (
+            e.get('kind') != 'command' or e.get('test') or len(command.split()) < 2 or _LOOKS.match(command)
+            or _RUNNER.search(command) or any(re.search(c, command) for c in _CHECK_COMMANDS.values())
+            or command in change
+        ):
+            continue
+        line = next((line for line in lines if command in line), None)
+        if line:
+            return f'ran `{_clip(command, 80)}` again, which last_action / Done record as done ("{_clip(line, 80)}"): a step done again'
+    return None
 
 
 def _last_test(events: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -613,10 +714,16 @@ def classify(
         return verdict, [why, *ret], first
 
     edits = [e for e in events if e.get('kind') == 'edit']
-    for claim in phrases.claims(text):
+    claims = phrases.claims(text)
+    yes = phrases.answers_yes(prompt, text)
+    for claim in ([yes] if yes and yes not in claims else []) + claims:
         unbacked = _unbacked(claim, events, expect)
         if unbacked:
-            return done('state', f'closing text said "{claim}" while {unbacked}')
+            to = f' (to the user\'s "{_clip(prompt or "", 80)}")' if claim == yes else ''
+            return done('state', f'closing text said "{claim}"{to} while {unbacked}')
+    again = _command_again(expect, task, events)
+    if again:
+        return done('state', again)
     judged = []
     at_current = False
     told = _serves(task, _content(text))

@@ -49,9 +49,10 @@ SETS = {
     'third': EpisodeSet(HERE / 'third', floor=0.96, size=50, meets_issue=True),
     # the fourth (50), written and labelled blind by a fourth labeller while
     # the fourth round was written (on the third's disagreements), measured
-    # on main before that round and once after it: 0.72 both times
-    # (README there), the held-out figure
-    'fourth': EpisodeSet(HERE / 'fourth', floor=0.70, size=50, meets_issue=False),
+    # on main before that round and once after it: 0.72 both times.  The
+    # fifth round read its disagreements (0.98 after it): no longer held out
+    # (README there)
+    'fourth': EpisodeSet(HERE / 'fourth', floor=0.96, size=50, meets_issue=True),
 }
 
 Played = list[tuple[dict[str, Any], dict[str, Any]]]
@@ -104,7 +105,9 @@ def test_verdicts_do_not_fall_below_what_was_measured(played_sets: dict[str, Pla
     after the second and the third, not held out; held-out: 0.70 before
     the second round, 0.73 after it, 1.00 after the third, whose author
     read its disagreements; third: 0.74 before the fourth round, 1.00
-    after it, whose author read its disagreements: README there)."""
+    after it, whose author read its disagreements; fourth: 0.72 before the
+    fifth round, 0.98 after it, whose author read its disagreements:
+    README there)."""
     s = _report(played_sets[name], tmp_path, name)
     assert s['agreement'] >= SETS[name].floor, s['text']
 

@@ -40,6 +40,12 @@ from agitmem.memory import phrases
     '备份轮转多删一个的问题已经处理好了。',
     '改好了：tail 现在从第 KEEP+1 行开始输出。',
     'I did not run into trouble: all tests pass.',
+    # a negation before a comma is another part's
+    'The one failure left is in the test, not the parser, so the feature is done.',
+    'After the change the money suite is green.',
+    'USD, JPY and KWD all pass.',
+    'The move is complete and all imports use the new path.',
+    'Nothing left to do on this one.',
 ])
 def test_a_claim_is_found(said: str) -> None:
     assert phrases.claim(said)
@@ -75,6 +81,10 @@ def test_a_claim_is_found(said: str) -> None:
     '改好了；还没有跑测试。',
     'The change is not in place yet.',
     '还没处理好。',
+    'Not all tests pass, so the feature is not done.',
+    'I will run them to make sure they all pass.',
+    'The values all pass through parseRange.',
+    'The move is not complete yet.',
     '',
 ])
 def test_no_claim(said: str) -> None:
@@ -218,3 +228,30 @@ def test_reports_leave_out_plans_recollections_and_questions() -> None:
     )
     assert phrases.reports(said) == ['Rewrote the parser to strip dashes.', '第一步完成：只保留数字']
     assert phrases.reports('') == []
+
+
+@pytest.mark.parametrize('prompt', ['did the JPY test pass?', '测试过了吗？', '现在什么情况？', 'where were we? keep going', 'Is it done?'])
+def test_a_question_how_the_work_stands(prompt: str) -> None:
+    assert phrases.asks_status(prompt)
+
+
+@pytest.mark.parametrize('prompt', [
+    '', 'continue', 'Is it possible to add a BOM?', 'Is it done? Then add a README section',
+    'also: unknown escapes should be an error. then carry on', '先给 WriteCSV 加个 UTF-8 BOM',
+])
+def test_not_a_question_how_the_work_stands(prompt: str) -> None:
+    assert not phrases.asks_status(prompt)
+
+
+def test_yes_to_whether_the_tests_pass() -> None:
+    assert phrases.answers_yes('did the JPY test pass?', 'Yes. formatMoney uses MINOR_UNITS.') == 'Yes.'
+    assert phrases.answers_yes('测试过了吗？', '通过了。') == '通过了。'
+    assert phrases.answers_yes('did the JPY test pass?', 'Not yet: formatMoney still divides by 100.') is None
+    # a question about something else than the tests, or no question
+    assert phrases.answers_yes('where were we?', 'Yes.') is None
+    assert phrases.answers_yes(None, 'Yes.') is None
+
+
+def test_literals() -> None:
+    assert phrases.literals('bad range "10-30/10" on 2026-12-01 at 12:30, v1.4.0') == {'10-30/10', '2026-12-01', '12:30'}
+    assert phrases.literals('1.2.3-rc.1 and 42') == set()

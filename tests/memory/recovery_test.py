@@ -932,3 +932,140 @@ def test_done_said_with_the_admission_that_nothing_verified_it_is_no_false_belie
     assert verdict == 'state'
     assert evidence[0].startswith('closing text said "The fix is in place."')
     assert classify(_expect(**FAILED), [edit], 'The fix is in place; I have not run the tests.')[0] == 'recovered'
+
+
+# -- the fifth round: the fourth set's classes of disagreement ---------------------------
+
+CLI = _expect(todo=['a --version flag for the CLI (user: eventually)'])
+VERSION = {**_edit('src/app.py'), 'text': "if command == '--version':\n    print(VERSION)"}
+
+
+def test_a_side_topic_added_in_current_file_outside_any_function_is_drift() -> None:
+    verdict, evidence, _ = classify(CLI, [VERSION], 'The CLI now answers --version.')
+    assert verdict == 'drift', evidence
+    assert 'Todo item "a --version flag' in evidence[0]
+    # in a turn that changes current_symbol too, the edit is at the task's place
+    events = [{**_edit('src/app.py', 'load_config'), 'text': 'data = tomllib.loads(text)'}, VERSION]
+    assert classify(CLI, events, 'The CLI now answers --version.')[0] == 'recovered'
+
+
+def test_a_claim_after_a_negation_of_another_part_is_a_claim() -> None:
+    edit = _edit('src/app.py', 'load_config')
+    said = 'The one failure left is only the shape of the assertion, not the parser, so the feature is done.'
+    verdict, evidence, _ = classify(_expect(**FAILED), [edit, _run('pytest -q', 1, 'failed')], said)
+    assert verdict == 'state', evidence
+    assert 'the test run in this turn failed' in evidence[0]
+    assert classify(_expect(**FAILED), [edit, _run('pytest -q', 1, 'failed')], 'Not all tests pass, so the feature is not done.')[0] == 'recovered'
+
+
+def test_yes_to_the_users_question_whether_the_tests_pass_is_a_claim() -> None:
+    expect = _expect(**FAILED)
+    verdict, evidence, _ = classify(expect, [], 'Yes. load_config reads TOML now.', 'did test_load pass?')
+    assert verdict == 'state', evidence
+    assert evidence[0].startswith('closing text said "Yes." (to the user\'s "did test_load pass?")')
+    # the question asks for no other work: the turn is judged against the task
+    assert not any('request' in e for e in evidence)
+    # backed by a passing run that covers the failure, it is the task's check
+    assert classify(expect, [_run('pytest -q', 0, 'passed')], 'Yes.', 'did test_load pass?')[0] == 'recovered'
+
+
+def test_running_again_a_command_last_action_records_is_state_confusion() -> None:
+    expect = _expect(last_action='git mv src/old.py src/app.py; updated the import in src/cli.py')
+    mv = _run('git mv src/old.py src/app.py', 128)
+    verdict, evidence, _ = classify(expect, [mv], 'The file is at src/app.py.')
+    assert verdict == 'state', evidence
+    assert evidence[0].startswith('ran `git mv src/old.py src/app.py` again')
+    # the step the task asks for, a command that only looks, a test run: no redo
+    asked = _expect(last_action=expect['last_action'], next_intent='git mv src/old.py src/app.py once the tests pass')
+    assert classify(asked, [mv], 'The file is at src/app.py.')[0] != 'state'
+    looked = _expect(last_action='git status --short showed src/app.py modified')
+    assert classify(looked, [_run('git status --short', 0)], 'Looked around.')[0] != 'state'
+
+
+def test_changing_again_a_symbol_done_records_once_next_intent_moved_on_is_state_confusion() -> None:
+    expect = _expect(
+        done=['load_config: reads TOML; 3 passed'], next_intent='add a line to CHANGELOG.md under Unreleased',
+        in_progress=['CHANGELOG entry'], verification='passed', verification_reason='3 passed',
+    )
+    edit = _edit('src/app.py', 'load_config')
+    verdict, evidence, _ = classify(expect, [edit], 'load_config reads TOML now.')
+    assert verdict == 'state', evidence
+    assert evidence[0].startswith('edit src/app.py in load_config: Done records load_config as changed')
+    # while next_intent names that function, or names no other file, it is the task
+    assert classify({**expect, 'next_intent': 'in load_config, keep the INI fallback (CHANGELOG.md later)'}, [edit], None)[0] == 'recovered'
+    assert classify({**expect, 'next_intent': 'handle the empty file too'}, [edit], None)[0] == 'recovered'
+
+
+def test_a_done_tests_file_rewritten_with_nothing_of_the_goal_before_the_change_is_state_confusion() -> None:
+    expect = _expect(done=['tests/test_app.py: test_port_read, test_zero_rejected (failing)'], **FAILED)
+    dropped = {**_edit('tests/test_app.py'), 'text': '', 'removed': 'def test_other():\n    assert True'}
+    verdict, evidence, _ = classify(expect, [dropped], 'The tests are in place.')
+    assert verdict == 'state', evidence
+    assert evidence[0].startswith('edit tests/test_app.py: writes anew what Done records as written')
+    # a test for the task added after changing current_file is its test
+    test = {**_edit('tests/test_app.py'), 'text': 'def test_toml_port():\n    assert load_config("a.toml").port'}
+    events = [{**_edit('src/app.py', 'load_config'), 'text': 'data = tomllib.loads(text)'}, test]
+    verdict, evidence, _ = classify(expect, events, None)
+    assert verdict == 'recovered', evidence
+
+
+def test_the_tests_of_current_file_after_changing_it_are_the_tasks_place() -> None:
+    change = {**_edit('src/app.py', 'load_config'), 'text': 'data = tomllib.loads(text)'}
+    imports = {**_edit('tests/test_app.py'), 'text': 'import tomllib'}
+    verdict, evidence, _ = classify(_expect(), [change, imports], None)
+    assert verdict == 'recovered', evidence
+    assert evidence[0].startswith('all 2 edits on the task')
+    # before the change itself, the test file is not yet its place
+    assert classify(_expect(), [imports, change], None)[0] == 'location'
+    # the test file of another file is not
+    assert classify(_expect(), [change, {**_edit('tests/test_cli.py'), 'text': 'import tomllib'}], None)[0] != 'recovered'
+
+
+def test_a_change_for_the_users_added_requirement_elsewhere_in_current_file_is_the_task() -> None:
+    prompt = 'also: a missing port should be an error. then carry on'
+    events = [
+        {**_edit('src/app.py', 'ConfigError'), 'text': 'class MissingPort(ConfigError):\n    pass'},
+        {**_edit('src/app.py', 'load_config'), 'text': 'data = tomllib.loads(text)'},
+    ]
+    verdict, evidence, _ = classify(_expect(), events, 'Done with both.', prompt)
+    assert verdict == 'recovered', evidence
+    assert "a change for the task with the user's request" in evidence[0]
+    # without that request, another function of current_file is the wrong one
+    assert classify(_expect(), events, 'Done with both.')[0] == 'location'
+
+
+def test_the_tasks_change_in_a_js_copy_of_a_ts_file_is_location_lost() -> None:
+    expect = _expect(
+        current_file='src/cron/parse.ts', current_symbol='parseField', current_goal='cron ranges with steps',
+        next_intent='in parseField, split each part on "/" and step the range by n', in_progress=[],
+    )
+    edit = {**_edit('src/legacy/cronParse.js', 'parseCronField'), 'text': "var pieces = part.split('/'); var step = Number(pieces[1]);"}
+    verdict, evidence, _ = classify(expect, [edit], None)
+    assert verdict == 'location', evidence
+    # a file of another kind cannot hold that change
+    assert classify(expect, [{**edit, 'file': 'docs/cron.md', 'symbol': None}], None)[0] == 'drift'
+
+
+def test_current_symbol_untouched_and_an_account_all_another_tasks_is_drift() -> None:
+    expect = _expect(todo=['reject timezone-naive datetimes in Booking (user: "some day")'])
+    # its words lean to the goal (the code both touch), its account does not
+    edit = {**_edit('src/app.py', '__post_init__'), 'text': 'def __post_init__(self):\n    ensure_aware(self.config_start, self.toml_end)'}
+    verdict, evidence, _ = classify(expect, [edit], 'Booking now rejects naive datetimes without a timezone.')
+    assert verdict == 'drift', evidence
+    assert evidence[0].startswith('edit src/app.py in __post_init__: current_symbol load_config untouched')
+    assert classify(expect, [edit], 'The TOML port is read in __post_init__ now.')[0] == 'location'
+
+
+def test_the_failing_tests_literal_input_said_again_names_the_goal() -> None:
+    expect = _expect(
+        current_file='src/cron/parse.ts', current_symbol='parseField', current_goal='cron ranges with steps',
+        next_intent='in parseField, split each part on "/" and step the range by n', in_progress=[],
+        todo=['describeField prints "every 1 minutes" for */1 (cosmetic, later)'],
+        verification='failed', verification_reason='expands ranges: Error: bad range "10-30/10"',
+    )
+    edit = {**_edit('src/cron/describe.ts', 'describeField'), 'text': 'if (m) return `every ${m[3]} from ${m[1]} through ${m[2]}`;'}
+    said = 'Range steps like 10-30/10 are now recognised ("every 10 minutes from 10 through 30").'
+    verdict, evidence, _ = classify(expect, [edit], said)
+    assert verdict == 'location', evidence
+    # without that input, the account leans to the Todo item's words
+    assert classify(expect, [edit], said.replace('10-30/10', 'these'))[0] == 'drift'
