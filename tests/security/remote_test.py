@@ -17,15 +17,18 @@ from testing.util import ok
 HOSTILE = ('--output=pwned', '-h', '--upload-pack=touch_pwned')
 
 
-@pytest.fixture
-def clone(memrepo: Path, tmp_path: Path) -> Path:
+def _cloned(memrepo: Path, tmp_path: Path, *, unmerged: bool) -> Path:
     """A clone of memrepo's remote, which also holds memory refs named
-    like options (pushed by someone else)."""
+    like options (pushed by someone else): main's memory, or memory main's
+    does not hold (a note more)."""
     bare = tmp_path / 'remote.git'
     git('init', '-q', '--bare', str(bare), cwd=tmp_path)
     git('remote', 'add', 'origin', str(bare), cwd=memrepo)
     ok('push', cwd=memrepo)
     git('push', '-q', 'origin', 'HEAD:refs/heads/main', cwd=memrepo)
+    git('symbolic-ref', 'HEAD', 'refs/heads/main', cwd=bare)
+    if unmerged:
+        ok('note', 'the cache key is the tip', cwd=memrepo)
     tip = git('rev-parse', 'refs/agitmem/heads/main', cwd=memrepo).strip()
     for name in HOSTILE:
         git('push', '-q', 'origin', f'{tip}:refs/agitmem/heads/{name}', cwd=memrepo)
@@ -33,6 +36,11 @@ def clone(memrepo: Path, tmp_path: Path) -> Path:
     git('clone', '-q', str(bare), str(path), cwd=tmp_path)
     ok('init', cwd=path)
     return path
+
+
+@pytest.fixture
+def clone(memrepo: Path, tmp_path: Path) -> Path:
+    return _cloned(memrepo, tmp_path, unmerged=False)
 
 
 @pytest.mark.parametrize('args', [
@@ -52,22 +60,7 @@ def test_option_like_memory_ref_names(clone: Path, args: tuple[str, ...]) -> Non
 
 @pytest.fixture
 def kept(memrepo: Path, tmp_path: Path) -> Path:
-    """A clone whose remote holds memory, not merged into main's, under
-    names of branches gone from it that read as options."""
-    bare = tmp_path / 'kept.git'
-    git('init', '-q', '--bare', str(bare), cwd=tmp_path)
-    git('remote', 'add', 'origin', str(bare), cwd=memrepo)
-    ok('push', cwd=memrepo)
-    git('push', '-q', 'origin', 'HEAD:refs/heads/main', cwd=memrepo)
-    git('symbolic-ref', 'HEAD', 'refs/heads/main', cwd=bare)
-    ok('note', 'the cache key is the tip', cwd=memrepo)
-    tip = git('rev-parse', 'refs/agitmem/heads/main', cwd=memrepo).strip()
-    for name in HOSTILE:
-        git('push', '-q', 'origin', f'{tip}:refs/agitmem/heads/{name}', cwd=memrepo)
-    path = tmp_path / 'kept'
-    git('clone', '-q', str(bare), str(path), cwd=tmp_path)
-    ok('init', cwd=path)
-    return path
+    return _cloned(memrepo, tmp_path, unmerged=True)
 
 
 def test_prune_advises_a_merge_that_works(kept: Path) -> None:
