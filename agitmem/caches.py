@@ -26,3 +26,29 @@ def read(path: Path, limit: int = LIMIT) -> bytes | None:
         except OSError:
             return None
     return data if len(data) <= limit else None
+
+
+def leaving(git_dir: Path, common_dir: Path) -> str | None:
+    """What, in agitmem's directories of the git dir (its caches, hook
+    state, memory base, locks), is a symlink to outside the repository's
+    git dirs: agitmem would write through it (a lock file's open
+    truncates its target).  None when nothing is."""
+    inside = (os.path.realpath(git_dir), os.path.realpath(common_dir))
+
+    def outside(path: str) -> bool:
+        to = os.path.realpath(path)
+        return not any(to == d or to.startswith(d + os.sep) for d in inside)
+
+    for where in dict.fromkeys((git_dir / 'agitmem', common_dir / 'agitmem')):
+        if os.path.islink(where):
+            if outside(str(where)):
+                return str(where)
+            continue
+        try:
+            entries = list(os.scandir(where))
+        except OSError:
+            continue  # not there yet: agitmem makes it a directory
+        for e in entries:
+            if e.is_symlink() and outside(e.path):
+                return e.path
+    return None
