@@ -44,7 +44,7 @@ def _plant(memrepo: Path, outside: Path, where: str) -> None:
     target.symlink_to(outside / ('sessions' if where == 'sessions' else 'canary'))
 
 
-PLACES = ['agitmem', 'lock', 'observed.json', 'sessions']
+PLACES = ['agitmem', 'lock', 'sessions']
 
 
 @pytest.mark.parametrize('where', PLACES)
@@ -99,3 +99,18 @@ def test_a_link_within_the_git_dir_is_followed(memrepo: Path) -> None:
     own.symlink_to('agitmem-moved')
     ok('note', 'through a link inside', cwd=memrepo)
     assert 'agitmem: ' not in ok('status', cwd=memrepo)
+
+
+def test_a_cache_file_linked_out_is_replaced_not_written_through(memrepo: Path, tmp_path: Path) -> None:
+    """observed.json a symlink to a file outside: the hook replaces the
+    link with its own file (and reads the link as nothing)."""
+    outside = _outside(tmp_path)
+    _plant(memrepo, outside, 'observed.json')
+    before = _snapshot(outside)
+    proc = agitmem('hook', 'post-edit', '--agent', 'claude', cwd=memrepo, input=_payload(memrepo, 'post-edit'))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ''
+    observed = memrepo / '.git' / 'agitmem' / 'observed.json'
+    assert not observed.is_symlink()
+    assert json.loads(observed.read_text())['commands'][-1]['command'] == 'pytest -q'
+    assert _snapshot(outside) == before
