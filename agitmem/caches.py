@@ -26,3 +26,33 @@ def read(path: Path, limit: int = LIMIT) -> bytes | None:
         except OSError:
             return None
     return data if len(data) <= limit else None
+
+
+def leaving(git_dir: Path, common_dir: Path) -> str | None:
+    """What, in agitmem's directories of the git dir (its caches, hook
+    state, memory base, locks), is a symlink to outside the repository's
+    git dirs that agitmem would write through: the directory itself, one
+    in it (sessions, recall), the lock (its open truncates the target).
+    None when nothing is.  A cache file linked out is not written
+    through: it is replaced whole (repo.atomic_write), and read as
+    nothing when it is no regular file (read above)."""
+    inside = (os.path.realpath(git_dir), os.path.realpath(common_dir))
+
+    def outside(path: str) -> bool:
+        to = os.path.realpath(path)
+        return not any(to == d or to.startswith(d + os.sep) for d in inside)
+
+    for where in dict.fromkeys((git_dir / 'agitmem', common_dir / 'agitmem')):
+        if os.path.islink(where):
+            if outside(str(where)):
+                return str(where)
+            continue
+        try:
+            entries = list(os.scandir(where))
+        except OSError:
+            continue  # not there yet: agitmem makes it a directory
+        for e in entries:
+            through = e.name == 'lock' or os.path.isdir(e.path)
+            if e.is_symlink() and through and outside(e.path):
+                return e.path
+    return None

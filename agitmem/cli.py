@@ -497,8 +497,11 @@ def _hook(event: str, agent: str | None, hook_args: list[str]) -> int:
 
 def _payload_cwd(stdin: str) -> str | None:
     """The directory an agent's payload names, as the hook will take it
-    (a guess only: a wrong one costs an unused git process)."""
+    (a guess only: a wrong one costs an unused git process).  A payload
+    past a megabyte (a shell's whole output) is not parsed twice for it."""
     import json
+    if len(stdin) > 1024 * 1024:
+        return None
     try:
         data = json.loads(stdin)
     except (ValueError, RecursionError):

@@ -103,3 +103,14 @@ def controls_line(s: str) -> str:
     if '\n' not in s and _plain(s):
         return s
     return _pattern('controls_line').sub(_sub, s)
+
+
+def command(verb: str, *names: str) -> str:
+    """`agitmem VERB NAME...` as advice a user can paste: each name quoted
+    for the shell, and after `--` when one reads as an option (a branch a
+    remote named `-h` or `--output=x` was taken as one by argparse)."""
+    import shlex
+    words = [shlex.quote(n) for n in names]
+    if any(n.startswith('-') for n in names):
+        words.insert(0, '--')
+    return ' '.join(['agitmem', verb, *words])

@@ -350,6 +350,15 @@ def _found(
         proc.stdout[:-1] if paths is None else paths, cwd,
     )
     repo = Repo(Path(root), Path(git_dir), Path(common_dir))
+    # agitmem writes its caches, hook state and locks there: never through
+    # a symlink that leaves the repository
+    from agitmem import caches
+    link = caches.leaving(repo.git_dir, repo.common_dir)
+    if link is not None:
+        raise AgitmemError(
+            f'{shown(link)} is a symlink to outside the repository: agitmem '
+            'writes nothing through it; remove it (agitmem makes a directory)',
+        )
     _FOUND[str(cwd)] = repo
     _sweep(repo.git_dir)
     return repo

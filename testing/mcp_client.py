@@ -3,11 +3,17 @@ the tests and the bench: independent of the SDK the server is built on,
 so a test sees the wire as a client does."""
 from __future__ import annotations
 
+import contextlib
 import json
+import queue
 import subprocess
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from testing.util import agitmem_argv
 
 PROTOCOL = '2025-06-18'
 
@@ -19,18 +25,40 @@ class McpClient:
             stderr=subprocess.PIPE, text=True, encoding='utf-8',
         )
         self._id = 0
+        self._lines: queue.Queue[str] = queue.Queue()
+        # the server's output read on a thread of its own: a test waits on
+        # an answer with a bound, and fails instead of hanging when none comes
+        threading.Thread(target=self._read_out, daemon=True).start()
+
+    def _read_out(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self._lines.put(line)
+        self._lines.put('')
+
+    def message(self, timeout: float = 60) -> dict[str, Any]:
+        """The next message the server writes."""
+        try:
+            line = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f'no answer from the server in {timeout}s') from None
+        if not line:
+            raise AssertionError(f'the server closed its output; stderr: {self.stderr()}')
+        return json.loads(line)  # type: ignore[no-any-return]
+
+    def send_line(self, line: str) -> None:
+        """One raw line, as a careless or hostile client writes it."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + '\n')
+        self.proc.stdin.flush()
 
     def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """The response to one request (notifications the server sends
         in between are skipped)."""
         self._id += 1
         self.notify(method, params, id=self._id)
-        assert self.proc.stdout is not None
         while True:
-            line = self.proc.stdout.readline()
-            if not line:
-                raise AssertionError(f'the server closed its output; stderr: {self.stderr()}')
-            msg: dict[str, Any] = json.loads(line)
+            msg = self.message()
             if msg.get('id') == self._id:
                 return msg
 
@@ -38,9 +66,7 @@ class McpClient:
         msg: dict[str, Any] = {'jsonrpc': '2.0', 'method': method, **more}
         if params is not None:
             msg['params'] = params
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(msg) + '\n')
-        self.proc.stdin.flush()
+        self.send_line(json.dumps(msg))
 
     def initialize(self) -> dict[str, Any]:
         answer = self.request('initialize', {
@@ -85,6 +111,16 @@ class McpClient:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@contextlib.contextmanager
+def served(cwd: Path) -> Iterator[McpClient]:
+    """`agitmem mcp` started in cwd, initialized; it must exit 0 when its
+    stdin closes."""
+    client = McpClient([*agitmem_argv(), 'mcp'], cwd=cwd)
+    client.initialize()
+    yield client
+    assert client.close() == 0
 
 
 def text(result: dict[str, Any]) -> str:

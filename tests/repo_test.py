@@ -223,25 +223,23 @@ def test_each_git_read_runs_once(memrepo: Path, tmp_path: Path, args: tuple[str,
     assert not {'hash-object', 'cat-file', 'mktree', 'add', 'write-tree'} & set(runs), runs
 
 
-def test_a_state_and_verification_on_one_tree_are_diffed_once(memrepo: Path, tmp_path: Path) -> None:
-    """verify records its tree as the state's: load diffs that tree against
-    the working tree once, and names the change for both."""
+@pytest.mark.parametrize(('state_later', 'verification_stale', 'diffs'), [
+    # verify records its tree as the state's: that tree is diffed against
+    # the working tree once, and the change named for both
+    (False, 'later.py', 1),
+    # a state written after a change: each tree diffed
+    (True, 'first.py, later.py', 2),
+])
+def test_a_state_and_verification_are_diffed_once_a_tree(
+        memrepo: Path, tmp_path: Path, state_later: bool, verification_stale: str, diffs: int,
+) -> None:
     ok('verify', '--', 'true', cwd=memrepo)
+    if state_later:
+        (memrepo / 'first.py').write_text('x = 1\n')
+        ok('state', 'set', 'next_intent=after the first', cwd=memrepo)
     (memrepo / 'later.py').write_text('y = 2\n')
     trace = tmp_path / 'trace'
     out = ok('load', cwd=memrepo, env={'GIT_TRACE2_EVENT': str(trace)})
     assert 'STALE: the working tree changed since this state was written: later.py' in out
-    assert 'STALE verification: files changed since it ran: later.py' in out
-    assert _git_runs(trace).count('diff-tree') == 1
-
-
-def test_a_state_and_verification_on_two_trees_are_each_diffed(memrepo: Path, tmp_path: Path) -> None:
-    ok('verify', '--', 'true', cwd=memrepo)
-    (memrepo / 'first.py').write_text('x = 1\n')
-    ok('state', 'set', 'next_intent=after the first', cwd=memrepo)
-    (memrepo / 'second.py').write_text('y = 2\n')
-    trace = tmp_path / 'trace'
-    out = ok('load', cwd=memrepo, env={'GIT_TRACE2_EVENT': str(trace)})
-    assert 'STALE: the working tree changed since this state was written: second.py' in out
-    assert 'STALE verification: files changed since it ran: first.py, second.py' in out
-    assert _git_runs(trace).count('diff-tree') == 2
+    assert f'STALE verification: files changed since it ran: {verification_stale}' in out
+    assert _git_runs(trace).count('diff-tree') == diffs

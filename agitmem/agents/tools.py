@@ -30,6 +30,26 @@ _GEMINI_EXIT = r'(?m)^Exit Code: (\d+)'
 _GEMINI_OUTPUT = r'(?ms)^Output: (.*?)(?=^(?:Error|Exit Code|Signal|Background PIDs|Process Group PGID):|\Z)'
 _HUNK = r'(?m)^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@'
 
+# what a hook examines of a shell's output: its start, where the clients
+# write the exit code and a crash shows first, and its end, where test
+# runners sum up (a 20 MB output was read whole by every failure pattern:
+# 10 s in the post-edit hook, and ten times that for 200 MB)
+OUTPUT_HEAD = 256 * 1024
+OUTPUT_TAIL = 1024 * 1024
+
+
+def bounded(text: str) -> str:
+    """`text`, or its first and last whole lines within OUTPUT_HEAD and
+    OUTPUT_TAIL characters with a line "…" between them."""
+    if len(text) <= OUTPUT_HEAD + OUTPUT_TAIL:
+        return text
+    head = text[:OUTPUT_HEAD]
+    tail = text[-OUTPUT_TAIL:]
+    # whole lines, where the window holds a line break to cut at
+    head = head.rpartition('\n')[0] or head
+    tail = tail.partition('\n')[2] or tail
+    return f'{head}\n…\n{tail}'
+
 
 def _command(raw: dict[str, object]) -> str | None:
     tool_input = raw.get('tool_input')
@@ -48,14 +68,14 @@ def shell_run(raw: dict[str, object]) -> ShellRun | None:
     response = raw.get('tool_response')
     if event == 'PostToolUseFailure':  # Claude Code: "Exit code N\n<output>"
         error = raw.get('error')
-        text = error if isinstance(error, str) else ''
+        text = bounded(error) if isinstance(error, str) else ''
         m = re.match(_CLAUDE_ERROR, text)
         if raw.get('is_interrupt') is True:
             return ShellRun(command, None, text)
         return ShellRun(command, int(m[1]) if m else 1, text[m.end():] if m else text)
     if isinstance(response, dict) and 'llmContent' in response:  # Gemini
         content = response.get('llmContent')
-        text = content if isinstance(content, str) else ''
+        text = bounded(content) if isinstance(content, str) else ''
         text = text.replace('<untrusted_context>\n', '').replace('\n</untrusted_context>', '')
         code = re.search(_GEMINI_EXIT, text)
         out = re.search(_GEMINI_OUTPUT, text)
@@ -63,9 +83,10 @@ def shell_run(raw: dict[str, object]) -> ShellRun | None:
         return ShellRun(command, int(code[1]) if code else 0, '' if output == '(empty)' else output)
     if isinstance(response, dict):  # Claude Code PostToolUse: it succeeded
         parts = [response.get('stdout'), response.get('stderr')]
-        output = '\n'.join(p for p in parts if isinstance(p, str) and p)
+        output = '\n'.join(bounded(p) for p in parts if isinstance(p, str) and p)
         return ShellRun(command, None if response.get('interrupted') is True else 0, output)
     if isinstance(response, str):
+        response = bounded(response)
         # Codex gives the output alone; its own exec format names the code
         m = re.match(_CODEX_EXEC, response)
         if m:

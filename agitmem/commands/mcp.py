@@ -33,6 +33,7 @@ def mcp(version: str) -> int:
     except ImportError:
         print(f'agitmem: {INSTALL_HINT}', file=sys.stderr)
         return 2
+    from agitmem import mcp_wire
     from agitmem import repo as repo_mod
     from agitmem.porcelain import mcp_tools
 
@@ -76,9 +77,14 @@ def mcp(version: str) -> int:
         on_list_tools=list_tools, on_call_tool=call_tool,
     )
 
+    # agitmem reads stdin itself so that every request line is answered,
+    # even one the SDK cannot read (mcp_wire.py)
+    lines = mcp_wire.Lines(mcp_wire.claim_stdin())
+
     async def serve() -> None:
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+        async with stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
+            screened = mcp_wire.Screened(lines, read, write)
+            await server.run(screened, write, server.create_initialization_options())
 
     try:
         anyio.run(serve)

@@ -472,7 +472,7 @@ def check_remotes(ctx: context.Context) -> list[Finding]:
         ret.extend(Finding(
             'unmerged-memory', WARNING,
             repo_mod.shown(f'the memory of {b} is kept: its branch is gone but its memory is in no base'),
-            repo_mod.shown(f'agitmem merge {b} (on the base), or `agitmem prune` once its code landed'),
+            repo_mod.shown(f'{render.command("merge", b)} (on the base), or `agitmem prune` once its code landed'),
         ) for b in forge.unmerged_orphans(ctx, remote))
     return ret
 

@@ -21,6 +21,7 @@ from dataclasses import field
 
 import pygit2
 
+from agitmem import render
 from agitmem import repo as repo_mod
 from agitmem import store
 from agitmem.errors import AgitmemError
@@ -134,7 +135,7 @@ class Report:
         ret += [f'deleted {MEMORY_NS}{b} on {remote} (merged into {base}\'s memory)' for b in self.deleted]
         ret += [
             f'kept the memory of {b}: gone from {remote} but not merged into '
-            f'{base}\'s memory (`agitmem merge {b}` on {base} merges it)'
+            f'{base}\'s memory (`{render.command("merge", b)}` on {base} merges it)'
             for b in self.kept
         ]
         return [repo_mod.shown(x) for x in ret]
@@ -400,7 +401,7 @@ def land(
     if not merge_in(ctx._replace(branch=base, head=sha), base_ref, theirs_ref, branch, subject):
         raise AgitmemError(
             f'the memory of {branch} conflicts with {base}\'s: not merged; on '
-            f'{base}, `agitmem merge {remote}/{branch}`, resolve, save and push',
+            f'{base}, `{render.command("merge", f"{remote}/{branch}")}`, resolve, save and push',
         )
     sharing.push_memory(ctx, remote)
     return f'merged the memory of {branch} into {base}\'s and pushed it to {remote}'

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agitmem import audit
+from agitmem import render
 from agitmem import repo as repo_mod
 from agitmem import store
 from agitmem.porcelain.context import Context
@@ -417,7 +418,7 @@ def _merge_remote(ctx: Context, remote: str, ref: str) -> bool:
     if outcome.kind == 'conflicts':
         print(
             f'agitmem: the memory of {name} conflicts with {label}; not '
-            f'pushed: check {name} out and `agitmem pull {remote}`',
+            f'pushed: check {name} out and `{render.command("pull", remote)}`',
             file=sys.stderr,
         )
         return False

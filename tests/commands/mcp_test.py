@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from testing.mcp_client import McpClient
+from testing.mcp_client import served
 from testing.mcp_client import text
 from testing.util import agitmem_argv
 from testing.util import count
@@ -23,11 +25,9 @@ TOOLS = ['load', 'state_set', 'note', 'fragment_add', 'verify', 'recall', 'recov
 
 
 @pytest.fixture
-def server(memrepo: Path) -> McpClient:
-    client = McpClient([*agitmem_argv(), 'mcp'], cwd=memrepo)
-    client.initialize()
-    yield client  # type: ignore[misc]
-    assert client.close() == 0
+def server(memrepo: Path) -> Iterator[McpClient]:
+    with served(memrepo) as client:
+        yield client
 
 
 def _error(result: dict[str, object]) -> str:

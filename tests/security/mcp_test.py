@@ -1,23 +1,24 @@
 """`agitmem mcp` under hostile or careless input: a verify whose command
-starts children that outlive it, calls with huge or deep arguments."""
+starts children that outlive it, calls with huge or deep arguments, request
+lines the SDK cannot read (each still answered)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from testing.mcp_client import McpClient
+from testing.mcp_client import served
 from testing.mcp_client import text
-from testing.util import agitmem_argv
+from testing.util import count
 
 
 @pytest.fixture
-def server(memrepo: Path) -> McpClient:
-    client = McpClient([*agitmem_argv(), 'mcp'], cwd=memrepo)
-    client.initialize()
-    yield client  # type: ignore[misc]
-    assert client.close() == 0
+def server(memrepo: Path) -> Iterator[McpClient]:
+    with served(memrepo) as client:
+        yield client
 
 
 def test_verify_timeout_stops_what_the_command_started(server: McpClient) -> None:
@@ -47,3 +48,56 @@ def test_huge_or_hostile_arguments_get_one_line(
     assert said in line
     assert '\n' not in line and 'Traceback' not in line
     assert not (memrepo / 'pwned').exists()
+
+
+DEEP = '[' * 500 + ']' * 500
+
+
+@pytest.mark.parametrize(('line', 'id_', 'code'), [
+    # nested past pydantic's recursion limit: the SDK dropped the line and
+    # the client waited forever for id 2
+    (f'{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"note","arguments":{{"text":{DEEP}}}}}}}', 2, -32700),
+    # the id last (as the TypeScript SDK writes it), after the deep part
+    (f'{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"note","arguments":{{"text":{DEEP}}}}},"id":"last"}}', 'last', -32700),
+    # JSON, but no JSON-RPC request: a method that is a number, no jsonrpc
+    ('{"jsonrpc":"2.0","id":"s","method":7}', 's', -32600),
+    ('{"id":8,"method":"tools/list"}', 8, -32600),
+    # an "id" inside the params is not the request's
+    ('{"jsonrpc":"2.0","method":5,"params":{"id":9}}', None, -32600),
+    ('not json at all', None, -32700),
+    ('{"jsonrpc":"2.0","id":3,', 3, -32700),
+])
+def test_every_request_line_is_answered(
+        server: McpClient, memrepo: Path, line: str, id_: object, code: int,
+) -> None:
+    before = count(memrepo)
+    server.send_line(line)
+    answer = server.message(timeout=30)
+    assert answer['id'] == id_, answer
+    assert answer['error']['code'] == code, answer
+    assert '\n' not in answer['error']['message']
+    # and the server goes on serving
+    assert [t['name'] for t in server.tools()][0] == 'load'
+    assert count(memrepo) == before
+
+
+def test_a_line_past_the_bound_is_answered_unread(server: McpClient, memrepo: Path) -> None:
+    """40 MB on one line (the bound is 32 MB): read on to its end, refused
+    with its id, never held whole, and the next request is served."""
+    before = count(memrepo)
+    big = 'z' * (40 * 1024 * 1024)
+    server.send_line(f'{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"note","arguments":{{"text":"{big}"}}}},"id":41}}')
+    answer = server.message(timeout=120)
+    assert answer['id'] == 41, answer
+    assert answer['error']['code'] == -32600
+    assert 'over 32 MB' in answer['error']['message']
+    assert text(server.call('note', {'text': 'after the flood'})).startswith('noted')
+    assert count(memrepo) == before + 1
+
+
+def test_blank_lines_are_no_requests(server: McpClient) -> None:
+    server.send_line('')
+    server.send_line('   ')
+    # the next message is the answer to the next request, not an error for a blank
+    server.notify('tools/list', id=99)
+    assert server.message(timeout=30)['id'] == 99
