@@ -27,7 +27,13 @@ __all__ = ['clean_env']  # re-exported: its callers know it as repo's
 MEMORY_ROOT = 'refs/agitmem/'
 MEMORY_NS = 'refs/agitmem/heads/'
 REMOTES_NS = 'refs/agitmem/remotes/'
-DETACHED_REF = 'refs/worktree/agitmem/detached'
+# A detached HEAD's memory, one ref per worktree, named as git names the
+# worktrees' own refs (main-worktree/, worktrees/<id>/).  Shared refs, not
+# refs/worktree/*: git counts only the current worktree's per-worktree
+# refs as reachable, so a gc in one worktree deleted another's memory.
+DETACHED_NS = 'refs/agitmem/detached/'
+# where it lived before; moved to this worktree's DETACHED_NS ref on use
+LEGACY_DETACHED_REF = 'refs/worktree/agitmem/detached'
 
 
 class Repo(NamedTuple):
@@ -406,6 +412,7 @@ def _branch(sym: subprocess.CompletedProcess[str]) -> str | None:
 
 
 def memory_ref(
+        repo: Repo,
         branch: str | None,
         *,
         override: str | None = None,
@@ -414,16 +421,77 @@ def memory_ref(
         ref = override if override.startswith('refs/') else MEMORY_NS + override
         # never a code branch or tag: memory commits there would replace
         # the user's code
-        if not ref.startswith((MEMORY_NS, 'refs/worktree/agitmem/')) or not _valid_ref(ref):
+        if not ref.startswith((MEMORY_NS, DETACHED_NS, 'refs/worktree/agitmem/')) or not _valid_ref(ref):
             raise AgitmemError(
                 f'"{override}": not a memory ref; use a name (memory of '
                 f'{MEMORY_NS}<name>) or a ref under {MEMORY_NS}',
             )
         return ref
     if branch is None:
-        # git keeps refs/worktree/* per worktree, like HEAD itself
-        return DETACHED_REF
+        return detached_ref(repo)
     return MEMORY_NS + branch
+
+
+def worktree_id(repo: Repo) -> str | None:
+    """A linked worktree's name (its git dir under the common dir's
+    worktrees/), as git names it in worktrees/<id>/HEAD; None for the main
+    worktree."""
+    git_dir = repo.git_dir
+    if git_dir != repo.common_dir and git_dir.parent.name == 'worktrees':
+        return git_dir.name
+    return None
+
+
+def detached_ref(repo: Repo) -> str:
+    """This worktree's memory while HEAD is detached."""
+    wid = worktree_id(repo)
+    if wid is None:
+        return DETACHED_NS + 'main-worktree'
+    ref = f'{DETACHED_NS}worktrees/{wid}'
+    if _valid_ref(ref):
+        return ref
+    # a name older gits allowed (git sanitizes new ones): hex, apart from
+    # any name that is valid as it is
+    return f'{DETACHED_NS}worktrees-hex/{wid.encode("utf-8", "surrogateescape").hex()}'
+
+
+def from_a_removed_worktree(repo: Repo, ref: str) -> bool:
+    """Was ref, this linked worktree's detached memory, begun before the
+    worktree was made?  Then a removed worktree git gave the same name left
+    it, and it is not this one's.  Told by its reflog's first entry (the
+    memory refs are written with one) and the worktree's `commondir`, which
+    `git worktree add` writes once: a stat and a line, no git process."""
+    if worktree_id(repo) is None or not ref.startswith(DETACHED_NS):
+        return False
+    try:
+        made = int((repo.git_dir / 'commondir').stat().st_mtime)
+        with open(repo.common_dir / 'logs' / ref, 'rb') as log:
+            first = log.readline()
+    except OSError:
+        return False
+    m = re.search(rb'> (\d+) [+-]\d{4}\t', first)
+    return m is not None and int(m[1]) < made
+
+
+def adopt_legacy_detached(repo: Repo, ref: str) -> None:
+    """Move the memory an older agitmem kept on this worktree's
+    refs/worktree/agitmem/detached to ref (this worktree's detached ref),
+    once: there gc in another worktree would delete it.  Cheap when there
+    is none: git never packs per-worktree refs, so the file tells."""
+    if ref != detached_ref(repo) or not (repo.git_dir / LEGACY_DETACHED_REF).is_file():
+        return
+    sha = git_out(repo, 'rev-parse', '-q', '--verify', f'{LEGACY_DETACHED_REF}^{{commit}}')
+    if not sha:
+        return
+    # created only where there is none yet (the zero old value), and the
+    # old one deleted only while it still holds what was moved
+    zero = '0' * len(sha)
+    made = git(
+        'update-ref', '--create-reflog', '-m', f'agitmem: moved from {LEGACY_DETACHED_REF}',
+        ref, sha, zero, cwd=repo.root, check=False,
+    )
+    if made.returncode == 0 or git_out(repo, 'rev-parse', '-q', '--verify', ref) == sha:
+        git('update-ref', '-d', LEGACY_DETACHED_REF, sha, cwd=repo.root, check=False)
 
 
 def shown(name: str) -> str:
@@ -1532,7 +1600,7 @@ def short_ref(ref: str) -> str:
 
 
 def is_memory_ref(ref: str) -> bool:
-    return ref.startswith(MEMORY_NS) or ref == DETACHED_REF
+    return ref.startswith((MEMORY_NS, DETACHED_NS)) or ref == LEGACY_DETACHED_REF
 
 
 def operation_branch(repo: Repo) -> str | None:

@@ -215,7 +215,7 @@ def on_checkout(ctx: Context, old: str, new: str, flag: str | bool) -> int:
         return 0
     pr = store.open_repo(ctx.repo)
     switched, old_branch = _old_branch(ctx, pr, old)
-    old_ref = repo_mod.memory_ref(old_branch)
+    old_ref = repo_mod.memory_ref(ctx.repo, old_branch)
     held = write.foreign(ctx)
     if held is not None and (not switched or held != old_ref):
         # not a plain switch (a rebase checking its branch out), or the

@@ -19,6 +19,16 @@ class Context(NamedTuple):
     ref: str
 
 
+def settle_detached(repo: Repo, ref: str) -> None:
+    """Before ref, this worktree's detached memory, is used: the memory an
+    older agitmem kept on refs/worktree/ moves to it; a removed worktree's
+    of the same name goes to the attic (kept, never taken for this one's)."""
+    repo_mod.adopt_legacy_detached(repo, ref)
+    if repo_mod.from_a_removed_worktree(repo, ref):
+        from agitmem import store
+        store.move_aside(repo, ref, 'detached memory of a removed worktree of the same name')
+
+
 def refuse_over_stash(repo: Repo) -> None:
     """.agent/ is gone into a stash (`git stash --all`): making it again
     would make `git stash pop` fail and keep the unsaved memory in there."""
@@ -64,10 +74,10 @@ def make(
         branch = repo_mod.operation_branch(repo)
     override = ref or os.environ.get('AGITMEM_REF') or cfg['ref']
     repo_mod.set_network_timeout(cfg['network_timeout'])
-    return Context(
-        repo, cfg, branch, sha,
-        repo_mod.memory_ref(branch, override=override),
-    )
+    ref = repo_mod.memory_ref(repo, branch, override=override)
+    if branch is None:
+        settle_detached(repo, ref)
+    return Context(repo, cfg, branch, sha, ref)
 
 
 def get(

@@ -46,7 +46,9 @@ def initialize(repo: Repo, ref: str | None) -> list[str]:
     fetch_on_init(repo)  # a fresh clone: the memory refs its remote has
     pr = store.open_repo(repo)
     early = ref or os.environ.get('AGITMEM_REF')
-    top_ref = repo_mod.memory_ref(branch, override=early)
+    top_ref = repo_mod.memory_ref(repo, branch, override=early)
+    if branch is None:
+        context.settle_detached(repo, top_ref)
     top = store.tip(pr, top_ref)
     # a fetched tree is untrusted: refused entries stop init before it writes
     source = store.tree_files(pr, top.tree) if top is not None else {}

@@ -22,7 +22,7 @@ _CREATED = re.compile(r'^branch: Created from (\S+)$')
 
 def pinned(ctx: Context) -> bool:
     """--ref, $AGITMEM_REF or `ref:` pin one memory ref for every branch."""
-    return ctx.ref != repo_mod.memory_ref(ctx.branch)
+    return ctx.ref != repo_mod.memory_ref(ctx.repo, ctx.branch)
 
 
 def _reflog(repo: Repo, ref: str) -> list[tuple[int, str]]:

@@ -115,7 +115,7 @@ def test_unsavable_memory_is_never_overwritten(hooked: Path) -> None:
 def test_detached_head_has_its_own_memory(hooked: Path) -> None:
     ok('note', 'main', cwd=hooked)
     switch(hooked, '--detach')
-    detached = 'refs/worktree/agitmem/detached'
+    detached = 'refs/agitmem/detached/main-worktree'
     assert tip(hooked, detached) == tip(hooked)
     ok('note', 'detached', cwd=hooked)
     switch(hooked, 'main')
@@ -165,7 +165,7 @@ def test_rebase_does_not_switch_memory(hooked: Path) -> None:
     switch(hooked, 'feature')
     git('rebase', '-q', 'main', cwd=hooked)
     assert 'feature work' in mem(hooked, 'notes.md').read_text()
-    assert tip(hooked, 'refs/worktree/agitmem/detached') is None
+    assert git('for-each-ref', 'refs/agitmem/detached/', 'refs/worktree/', cwd=hooked) == ''
 
 
 # -- merging ---------------------------------------------------------------------

@@ -108,9 +108,9 @@ def test_unborn_head(tmp_path: Path) -> None:
 def test_detached_head_uses_per_worktree_ref(repo: Path) -> None:
     git('checkout', '-q', '--detach', cwd=repo)
     ok('init', cwd=repo)
-    assert tip(repo, 'refs/worktree/agitmem/detached') is not None
+    assert tip(repo, 'refs/agitmem/detached/main-worktree') is not None
     assert tip(repo) is None
-    assert 'Code-Branch: (detached)' in message(repo, 'refs/worktree/agitmem/detached')
+    assert 'Code-Branch: (detached)' in message(repo, 'refs/agitmem/detached/main-worktree')
 
 
 def test_no_identity_falls_back(repo: Path) -> None:

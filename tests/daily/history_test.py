@@ -161,7 +161,7 @@ def test_rebase_interactive_autosquash_with_exec(feat: Path) -> None:
     # the --exec command ran on detached HEAD: it wrote to feat's memory
     assert 'exec ran' in git('show', f'{FEAT}:notes.md', cwd=feat)
     assert tip(feat, MAIN) == main_before
-    assert git('for-each-ref', 'refs/worktree/', cwd=feat) == ''
+    assert git('for-each-ref', 'refs/worktree/', 'refs/agitmem/detached/', cwd=feat) == ''
     assert goal_on(feat, FEAT) == 'feat goal' and goal_on(feat, MAIN) == 'main goal'
     fresh_state(feat, 'feat goal')
     settled(feat, 'feat goal')

@@ -6,10 +6,10 @@ tests/workflows_test.py.)"""
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
-import pytest
 
 from testing.util import git
 from testing.util import mem
@@ -70,13 +70,6 @@ def test_repack_and_prune_keep_every_memory_ref(memrepo: Path, tmp_path: Path) -
     assert len(ok('log', cwd=memrepo).splitlines()) >= 2
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    'repo.py (s5-speed): a detached HEAD\'s memory lives on the per-worktree '
-    'ref refs/worktree/agitmem/detached, and git (2.39) counts only the '
-    'current worktree\'s refs/worktree/* as reachable: gc --prune=now run '
-    'in another worktree deletes its commits, leaving a ref to missing '
-    'objects (the same after gc.pruneExpire with plain `git gc --auto`)'
-))
 def test_gc_in_one_worktree_keeps_a_detached_worktrees_memory(memrepo: Path, tmp_path: Path) -> None:
     ok('state', 'set', 'current_goal=main goal', cwd=memrepo)
     side = tmp_path / 'side'
@@ -84,8 +77,9 @@ def test_gc_in_one_worktree_keeps_a_detached_worktrees_memory(memrepo: Path, tmp
     ok('init', cwd=side)
     ok('state', 'set', 'current_goal=detached goal', cwd=side)
     ok('note', 'a detached note', cwd=side)
-    detached = git('for-each-ref', '--format=%(refname)', 'refs/worktree/', cwd=side).split()
-    assert detached == ['refs/worktree/agitmem/detached']
+    # a shared ref, named for the worktree: gc in any worktree sees it
+    detached = git('for-each-ref', '--format=%(refname)', 'refs/agitmem/detached/', cwd=memrepo).split()
+    assert detached == ['refs/agitmem/detached/worktrees/side']
     saved = tip(side, detached[0])
     assert saved is not None
     housekeeping(memrepo)  # run where the user is: the main worktree
@@ -93,6 +87,55 @@ def test_gc_in_one_worktree_keeps_a_detached_worktrees_memory(memrepo: Path, tmp
     assert 'a detached note' in git('show', f'{saved}:notes.md', cwd=side)
     assert len(ok('log', cwd=side).splitlines()) >= 2
     assert run('git', 'fsck', '--no-dangling', cwd=side).returncode == 0
+
+
+def test_an_older_agitmems_detached_memory_moves_to_the_shared_ref(memrepo: Path, tmp_path: Path) -> None:
+    ok('state', 'set', 'current_goal=main goal', cwd=memrepo)
+    side = tmp_path / 'side'
+    git('worktree', 'add', '-q', '--detach', str(side), 'HEAD', cwd=memrepo)
+    ok('init', cwd=side)
+    ok('note', 'a detached note', cwd=side)
+    ref = 'refs/agitmem/detached/worktrees/side'
+    saved = tip(side, ref)
+    assert saved is not None
+    # as an older agitmem left it: on the per-worktree ref only
+    git('update-ref', 'refs/worktree/agitmem/detached', saved, cwd=side)
+    git('update-ref', '-d', ref, cwd=side)
+    assert 'a detached note' in ok('show', '@:notes.md', cwd=side)
+    assert tip(side, ref) == saved
+    assert tip(side, 'refs/worktree/agitmem/detached') is None
+    housekeeping(memrepo)
+    assert 'a detached note' in git('show', f'{ref}:notes.md', cwd=side)
+    ok('note', 'after the move', cwd=side)
+    assert git('rev-parse', f'{ref}^', cwd=side).strip() == saved
+
+
+def test_a_removed_worktrees_detached_memory_is_not_the_next_ones(memrepo: Path, tmp_path: Path) -> None:
+    ok('install', 'git', cwd=memrepo)
+    ok('state', 'set', 'current_goal=main goal', cwd=memrepo)
+    side = tmp_path / 'side'
+    # a worktree made two hours ago, its memory written one hour ago
+    git('worktree', 'add', '-q', '--detach', str(side), 'HEAD', cwd=memrepo)
+    made = time.time() - 7200
+    os.utime(memrepo / '.git' / 'worktrees' / 'side' / 'commondir', (made, made))
+    earlier = {'GIT_COMMITTER_DATE': f'@{int(time.time()) - 3600} +0000'}
+    ok('init', cwd=side, env=earlier)
+    ok('state', 'set', 'current_goal=old side goal', cwd=side, env=earlier)
+    ok('note', 'an old side note', cwd=side, env=earlier)
+    ref = 'refs/agitmem/detached/worktrees/side'
+    old = tip(side, ref)
+    assert old is not None and 'an old side note' in git('show', f'{ref}:notes.md', cwd=side)
+    git('worktree', 'remove', '--force', str(side), cwd=memrepo)
+    # git names the next worktree at that path `side` again
+    git('worktree', 'add', '-q', '--detach', str(side), 'HEAD', cwd=memrepo)
+    ok('init', cwd=side)
+    assert goal_here(side) != 'old side goal'
+    ok('note', 'the new side', cwd=side)
+    assert 'an old side note' not in git('show', f'{ref}:notes.md', cwd=side)
+    assert 'the new side' in git('show', f'{ref}:notes.md', cwd=side)
+    # kept, in the attic
+    attic = git('for-each-ref', '--format=%(refname) %(objectname)', 'refs/agitmem/attic/', cwd=memrepo)
+    assert 'refs/agitmem/attic/detached/worktrees/side@' in attic and old in attic
 
 
 def test_a_mirror_clone_and_its_worktree(memrepo: Path, tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from testing.util import tip
 
 MAIN = 'refs/agitmem/heads/main'
 FEAT = 'refs/agitmem/heads/feat'
-DETACHED = 'refs/worktree/agitmem/detached'
+DETACHED_NS = 'refs/agitmem/detached/'
 
 
 def goal_on(repo: Path, ref: str) -> str:
@@ -122,7 +122,7 @@ def test_a_rebase_that_stops_keeps_the_branchs_memory(two: Path) -> None:
     ok('note', 'while rebasing', cwd=two)
     assert 'while rebasing' in git('show', f'{FEAT}:notes.md', cwd=two)
     assert 'while rebasing' not in git('show', f'{MAIN}:notes.md', cwd=two)
-    assert tip(two, DETACHED) is None
+    assert git('for-each-ref', DETACHED_NS, cwd=two) == ''
     _both_intact(two)
 
 
@@ -155,7 +155,7 @@ def test_bisect_keeps_the_bisected_branchs_memory(two: Path, start: str) -> None
     other = FEAT if start == 'main' else MAIN
     assert 'bisecting' in git('show', f'{ref}:notes.md', cwd=two)
     assert 'bisecting' not in git('show', f'{other}:notes.md', cwd=two)
-    assert tip(two, DETACHED) is None
+    assert git('for-each-ref', DETACHED_NS, cwd=two) == ''
     _shown_honestly(two, start, goal)
     _then_a_save_follows(two, goal)
 

@@ -19,7 +19,7 @@ from testing.util import run
 from testing.util import tip
 
 MAIN = 'refs/agitmem/heads/main'
-DETACHED = 'refs/worktree/agitmem/detached'
+DETACHED = 'refs/agitmem/detached/main-worktree'
 # what happened an hour ago: git's reflogs (which say when a branch began
 # and when its memory was written) take the committer date
 EARLIER = {'GIT_COMMITTER_DATE': f'@{int(time.time()) - 3600} +0000'}

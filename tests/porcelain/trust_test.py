@@ -90,7 +90,7 @@ def _snapshot(clone: Path) -> tuple[dict[str, bytes], str]:
         for p in sorted(agent.rglob('*')) if p.is_file() and p.parent.name != 'log'
         and p.name != 'injected_context.txt'
     } if agent.exists() else {}
-    return files, git('for-each-ref', '--format=%(refname) %(objectname)', 'refs/agitmem/heads/', 'refs/worktree/', cwd=clone)
+    return files, git('for-each-ref', '--format=%(refname) %(objectname)', 'refs/agitmem/heads/', 'refs/agitmem/detached/', 'refs/worktree/', cwd=clone)
 
 
 def _refused(line: str, shown: str) -> None:
