@@ -5,21 +5,17 @@ a mirror clone hands memory on as it is.  (gc with one worktree is in
 tests/workflows_test.py.)"""
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
 
 
+from testing.daily import goal_here
 from testing.util import git
-from testing.util import mem
 from testing.util import ok
 from testing.util import run
 from testing.util import tip
 
-
-def goal_here(repo: Path) -> str:
-    return str(json.loads(mem(repo, 'state.json').read_text()).get('current_goal'))
 
 
 def housekeeping(repo: Path) -> None:
