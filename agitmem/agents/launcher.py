@@ -27,8 +27,10 @@ _MARK = '__agitmem_path__'
 # the login shell's environment: who the user is, nothing of this shell's
 _LOGIN_ENV = ('HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL', 'TMPDIR')
 _PYTHON = re.compile(r'python(\d+(\.\d+)?)?$')
-# the import every console script of agitmem makes (pip, pipx, uv)
-_ENTRY = re.compile(r'^from agitmem\.cli import main$', re.MULTILINE)
+# the import every console script of agitmem makes (pip, pipx, uv): its
+# entry point is agitmem.__main__ (which begins git reads before the rest
+# imports); installs made before that name agitmem.cli
+_ENTRY = re.compile(r'^from agitmem\.(?:__main__|cli) import main$', re.MULTILINE)
 # pip's launcher for an interpreter path too long or odd for a #! line
 _EXEC_SHEBANG = re.compile(r"^'''exec' (.+?) \"\$0\" \"\$@\"$", re.MULTILINE)
 _SCRIPT_MAX = 4096  # console scripts are a few hundred bytes

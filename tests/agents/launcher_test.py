@@ -38,6 +38,19 @@ def test_script_python(tmp_path: Path, head: str, python: str | None) -> None:
     assert launcher.script_python(_file(tmp_path / 'agitmem', head + _BODY)) == python
 
 
+@pytest.mark.parametrize('module', ('agitmem.__main__', 'agitmem.cli', 'agitmem.other'))
+def test_script_python_knows_both_entry_points(tmp_path: Path, module: str) -> None:
+    body = _BODY.replace('from agitmem.cli import', f'from {module} import')
+    got = launcher.script_python(_file(tmp_path / 'agitmem', '#!/opt/venv/bin/python3\n' + body))
+    assert got == (None if module == 'agitmem.other' else '/opt/venv/bin/python3')
+
+
+def test_the_installed_console_script_is_agitmem() -> None:
+    # the one pip wrote for this checkout, whatever its entry point is today
+    script = Path(sys.executable).parent / 'agitmem'
+    assert launcher.script_python(str(script)) is not None, script.read_text()
+
+
 def test_script_python_reads_only_regular_files(tmp_path: Path) -> None:
     fifo = tmp_path / 'agitmem'
     os.mkfifo(fifo)  # a read would block: it is never opened
