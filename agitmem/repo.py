@@ -14,15 +14,13 @@ from typing import NamedTuple
 from agitmem import ahead
 from agitmem.ahead import FIND as _FIND
 from agitmem.ahead import FIND_HEAD as _FIND_HEAD
-from agitmem.ahead import clean_env
+from agitmem.ahead import clean_env as clean_env  # callers know it as repo's
 from agitmem.ahead import early_key as _early_key
 from agitmem.ahead import end_ahead as _end_ahead
 from agitmem.ahead import end_early as _end_early
 from agitmem.ahead import kill as _kill
 from agitmem.ahead import spawn as _spawn
 from agitmem.errors import AgitmemError
-
-__all__ = ['clean_env']  # re-exported: its callers know it as repo's
 
 MEMORY_ROOT = 'refs/agitmem/'
 MEMORY_NS = 'refs/agitmem/heads/'
