@@ -835,6 +835,28 @@ _SERVICE_SHAPES: tuple[tuple[str, str], ...] = (
     ('baremetrics', '(?:sk|lk)_[a-zA-Z0-9]{18,25}'),
     # an API key `SK...` and its secret, 32 characters each
     ('twilio', 'SK[a-zA-Z0-9]{32}|[0-9a-zA-Z]{32}|AC[0-9a-f]{32}'),
+    # trufflehog mailgun (72, `key-` and 32, the hex signing key);
+    # gitleaks mailgun.go (private, `pubkey-`, signing keys)
+    ('mailgun', (
+        '[a-zA-Z0-9-]{72}|(?:pub)?key-[a-z0-9]{32}|'
+        '[a-h0-9]{32}-[a-h0-9]{8}-[a-h0-9]{8}'
+    )),
+    # a personal access token, `<n>/<user id>:<secret>` or
+    # `<n>/<user id>/<app id>:<secret>`, holds ids of 16 or more digits
+    # (trufflehog asanapersonalaccesstoken, old and new format); only a
+    # value of that structure is judged (an OAuth token has its own)
+    ('asana', (
+        '(?![0-9]+(?:/[0-9]+)+:).*|'
+        '[0-9]+/[0-9]{16,}(?:/[0-9]{16,})?:[A-Za-z0-9]{32,}'
+    )),
+    # Jira and Confluence: a cloud API token (gitleaks atlassian.go: 24,
+    # or `ATATT3` and 186) or a Data Center PAT (trufflehog
+    # atlassiandatacenter: base64 of `<id>:<secret>`, 44 characters); up
+    # to _NEAR_COPY missing, or more added, is still the key, so what is
+    # turned down is a base64 run of 25 to 40 (a truncated PAT)
+    ('jira|confluence', (
+        '[a-zA-Z0-9]{24}|AT[AC]TT3[A-Za-z0-9_=-]{183,}|[A-Za-z0-9+/]{41,}=*'
+    )),
 )
 # the bare names after which the service may be named on the line above
 _BARE_NAMES = frozenset({'key', 'token', 'secret', 'apikey', 'api_key', 'api-key'})
@@ -870,11 +892,23 @@ def _service_shape(text: str, start: int, end: int) -> bool:
     names before it (true if it names none), and the format of the service
     whose prefix it opens with."""
     value = text[start:end]
+    if value.startswith('-'):
+        # a value joined by a hyphen to its name is judged whole (`key-...`)
+        word = _re(r'[A-Za-z0-9]*$').search(text, max(0, start - 20), start)
+        assert word is not None
+        value = word[0] + value
     for prefix, head, alphabet, n in _PREFIX_SHAPES:
         if value.startswith(prefix):
-            return _re(
-                f'{re.escape(prefix)}{head}{alphabet}{{{n - _NEAR_COPY}}}',
-            ).match(value) is not None
+            m = _re(f'{re.escape(prefix)}{head}').match(value)
+            if m is None:
+                return False
+            run = _re(f'{alphabet}*').match(value, m.end())
+            assert run is not None
+            body = run.end() - m.end()
+            # whole, with characters added after it, or short by up to
+            # _NEAR_COPY at its end (a truncated copy); a character out of
+            # the alphabet within the format's length is a mangled copy
+            return body >= n or (body >= n - _NEAR_COPY and run.end() == len(value))
     line_start = text.rfind('\n', 0, start) + 1
     window = _ascii_lower(text[line_start:start])
     name = _re(_NAME_BEFORE).search(window)

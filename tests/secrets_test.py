@@ -670,7 +670,8 @@ def test_fresh_corpus_is_new_text_with_its_source() -> None:
 
 def _example_name(service: str) -> str:
     """A name that the service regex of _SERVICE_SHAPES matches."""
-    return re.sub(r'\(\?![^)]*\)', '', service.replace('[_-]?', '_'))
+    first = service.split('|')[0]  # `jira|confluence`: the first name
+    return re.sub(r'\(\?![^)]*\)', '', first.replace('[_-]?', '_'))
 
 
 def test_service_named_before_a_value_of_another_shape() -> None:
@@ -680,11 +681,16 @@ def test_service_named_before_a_value_of_another_shape() -> None:
     from agitmem.secrets import _SERVICE_SHAPES
     # a `.` inside: no service's key shape holds one
     value = _r(12) + '.' + _r(14)[2:]
-    assert scan(f'api_key = "{value}"', 'n.md')
+    # asana judges only a value of its token's structure, `<n>/<id>:<secret>`
+    structured = '1/53719264:' + _r(32)
+    for generic in (value, structured):
+        assert scan(f'api_key = "{generic}"', 'n.md')
     for service, shape in _SERVICE_SHAPES:
         name = _example_name(service)
         assert re.match(f'(?<![a-z]){service}', name), service
-        assert not re.fullmatch(shape, value)
+        if re.fullmatch(shape, value):
+            value = structured
+        assert not re.fullmatch(shape, value), service
         assert scan(f'{name} api_key = "{value}"', 'n.md') == [], service
         # on the line above a bare `Key=`, as in a log
         assert scan(f'[INFO] request to the {name} API\n[DEBUG] Using Key={value}', 'n.md') == []
@@ -729,3 +735,39 @@ def test_no_false_positive_in_mangled_or_assigned_contexts(line: str) -> None:
 def test_assigned_word_and_url_scheme_near_misses_still_found() -> None:
     assert scan(f"postgres token - 'postgres://app:{_r(16)}@10.0.0.1:5432'", 'n.md')
     assert scan(f"the key is {_r(36)}", 'n.md')
+
+
+@pytest.mark.parametrize(('found', 'near_miss'), (
+    # mailgun: `key-` and 32 of [a-z0-9]; a `=` for the last is no key
+    ('mailgun {q}key-{l:32}{q}', 'mailgun {q}key-{l:31}={q}'),
+    # asana: a personal access token's ids have 16 digits or more
+    ('asana Key=1/{d:16}:{A:32}', 'asana Key={d:13}/{d:15}:{A:32}'),
+    ('asana Key=1/{d:16}/{d:16}:{h:32}', 'asana Key=7/{d:8}/{d:13}:{h:32}'),
+    # a Data Center PAT is 44 characters; 3 missing is a near copy, 4 no key
+    ('jira_token: N{b:40}', 'jira_token: N{b:39}'),
+    ('jira_token: N{b:43}AAAA', 'confluence token: N{b:39}'),
+    # a Jira cloud token is 24 letters and digits
+    ('jira Key={A:24}', 'jira Key={A:25}.x'),
+    # bannerbear: 30 hex after `bb_ma_`; a non-hex character within them
+    ('token := "Bearer bb_ma_{h:30}"', 'token := "Bearer bb_ma_{h:28}cq"'),
+    # an Azure API Management repository key: a 12-digit expiry, not 8
+    ('PASSWORD=git&202503251200&{b:86}==', 'PASSWORD=git&20250325&{b:86}=='),
+))
+def test_service_format_near_misses(found: str, near_miss: str) -> None:
+    """A value of a named service, or opening with its prefix, in that
+    service's published format is found; the peers' near misses of the same
+    format are not."""
+    def fill(template: str) -> str:
+        classes = {
+            'l': 'abcdefghijklmnopqrstuvwxyz0123456789', 'd': '0123456789',
+            'h': '0123456789abcdef', 'A': _RANDOM,
+            'b': _RANDOM + '+/',
+        }
+        out = template.replace('{q}', "'")
+        for cls, n in re.findall(r'\{([a-zA-Z]):([0-9]+)\}', template):
+            pool = classes[cls]
+            value = ''.join(pool[(i * 7 + 3) % len(pool)] for i in range(int(n)))
+            out = out.replace(f'{{{cls}:{n}}}', value, 1)
+        return out
+    assert scan(fill(found), 'n.md'), found
+    assert scan(fill(near_miss), 'n.md') == [], near_miss
