@@ -163,6 +163,7 @@ def test_recorded_at_looks_past_the_first_reads_reach(memrepo: Path) -> None:
     git('commit', '-q', '-m', 'two', cwd=memrepo)
     head = git('rev-parse', 'HEAD', cwd=memrepo).strip()
     recorded = tip(memrepo)  # the newest memory from before HEAD
+    assert recorded is not None
     tree = git('rev-parse', f'{ref}^{{tree}}', cwd=memrepo).strip()
     parent = recorded
     for n in range(progress._FIRST + 3):  # saves at HEAD, as `note` makes them
