@@ -33,6 +33,11 @@ FIND = (
 # are asked apart)
 FIND_HEAD = (*FIND, 'HEAD^{commit}', '--symbolic-full-name', 'HEAD')
 
+# what the index git gave the pre-commit hook changes against HEAD, as
+# checks/staged.py reads it: on a big repository the hook's one read of the
+# whole index, begun with `find` (HEAD by name: its id is not known yet)
+STAGED = ('diff-index', '--cached', '-z', '--no-renames', 'HEAD', '--')
+
 # the working tree's status as repo.fast_tree reads it: paths from the top
 # whatever the directory it runs in
 STATUS = (
@@ -126,6 +131,15 @@ def wanted(argv: list[str]) -> tuple[tuple[str, ...] | None, bool]:
     return (FIND if argv[:2] == ['hook', 'commit-msg'] else None), False
 
 
+def _begin_staged(at: str) -> None:
+    """The pre-commit hook's `STAGED`, with the index git gave the hook
+    (as porcelain/checking.hook_index names it): that hook runs it unless
+    a check that reads it is skipped, then it is stopped at exit."""
+    index = os.environ.get('GIT_INDEX_FILE')
+    env = {'GIT_INDEX_FILE': os.path.abspath(index)} if index else None
+    EARLY[early_key(at, STAGED, env)] = spawn(STAGED, at, env)
+
+
 def absolute_path() -> None:
     """Keep only PATH's absolute entries: a relative one (`bin`, or an
     empty one, which means the current directory) would let a cloned
@@ -155,6 +169,8 @@ def begin(argv: list[str]) -> None:
         if status:
             STATUS_AHEAD.append((at, run_status(at)))
         EARLY[early_key(at, find, None)] = spawn(find, at)
+        if argv[:2] == ['hook', 'pre-commit']:
+            _begin_staged(at)
     except OSError:
         pass
     import atexit

@@ -49,13 +49,32 @@ def test_status_and_find_begin_before_agitmem_imports(memrepo: Path, argv: tuple
     assert begun['early'] == [list(ahead.FIND_HEAD)]
 
 
-@pytest.mark.parametrize('argv', [('verify', '--', 'true'), ('hook', 'pre-commit'), ('hook', 'post-commit')])
+@pytest.mark.parametrize('argv', [('verify', '--', 'true'), ('hook', 'post-commit')])
 def test_verify_and_commit_hooks_begin_find_only(memrepo: Path, argv: tuple[str, ...]) -> None:
     """verify's tree is the one its command leaves: no status before it;
     the commit hooks need none."""
     begun = _begun(memrepo, *argv)
     assert begun['status'] == []
     assert begun['early'] == [list(ahead.FIND_HEAD)]
+
+
+def test_pre_commit_hook_begins_find_and_the_staged_diff(memrepo: Path) -> None:
+    """Its one read of the whole index runs while it imports, and the
+    hook takes it (one diff-index in all, with the index git gave it)."""
+    begun = _begun(memrepo, 'hook', 'pre-commit')
+    assert begun['status'] == []
+    assert begun['early'] == [list(ahead.FIND_HEAD), list(ahead.STAGED)]
+    (memrepo / 'src.py').write_text('x = 1\n')
+    git('add', 'src.py', cwd=memrepo)
+    trace = memrepo.parent / 'trace'
+    proc = subprocess.run(
+        [*agitmem_argv(), 'hook', 'pre-commit'], cwd=memrepo, capture_output=True, text=True,
+        env={**os.environ, 'GIT_TRACE2_EVENT': str(trace), 'GIT_INDEX_FILE': '.git/index'},
+    )
+    assert proc.returncode == 0, proc.stderr
+    started = [json.loads(line) for line in trace.read_text().splitlines()]
+    diffs = [e['argv'] for e in started if e['event'] == 'start' and 'diff-index' in e['argv']]
+    assert diffs == [['git', '--no-optional-locks', *ahead.STAGED]]
 
 
 def test_commit_msg_begins_find_without_head(memrepo: Path) -> None:

@@ -6,6 +6,7 @@ what it imported."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -227,3 +228,82 @@ def test_pre_commit_hook_without_enforce_rules_imports_no_patch_reader(worked: P
         'enforce:\n- rule: no prints\n  forbid: "print\\\\("\n',
     )
     assert 'agitmem.checks.enforce' in imported(worked, 'hook', 'pre-commit')
+
+
+# what each commit hook imports of agitmem and how many git processes it
+# starts, run by its shim as git runs it (at the top of the working tree,
+# GIT_INDEX_FILE set), a code change staged and a verification recorded:
+# a module or a process more is a cost on every commit (issue 23)
+
+PRE_COMMIT_MODULES = {
+    'agitmem', 'agitmem.__main__', 'agitmem.ahead', 'agitmem.cli', 'agitmem.errors',
+    'agitmem.repo', 'agitmem.config', 'agitmem.caches', 'agitmem.commands',
+    'agitmem.commands.githook', 'agitmem.porcelain', 'agitmem.porcelain.context',
+    'agitmem.porcelain.checking', 'agitmem.render', 'agitmem.findings', 'agitmem.memory',
+    'agitmem.memory.state', 'agitmem.memory.snapshot', 'agitmem.memory.tattoo',
+    'agitmem.memory.fragments', 'agitmem.tokens', 'agitmem.checks', 'agitmem.checks.run',
+    *(f'agitmem.checks.{c}' for c in (
+        'staged', 'commit_msg', 'merge_conflict', 'progress_not_updated', 'scanned',
+        'schema', 'size', 'state_vs_worktree', 'tattoo_size', 'tattoo_vs_snapshot',
+        'verification_stale',
+    )),
+}
+POST_COMMIT_MODULES = {
+    'agitmem', 'agitmem.__main__', 'agitmem.ahead', 'agitmem.cli', 'agitmem.errors',
+    'agitmem.repo', 'agitmem.config', 'agitmem.caches', 'agitmem.commands',
+    'agitmem.commands.githook', 'agitmem.porcelain', 'agitmem.porcelain.context',
+    'agitmem.porcelain.saved', 'agitmem.memory', 'agitmem.memory.files',
+}
+
+
+def _by_shim(repo: Path, hook: str, *args: str) -> tuple[set[str], list[list[str]]]:
+    """(agitmem modules imported, argv of each git process started) of one
+    run of the installed shim of `hook`."""
+    trace = repo.parent / f'{hook}.trace'
+    trace.unlink(missing_ok=True)
+    env = {
+        **os.environ, 'PYTHONPROFILEIMPORTTIME': '1', 'GIT_TRACE2_EVENT': str(trace),
+        'GIT_INDEX_FILE': '.git/index',
+    }
+    env.pop('PYTHONDONTWRITEBYTECODE', None)
+    proc = subprocess.run(
+        [str(repo / '.git' / 'hooks' / hook), *args], cwd=repo, env=env,
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    modules = {
+        line.rsplit('|', 1)[1].strip() for line in proc.stderr.splitlines()
+        if line.startswith('import time:') and 'cumulative' not in line
+    }
+    events = [json.loads(line) for line in trace.read_text().splitlines()] if trace.exists() else []
+    gits = [e['argv'][2:] for e in events if e['event'] == 'start']
+    return {m for m in modules if m.split('.')[0] == 'agitmem'}, gits
+
+
+def test_commit_hooks_import_and_start_only_what_the_commit_needs(worked: Path) -> None:
+    ok('install', 'git', cwd=worked)
+    ok('verify', '--', 'true', cwd=worked)
+    msg = worked / '.git' / 'COMMIT_EDITMSG'
+    msg.write_text('a message\n')
+    ok('hook', 'commit-msg', str(msg), cwd=worked)  # (records that it has no rule)
+    _staged(worked)
+
+    modules, gits = _by_shim(worked, 'pre-commit')
+    assert 'agitmem.checks.run' in modules  # the probe ran the checks
+    assert modules <= PRE_COMMIT_MODULES, sorted(modules - PRE_COMMIT_MODULES)
+    # where the repository is and HEAD; the index against HEAD (begun with
+    # it); the memory's history near HEAD; HEAD against the verified tree;
+    # the progress files recorded at HEAD
+    assert sorted(g[0] for g in gits) == ['cat-file', 'diff-index', 'diff-tree', 'log', 'rev-parse'], gits
+    # the history 16 commits back, not 500
+    assert [g for g in gits if g[0] == 'log'][0][1] == '-n16'
+
+    assert _by_shim(worked, 'commit-msg', str(msg)) == (set(), [])  # the shim alone
+
+    git('-c', 'core.hooksPath=/dev/null', 'commit', '-q', '-m', 'code', cwd=worked)
+    modules, gits = _by_shim(worked, 'post-commit')
+    assert 'agitmem.porcelain.saved' in modules  # the probe ran the hook
+    assert modules <= POST_COMMIT_MODULES, sorted(modules - POST_COMMIT_MODULES)
+    # where the repository is and HEAD; the memory ref's tip and HEAD's
+    # parents; the saved tree's files
+    assert sorted(g[0] for g in gits) == ['ls-tree', 'rev-parse', 'rev-parse'], gits

@@ -16,32 +16,47 @@ ID = 'progress-not-updated'
 PROGRESS = (memory.SNAPSHOT, memory.STATE)
 # how far back to look for HEAD's memory: saves since the last code commit
 _DEPTH = 500
+# the first read's reach: HEAD's memory is nearly always a few saves back,
+# and each commit read costs (a loose object each, on a busy memory); the
+# rest is read only when these are all saves made at HEAD
+_FIRST = 16
 _FORMAT = (
     '%H%x00%(trailers:key=Code-Head,valueonly,separator=%x2C)'
     '%x00%(trailers:key=Agitmem-Event,valueonly,separator=%x2C)%x1e'
 )
 
 
-def log_args(ref: str) -> tuple[str, ...]:
-    """The git read of `recorded_at`: ref's first-parent history."""
-    return ('log', f'-n{_DEPTH}', '--first-parent', f'--format={_FORMAT}', ref, '--')
+def log_args(ref: str, skip: int = 0) -> tuple[str, ...]:
+    """The git read of `recorded_at`: ref's first-parent history, its
+    first `_FIRST` commits (skip 0), else the rest up to `_DEPTH`."""
+    count = _FIRST if skip == 0 else _DEPTH - skip
+    return (
+        'log', f'-n{count}', *([f'--skip={skip}'] if skip else ()),
+        '--first-parent', f'--format={_FORMAT}', ref, '--',
+    )
 
 
 def recorded_at(repo: Repo, ref: str, head: str) -> str | None:
     """The memory commit on ref recorded at code commit head (see above)."""
-    # (begun ahead by the pre-commit hook: checks/staged.py)
-    [proc] = repo_mod.git_each(log_args(ref), cwd=repo.root)
-    if proc.returncode != 0:  # no memory ref yet
-        return None
     chosen = None
-    for record in proc.stdout.split('\x1e'):
-        fields = record.strip('\n').split('\0')
-        if len(fields) != 3:
-            continue
-        sha, code_head, event = (f.strip() for f in fields)
-        chosen = sha
-        if code_head != head or event == 'post-commit':
-            break
+    skip = 0
+    while skip < _DEPTH:
+        # (the first begun ahead by the pre-commit hook: checks/staged.py)
+        [proc] = repo_mod.git_each(log_args(ref, skip), cwd=repo.root)
+        if proc.returncode != 0:  # no memory ref yet
+            return chosen
+        records = [r for r in proc.stdout.split('\x1e') if r.strip('\n')]
+        for record in records:
+            fields = record.strip('\n').split('\0')
+            if len(fields) != 3:
+                continue
+            sha, code_head, event = (f.strip() for f in fields)
+            chosen = sha
+            if code_head != head or event == 'post-commit':
+                return chosen
+        if len(records) < (_FIRST if skip == 0 else _DEPTH - skip):
+            break  # the whole history read
+        skip += len(records)
     return chosen
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 
+from agitmem import ahead
 from agitmem import repo as repo_mod
 from agitmem.errors import AgitmemError
 from agitmem.repo import Repo
@@ -28,10 +29,12 @@ def same_tree_args(tree: str) -> tuple[str, ...]:
     )
 
 
-def raw_args(head: str) -> tuple[str, ...]:
+def raw_args() -> tuple[str, ...]:
     """The index against HEAD, a record a path: plumbing, so no config
-    (renames, external drivers) changes it; full blob ids."""
-    return ('diff-index', '--cached', '-z', '--no-renames', head, '--')
+    (renames, external drivers) changes it; full blob ids.  HEAD by name,
+    as ahead.py begins it for the pre-commit hook before HEAD is read (the
+    same commit: nothing moves HEAD while a hook runs)."""
+    return ahead.STAGED
 
 
 def moved_args(head: str, tree: str) -> tuple[str, ...]:
@@ -83,7 +86,7 @@ def start(
             repo_mod.start(*same_tree_args(verified), cwd=repo.root, env=_env(index))
         return
     if raw or verified is not None:
-        repo_mod.start(*raw_args(head), cwd=repo.root, env=_env(index))
+        repo_mod.start(*raw_args(), cwd=repo.root, env=_env(index))
     if verified is not None:
         repo_mod.start(*moved_args(head, verified), cwd=repo.root)
 
@@ -104,7 +107,7 @@ def diff(repo: Repo, index: str | None) -> str:
 
 def changes(repo: Repo, index: str | None, head: str) -> dict[str, tuple[str, str]]:
     """The code paths the index changes against HEAD (see `entries`)."""
-    proc = read(repo, index, raw_args(head))
+    proc = read(repo, index, raw_args())
     if proc.returncode != 0:
         detail = repo_mod.error_line(proc.stderr, f'exit {proc.returncode}')
         raise AgitmemError(f'git diff-index failed: {detail}')

@@ -13,8 +13,6 @@ from typing import TYPE_CHECKING
 
 from agitmem import memory
 from agitmem.errors import AgitmemError
-from agitmem.memory import fragments as fragments_mod
-from agitmem.memory import state as state_mod
 
 if TYPE_CHECKING:
     from agitmem.repo import Repo
@@ -93,12 +91,16 @@ def _read_checked(path: Path, shown: str, limit: int) -> bytes:
 
 
 def check_layers(files: Files) -> None:
-    """The structured layers must parse: state.json, fragments.jsonl."""
+    """The structured layers must parse: state.json, fragments.jsonl
+    (their parsers, json with them, imported only for a layer to check:
+    the post-commit hook mostly finds both as saved)."""
     if memory.STATE in files:
+        from agitmem.memory import state as state_mod
         state_mod.parse(
             files[memory.STATE].decode(), f'.agent/memory/{memory.STATE}',
         )
     if memory.FRAGMENTS in files:
+        from agitmem.memory import fragments as fragments_mod
         fragments_mod.parse(
             files[memory.FRAGMENTS].decode(),
             f'.agent/memory/{memory.FRAGMENTS}',

@@ -152,3 +152,22 @@ def test_unborn_head_has_no_baseline(tmp_path: Path) -> None:
     (r / 'a.py').write_text('x = 1\n')
     git('add', 'a.py', cwd=r)
     assert 'progress-not-updated' not in ok('check', '--staged', cwd=r)
+
+
+def test_recorded_at_looks_past_the_first_reads_reach(memrepo: Path) -> None:
+    """More saves made at HEAD than the first read takes: the rest of the
+    history is read, and the memory recorded at HEAD is still found."""
+    repo = find(memrepo)
+    ref = 'refs/agitmem/heads/main'
+    _stage_code(memrepo)
+    git('commit', '-q', '-m', 'two', cwd=memrepo)
+    head = git('rev-parse', 'HEAD', cwd=memrepo).strip()
+    recorded = tip(memrepo)  # the newest memory from before HEAD
+    assert recorded is not None
+    tree = git('rev-parse', f'{ref}^{{tree}}', cwd=memrepo).strip()
+    parent = recorded
+    for n in range(progress._FIRST + 3):  # saves at HEAD, as `note` makes them
+        msg = f'note {n}\n\nAgitmem-Event: note\nCode-Branch: main\nCode-Head: {head}\n'
+        parent = git('commit-tree', tree, '-p', parent, '-m', msg, cwd=memrepo).strip()
+    git('update-ref', ref, parent, cwd=memrepo)
+    assert progress.recorded_at(repo, ref, head) == recorded

@@ -1,0 +1,42 @@
+"""agitmem/__main__.py: the commands that end without the interpreter's
+teardown (quick_exit) still say all they print, exit with their code, and
+run what atexit holds."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from testing.util import agitmem_argv
+from testing.util import git
+from testing.util import mem
+from testing.util import ok
+
+
+def _run(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    # through a pipe, as a hook's or an agent's output goes: block-buffered
+    return subprocess.run([*agitmem_argv(), *args], cwd=repo, capture_output=True, text=True)
+
+
+def test_verify_that_fails_says_so_and_exits_1(memrepo: Path) -> None:
+    proc = _run(memrepo, 'verify', '--', 'sh', '-c', 'echo out; exit 3')
+    assert proc.returncode == 1
+    assert 'verification failed (exit 3)' in proc.stdout + proc.stderr
+    assert '"exit_code": 3' in mem(memrepo, 'state.json').read_text()
+
+
+def test_state_set_prints_and_saves(memrepo: Path) -> None:
+    proc = _run(memrepo, 'state', 'set', 'next_intent=ship it')
+    assert proc.returncode == 0, proc.stderr
+    assert 'ship it' in git('show', 'refs/agitmem/heads/main:state.json', cwd=memrepo)
+
+
+def test_a_refusing_pre_commit_hook_prints_every_finding(memrepo: Path) -> None:
+    (memrepo / '.agent' / 'config.yaml').write_text('require_progress_update: true\n')
+    ok('save', cwd=memrepo)
+    (memrepo / 'code.py').write_text('x = 1\n')
+    git('add', 'code.py', cwd=memrepo)
+    proc = _run(memrepo, 'hook', 'pre-commit')
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith('error progress-not-updated ')
+    assert lines[-1].startswith('agitmem: 1 error(s)')
