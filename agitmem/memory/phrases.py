@@ -60,7 +60,7 @@ _EN_CLAIMS = (
     # a test named by its identifier or its cases: "RefundServiceTest is green",
     # "the DurationSpec cases (1h30m, 10x) pass now", "test_parse_range passes"
     (
-        r'(?:(?-i:\b[A-Za-z]\w*(?:Tests?|Specs?|Suite))|\b\w+_(?:tests?|specs?)|\b(?:test\s+)?cases)\b'
+        r'(?:(?-i:\b[A-Za-z]\w*(?:Tests?|Specs?|Suite))|\b\w+_(?:tests?|specs?)|\btest_\w+|\b(?:test\s+)?cases)\b'
         r'(?:\s*\([^)\n]{0,60}\))?\s+(?:(?:now|all|both|are|is|still)\s+)*(?:pass(?:es|ed|ing)?|green)\b'
     ),
     # "both widget tests in rating_bar_test.dart pass now": a few words between,
@@ -351,7 +351,12 @@ _ZH_STATUS = (
     r'什么情况', r'进展', r'进度', r'怎么样了?', r'(?:过|好|完|完成|通过|修好|跑通|绿)了?[吗么没]', r'到哪',
 )
 _STATUS = re.compile('|'.join(_EN_STATUS + _ZH_STATUS), re.IGNORECASE)
-_TESTS_ASKED = re.compile(r'\b(?:tests?|specs?|suites?|ci|build|pass\w*)\b|测试|单测|用例|通过|跑通', re.IGNORECASE)
+# what a "yes" answers for: the tests, or the work being done ("is #212 done?", "好了吗？")
+_TESTS_ASKED = re.compile(
+    r'\b(?:tests?|specs?|suites?|ci|build|pass\w*|done|finished|fixed|complete[ds]?|ready)\b'
+    r'|测试|单测|用例|通过|跑通|好了|完成|修好|搞定',
+    re.IGNORECASE,
+)
 _YES = re.compile(
     r'(?:yes|yep|yeah|yup|correct|it\s+did|they\s+did|they\s+do|it\s+does|all\s+(?:green|good|pass\w*)|done)\b'
     r'|是的|对的?|嗯|通过了|(?:都|全|能|全都)?过了|好了|可以了|搞定了?|完成了|没问题|绿了',
