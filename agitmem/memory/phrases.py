@@ -67,7 +67,9 @@ _EN_CLAIMS = (
     # none of them a modal (a plan is not a claim)
     r'\btests?\b(?:(?!\b(?:will|should|would|could|might|may|must|can|to|that|which)\b)(?:[^.!?;:\n]|\.(?=\w))){1,40}?\bpass(?:es|ed)?\s+now\b',
     # a report's headline: "Done.", "Fixed: ...", "Done and committed."
-    r'^\W*(?:all\s+)?(?:done|fixed|resolved|completed?|finished)\b(?=\s*(?:[.:!,\u2014\u2013-]|$|\s+and\b))',
+    r'^\W*(?:all\s+)?(?:done|fixed|resolved|completed?|finished|shipped)\b(?=\s*(?:[.:!,\u2014\u2013-]|$|\s+and\b))',
+    # "buf breaking is green", "the checked_cast work was already green": any check said green
+    r'\b[\w./-]+\s+(?:is|are|was|were)\s+(?:now\s+|all\s+|already\s+)?green\b',
     # "issue #14 is resolved", "I'd consider SHOP-API-7F resolved"
     r'\b(?:issue|ticket|bug)\s+#?\w+\s+(?:is|was)\s+(?:now\s+)?(?:resolved|fixed|done|closed|complete)\b',
     r'\b(?:consider|call)\s+(?:it|this|that|the\s+\w+|#?[A-Z][\w-]*\d\w*)\s+(?:resolved|fixed|done|closed|complete)\b',
@@ -95,6 +97,8 @@ _ZH_CLAIMS = (
     # "`make migrate-test` 是绿的", "测试绿了", "三个用例都没问题了", "能过了"
     r'(?:测试|单测|用例|`[^`\n]{2,80}`)[^。！？\n，,;；]{0,8}?(?:是绿的|绿了|没问题了?)',
     r'^\W*(?:都|全部?|也)?能过了',
+    # "SendInvoiceEmailTest 全部通过": a test named by its identifier
+    r'(?-i:[A-Za-z]\w*(?:Tests?|Specs?|Suite)\b|\btest_\w+)[^。！？\n，,;；]{0,8}?(?:都|全部|均|全)?(?:通过|跑通|过了|变绿|全绿)',
 )
 _CLAIM = re.compile('|'.join(_EN_CLAIMS + _ZH_CLAIMS), re.I)
 
@@ -117,7 +121,11 @@ _ZH_CONDITIONS = (
     r'如果', r'若', r'等', r'直到', r'确保', r'以便', r'需要', r'之后', r'以后', r'再', r'会', r'看看', r'是否',
     r'检查(?!通过)', r'确认', r'让', r'使', r'期望', r'希望', r'应该', r'要', r'待', r'能否', r'下一步',
 )
-_CONDITIONAL = re.compile('|'.join(_EN_CONDITIONS + _ZH_CONDITIONS), re.I)
+_CONDITIONAL = re.compile('|'.join(_EN_CONDITIONS), re.I)
+# a Chinese condition holds within its comma's part ("已加上检查，问题解决了"
+# claims it solved), unless it opens the sentence ("如果测试通过，就算完成")
+_ZH_CONDITIONAL = re.compile('|'.join(_ZH_CONDITIONS))
+_ZH_IF = re.compile(r'如果|若|假如|要是|一旦|只要')
 # "all tests pass except test_load", "..., but one still fails"
 _EXCEPT = re.compile(
     r'\s*[,，]?\s*(?:except|but|apart\s+from|other\s+than|save\s+for|除了|但|但是|不过|只是|除)', re.I,
@@ -254,7 +262,9 @@ def _claim_in(clause: str) -> bool:
             continue
         if re.search(r'\b(?:yet)\b|还没|仍|依然|still\s+fail', after[:20], re.I):
             continue
-        if _CONDITIONAL.search(before[-40:]) or _EXCEPT.match(after):
+        if _CONDITIONAL.search(before[-40:]) or _ZH_CONDITIONAL.search(near[-20:]) or _ZH_IF.search(before):
+            continue
+        if _EXCEPT.match(after):
             continue
         return True
     return False

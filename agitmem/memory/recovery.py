@@ -576,6 +576,16 @@ _GENERATED_PATH = re.compile(
 _GENERATED_MARK = re.compile(r'\bCode generated\b.{0,120}\bDO NOT EDIT\b|@generated\b', re.I | re.S)
 
 
+_BOOKKEEPING = re.compile(
+    r'(?:^|/)(?:CHANGELOG|CHANGES|HISTORY|NEWS|RELEASE[_-]?NOTES)(?:\.\w+)?$|(?:^|/)(?:_?_?version_?_?\.\w+|VERSION)$', re.I,
+)
+
+
+def _bookkeeping(path: str) -> bool:
+    """A release's record: a changelog, a version file."""
+    return bool(_BOOKKEEPING.search(path))
+
+
 def _generated(e: dict[str, Any]) -> bool:
     """The edit is of a generated file or a vendored copy: by its path, or
     by the header its lines carry ("Code generated ... DO NOT EDIT")."""
@@ -767,7 +777,9 @@ def classify(
         judged.append((e, *_judge_edit(expect, task, e, at_current, told, at_symbol)))
         at_current = at_current or (bool(expect['current_file']) and e.get('file') == expect['current_file'])
     wrong = next(((e, v, why) for e, v, why in judged if v != 'recovered'), None)
-    if wrong:
+    # a release's bookkeeping (CHANGELOG, a version bump) acts on the belief
+    # that the work is done: the closing text's claim, if false, came first
+    if wrong and not _bookkeeping(_str(wrong[0].get('file'))):
         # the first event that breaks a condition decides: an edit in the
         # wrong place comes before what the closing text says of it
         return done(wrong[1], wrong[2])
@@ -781,6 +793,8 @@ def classify(
     again = _command_again(expect, task, events)
     if again:
         return done('state', again)
+    if wrong:
+        return done(wrong[1], wrong[2])
     # a turn that turns the failing verification green did the task's work,
     # whatever its account shares with a Done line
     redone = _redone_by_account(expect, task, text) if edits and not _greened(events, expect) else None
