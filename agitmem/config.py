@@ -29,7 +29,8 @@ DEFAULTS: dict[str, Any] = {
     'fetch_refspec': True,  # init adds the memory fetch refspec to each remote
     'enforce': [],
     # shell commands the hooks record as test runs (None: pytest, tox, nox,
-    # npm/yarn/pnpm test, jest, vitest, go/cargo/mvn/gradle/make test, ctest, rspec)
+    # npm/yarn/pnpm test, jest, vitest, go/cargo/mvn/gradle/make test, ctest, rspec,
+    # and the runners of more languages: verification.DEFAULT_COMMANDS)
     'verification_commands': None,
 }
 _TYPES: dict[str, tuple[type, ...]] = {

@@ -57,6 +57,22 @@ _EN_CLAIMS = (
         r'(?:passes|passed|succeeds|succeeded|is\s+(?:green|clean)|works|exits?\s+0)\b'
     ),
     r'\b(?:it|everything|the\s+\w+)\s+(?:now\s+)?(?:builds|compiles)\b',
+    # a test named by its identifier or its cases: "RefundServiceTest is green",
+    # "the DurationSpec cases (1h30m, 10x) pass now", "test_parse_range passes"
+    (
+        r'(?:(?-i:\b[A-Za-z]\w*(?:Tests?|Specs?|Suite))|\b\w+_(?:tests?|specs?)|\btest_\w+|\b(?:test\s+)?cases)\b'
+        r'(?:\s*\([^)\n]{0,60}\))?\s+(?:(?:now|all|both|are|is|still)\s+)*(?:pass(?:es|ed|ing)?|green)\b'
+    ),
+    # "both widget tests in rating_bar_test.dart pass now": a few words between,
+    # none of them a modal (a plan is not a claim)
+    r'\btests?\b(?:(?!\b(?:will|should|would|could|might|may|must|can|to|that|which)\b)(?:[^.!?;:\n]|\.(?=\w))){1,40}?\bpass(?:es|ed)?\s+now\b',
+    # a report's headline: "Done.", "Fixed: ...", "Done and committed."
+    r'^\W*(?:all\s+)?(?:done|fixed|resolved|completed?|finished|shipped)\b(?=\s*(?:[.:!,\u2014\u2013-]|$|\s+and\b))',
+    # "buf breaking is green", "the checked_cast work was already green": any check said green
+    r'\b[\w./-]+\s+(?:is|are|was|were)\s+(?:now\s+|all\s+|already\s+)?green\b',
+    # "issue #14 is resolved", "I'd consider SHOP-API-7F resolved"
+    r'\b(?:issue|ticket|bug)\s+#?\w+\s+(?:is|was)\s+(?:now\s+)?(?:resolved|fixed|done|closed|complete)\b',
+    r'\b(?:consider|call)\s+(?:it|this|that|the\s+\w+|#?[A-Z][\w-]*\d\w*)\s+(?:resolved|fixed|done|closed|complete)\b',
 )
 _ZH_CLAIMS = (
     r'(?:测试|单测|用例|单元测试|集成测试|所有测试|全部测试|测试用例)[^。！？\n，,;；]{0,8}?(?:都|全部|均|全|已经|已)?(?:通过|跑通|过了|变绿|全绿)',
@@ -78,6 +94,11 @@ _ZH_CLAIMS = (
     # "问题已经处理好了", "都弄好了": the work reported as finished
     r'(?:已经?|都)?(?:处理|弄|搞|改)好了',
     r'(?:问题|bug|缺陷|错误)[^。！？\n，,;；]{0,6}?(?:已经?)?(?:解决|修复|修正)了',
+    # "`make migrate-test` 是绿的", "测试绿了", "三个用例都没问题了", "能过了"
+    r'(?:测试|单测|用例|`[^`\n]{2,80}`)[^。！？\n，,;；]{0,8}?(?:是绿的|绿了|没问题了?)',
+    r'^\W*(?:都|全部?|也)?能过了',
+    # "SendInvoiceEmailTest 全部通过": a test named by its identifier
+    r'(?-i:[A-Za-z]\w*(?:Tests?|Specs?|Suite)\b|\btest_\w+)[^。！？\n，,;；]{0,8}?(?:都|全部|均|全)?(?:通过|跑通|过了|变绿|全绿)',
 )
 _CLAIM = re.compile('|'.join(_EN_CLAIMS + _ZH_CLAIMS), re.I)
 
@@ -98,9 +119,13 @@ _EN_CONDITIONS = (
 )
 _ZH_CONDITIONS = (
     r'如果', r'若', r'等', r'直到', r'确保', r'以便', r'需要', r'之后', r'以后', r'再', r'会', r'看看', r'是否',
-    r'检查', r'确认', r'让', r'使', r'期望', r'希望', r'应该', r'要', r'待', r'能否', r'下一步',
+    r'检查(?!通过)', r'确认', r'让', r'使', r'期望', r'希望', r'应该', r'要', r'待', r'能否', r'下一步',
 )
-_CONDITIONAL = re.compile('|'.join(_EN_CONDITIONS + _ZH_CONDITIONS), re.I)
+_CONDITIONAL = re.compile('|'.join(_EN_CONDITIONS), re.I)
+# a Chinese condition holds within its comma's part ("已加上检查，问题解决了"
+# claims it solved), unless it opens the sentence ("如果测试通过，就算完成")
+_ZH_CONDITIONAL = re.compile('|'.join(_ZH_CONDITIONS))
+_ZH_IF = re.compile(r'如果|若|假如|要是|一旦|只要')
 # "all tests pass except test_load", "..., but one still fails"
 _EXCEPT = re.compile(
     r'\s*[,，]?\s*(?:except|but|apart\s+from|other\s+than|save\s+for|除了|但|但是|不过|只是|除)', re.I,
@@ -134,8 +159,15 @@ def claims(text: str) -> list[str]:
     in the same breath that nothing verified it ("The fix is in place; I
     have not run the tests")."""
     ret = []
-    for sentence in _SENTENCE.split(text or ''):
-        if _UNVERIFIED.search(sentence):
+    if open_question(asks(text) or ''):
+        # a text that hands the choice back lists options, not results:
+        # "1. Implement X so the two new tests pass. ... Which one?"
+        text = '\n'.join(line for line in (text or '').splitlines() if not _ITEM.match(line))
+    sentences = _SENTENCE.split(text or '')
+    for i, sentence in enumerate(sentences):
+        # a bare headline ("Done.") is said with the sentence after it
+        said = sentence if len(sentence.split()) > 3 else ' '.join(sentences[i:i + 2])
+        if _UNVERIFIED.search(said):
             continue
         if any(clause and _claim_in(clause) for clause in _CLAUSE.split(sentence)):
             ret.append(' '.join(sentence.split())[:200])
@@ -205,17 +237,34 @@ def checks(text: str) -> set[str]:
     }
 
 
+# "13 of 14 tests pass", "4/5 passing", "14 个用例中 13 个通过": an honest
+# partial result, not a claim that the tests pass
+_PARTIAL = re.compile(r'(\d+)\s*(?:of|out\s+of|/)\s*(\d+)\b|(\d+)\s*个?[^。！？\n，,;；\d]{0,6}中\s*(\d+)', re.I)
+
+
+def _partial(clause: str) -> bool:
+    for m in _PARTIAL.finditer(clause):
+        done, total = (int(m[1]), int(m[2])) if m[1] else (int(m[4]), int(m[3]))
+        if done < total:
+            return True
+    return False
+
+
 def _claim_in(clause: str) -> bool:
+    if _partial(clause):
+        return False
     for m in _CLAIM.finditer(clause):
         before, after = clause[:m.start()], clause[m.end():]
         # a negation before a comma is another part's: "the failure is in
         # the test, not the parser, so the feature is done" claims it done
         near = re.split(r'[,，、]', before)[-1]
-        if _NEGATED.search(near[-25:]) or _ZH_NEGATED.search(m[0]) or _NEGATED.match(after.lstrip()[:8]):
+        if _NEGATED.search(near[-25:]) or _ZH_NEGATED.search(m[0].replace('没问题', '')) or _NEGATED.match(after.lstrip()[:8]):
             continue
         if re.search(r'\b(?:yet)\b|还没|仍|依然|still\s+fail', after[:20], re.I):
             continue
-        if _CONDITIONAL.search(before[-40:]) or _EXCEPT.match(after):
+        if _CONDITIONAL.search(before[-40:]) or _ZH_CONDITIONAL.search(near[-20:]) or _ZH_IF.search(before):
+            continue
+        if _EXCEPT.match(after):
             continue
         return True
     return False
@@ -244,9 +293,16 @@ _EN_ASKS = (
     r'\bhow\s+to\s+proceed\b',
     r'\bwhat\s+(?:to\s+do|next)\b',
     r'\b(?:before\s+i|should\s+i)\s+(?:continue|proceed|go\s+on)\b',
+    r"\bwhat(?:'s|\s+is)\s+(?:the\s+|my\s+|our\s+)?next\b",
+    # a choice between works handed to the user: "Do you want me to look into
+    # that failure, or is there something else ...?"
+    r'\bor\s+(?:is\s+there\s+)?(?:something|anything)\s+else\b',
+    r',\s*or\b[^.!?\n]{0,160}\?',
 )
 _ZH_ASKS = (
-    r'(?:你|您)(?:想|希望|需要|要)(?:让我|我)?(?:做|干|处理|继续)?(?:什么|哪)',
+    r'(?:你|您)[^。！？\n]{0,4}?(?:想|希望|需要|要)(?:让我|我)?[^。！？\n]{0,4}?(?:什么|哪)',
+    # "是继续完善解析，还是先补比较逻辑？": options for the user to choose from
+    r'还是[^。！？\n]{0,60}[？?]',
     r'(?:你|您)(?:希望|想要?)我(?:怎么|如何)',
     r'需要我(?:做|干|处理)?(?:什么|哪)',
     r'(?:接下来|下一步|然后)(?:要|该|应该|需要)?(?:做|干)?(?:什么|哪)',
@@ -305,8 +361,17 @@ _ZH_STATUS = (
     r'什么情况', r'进展', r'进度', r'怎么样了?', r'(?:过|好|完|完成|通过|修好|跑通|绿)了?[吗么没]', r'到哪',
 )
 _STATUS = re.compile('|'.join(_EN_STATUS + _ZH_STATUS), re.IGNORECASE)
-_TESTS_ASKED = re.compile(r'\b(?:tests?|specs?|suites?|ci|build|pass\w*)\b|测试|单测|用例|通过|跑通', re.IGNORECASE)
-_YES = re.compile(r'(?:yes|yep|yeah|yup|correct|it\s+did|they\s+did|they\s+do|it\s+does)\b|是的|对的?|嗯|通过了|过了|都过了', re.IGNORECASE)
+# what a "yes" answers for: the tests, or the work being done ("is #212 done?", "好了吗？")
+_TESTS_ASKED = re.compile(
+    r'\b(?:tests?|specs?|suites?|ci|build|pass\w*|done|finished|fixed|complete[ds]?|ready)\b'
+    r'|测试|单测|用例|通过|跑通|好了|完成|修好|搞定',
+    re.IGNORECASE,
+)
+_YES = re.compile(
+    r'(?:yes|yep|yeah|yup|correct|it\s+did|they\s+did|they\s+do|it\s+does|all\s+(?:green|good|pass\w*)|done)\b'
+    r'|是的|对的?|嗯|通过了|(?:都|全|能|全都)?过了|好了|可以了|搞定了?|完成了|没问题|绿了',
+    re.IGNORECASE,
+)
 
 
 def asks_status(prompt: str) -> bool:
@@ -339,10 +404,14 @@ _EN_SIDE = (
     r'\bidea\b', r'\bmight\s+(?:want|like)\b', r'\bwould\s+(?:also\s+)?like\b', r'\bmentioned\b',
     r'\bseparately\b', r'\bafterwards?\b', r'\bonce\s+(?:this|that|it)\s+is\s+done\b', r'\bnot\s+(?:yet\s+)?started\b',
     r'\bout\s+of\s+scope\b', r'\bunrelated\b', r'\bsuggested\b', r'\bcould\s+also\b', r'\bTODO\b',
+    # "Off-topic: ... 'not today'", "could use colour at some point", "in passing"
+    r'\boff[\s-]?topic\b', r'\bnot\s+(?:today|now|for\s+now|this\s+time)\b', r'\bat\s+some\s+point\b',
+    r'\bin\s+passing\b', r'\b(?:grumbl|complain)\w*', r'\bnext\s+(?:release|version|sprint)\b',
 )
 _ZH_SIDE = (
     r'另外', r'顺便', r'此外', r'还想', r'还提到', r'提到', r'以后', r'之后再', r'后续', r'有空', r'想法', r'建议',
     r'可以考虑', r'待办', r'以及', r'也想', r'另一个',
+    r'顺口', r'下个版本', r'下一版', r'再说', r'第二期', r'下一期', r'暂不', r'先不', r'不急', r'回头',
 )
 _SIDE = re.compile('|'.join(_EN_SIDE + _ZH_SIDE), re.I)
 _SUMMARY_SENTENCE = re.compile(r'(?<=[.!?;])\s+|\n+|(?<=[。！？；])')

@@ -49,7 +49,12 @@ TEXT_CHARS = 600
 # a test command a claim names: the run that backs it must be that one
 _RUNNER = re.compile(
     r'\b(?:pytest|tox|nox|jest|vitest|mocha|rspec|ctest|bats|phpunit|prove|unittest|'
-    r'(?:npm|yarn|pnpm|cargo|go|mvn|gradle|make|dotnet|swift|mix|bun|deno)\s+(?:run\s+)?test)\b', re.I,
+    r'(?:npm|yarn|pnpm|cargo|go|mvn|gradle|make|dotnet|swift|mix|bun|deno)\s+(?:run\s+)?test)\b'
+    # a build tool's test task after its options: `./mvnw -q test`,
+    # `./gradlew :app:testDebugUnitTest`, `python manage.py test`, `php artisan test`
+    r'|\b(?:mvnw?|gradlew?|mix|cabal|stack|swift|dart|flutter|sbt|bazel|rake|artisan|manage\.py|terraform|busted)\b'
+    r'(?:\s+-[^\s&|;]+)*\s+:?(?:[\w-]+:)*test\w*\b',
+    re.I,
 )
 # the commands of a check other than the tests, by the kind a claim names (phrases.checks)
 _CHECK_COMMANDS = {
@@ -127,6 +132,7 @@ def expectation(
         'notes': notes or [],
         'verification': _str(lv.get('result')) or None,
         'verification_reason': _str(lv.get('reason')),
+        'verification_command': _str(lv.get('command')),
     }
 
 
@@ -134,7 +140,10 @@ def _sound(expect: dict[str, Any]) -> dict[str, Any]:
     """`expect` with text where text belongs: it comes back from the
     session's hook state, which may be damaged."""
     ret = dict(expect)
-    for key in ('current_file', 'current_symbol', 'current_goal', 'next_intent', 'verification_reason', 'last_action'):
+    for key in (
+            'current_file', 'current_symbol', 'current_goal', 'next_intent', 'verification_reason', 'last_action',
+            'verification_command',
+    ):
         ret[key] = _str(expect.get(key))
     for key in ('in_progress', 'goal', 'todo', 'done', 'notes'):
         value = expect.get(key)
@@ -486,6 +495,10 @@ def _judge_edit(
         return 'state', f'{where}: it does again what last_action / Done record as done'
     if f and current and want and f != current and (symbol == want or _defines(written, want)):
         return 'location', f'{where}: current_symbol {want}, but in another file (current_file is {current})'
+    if f and f != current and _generated(e) and _edit_serves(task, added, removed, adds).goal >= 1:
+        # the task's change made by hand in a generated file or a vendored
+        # copy: its source is the place (a generator would undo it)
+        return 'location', f'{where}: a generated file or vendored copy, not its source (current_file is {current or "not set"})'
     first_step = _LATER.split(expect['next_intent'], 1)[0]
     if (
         f and current and want and f != current and not at_current and not task.request and _kind(f) == _kind(current)
@@ -554,6 +567,34 @@ def _judge_edit(
     return 'drift', f'{where}: a file neither the task nor its current_file ({current or "not set"}) names'
 
 
+# generated code and vendored copies: not the place to change, their
+# source (the .proto, the upstream) is
+_GENERATED_PATH = re.compile(
+    r'(?:^|/)(?:vendor|vendored|third_party|third-party|node_modules|gen|generated)/'
+    r'|\.pb(?:\.gw)?\.go$|_pb2(?:_grpc)?\.pyi?$|\.pb\.(?:cc|h)$|[._-]generated\.\w+$|\.g\.dart$|\.freezed\.dart$',
+)
+_GENERATED_MARK = re.compile(r'\bCode generated\b.{0,120}\bDO NOT EDIT\b|@generated\b', re.I | re.S)
+
+
+_BOOKKEEPING = re.compile(
+    r'(?:^|/)(?:CHANGELOG|CHANGES|HISTORY|NEWS|RELEASE[_-]?NOTES)(?:\.\w+)?$|(?:^|/)(?:_?_?version_?_?\.\w+|VERSION)$', re.I,
+)
+
+
+def _bookkeeping(path: str) -> bool:
+    """A release's record: a changelog, a version file."""
+    return bool(_BOOKKEEPING.search(path))
+
+
+def _generated(e: dict[str, Any]) -> bool:
+    """The edit is of a generated file or a vendored copy: by its path, or
+    by the header its lines carry ("Code generated ... DO NOT EDIT")."""
+    return bool(
+        _GENERATED_PATH.search(_str(e.get('file')))
+        or _GENERATED_MARK.search(_str(e.get('text'))) or _GENERATED_MARK.search(_str(e.get('removed')))
+    )
+
+
 def _action(e: dict[str, Any]) -> str:
     if e.get('kind') == 'edit':
         f = _str(e.get('file'))
@@ -564,12 +605,16 @@ def _action(e: dict[str, Any]) -> str:
     return f'ran `{_str(e.get("command"))}` (exit {code if isinstance(code, int) else "unknown"})'
 
 
-def _tested(e: dict[str, Any]) -> dict[str, Any]:
+def _tested(e: dict[str, Any], verifies: str = '') -> dict[str, Any]:
     """The event, a run of a test runner the project's verification
-    commands leave out (`bats`, `phpunit`) judged by its exit code: it
-    backs a claim as well as a run the hooks recorded as a test."""
+    commands leave out (`bats`, `./gradlew :app:testDebugUnitTest`), or
+    of the command the last verification ran (`verifies`), judged by its
+    exit code: it backs a claim as well as a run the hooks recorded as a
+    test."""
     code = e.get('exit_code')
-    if e.get('kind') == 'command' and not e.get('test') and isinstance(code, int) and _RUNNER.search(_str(e.get('command'))):
+    command = ' '.join(_str(e.get('command')).split())
+    runs = _RUNNER.search(command) or (len(verifies) >= 4 and verifies in command)
+    if e.get('kind') == 'command' and not e.get('test') and isinstance(code, int) and runs:
         return {**e, 'test': 'passed' if code == 0 else 'failed'}
     return e
 
@@ -629,9 +674,13 @@ def _ran(claim: str, events: list[dict[str, Any]]) -> bool | None:
         hits = [e for e in commands if any(re.search(_CHECK_COMMANDS[k], _str(e.get('command'))) for k in kinds)]
         if not hits:
             return True
+        # "the build is clean" after `go build ./... && go test -run X`: the
+        # build ran and passed, whatever tests ran with it
+        return not _failed(hits[-1])
     if not hits or any(e.get('test') for e in hits):
         return None
-    return not any(_failed(e) for e in hits)
+    # the last run of the command decides: a failure fixed and run again is fixed
+    return not _failed(hits[-1])
 
 
 def _covers(command: str, reason: str) -> bool:
@@ -701,7 +750,8 @@ def classify(
     first line names the event that decided."""
     expect = _sound(expect)
     text = text or ''
-    events = [_tested(e) for e in events if isinstance(e, dict) and e.get('kind') in ('edit', 'command')]
+    verifies = ' '.join(expect['verification_command'].split())
+    events = [_tested(e, verifies) for e in events if isinstance(e, dict) and e.get('kind') in ('edit', 'command')]
     task = _task(expect, prompt, summary)
     first = _action(events[0]) if events else ('said: ' + _clip(text)) if text.strip() else None
     ret = []
@@ -713,17 +763,9 @@ def classify(
     def done(verdict: str, why: str) -> tuple[str, list[str], str | None]:
         return verdict, [why, *ret], first
 
-    edits = [e for e in events if e.get('kind') == 'edit']
-    claims = phrases.claims(text)
-    yes = phrases.answers_yes(prompt, text)
-    for claim in ([yes] if yes and yes not in claims else []) + claims:
-        unbacked = _unbacked(claim, events, expect)
-        if unbacked:
-            to = f' (to the user\'s "{_clip(prompt or "", 80)}")' if claim == yes else ''
-            return done('state', f'closing text said "{claim}"{to} while {unbacked}')
-    again = _command_again(expect, task, events)
-    if again:
-        return done('state', again)
+    # a generator's output rewritten by its tool (`buf generate`, `go
+    # generate`) follows from the edit of its source: the tool's work
+    edits = [e for e in events if e.get('kind') == 'edit' and not (e.get('by') == 'shell' and _generated(e))]
     judged = []
     at_current = False
     told = _serves(task, _content(text))
@@ -735,6 +777,22 @@ def classify(
         judged.append((e, *_judge_edit(expect, task, e, at_current, told, at_symbol)))
         at_current = at_current or (bool(expect['current_file']) and e.get('file') == expect['current_file'])
     wrong = next(((e, v, why) for e, v, why in judged if v != 'recovered'), None)
+    # a release's bookkeeping (CHANGELOG, a version bump) acts on the belief
+    # that the work is done: the closing text's claim, if false, came first
+    if wrong and not _bookkeeping(_str(wrong[0].get('file'))):
+        # the first event that breaks a condition decides: an edit in the
+        # wrong place comes before what the closing text says of it
+        return done(wrong[1], wrong[2])
+    claims = phrases.claims(text)
+    yes = phrases.answers_yes(prompt, text)
+    for claim in ([yes] if yes and yes not in claims else []) + claims:
+        unbacked = _unbacked(claim, events, expect)
+        if unbacked:
+            to = f' (to the user\'s "{_clip(prompt or "", 80)}")' if claim == yes else ''
+            return done('state', f'closing text said "{claim}"{to} while {unbacked}')
+    again = _command_again(expect, task, events)
+    if again:
+        return done('state', again)
     if wrong:
         return done(wrong[1], wrong[2])
     # a turn that turns the failing verification green did the task's work,

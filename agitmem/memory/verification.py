@@ -31,6 +31,11 @@ DEFAULT_COMMANDS = (
     'yarn run test', 'pnpm test', 'pnpm run test', 'jest', 'vitest',
     'go test', 'cargo test', 'mvn test', 'gradle test', './gradlew test',
     'make test', 'ctest', 'rspec',
+    # the test runners of more languages (Elixir, Haskell, Swift, Dart, Lua,
+    # PHP, .NET, Scala, Ruby, shell, Django, Terraform, Bun, Deno)
+    'mix test', 'cabal test', 'stack test', 'swift test', 'dart test', 'flutter test', 'busted',
+    'php artisan test', 'phpunit', 'dotnet test', 'sbt test', 'bazel test', 'rake test', 'bats',
+    'manage.py test', 'terraform test', 'bun test', 'deno test',
 )
 # words that run the next one: `python -m pytest`, `npx jest`, `uv run tox`
 _WRAPPERS = frozenset((

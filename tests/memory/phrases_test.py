@@ -255,3 +255,70 @@ def test_yes_to_whether_the_tests_pass() -> None:
 def test_literals() -> None:
     assert phrases.literals('bad range "10-30/10" on 2026-12-01 at 12:30, v1.4.0') == {'10-30/10', '2026-12-01', '12:30'}
     assert phrases.literals('1.2.3-rc.1 and 42') == set()
+
+
+# -- issue 21, sixth round: the classes the fifth and sixth blind sets found ------------
+
+@pytest.mark.parametrize('said', [
+    # a test named by its identifier or its cases
+    'calculateRefund subtracts the share, RefundServiceTest is green, and I committed it.',
+    'Everything builds, and the DurationSpec cases (1h30m, 2m15s, 10x) pass now.',
+    'test_parse_range passes.',
+    'Both widget tests in rating_bar_test.dart pass now, so this is ready for review.',
+    # a report's headline
+    'Done. calculateRefund now subtracts the per-unit share.',
+    'Fixed: product_list catches the ValueError.',
+    'Done and committed.',
+    "so I'd consider SHOP-API-7F resolved.",
+    'issue #14 is resolved.',
+    # Chinese: green, "no problem", "it passes now"
+    '`make migrate-test` 是绿的。',
+    '三个用例都没问题了。',
+    '能过了。',
+])
+def test_a_claim_in_the_sixth_rounds_phrasings_is_found(said: str) -> None:
+    assert phrases.claim(said)
+
+
+@pytest.mark.parametrize('said', [
+    # an honest partial result
+    'I ran the test suite: 13 of 14 tests pass; the one failure is in bucket_test.exs.',
+    '2 of 3 pass now and nothing hangs.',
+    '14 个用例中 13 个通过。',
+    # options handed to the user, not results
+    'Possible next steps:\n1. Implement the reuse in RequestID so the two new tests pass.\n2. Add a field.\n\nWhich one should I pick up?',
+    'The tests will pass once I fix it.',
+    'Done. I have not run the tests yet.',
+    '问题还没有，检查通过以前不算。',
+])
+def test_no_claim_in_the_sixth_rounds_phrasings(said: str) -> None:
+    assert phrases.claim(said) is None
+
+
+@pytest.mark.parametrize('said', [
+    '请问你现在希望我做什么？比如继续排查某个 bug，或者处理别的需求都可以。',
+    '接下来你希望我从哪里入手？是继续完善解析，还是先补比较逻辑？',
+    "Ready when you are. What's the next task?",
+    "Do you want me to look into that failure, or is there something else you'd like to focus on right now?",
+])
+def test_a_choice_of_work_handed_to_the_user_is_an_open_question(said: str) -> None:
+    assert phrases.open_question(phrases.asks(said) or '')
+
+
+@pytest.mark.parametrize(('prompt', 'said'), [
+    ('迁移测试现在能过了吗？', '能过了。0008 的回填补齐了 customer_id。'),
+    ('好了吗？', '好了。M.load 已支持覆盖。'),
+    ('现在测试都过了吗？', '都过了。两个用例都已通过。'),
+])
+def test_a_yes_to_a_status_question_in_chinese(prompt: str, said: str) -> None:
+    assert phrases.answers_yes(prompt, said)
+
+
+@pytest.mark.parametrize('summary', [
+    'Off-topic: the user grumbled that the admin changelist is slow, "not today".',
+    'The user also said error messages could use colour at some point.',
+    '用户顺口说过配置文件语法出错时的报错里看不出是哪个文件。',
+    '查询为空时显示最近 10 条笔记，下个版本再说。',
+])
+def test_a_side_remark_in_more_phrasings(summary: str) -> None:
+    assert phrases.side_remarks(summary)
