@@ -67,12 +67,6 @@ def test_git_pull_merge_brings_the_other_clones_memory(pair: tuple[Path, Path]) 
     assert 'no unsaved changes' in ok('status', cwd=a)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    'githooks (s5-speed): `git pull --rebase` (or pull.rebase=true) fetches '
-    'the memory ref but runs no post-merge hook, and agitmem installs no '
-    'post-rewrite hook: the other clone\'s memory is not merged into '
-    '.agent/memory/ (the agent works without it) until the next push'
-))
 def test_git_pull_rebase_brings_the_other_clones_memory(pair: tuple[Path, Path]) -> None:
     a = _a_day(pair, '--rebase')
     _both_notes(a)
