@@ -84,3 +84,20 @@ def test_after_pull_rebase_the_next_push_carries_both(pair: tuple[Path, Path]) -
     assert proc.returncode == 0, proc.stderr
     _both_notes(b)
     assert 'no unsaved changes' in ok('status', cwd=b)
+
+
+def test_git_fetch_then_rebase_onto_the_upstream(pair: tuple[Path, Path]) -> None:
+    """`git fetch` then a plain `git rebase` (onto the upstream, which the
+    reflog names refs/remotes/origin/main): as `git pull --rebase`."""
+    a, b = pair
+    ok('note', 'from b', cwd=b)
+    commit(b, 'b.txt')
+    assert run('git', 'push', '-q', cwd=b).returncode == 0
+    ok('note', 'from a', cwd=a)
+    commit(a, 'a.txt')
+    git('fetch', '-q', cwd=a)
+    proc = run('git', 'rebase', cwd=a)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert 'merged the memory of origin/main' in proc.stdout + proc.stderr
+    _both_notes(a)
+    assert 'no unsaved changes' in ok('status', cwd=a)
