@@ -48,6 +48,12 @@ STATUS = (
     '--untracked-files=normal', '--no-renames', '--ignore-submodules=none',
 )
 
+# GIT_DIR and GIT_WORK_TREE a user set for an agitmem command (`GIT_DIR=~/.dotfiles
+# GIT_WORK_TREE=~ agitmem load`): honoured, made absolute, in every git call, as
+# git would.  Not for `agitmem hook ...`: git sets them for its hooks itself,
+# where the repository is found from the directory git runs them in.
+USER_GIT_ENV: dict[str, str] = {}
+
 EarlyKey = tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]]
 # git reads started ahead of need: (cwd, args, env) -> the running process
 EARLY: dict[EarlyKey, subprocess.Popen[str]] = {}
@@ -62,6 +68,7 @@ def clean_env(
     env = dict(os.environ if environ is None else environ)
     for k in GIT_LOCAL_ENV:
         env.pop(k, None)
+    env.update(USER_GIT_ENV)
     env['GIT_TERMINAL_PROMPT'] = '0'
     if extra:
         env.update(extra)
@@ -155,12 +162,23 @@ def absolute_path() -> None:
         os.environ['PATH'] = kept or os.defpath
 
 
+def honour_user_env(argv: list[str]) -> None:
+    """Keep the GIT_DIR and GIT_WORK_TREE of a command the user ran (see
+    USER_GIT_ENV); relative ones mean from here, as for git."""
+    if argv[:1] == ['hook']:
+        return
+    for k in ('GIT_DIR', 'GIT_WORK_TREE'):
+        if os.environ.get(k):
+            USER_GIT_ENV[k] = os.path.abspath(os.environ[k])
+
+
 def begin(argv: list[str]) -> None:
     """Start what the command in argv will wait for, in the current
     directory (session-start: where the agent runs its hooks, which its
     payload names; another directory there costs one unused process).
     Anything that fails here is left to the real call, which says so."""
     absolute_path()
+    honour_user_env(argv)
     find, status = wanted(argv)
     if find is None:
         return

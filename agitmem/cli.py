@@ -466,7 +466,7 @@ def _command(args: argparse.Namespace) -> Callable[[Context], int]:
 
 GIT_EVENTS = (
     'pre-commit', 'commit-msg', 'post-commit', 'pre-push', 'post-checkout',
-    'post-merge',
+    'post-merge', 'post-rewrite',
 )
 
 
@@ -475,9 +475,10 @@ def _hook(event: str, agent: str | None, hook_args: list[str]) -> int:
     # modules import
     from agitmem import repo as repo_mod
     if event in GIT_EVENTS:
-        # of git's hooks only pre-push gets stdin: never wait on another's
+        # of git's hooks only pre-push and post-rewrite get stdin: never
+        # wait on another's
         stdin = ''
-        if event == 'pre-push' and sys.stdin is not None and not sys.stdin.isatty():
+        if event in ('pre-push', 'post-rewrite') and sys.stdin is not None and not sys.stdin.isatty():
             stdin = sys.stdin.read()
         if event == 'commit-msg':
             repo_mod.start_find(None)  # (its rules need no HEAD)

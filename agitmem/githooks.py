@@ -23,10 +23,12 @@ from agitmem.repo import Repo
 
 HOOKS = (
     'pre-commit', 'commit-msg', 'post-commit', 'pre-push', 'post-checkout',
-    'post-merge',
+    'post-merge', 'post-rewrite',
 )
 BLOCKING = frozenset(('pre-commit', 'commit-msg', 'pre-push'))
-STDIN = frozenset(('pre-push',))  # hooks git feeds on stdin
+# hooks git feeds on stdin (post-rewrite: the old -> new commit ids)
+STDIN = frozenset(('pre-push', 'post-rewrite'))
+_STDIN_HOLDS = {'pre-push': 'what is pushed', 'post-rewrite': 'the rewritten commits'}
 VERSION = 4
 MARK = '# agitmem-shim v'
 CHAINED = '.agitmem-chained'
@@ -122,7 +124,7 @@ def shim(name: str, python: str = sys.executable) -> str:
     done = [*_ABSOLUTE_PATH, *_idle(name)]
     if name in STDIN:
         lines += [
-            '# git writes what is pushed on stdin: both hooks get it',
+            f'# git writes {_STDIN_HOLDS[name]} on stdin: both hooks get it',
             'input="$(cat; echo x)"',
             'input="${input%x}"',
             'if [ -x "$chained" ]; then',

@@ -45,7 +45,10 @@ class Race(Exception):
 
 
 def open_repo(repo: Repo) -> pygit2.Repository:
-    return pygit2.Repository(str(repo.root))
+    # a working tree whose git dir is elsewhere with no `.git` naming it
+    # (GIT_DIR=~/.dotfiles GIT_WORK_TREE=~): opened by the git dir git found
+    at = repo.root if os.path.lexists(repo.root / '.git') else repo.git_dir
+    return pygit2.Repository(str(at))
 
 
 # -- the working tree's memory ---------------------------------------------

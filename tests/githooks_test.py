@@ -26,7 +26,7 @@ from testing.util import mem
 from testing.util import ok
 from testing.util import run
 
-HOOKS = ('pre-commit', 'commit-msg', 'post-commit', 'pre-push', 'post-checkout', 'post-merge')
+HOOKS = ('pre-commit', 'commit-msg', 'post-commit', 'pre-push', 'post-checkout', 'post-merge', 'post-rewrite')
 # a hook of the user's own: records how it was called
 RECORDER = '#!/bin/sh\necho "$(basename "$0") $* [$(cat)]" >> "$(git rev-parse --show-toplevel)/ran.log"\n'
 
@@ -437,6 +437,10 @@ def test_shim_text_per_hook() -> None:
     assert 'exec /opt/py/bin/python -P -m agitmem hook commit-msg "$@"' in blocking
     post = githooks.shim('post-merge', '/opt/py/bin/python')
     assert '    chain "$@"\n' in post
+    # post-rewrite's list of rewritten ids reaches both hooks
+    rewrite = githooks.shim('post-rewrite', '/opt/py/bin/python')
+    assert 'printf \'%s\' "$input" | chain "$@"\n' in rewrite
+    assert 'printf \'%s\' "$input" | agitmem hook post-rewrite "$@"' in rewrite
     assert "exec '/opt/my py/python' -P -m agitmem" in githooks.shim('pre-commit', '/opt/my py/python')
 
 
@@ -558,6 +562,9 @@ def test_pre_push_reads_pre_commits_variables(memrepo: Path) -> None:
     ('post-checkout', (), {'PRE_COMMIT_FROM_REF': 'a' * 40, 'PRE_COMMIT_TO_REF': 'b' * 40, 'PRE_COMMIT_CHECKOUT_TYPE': '1'}),
     ('post-merge', ('0',), {}),
     ('post-merge', (), {'PRE_COMMIT_IS_SQUASH_MERGE': '0'}),
+    ('post-rewrite', ('amend',), {}),
+    ('post-rewrite', ('rebase',), {}),
+    ('post-rewrite', (), {'PRE_COMMIT_REWRITE_COMMAND': 'amend'}),
 ))
 def test_branch_hooks_never_fail(memrepo: Path, event: str, args: tuple[str, ...], env: dict[str, str]) -> None:
     proc = agitmem('hook', event, *args, cwd=memrepo, env=env)

@@ -20,7 +20,7 @@ from testing.util import run
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = ROOT / '.pre-commit-hooks.yaml'
 AWS_KEY = 'AKIA' + 'QYLPMN4RZT7W2XHB'  # built at run time, never a literal
-ALL_HOOK_TYPES = ('pre-commit', 'commit-msg', 'post-commit', 'pre-push', 'post-checkout', 'post-merge')
+ALL_HOOK_TYPES = ('pre-commit', 'commit-msg', 'post-commit', 'pre-push', 'post-checkout', 'post-merge', 'post-rewrite')
 TABS_RULE = 'indent with 4 spaces, never tabs'
 TICKET_RULE = 'commit messages start with a ticket id'
 DEPS_RULE = 'no new dependencies without approval'
@@ -75,6 +75,7 @@ def hooked(request: pytest.FixtureRequest, memrepo: Path, monkeypatch: pytest.Mo
                 'hooks': [{'id': i} for i in (
                     'agitmem-check', 'agitmem-commit-msg', 'agitmem-record',
                     'agitmem-branch', 'agitmem-merge', 'agitmem-push',
+                    'agitmem-rewrite',
                 )],
             }],
         }
@@ -131,6 +132,7 @@ def test_manifest_hooks() -> None:
         'agitmem-record': (['post-commit'], 'agitmem hook post-commit'),
         'agitmem-branch': (['post-checkout'], 'agitmem hook post-checkout'),
         'agitmem-merge': (['post-merge'], 'agitmem hook post-merge'),
+        'agitmem-rewrite': (['post-rewrite'], 'agitmem hook post-rewrite'),
         'agitmem-push': (['pre-push'], 'agitmem hook pre-push'),
     }
     for i, h in hooks.items():
@@ -168,6 +170,20 @@ def test_clean_memory_commits_and_is_recorded(hooked: Hooked) -> None:
     assert f'Agitmem-Event: post-commit\nCode-Branch: main\nCode-Head: {head}\n' in msg
     shown = git('show', 'refs/agitmem/heads/main:snapshot.md', cwd=hooked.path)
     assert shown.endswith('- main returns 2\n')
+
+
+def test_amend_is_recorded_for_the_memory_saved_at_the_old_commit(hooked: Hooked) -> None:
+    """post-rewrite: git's shims pass the old -> new list on stdin;
+    pre-commit passes none, and the amend is read from HEAD's reflog."""
+    _append(mem(hooked.path, 'snapshot.md'), '- main returns 2\n')
+    assert hooked.commit('CFG-1 main returns 2').returncode == 0
+    old = hooked.head()
+    proc = hooked.commit('CFG-1 main returns 2, amended', '--amend')
+    assert proc.returncode == 0, _output(proc)
+    new = hooked.head()
+    msg = git('log', '-1', '--format=%B', 'refs/agitmem/heads/main', cwd=hooked.path)
+    assert f'Code-Rewritten: {old} {new}\n' in msg, msg + _output(proc)
+    assert f'Agitmem-Event: post-rewrite\nCode-Branch: main\nCode-Head: {new}\n' in msg
 
 
 def test_snapshot_contradicting_the_tattoo_blocks(hooked: Hooked) -> None:

@@ -4,7 +4,8 @@ Called two ways: by the shims of `agitmem install git`, with the arguments
 git gives the hook; or by the pre-commit framework (.pre-commit-hooks.yaml),
 which passes the commit message file as an argument and the rest in
 PRE_COMMIT_* variables (PRE_COMMIT_REMOTE_NAME, PRE_COMMIT_FROM_REF,
-PRE_COMMIT_TO_REF, PRE_COMMIT_CHECKOUT_TYPE, PRE_COMMIT_IS_SQUASH_MERGE).
+PRE_COMMIT_TO_REF, PRE_COMMIT_CHECKOUT_TYPE, PRE_COMMIT_IS_SQUASH_MERGE,
+PRE_COMMIT_REWRITE_COMMAND).
 
 pre-commit, commit-msg and pre-push may refuse (exit 1, or 2 on bad input);
 post-* hooks never fail the git command: an error is one line, exit 0.  In
@@ -26,7 +27,7 @@ from agitmem.repo import Repo
 
 EVENTS = (
     'pre-commit', 'commit-msg', 'post-commit', 'pre-push', 'post-checkout',
-    'post-merge',
+    'post-merge', 'post-rewrite',
 )
 # set while pre-push pushes the memory refs: that push runs pre-push again
 IN_PUSH = 'AGITMEM_IN_PRE_PUSH'
@@ -199,6 +200,11 @@ def post_merge(args: list[str], stdin: str) -> int:
         return 0
     from agitmem.porcelain import branches
     branches.on_merge(ctx, squash == '1')
+    _after_pull(ctx)
+    return 0
+
+
+def _after_pull(ctx: Context) -> None:
     if repo_mod.head_reflog(ctx.repo).startswith('pull'):
         # a `git pull` fetched: branches gone from the remote are settled
         from agitmem.porcelain import forge
@@ -206,6 +212,32 @@ def post_merge(args: list[str], stdin: str) -> int:
         remote = repo_mod.upstream_remote(ctx.repo, ctx.branch)
         if remote and remote in repo_mod.remotes(ctx.repo) and sharing.has_fetch_spec(ctx.repo, remote):
             forge.tidy(ctx, remote, catch_up=True)
+
+
+def post_rewrite(args: list[str], stdin: str) -> int:
+    """`commit --amend` or a rebase gave commits new ids: the memory
+    saved at the old ones follows them (porcelain/rewrites.py); a rebase
+    also merges the memory of the branch it rebased onto, as post-merge
+    does for a merge (`git pull --rebase` runs no post-merge)."""
+    kind = _arg(args, 0, 'PRE_COMMIT_REWRITE_COMMAND')
+    if kind not in ('amend', 'rebase'):
+        return 0
+    ctx = _context()
+    if ctx is None:
+        return 0
+    if kind == 'amend' and any(
+            (ctx.repo.git_dir / d).is_dir() for d in ('rebase-merge', 'rebase-apply')
+    ):
+        return 0  # a fixup or squash inside a rebase: the rebase's own list maps it
+    from agitmem.porcelain import rewrites
+    pairs = rewrites.parse(stdin) if stdin else rewrites.from_reflog(ctx, kind)
+    oid = rewrites.record(ctx, kind, pairs)
+    if oid is not None:
+        print(f'agitmem: memory follows the rewritten commits ({oid[:12]} on {ctx.ref})')
+    if kind == 'rebase':
+        from agitmem.porcelain import branches
+        branches.on_rebase(ctx)
+        _after_pull(ctx)
     return 0
 
 
@@ -216,6 +248,7 @@ _HANDLERS: dict[str, Callable[[list[str], str], int]] = {
     'pre-push': pre_push,
     'post-checkout': post_checkout,
     'post-merge': post_merge,
+    'post-rewrite': post_rewrite,
 }
 
 

@@ -1,5 +1,5 @@
-"""Memory follows branches (DESIGN.md sections 2, 7, 8): the post-checkout
-and post-merge git hooks, and `agitmem merge BRANCH`.
+"""Memory follows branches (DESIGN.md sections 2, 7, 8): the post-checkout,
+post-merge and post-rewrite (rebase) git hooks, and `agitmem merge BRANCH`.
 
 A branch switch saves the memory of the branch we came from to its own
 ref, then checks the new branch's memory out into .agent/memory/ (a branch
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Sequence
 
 import pygit2
 
@@ -82,7 +83,6 @@ def merged_memory(ctx: Context, squash: bool) -> tuple[str, str] | None:
     its reflog entry names (`merge feature: ...`), else the branches at
     the commit it brought in (MERGE_HEAD, the squashed tip, HEAD^2).  After
     a `git pull` the remote's memory is fetched first."""
-    pr = store.open_repo(ctx.repo)
     subject = repo_mod.head_reflog(ctx.repo)
     code_refs = []
     m = _MERGE.match(subject)
@@ -91,6 +91,16 @@ def merged_memory(ctx: Context, squash: bool) -> tuple[str, str] | None:
     sha = _merged_commit(ctx.repo, squash)
     if sha:
         code_refs.extend(_refs_at(ctx.repo, sha))
+    return _memory_of(ctx, code_refs, subject)
+
+
+def _memory_of(
+        ctx: Context, code_refs: Sequence[str | None], subject: str,
+) -> tuple[str, str] | None:
+    """(memory ref, name) of the first of code_refs (other than this
+    branch) that has memory; a remote's memory is fetched first when git
+    just pulled (`subject`, HEAD's reflog entry)."""
+    pr = store.open_repo(ctx.repo)
     fetched = set()
     for code_ref in code_refs:
         if code_ref is None or code_ref == f'refs/heads/{ctx.branch}':
@@ -123,6 +133,47 @@ def on_merge(ctx: Context, squash: bool) -> int:
     ref, name = found
     subject = f'merge: {name}{" (squash)" if squash else ""}'
     outcome = merging.merge_into_worktree(ctx, ref, name, subject=subject)
+    return merging.report(outcome, ctx, name, prefix='agitmem: ')
+
+
+# -- post-rewrite (rebase) -----------------------------------------------------------
+
+_ONTO = re.compile(r'^(?:pull|rebase)\b.* \(start\): checkout (.+)$')
+
+
+def rebased_onto(ctx: Context) -> tuple[str, str] | None:
+    """(memory ref, name) of the branch a rebase that just finished put
+    this branch's commits on: the one its `(start): checkout X` reflog
+    entry names, or the branches at the commit it names by id (`git pull
+    --rebase` names the upstream's)."""
+    found = repo_mod.git_out(
+        ctx.repo, 'log', '-g', '-1', '-F', '--grep-reflog', '(start): checkout ',
+        '--format=%gs', 'HEAD',
+    )
+    m = _ONTO.match(found)
+    if m is None:
+        return None
+    onto = m[1]
+    if not _SHA.match(onto):
+        # a name the user gave (`main`, `origin/main`; `HEAD~3` names none):
+        # only that branch, not whatever else points at the same commit
+        full = onto if onto.startswith(('refs/heads/', 'refs/remotes/')) else None
+        named = full if full and repo_mod.ref_exists(ctx.repo, full) else _code_ref(ctx.repo, onto)
+        return _memory_of(ctx, [named], found)
+    return _memory_of(ctx, list(_refs_at(ctx.repo, onto)), found)
+
+
+def on_rebase(ctx: Context) -> int:
+    """post-rewrite after a rebase: the branch it was rebased onto is in
+    this one now, as after a merge: its memory is merged into this
+    branch's (a `git pull --rebase` runs no post-merge)."""
+    if not ctx.repo.memory_dir.is_dir() or lineage.pinned(ctx) or ctx.branch is None:
+        return 0
+    found = rebased_onto(ctx)
+    if found is None:
+        return 0
+    ref, name = found
+    outcome = merging.merge_into_worktree(ctx, ref, name, subject=f'merge: {name} (rebase)')
     return merging.report(outcome, ctx, name, prefix='agitmem: ')
 
 

@@ -49,6 +49,7 @@ PRE_COMMIT_IDS = {
     'pre-push': 'agitmem-push',
     'post-checkout': 'agitmem-branch',
     'post-merge': 'agitmem-merge',
+    'post-rewrite': 'agitmem-rewrite',
 }
 
 

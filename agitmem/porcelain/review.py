@@ -2,7 +2,8 @@
 memory over a code range, for a pull request.
 
 The memory commits (on any memory ref, local or fetched) whose `Code-Head`
-is a code commit in the range are the branch's memory work; so are the
+is a code commit in the range (or was, before an amend or a rebase that a
+post-rewrite record maps to one in it) are the branch's memory work; so are the
 branch's own memory commits made at the fork point, before its first code
 commit (same `Code-Branch`, `Code-Head` the merge base).  The summary is
 the change from the memory before the oldest of them to the newest: tattoo
@@ -28,6 +29,7 @@ from agitmem.errors import AgitmemError
 from agitmem.memory import fragments as fragments_mod
 from agitmem.memory import snapshot as snapshot_mod
 from agitmem.memory import tattoo as tattoo_mod
+from agitmem.porcelain import rewrites
 from agitmem.repo import Repo
 
 _BULLET = re.compile(r'^(?:[-*+]|\d+[.)])\s+')
@@ -108,10 +110,19 @@ def select(
     for sha in tips[1:]:
         walker.push(sha)
     rows = []
+    messages = []
     for c in walker:
         tr = store.trailers(c)
         if 'Agitmem-Event' in tr:
             rows.append((c, tr.get('Code-Head'), tr.get('Code-Branch')))
+            messages.append(c.message)
+    # memory saved at a commit since amended or rebased: its new id counts
+    mapped = rewrites.mappings(messages)
+    if mapped:
+        rows = [
+            (c, next((x for x in rewrites.followed(h, mapped) if x in in_range), h) if h else h, b)
+            for c, h, b in rows
+        ]
     branches = {b for _, h, b in rows if h in in_range}
     if head_name:
         branches.add(head_name)

@@ -112,6 +112,7 @@ def save(
         conflicts: Sequence[merge.Conflict] | None = None,
         worktree: bool = True,
         parsed: Mapping[str, bytes] | None = None,
+        force: bool = False,
 ) -> pygit2.Oid | None:
     """Commit memory to ctx.ref: the working tree's, or files (computed
     from it: an archive, a rollback, a merge).  Returns the new commit, or
@@ -122,7 +123,9 @@ def save(
     computed again).  worktree=False: ctx.ref is not this worktree's
     memory (a ref merged before a push): no catch-up, no memory base.
     parsed: memory files (name -> bytes) the caller made from a parse of
-    its own, as well formed as the parse: not parsed again."""
+    its own, as well formed as the parse: not parsed again.
+    force: commit even when the memory is unchanged (a record whose
+    message is the news: post-rewrite's old -> new commit ids)."""
     pr = store.open_repo(ctx.repo)
     with store.locked(ctx.repo):
         if worktree and parents is None and files is None:
@@ -170,7 +173,7 @@ def save(
                     subject, event=event, branch=ctx.branch, head=ctx.head, body=body,
                 )
                 _refuse_secrets({}, f'{subject}\n\n{body}')
-                oid = store.commit(ctx.repo, pr, ctx.ref, tree, msg=msg)
+                oid = store.commit(ctx.repo, pr, ctx.ref, tree, msg=msg, force=force)
         except (OSError, pygit2.GitError) as e:
             # a read-only or full .git: one line, not a traceback
             detail = ' '.join(str(e).split()) or type(e).__name__

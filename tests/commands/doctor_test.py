@@ -47,14 +47,14 @@ def test_clean_setup(wired: Path) -> None:
     proc = agitmem('doctor', cwd=wired)
     assert proc.returncode == 0, proc.stdout
     assert 'claude: 7 hooks in .claude/settings.local.json' in proc.stdout
-    assert 'git hooks: all 6 in place' in proc.stdout
+    assert 'git hooks: all 7 in place' in proc.stdout
     assert proc.stdout.endswith('doctor: all good (0 warning(s))\n')
 
 
 def test_missing_git_hooks_and_the_fix(memrepo: Path) -> None:
     proc = agitmem('doctor', cwd=memrepo)
     assert proc.returncode == 1
-    assert 'git hooks missing: pre-commit, commit-msg, post-commit, pre-push, post-checkout, post-merge' in proc.stdout
+    assert 'git hooks missing: pre-commit, commit-msg, post-commit, pre-push, post-checkout, post-merge, post-rewrite' in proc.stdout
     assert 'fix: agitmem install git' in proc.stdout
     assert 'no agent has agitmem hooks' in proc.stdout  # a warning
     ok('install', 'git', cwd=memrepo)
@@ -63,12 +63,14 @@ def test_missing_git_hooks_and_the_fix(memrepo: Path) -> None:
     assert _problems(findings, 'git-hooks') == []
 
 
-def test_one_git_hook_gone(wired: Path) -> None:
-    (wired / '.git' / 'hooks' / 'post-merge').unlink()
+@pytest.mark.parametrize('hook', ('post-merge', 'post-rewrite'))
+def test_one_git_hook_gone(wired: Path, hook: str) -> None:
+    # post-rewrite: the shims of an agitmem from before it had one
+    (wired / '.git' / 'hooks' / hook).unlink()
     code, findings = _doctor(wired)
     assert code == 1
     assert [(f['message'], f['fix']) for f in _problems(findings, 'git-hooks')] == [
-        ('git hooks missing: post-merge', 'agitmem install git'),
+        (f'git hooks missing: {hook}', 'agitmem install git'),
     ]
 
 
@@ -77,7 +79,7 @@ def test_pre_commit_needs_every_hook_type(memrepo: Path) -> None:
     hooks = ''.join(
         f'    -   id: {i}\n' for i in (
             'agitmem-check', 'agitmem-commit-msg', 'agitmem-record',
-            'agitmem-push', 'agitmem-branch', 'agitmem-merge',
+            'agitmem-push', 'agitmem-branch', 'agitmem-merge', 'agitmem-rewrite',
         )
     )
     body = f'repos:\n-   repo: https://example.com/agitmem\n    rev: v0.1.0\n    hooks:\n{hooks}'
@@ -86,11 +88,11 @@ def test_pre_commit_needs_every_hook_type(memrepo: Path) -> None:
     code, findings = _doctor(memrepo)
     assert code == 1
     [problem] = _problems(findings, 'git-hooks')
-    assert problem['message'] == 'git hooks missing: commit-msg, post-commit, pre-push, post-checkout, post-merge'
+    assert problem['message'] == 'git hooks missing: commit-msg, post-commit, pre-push, post-checkout, post-merge, post-rewrite'
     assert 'default_install_hook_types' in problem['fix']
     config.write_text(
         'default_install_hook_types: [pre-commit, commit-msg, post-commit, '
-        'pre-push, post-checkout, post-merge]\n' + body,
+        'pre-push, post-checkout, post-merge, post-rewrite]\n' + body,
     )
     assert run(sys.executable, '-m', 'pre_commit', 'install', cwd=memrepo).returncode == 0
     code, findings = _doctor(memrepo)

@@ -431,7 +431,7 @@ def test_corpus_is_big_and_broad() -> None:
     for event in (
         'session-start', 'pre-compact', 'post-edit', 'prompt', 'stop',
         'pre-commit', 'commit-msg', 'post-commit', 'pre-push',
-        'post-checkout', 'post-merge',
+        'post-checkout', 'post-merge', 'post-rewrite',
     ):
         assert event in events, f'no case runs `agitmem hook {event}`'
 

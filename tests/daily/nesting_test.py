@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 
 from testing.daily import commit
 from testing.daily import goal_here
 from testing.daily import head
 from testing.daily import settled
+from testing.util import bad
 from testing.util import git
 from testing.util import mem
 from testing.util import ok
@@ -100,12 +100,6 @@ def test_git_run_by_a_wrapper_with_git_dir_and_work_tree(memrepo: Path, tmp_path
     assert tip(memrepo, SIDE) is not None
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    'repo.py (s5-speed): agitmem drops GIT_DIR/GIT_WORK_TREE and finds the '
-    'repository from its cwd only, so under a wrapper that sets them (run '
-    'from outside the work tree, or a dotfiles-style separate git dir) '
-    'every command says `not a git repository`, while git works there'
-))
 def test_agitmem_under_git_dir_and_work_tree_from_outside(memrepo: Path, tmp_path: Path) -> None:
     ok('state', 'set', 'current_goal=wrapped goal', cwd=memrepo)
     env = {'GIT_DIR': str(memrepo / '.git'), 'GIT_WORK_TREE': str(memrepo)}
@@ -117,3 +111,46 @@ def test_agitmem_under_git_dir_and_work_tree_from_outside(memrepo: Path, tmp_pat
     ok('note', 'from outside', cwd=elsewhere, env=env)
     assert 'from outside' in git('show', f'{MAIN}:notes.md', cwd=memrepo)
     assert not (elsewhere / '.agent').exists()
+
+
+def test_a_bare_dotfiles_repository_through_git_dir_and_work_tree(tmp_path: Path) -> None:
+    """`git init --bare ~/.dotfiles` and every command with GIT_DIR and
+    GIT_WORK_TREE (relative ones too): no `.git` in the working tree, and
+    agitmem works on that repository as git does, from anywhere."""
+    home = tmp_path / 'home'
+    (home / 'sub').mkdir(parents=True)
+    git('init', '-q', '--bare', str(home / '.dotfiles'), cwd=tmp_path)
+    env = {'GIT_DIR': str(home / '.dotfiles'), 'GIT_WORK_TREE': str(home)}
+    (home / '.bashrc').write_text('alias ll="ls -l"\n')
+    git('add', '.bashrc', cwd=home, env=env)
+    git('commit', '-q', '-m', 'bashrc', cwd=home, env=env)
+    ok('init', cwd=home, env=env)
+    assert (home / '.agent' / 'memory' / 'tattoo.md').exists()
+    assert '/.agent/' in (home / '.dotfiles' / 'info' / 'exclude').read_text()
+    ok('state', 'set', 'current_goal=tidy the dotfiles', cwd=home / 'sub', env=env)
+    ok('note', 'from the subdirectory', cwd=home / 'sub', env=env)
+    relative = {'GIT_DIR': '../.dotfiles', 'GIT_WORK_TREE': '..'}
+    out = ok('load', cwd=home / 'sub', env=relative)
+    assert 'current_goal: tidy the dotfiles' in out.splitlines()
+    assert 'from the subdirectory' in git('show', f'{MAIN}:notes.md', cwd=home, env=env)
+    assert 'no unsaved changes' in ok('status', cwd=tmp_path, env=env)
+    assert not (home / 'sub' / '.agent').exists() and not (tmp_path / '.agent').exists()
+    # without them, home is no repository: agitmem says so, as git does
+    line = bad('status', cwd=home)
+    assert line.startswith('agitmem: not a git repository')
+
+
+def test_git_dir_naming_no_repository_is_one_line(tmp_path: Path, memrepo: Path) -> None:
+    line = bad('load', cwd=memrepo, env={'GIT_DIR': str(tmp_path / 'nowhere')})
+    assert 'not a git repository' in line
+
+
+def test_a_users_index_file_is_never_written(memrepo: Path, tmp_path: Path) -> None:
+    """GIT_INDEX_FILE is the user's index for their git commands; agitmem
+    reads and writes through its own calls, never through it."""
+    index = tmp_path / 'other-index'
+    env = {'GIT_DIR': str(memrepo / '.git'), 'GIT_WORK_TREE': str(memrepo), 'GIT_INDEX_FILE': str(index)}
+    ok('state', 'set', 'current_goal=index kept', cwd=tmp_path, env=env)
+    ok('save', cwd=tmp_path, env=env)
+    assert not index.exists()
+    assert 'index kept' in git('show', f'{MAIN}:state.json', cwd=memrepo)

@@ -67,12 +67,6 @@ def test_git_pull_merge_brings_the_other_clones_memory(pair: tuple[Path, Path]) 
     assert 'no unsaved changes' in ok('status', cwd=a)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    'githooks (s5-speed): `git pull --rebase` (or pull.rebase=true) fetches '
-    'the memory ref but runs no post-merge hook, and agitmem installs no '
-    'post-rewrite hook: the other clone\'s memory is not merged into '
-    '.agent/memory/ (the agent works without it) until the next push'
-))
 def test_git_pull_rebase_brings_the_other_clones_memory(pair: tuple[Path, Path]) -> None:
     a = _a_day(pair, '--rebase')
     _both_notes(a)
@@ -90,3 +84,20 @@ def test_after_pull_rebase_the_next_push_carries_both(pair: tuple[Path, Path]) -
     assert proc.returncode == 0, proc.stderr
     _both_notes(b)
     assert 'no unsaved changes' in ok('status', cwd=b)
+
+
+def test_git_fetch_then_rebase_onto_the_upstream(pair: tuple[Path, Path]) -> None:
+    """`git fetch` then a plain `git rebase` (onto the upstream, which the
+    reflog names refs/remotes/origin/main): as `git pull --rebase`."""
+    a, b = pair
+    ok('note', 'from b', cwd=b)
+    commit(b, 'b.txt')
+    assert run('git', 'push', '-q', cwd=b).returncode == 0
+    ok('note', 'from a', cwd=a)
+    commit(a, 'a.txt')
+    git('fetch', '-q', cwd=a)
+    proc = run('git', 'rebase', cwd=a)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert 'merged the memory of origin/main' in proc.stdout + proc.stderr
+    _both_notes(a)
+    assert 'no unsaved changes' in ok('status', cwd=a)
