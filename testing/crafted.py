@@ -131,7 +131,8 @@ def _raw(repo: Path, kind: int, data: bytes) -> bytes:
 def _tree(repo: Path, entries: list[tuple[bytes, bytes, bytes]]) -> bytes:
     """(mode, name, raw id) entries, in git's order, as one tree object."""
     import pygit2
-    key = (lambda e: e[1] + (b'/' if e[0] == b'40000' else b''))
+    def key(e: tuple[bytes, bytes, bytes]) -> bytes:
+        return e[1] + (b'/' if e[0] == b'40000' else b'')  # git sorts a tree as name/
     raw = b''.join(m + b' ' + n + b'\0' + i for m, n, i in sorted(entries, key=key))
     return _raw(repo, pygit2.GIT_OBJECT_TREE, raw)
 
@@ -145,9 +146,11 @@ def shaped_commit(repo: Path, ref: str, shape: str, *, size_mb: int = 40,
       wide         archive/ holding 100,000 files
       notes-dir    notes.md a directory (a file expected)
       archive-file archive a file (a directory expected)
+      extra-dir    archive/extra/x.md added
       latin1-name  an archived file whose name is not UTF-8
       ansi-name    an archived file whose name holds an ESC sequence and a newline
-      no-parent    (any shape) plus a parent that is not in the repository
+      no-parent    a parent that is not in the repository
+      none         nothing hostile in the tree (a hostile subject alone)
     Moves ref; returns the commit's id."""
     import pygit2
     blob = pygit2.GIT_OBJECT_BLOB
@@ -177,6 +180,17 @@ def shaped_commit(repo: Path, ref: str, shape: str, *, size_mb: int = 40,
         entries[b'notes.md'] = (b'40000', _tree(repo, [(b'100644', b'x.md', small)]))
     elif shape == 'archive-file':
         entries[b'archive'] = (b'100644', small)
+    elif shape == 'extra-dir':
+        sub = entries[b'archive'][1] if b'archive' in entries else _tree(repo, [])
+        listed_sub = subprocess.run(
+            ('git', 'ls-tree', '-z', sub.hex()), cwd=repo, capture_output=True, check=True,
+        ).stdout
+        kept = [
+            (meta.split()[0].lstrip(b'0'), name, bytes.fromhex(meta.split()[2].decode()))
+            for meta, name in (ln.split(b'\t', 1) for ln in filter(None, listed_sub.split(b'\0')))
+        ]
+        extra = _tree(repo, [(b'100644', b'x.md', small)])
+        entries[b'archive'] = (b'40000', _tree(repo, [*kept, (b'40000', b'extra', extra)]))
     elif shape == 'latin1-name':
         entries[b'archive'] = (b'40000', _tree(repo, [(b'100644', b'caf\xe9.md', small)]))
     elif shape == 'ansi-name':
@@ -195,6 +209,6 @@ def shaped_commit(repo: Path, ref: str, shape: str, *, size_mb: int = 40,
         b'author x <x@x> 1700000000 +0000\ncommitter x <x@x> 1700000000 +0000\n\n' +
         msg.encode('utf-8', 'surrogateescape')
     )
-    oid = _raw(repo, pygit2.GIT_OBJECT_COMMIT, raw).hex()
-    git('update-ref', ref, oid, cwd=repo)
-    return oid
+    made = _raw(repo, pygit2.GIT_OBJECT_COMMIT, raw).hex()
+    git('update-ref', ref, made, cwd=repo)
+    return made
