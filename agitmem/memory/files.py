@@ -59,8 +59,8 @@ def _check_shape(files: Files) -> None:
     for path in files:
         top, _, rest = path.partition('/')
         if (top == memory.ARCHIVE) == (not rest) or (rest and top in memory.LAYERS):
-            what = 'a directory' if top == memory.ARCHIVE else 'a file'
-            raise AgitmemError(f'.agent/memory/{top}: must be {what}')
+            what = 'a file, not a directory' if top == memory.ARCHIVE else 'a directory, not a file'
+            raise AgitmemError(f'.agent/memory/{top}: is {what}')
 
 
 def walk(root: Path) -> Iterator[Path]:
