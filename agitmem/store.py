@@ -131,14 +131,34 @@ _ENTRY_MODES = (
 )
 
 
+# What a memory tree from a remote may hold, checked before anything is
+# read or written (a clone or a fetch can send anything git can store: a
+# 2 GB blob that packs into a few MB, a tree nested 5,000 deep, 100,000
+# entries).  agitmem writes files of at most max_file_kb (256 KB) each, at
+# most four levels deep (archive/YYYY/MM/file), one archive a day at most:
+# these bounds are far past anything it wrote, and keep a read in memory
+# and time.
+MAX_DEPTH = 16
+MAX_ENTRIES = 20_000
+MAX_BLOB = 16 * 1024 * 1024
+
+
+def shown_path(path: str) -> str:
+    """A path from a tree, as one line of ASCII (its controls, newlines and
+    non-UTF-8 bytes escaped)."""
+    return path.encode('unicode_escape', 'backslashreplace').decode('ascii')
+
+
 def safe_entry(prefix: str, name: str, mode: int) -> str:
     """A tree entry's path inside .agent/memory/, or AgitmemError naming
     it.  A memory commit may come from a remote (a clone, a fetch): an
     entry that could reach outside .agent/memory/ (`..`, an absolute or
-    slashed name, `.git`), or that is not a file or a directory (a
-    symlink, a submodule), is refused before anything is written."""
+    slashed name, `.git`), that is not a file or a directory (a symlink,
+    a submodule), or whose name holds a control character (a newline, an
+    escape sequence: agitmem never writes one, and it would reach a
+    terminal through `ls`) is refused before anything is written."""
     path = f'{prefix}{name}'
-    shown = path.encode('unicode_escape').decode('ascii')
+    shown = shown_path(path)
     if (
             name in ('', '.', '..') or '/' in name or '\\' in name or
             '\0' in name or name.rstrip('. ').lower() == '.git' or
@@ -157,59 +177,126 @@ def safe_entry(prefix: str, name: str, mode: int) -> str:
             f'memory commit refused: entry "{shown}" is {kind}; memory holds '
             f'regular files only',
         )
+    if any(c < ' ' or '\x7f' <= c <= '\x9f' for c in name):
+        raise AgitmemError(
+            f'memory commit refused: entry "{shown}" has a control character '
+            f'in its name',
+        )
+    if any('\udc80' <= c <= '\udcff' for c in name):
+        # pygit2 reads a name's bytes with surrogateescape: not UTF-8,
+        # which no file system agitmem writes to must take
+        raise AgitmemError(
+            f'memory commit refused: entry "{shown}" has a name that is not UTF-8',
+        )
+    if not prefix and (name == memory.ARCHIVE) != (mode == pygit2.GIT_FILEMODE_TREE) and (
+            name == memory.ARCHIVE or name in (*memory.LAYERS, memory.CONFIG)
+    ):
+        # a layer where a directory is (or archive/ where a file is) would
+        # meet the working tree's file (directory) half way through a checkout
+        want = 'a directory' if name == memory.ARCHIVE else 'a file'
+        raise AgitmemError(
+            f'memory commit refused: entry "{shown}" is not {want}',
+        )
     return path
 
 
+def _walk(
+        pr: pygit2.Repository, tree: pygit2.Tree, prefix: str,
+) -> Generator[tuple[str, pygit2.Object]]:
+    """(path, object) of every entry under tree, each through safe_entry,
+    trees before what they hold; iterative (a 5,000-deep tree is no
+    RecursionError) and bounded in depth and entries."""
+    stack: list[tuple[str, pygit2.Tree, int]] = [(prefix, tree, prefix.count('/'))]
+    count = 0
+    while stack:
+        at, node, depth = stack.pop()
+        if depth >= MAX_DEPTH:
+            raise AgitmemError(
+                f'memory commit refused: "{shown_path(at.rstrip("/"))}" is over '
+                f'{MAX_DEPTH} directories deep',
+            )
+        for entry in node:
+            count += 1
+            if count > MAX_ENTRIES:
+                raise AgitmemError(
+                    f'memory commit refused: its tree holds over {MAX_ENTRIES} '
+                    f'entries',
+                )
+            path = safe_entry(at, entry.name or '', entry.filemode)
+            if entry.filemode == pygit2.GIT_FILEMODE_TREE:
+                sub = pr[entry.id]
+                if isinstance(sub, pygit2.Tree):
+                    stack.append((f'{path}/', sub, depth + 1))
+                continue
+            yield path, entry
+
+
+def _within_bound(pr: pygit2.Repository, oid: pygit2.Oid, path: str) -> None:
+    _, size = pr.odb.read_header(oid)
+    if size > MAX_BLOB:
+        raise AgitmemError(
+            f'memory commit refused: "{shown_path(path)}" is {size // (1024 * 1024)} MB '
+            f'(memory files are at most {MAX_BLOB // (1024 * 1024)} MB)',
+        )
+
+
+def blob_data(pr: pygit2.Repository, oid: pygit2.Oid, path: str) -> bytes:
+    """A blob of a memory commit, its size read (from the object's header)
+    before it is inflated: one over MAX_BLOB is refused."""
+    _within_bound(pr, oid, path)
+    blob = pr[oid]
+    return blob.data if isinstance(blob, pygit2.Blob) else b''
+
+
 def check_tree(pr: pygit2.Repository, tree: pygit2.Tree, prefix: str = '') -> None:
-    """Every entry of a memory tree through safe_entry, without reading a
-    blob: a commit from a remote is checked before anything moves to it
-    (a fast-forward) or is saved for it (the pre-save of a rollback)."""
+    """Every entry of a memory tree through safe_entry and the bounds,
+    each blob's size from its header (none is read): a commit from a
+    remote is checked before anything moves to it (a fast-forward) or is
+    saved for it (the pre-save of a rollback)."""
     whole(pr, tree, lambda: _check_tree(pr, tree, prefix))
 
 
 def _check_tree(pr: pygit2.Repository, tree: pygit2.Tree, prefix: str) -> None:
-    for entry in tree:
-        path = safe_entry(prefix, entry.name or '', entry.filemode)
-        if entry.filemode == pygit2.GIT_FILEMODE_TREE:
-            sub = pr[entry.id]
-            if isinstance(sub, pygit2.Tree):
-                _check_tree(pr, sub, f'{path}/')
+    for path, entry in _walk(pr, tree, prefix):
+        _within_bound(pr, entry.id, path)
 
 
 def tree_files(pr: pygit2.Repository, tree: pygit2.Tree, prefix: str = '') -> Files:
-    """Every file of a memory tree, each entry checked by safe_entry."""
+    """Every file of a memory tree, each entry checked by safe_entry, the
+    tree and each blob within the bounds above."""
     return whole(pr, tree, lambda: _tree_files(pr, tree, prefix))
 
 
 def _tree_files(pr: pygit2.Repository, tree: pygit2.Tree, prefix: str) -> Files:
-    ret: Files = {}
-    for entry in tree:
-        path = safe_entry(prefix, entry.name or '', entry.filemode)
-        obj = pr[entry.id]
-        if isinstance(obj, pygit2.Tree):
-            ret.update(_tree_files(pr, obj, f'{path}/'))
-        elif isinstance(obj, pygit2.Blob):
-            ret[path] = obj.data
-    return ret
+    return {
+        path: blob_data(pr, entry.id, path)
+        for path, entry in sorted(_walk(pr, tree, prefix), key=lambda e: e[0])
+    }
 
 
 # -- partial clones: objects a promisor remote still holds ------------------------
 
-def whole(pr: pygit2.Repository, top: pygit2.Object, read: Callable[[], _T]) -> _T:
+def whole(pr: pygit2.Repository, top: pygit2.Object | pygit2.Commit, read: Callable[[], _T]) -> _T:
     """read(), which reads the objects under `top`; when one is missing (a
     partial clone: `git clone --filter=...` left it on the remote), those
     under `top` are fetched first, then read() again."""
     try:
         return read()
     except KeyError as e:
-        fill(pr, [str(top.id)], absent=str(e.args[0]) if e.args else None)
+        fill(pr, [str(top.id)], absent=_missing_id(e))
     try:
         return read()
     except KeyError as e:
         raise AgitmemError(
-            f'memory object {e.args[0] if e.args else "?"} is still missing '
+            f'memory object {_missing_id(e) or "?"} is still missing '
             f'after a fetch (`git fsck` says more)',
         )
+
+
+def _missing_id(e: KeyError) -> str | None:
+    # pygit2 says an Oid, or libgit2's "object not found - no match for id (...)"
+    m = re.search(r'[0-9a-f]{40,64}', str(e.args[0])) if e.args else None
+    return m[0] if m else None
 
 
 def promisor(pr: pygit2.Repository) -> str | None:
@@ -625,18 +712,23 @@ def history(
     top = tip(pr, ref)
     if top is None:
         return []
-    ret: list[pygit2.Commit] = []
     # a sorted walk reads the whole history first: with a limit, walk in
     # git's own order (newest first) and stop early
     order = (
         pygit2.enums.SortMode.NONE if n is not None else
         pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME
     )
-    for c in pr.walk(top.id, order):
-        if n is not None and len(ret) >= n:
-            break
-        ret.append(c)
-    return ret
+
+    def walk() -> list[pygit2.Commit]:
+        ret: list[pygit2.Commit] = []
+        for c in pr.walk(top.id, order):
+            if n is not None and len(ret) >= n:
+                break
+            ret.append(c)
+        return ret
+    # a parent this repository lacks (a partial clone's, or a fetched
+    # commit's that never came): fetched, or one line saying so
+    return whole(pr, top, walk)
 
 
 def commit_time(c: pygit2.Commit) -> datetime.datetime:
@@ -656,6 +748,7 @@ def checkout(repo: Repo, files: Files, *, only: set[str] | None = None) -> list[
     current = {
         p.relative_to(root).as_posix() for p in memory_files.walk(root)
     } if root.is_dir() else set()
+    _check_fits(root, files, only)
     for path, data in sorted(files.items()):
         if only is not None and path not in only:
             continue
@@ -676,6 +769,25 @@ def checkout(repo: Repo, files: Files, *, only: set[str] | None = None) -> list[
         changed.append(path)
     _prune_empty_dirs(root)
     return changed
+
+
+def _check_fits(root: Path, files: Files, only: set[str] | None) -> None:
+    """Refuse, before anything is written, a file whose place in
+    .agent/memory/ is a directory, or under a file (a memory commit from a
+    remote may swap one for the other): the checkout would stop half way."""
+    for path in files:
+        if (only is not None and path not in only) or path == memory.CONFIG:
+            continue
+        parts = path.split('/')
+        for i in range(1, len(parts) + 1):
+            at = root.joinpath(*parts[:i])
+            leaf = i == len(parts)
+            if at.is_dir() if leaf else (at.exists() and not at.is_dir()):
+                raise AgitmemError(
+                    f'cannot write "{shown_path(path)}" into .agent/memory: '
+                    f'.agent/memory/{shown_path("/".join(parts[:i]))} is '
+                    f'{"a directory" if leaf else "a file"} there; move it away first',
+                )
 
 
 def _safe(root: Path, path: str) -> Path:
@@ -732,7 +844,8 @@ def find_archive(pr: pygit2.Repository, commit_: pygit2.Commit, key: str) -> str
 def merge_base(
         pr: pygit2.Repository, a: pygit2.Oid, b: pygit2.Oid,
 ) -> pygit2.Commit | None:
-    oid = pr.merge_base(a, b)
+    top = pr[a]
+    oid = whole(pr, top, lambda: pr.merge_base(a, b))
     if oid is None:
         return None
     obj = pr.get(oid)
@@ -741,7 +854,7 @@ def merge_base(
 
 def contains(pr: pygit2.Repository, tip_: pygit2.Oid, other: pygit2.Oid) -> bool:
     """Is other in tip_'s history (or tip_ itself)?"""
-    return tip_ == other or bool(pr.descendant_of(tip_, other))
+    return tip_ == other or whole(pr, pr[tip_], lambda: bool(pr.descendant_of(tip_, other)))
 
 
 def commit_merge(

@@ -116,3 +116,99 @@ def planted(root: Path, outside: Path) -> list[str]:
         root / '.agent' / 'memory' / 'sub',
     ]
     return [str(p) for p in suspects if p.exists() or p.is_symlink()]
+
+
+# -- shapes too large to build entry by entry (s6-red) --------------------------
+# written straight into the object database (pygit2's odb: no name checks,
+# no process per object), so a 5,000-deep or 100,000-wide tree takes a
+# fraction of a second to make
+
+def _raw(repo: Path, kind: int, data: bytes) -> bytes:
+    import pygit2
+    return pygit2.Repository(str(repo)).odb.write(kind, data).raw
+
+
+def _tree(repo: Path, entries: list[tuple[bytes, bytes, bytes]]) -> bytes:
+    """(mode, name, raw id) entries, in git's order, as one tree object."""
+    import pygit2
+    def key(e: tuple[bytes, bytes, bytes]) -> bytes:
+        return e[1] + (b'/' if e[0] == b'40000' else b'')  # git sorts a tree as name/
+    raw = b''.join(m + b' ' + n + b'\0' + i for m, n, i in sorted(entries, key=key))
+    return _raw(repo, pygit2.GIT_OBJECT_TREE, raw)
+
+
+def shaped_commit(repo: Path, ref: str, shape: str, *, size_mb: int = 40,
+                  subject: str = 'save: notes.md') -> str:
+    """A memory commit on top of ref's tip whose tree takes the tip's and
+    adds, or swaps in, one hostile shape:
+      huge-notes   notes.md of size_mb MB (one line repeated)
+      deep         archive/ 5,000 directories deep, a file at the bottom
+      wide         archive/ holding 100,000 files
+      notes-dir    notes.md a directory (a file expected)
+      archive-file archive a file (a directory expected)
+      extra-dir    archive/extra/x.md added
+      latin1-name  an archived file whose name is not UTF-8
+      ansi-name    an archived file whose name holds an ESC sequence and a newline
+      no-parent    a parent that is not in the repository
+      none         nothing hostile in the tree (a hostile subject alone)
+    Moves ref; returns the commit's id."""
+    import pygit2
+    blob = pygit2.GIT_OBJECT_BLOB
+    top = git('rev-parse', ref, cwd=repo).strip()
+    listed = subprocess.run(
+        ('git', 'ls-tree', '-z', f'{top}^{{tree}}'), cwd=repo, capture_output=True, check=True,
+    ).stdout
+    entries: dict[bytes, tuple[bytes, bytes]] = {}
+    for line in filter(None, listed.split(b'\0')):
+        meta, name = line.split(b'\t', 1)
+        mode, _, oid = meta.split()
+        entries[name] = (mode.lstrip(b'0'), bytes.fromhex(oid.decode()))
+    small = _raw(repo, blob, b'# archived\n')
+    if shape == 'huge-notes':
+        line = b'- a note a remote sent, over and over\n'
+        entries[b'notes.md'] = (b'100644', _raw(repo, blob, line * (size_mb * 1024 * 1024 // len(line))))
+    elif shape == 'deep':
+        oid = _tree(repo, [(b'100644', b'bottom.md', small)])
+        for _ in range(5000):
+            oid = _tree(repo, [(b'40000', b'd', oid)])
+        entries[b'archive'] = (b'40000', oid)
+    elif shape == 'wide':
+        entries[b'archive'] = (b'40000', _tree(
+            repo, [(b'100644', b'%06d.md' % i, small) for i in range(100_000)],
+        ))
+    elif shape == 'notes-dir':
+        entries[b'notes.md'] = (b'40000', _tree(repo, [(b'100644', b'x.md', small)]))
+    elif shape == 'archive-file':
+        entries[b'archive'] = (b'100644', small)
+    elif shape == 'extra-dir':
+        sub = entries[b'archive'][1] if b'archive' in entries else _tree(repo, [])
+        listed_sub = subprocess.run(
+            ('git', 'ls-tree', '-z', sub.hex()), cwd=repo, capture_output=True, check=True,
+        ).stdout
+        kept = [
+            (meta.split()[0].lstrip(b'0'), name, bytes.fromhex(meta.split()[2].decode()))
+            for meta, name in (ln.split(b'\t', 1) for ln in filter(None, listed_sub.split(b'\0')))
+        ]
+        extra = _tree(repo, [(b'100644', b'x.md', small)])
+        entries[b'archive'] = (b'40000', _tree(repo, [*kept, (b'40000', b'extra', extra)]))
+    elif shape == 'latin1-name':
+        entries[b'archive'] = (b'40000', _tree(repo, [(b'100644', b'caf\xe9.md', small)]))
+    elif shape == 'ansi-name':
+        entries[b'archive'] = (b'40000', _tree(
+            repo, [(b'100644', b'\x1b[31mred\x1b]0;pwned\x07\nnext.md', small)],
+        ))
+    elif shape not in ('no-parent', 'none'):
+        raise AssertionError(f'unknown shape {shape}')
+    tree = _tree(repo, [(m, n, i) for n, (m, i) in entries.items()])
+    parents = [f'parent {top}\n'.encode()]
+    if shape == 'no-parent':
+        parents = [b'parent ' + b'e' * 40 + b'\n']
+    msg = f'{subject}\n\nAgitmem-Event: save\nCode-Branch: main\nCode-Head: (unborn)\n'
+    raw = (
+        b'tree ' + tree.hex().encode() + b'\n' + b''.join(parents) +
+        b'author x <x@x> 1700000000 +0000\ncommitter x <x@x> 1700000000 +0000\n\n' +
+        msg.encode('utf-8', 'surrogateescape')
+    )
+    made = _raw(repo, pygit2.GIT_OBJECT_COMMIT, raw).hex()
+    git('update-ref', ref, made, cwd=repo)
+    return made

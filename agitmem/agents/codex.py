@@ -76,8 +76,9 @@ def hook_entry(event: str, command: str) -> dict[str, object]:
 
 def patch_paths(patch: str) -> list[str]:
     """Files named by an apply_patch envelope, in order, once each."""
+    import re  # the patch's header lines, found at C speed (a 30 MB patch: 4 s a line at a time)
     ret: list[str] = []
-    for line in patch.splitlines():
+    for line in re.findall(r'(?m)^\*\*\* .*$', patch):
         for header in _PATCH_HEADERS:
             if line.startswith(header):
                 path = line[len(header):].strip()

@@ -43,6 +43,8 @@ def _load(text: str) -> dict[str, object]:
             f'hook input is not JSON: {e.msg} '
             f'(line {e.lineno}, column {e.colno})',
         )
+    except RecursionError:
+        raise AgitmemError('hook input is nested too deep to read')
     if not isinstance(data, dict):
         raise AgitmemError(
             f'hook input is a JSON {clients.json_kind(data)}, expected an object',

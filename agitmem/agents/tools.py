@@ -130,28 +130,34 @@ def _hunk_lines(diff: str) -> tuple[int, int] | None:
     return min(s for s, _ in spans), max(e for _, e in spans)
 
 
+_PATCH_HEAD = r'(?m)^\*\*\* .*$'
+# of each file's part of a patch, what is read: the edit's text is kept as
+# a clip far shorter (a 30 MB patch was read line by line: 4 s)
+_BODY_CHARS = 256 * 1024
+
+
 def _patch_edits(patch: str) -> list[Edit]:
     """Codex apply_patch: each file's added lines (the patch has no line
     numbers: they are found in the file afterwards)."""
     ret: list[Edit] = []
-    path = None
-    added: list[str] = []
-    gone: list[str] = []
-    for line in patch.splitlines() + ['*** End Patch']:
-        if line.startswith('*** '):
-            if path is not None:
-                ret.append(Edit(path, None, None, '\n'.join(added), '\n'.join(gone)))
-            path, added, gone = None, [], []
-            for head in ('*** Update File: ', '*** Add File: '):
-                if line.startswith(head):
-                    path = line[len(head):].strip()
-            if line.startswith('*** Move to: ') and ret:
-                last = ret.pop()
-                ret.append(Edit(line[len('*** Move to: '):].strip(), None, None, last.text, last.removed))
-        elif path is not None and line.startswith('+'):
-            added.append(line[1:])
-        elif path is not None and line.startswith('-'):
-            gone.append(line[1:])
+    heads = list(re.finditer(_PATCH_HEAD, patch))
+    for i, m in enumerate(heads):
+        line = m[0].rstrip('\r')
+        if line.startswith('*** Move to: ') and ret:
+            last = ret.pop()
+            ret.append(Edit(line[len('*** Move to: '):].strip(), None, None, last.text, last.removed))
+            continue
+        path = None
+        for head in ('*** Update File: ', '*** Add File: '):
+            if line.startswith(head):
+                path = line[len(head):].strip()
+        if path is None:
+            continue
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(patch)
+        body = patch[m.end():end][:_BODY_CHARS].splitlines()
+        added = [b[1:] for b in body if b.startswith('+')]
+        gone = [b[1:] for b in body if b.startswith('-')]
+        ret.append(Edit(path, None, None, '\n'.join(added), '\n'.join(gone)))
     return ret
 
 

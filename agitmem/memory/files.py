@@ -36,6 +36,7 @@ def read_memory(
     for path in walk(root):
         rel = path.relative_to(root).as_posix()
         files[rel] = _read_checked(path, f'.agent/memory/{rel}', limit)
+    _check_shape(files)
     if repo.config_path.is_symlink():
         raise AgitmemError(
             '.agent/config.yaml: is a symlink; memory files must be '
@@ -47,6 +48,17 @@ def read_memory(
         )
     check_layers({k: v for k, v in files.items() if checked is None or not checked(k, v)})
     return files
+
+
+def _check_shape(files: Files) -> None:
+    """The layers are files and archive/ a directory, as every reader of a
+    memory commit expects (store.safe_entry refuses a tree where they are
+    not): such a tree is not committed."""
+    for path in files:
+        top, _, rest = path.partition('/')
+        if (top == memory.ARCHIVE) == (not rest) or (rest and top in memory.LAYERS):
+            what = 'a file, not a directory' if top == memory.ARCHIVE else 'a directory, not a file'
+            raise AgitmemError(f'.agent/memory/{top}: is {what}')
 
 
 def walk(root: Path) -> Iterator[Path]:

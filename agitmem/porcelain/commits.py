@@ -15,6 +15,14 @@ from agitmem.memory import state as state_mod
 from agitmem.porcelain.context import Context
 
 
+SUBJECT_CHARS = 200  # what agitmem writes; a fetched commit's may be megabytes
+
+
+def subject(message: str) -> str:
+    line = message[:SUBJECT_CHARS + 1].split('\n', 1)[0]
+    return line if len(line) <= SUBJECT_CHARS else f'{line[:SUBJECT_CHARS - 1]}…'
+
+
 def log(ctx: Context, n: int | None) -> list[dict[str, Any]]:
     """The newest `n` memory commits (all without n), newest first."""
     pr = store.open_repo(ctx.repo)
@@ -27,7 +35,7 @@ def log(ctx: Context, n: int | None) -> list[dict[str, Any]]:
             'id': str(c.id),
             'date': store.commit_time(c).isoformat(),
             'event': t.get('Agitmem-Event', ''),
-            'subject': c.message.split('\n', 1)[0],
+            'subject': subject(c.message),
             'code_branch': t.get('Code-Branch', ''),
             'code_head': t.get('Code-Head', ''),
             'parents': [str(p) for p in c.parent_ids],
@@ -114,7 +122,7 @@ def unsaved(ctx: Context) -> Unsaved:
     ]
     return Unsaved(
         str(top.id) if top is not None else None,
-        top.message.splitlines()[0] if top is not None else None,
+        subject(top.message) if top is not None else None,
         str(base.id) if base is not None else None,
         files, changes,
     )

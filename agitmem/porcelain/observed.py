@@ -32,6 +32,7 @@ REQUEST_CHARS = 300
 COMMAND_CHARS = 200
 # what an edit added, for the recovery verdict: a new helper's body whole
 EDIT_TEXT_CHARS = 1000
+CHANGED_CHARS = 256 * 1024  # of an edit's text, compared line by line
 # how far above an edit to look for its enclosing definition
 _SCAN_LINES = 400
 
@@ -135,7 +136,8 @@ def _locate(edit: tools.Edit, text: str) -> tuple[int | None, int | None]:
         return None, None
     at = text.find(needle)
     if at < 0:
-        first = needle.splitlines()[0].strip()
+        # its first line, not all of a 30 MB new_string split
+        first = needle[:CHANGED_CHARS].splitlines()[0].strip()
         at = text.find(first) if first else -1
         if at < 0:
             return None, None
@@ -201,6 +203,9 @@ def changed(text: str, removed: str) -> tuple[str, str]:
     and a realigned line (whitespace only) is no change."""
     def key(line: str) -> str:
         return ' '.join(line.split())
+    # what is kept of it is a clip of EDIT_TEXT_CHARS: the start of a
+    # huge edit (a 30 MB Write took 15 s here) says as much
+    text, removed = text[:CHANGED_CHARS], removed[:CHANGED_CHARS]
     old = {key(line) for line in removed.splitlines()}
     new = {key(line) for line in text.splitlines()}
     added = '\n'.join(line for line in text.splitlines() if key(line) not in old)

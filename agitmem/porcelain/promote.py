@@ -68,12 +68,10 @@ def _occurrences(ctx: Context) -> dict[str, tuple[int, str]]:
         if oid is None or oid in seen:
             continue
         seen.add(oid)
-        blob = pr[oid]
-        assert isinstance(blob, pygit2.Blob)
         try:
-            text = memory.decode(blob.data, memory.NOTES)
+            text = memory.decode(store.blob_data(pr, oid, memory.NOTES), memory.NOTES)
         except AgitmemError:
-            continue  # a broken old version: its notes are not counted
+            continue  # a broken (or huge) old version: its notes are not counted
         date = store.commit_time(commit).strftime('%Y-%m-%d')
         for line, times in Counter(notes_mod.parse(text)).items():
             old = found.get(line)

@@ -68,7 +68,7 @@ def _catch_up(ctx: Context, pr: pygit2.Repository, files: store.Files) -> store.
     top = store.tip(pr, ctx.ref)
     if base is None or top is None or base.id == top.id:
         return files
-    if not pr.descendant_of(top.id, base.id):
+    if not store.contains(pr, top.id, base.id):
         return files
     theirs = store.tree_files(pr, top.tree)
     from agitmem import merge  # a merge's: not every write pays for it

@@ -269,6 +269,14 @@ def _setup(case: dict[str, Any], root: Path, outside: Path) -> None:
             start = arg.get('from', 'refs/agitmem/heads/main')
             git('update-ref', arg['ref'], start, cwd=root)
             crafted.hostile_commit(root, arg['ref'], entries, under=under)
+        elif kind == 'shaped':
+            # a memory commit whose tree is too large to list (s6-red):
+            # testing/crafted.py's shaped_commit, on top of `from`
+            git('update-ref', arg['ref'], arg.get('from', 'refs/agitmem/heads/main'), cwd=root)
+            crafted.shaped_commit(
+                root, arg['ref'], arg['shape'], size_mb=int(arg.get('size_mb', 40)),
+                subject=_fmt(arg.get('subject', 'save: notes.md'), root, outside),
+            )
         elif kind == 'commit':
             # a memory commit as a remote could send it: any subject, any
             # file content (text, latin1 or b64), on top of `ref`'s tip

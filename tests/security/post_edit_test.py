@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -54,3 +55,58 @@ def test_huge_shell_output_is_observed_in_time(memrepo: Path, agent: str, mb: in
     assert lv['result'] == 'failed'
     assert lv['exit_code'] == 1
     assert lv['reason'] == SUMMARY
+
+
+# -- huge edits (s6-red): a Write, an Edit, an apply_patch of tens of MB -------
+
+MB = 30
+BIG = 'x = 1\n' * (MB * 1024 * 1024 // 6)  # 30 MB of code an agent wrote
+
+
+def _observed(repo: Path) -> dict[str, object]:
+    gd = subprocess.run(
+        ('git', 'rev-parse', '--absolute-git-dir'), cwd=repo, capture_output=True, text=True, check=True,
+    ).stdout.strip()
+    return dict(json.loads((Path(gd) / 'agitmem' / 'observed.json').read_text()))
+
+
+def _edit_payload(kind: str, repo: Path) -> tuple[str, dict[str, object]]:
+    base = {'hook_event_name': 'PostToolUse', 'session_id': 's1', 'cwd': str(repo), 'tool_response': {}}
+    if kind == 'write':
+        (repo / 'big.py').write_text(BIG)  # the tool wrote it before the hook runs
+        return 'claude', {**base, 'tool_name': 'Write',
+                          'tool_input': {'file_path': str(repo / 'big.py'), 'content': BIG}}
+    if kind == 'edit':
+        return 'claude', {**base, 'tool_name': 'Edit', 'tool_input': {
+            'file_path': str(repo / 'README'), 'old_string': 'hello', 'new_string': BIG}}
+    patch = '*** Begin Patch\n*** Add File: big.py\n' + '+x = 1\n' * (MB * 1024 * 1024 // 7) + '*** End Patch\n'
+    return 'codex', {**base, 'tool_name': 'apply_patch', 'tool_input': {'command': patch}, 'tool_response': 'ok'}
+
+
+@pytest.mark.parametrize('kind', ['write', 'edit', 'patch'])
+def test_huge_edit_is_observed_in_time(memrepo: Path, kind: str) -> None:
+    # each line of the whole text was compared: at 30 MB, 4.6 s (Write),
+    # 6.2 s (Edit), 12.6 s (apply_patch) with the machine's load at 9,
+    # 18-35 s under a test run; now 1.4 s each (the JSON parse most of it)
+    (memrepo / 'README').write_text('hello\n')
+    agent, payload = _edit_payload(kind, memrepo)
+    start = time.monotonic()
+    proc = subprocess.run(
+        [*agitmem_argv(), 'hook', 'post-edit', '--agent', agent],
+        cwd=memrepo, input=json.dumps(payload), capture_output=True, text=True, timeout=60, check=False,
+    )
+    took = time.monotonic() - start
+    assert proc.returncode == 0 and not proc.stderr, proc.stderr
+    assert took < 4, took
+    edit = _observed(memrepo)['edits'][-1]  # type: ignore[index]
+    assert edit['file'] == ('README' if kind == 'edit' else 'big.py')
+
+
+def test_deeply_nested_payload_is_one_line(memrepo: Path) -> None:
+    payload = '{"hook_event_name": "PostToolUse", "tool_response": ' + '[' * 100_000 + ']' * 100_000 + '}'
+    proc = subprocess.run(
+        [*agitmem_argv(), 'hook', 'post-edit', '--agent', 'claude'],
+        cwd=memrepo, input=payload, capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert proc.returncode == 0
+    assert proc.stderr == 'agitmem hook post-edit: hook input is nested too deep to read\n'
