@@ -33,7 +33,7 @@ def test_demo_walks_through_and_ends_with_history(tmp_path: Path) -> None:
     assert 'error    git-hooks      git hooks missing: pre-commit, commit-msg' in first
     assert 'fix: agitmem install git' in first
     assert 'doctor: 1 problem(s)' in first
-    assert 'git hooks: all 6 in place' in fixed
+    assert 'git hooks: all 7 in place' in fixed
     assert 'doctor: all good' in fixed
     # a commit refused for contradicting memory, then let through
     assert 'error tattoo-vs-snapshot' in out

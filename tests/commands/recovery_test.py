@@ -81,7 +81,7 @@ def compact(repo: Path, *, summary: str = 'We were porting load_config to TOML.'
     return json.loads(out)['hookSpecificOutput']['additionalContext']  # type: ignore[no-any-return]
 
 
-def turn(repo: Path, *events: dict[str, Any], said: str = 'Done.') -> None:
+def turn(repo: Path, *events: dict[str, Any], said: str = 'I will run the tests next.') -> None:
     hook(repo, 'prompt', _data('claude_real_user_prompt_submit', repo, prompt='go on'))
     for e in events:
         hook(repo, 'post-edit', e)
