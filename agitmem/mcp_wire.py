@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 MAX_LINE = 32 * 1024 * 1024
 # what an over-long line keeps of its end, where a client may write its id
 TAIL = 4096
+# how long the end of the client's input waits for answers in flight
+SETTLE = 30.0
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 
@@ -148,6 +150,35 @@ class Screened:
         self._pending = lines.pending
         self._read = read
         self._write = write
+        # the requests read and not yet answered: the SDK cancels what is
+        # in flight when its input ends, so the end waits for their answers
+        self._open: set[RequestId] = set()
+        self._settled: Any = None
+        self.write = Answering(self, write)
+
+    def asked(self, item: object) -> None:
+        import mcp_types as types
+        message = getattr(item, 'message', None)
+        if isinstance(message, types.JSONRPCRequest):
+            self._open.add(message.id)
+
+    def answered(self, item: object) -> None:
+        import mcp_types as types
+        message = getattr(item, 'message', None)
+        if isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)):
+            self._open.discard(message.id)
+            if not self._open and self._settled is not None:
+                self._settled.set()
+
+    async def settle(self) -> None:
+        """Wait (at most SETTLE seconds) until every request read has its
+        answer: a client that writes its requests and closes stdin gets
+        every answer."""
+        import anyio
+        with anyio.move_on_after(SETTLE):
+            while self._open:
+                self._settled = anyio.Event()
+                await self._settled.wait()
 
     @property
     def last_context(self) -> Any:
@@ -156,10 +187,16 @@ class Screened:
     async def receive(self) -> SessionMessage:
         import mcp_types as types
         from mcp.shared.message import SessionMessage
+        import anyio
         while True:
-            item = await self._read.receive()
+            try:
+                item = await self._read.receive()
+            except anyio.EndOfStream:
+                await self.settle()
+                raise
             line = self._pending.popleft()
             if not isinstance(item, Exception):
+                self.asked(item)
                 return item  # type: ignore[no-any-return]
             id_, code, said = error_for(item, line)
             await self._write.send(SessionMessage(types.JSONRPCError(
@@ -178,6 +215,28 @@ class Screened:
 
     async def aclose(self) -> None:
         await self._read.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+class Answering:
+    """The write stream the server answers through: the SDK's, each answer
+    ticked off the requests Screened read."""
+
+    def __init__(self, screened: Screened, write: Any) -> None:
+        self._screened = screened
+        self._write = write
+
+    async def send(self, item: SessionMessage) -> None:
+        await self._write.send(item)
+        self._screened.answered(item)
+
+    async def aclose(self) -> None:
+        await self._write.aclose()
 
     async def __aenter__(self) -> Self:
         return self

@@ -84,7 +84,7 @@ def mcp(version: str) -> int:
     async def serve() -> None:
         async with stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
             screened = mcp_wire.Screened(lines, read, write)
-            await server.run(screened, write, server.create_initialization_options())
+            await server.run(screened, screened.write, server.create_initialization_options())
 
     try:
         anyio.run(serve)

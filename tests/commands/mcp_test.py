@@ -190,3 +190,28 @@ def test_without_the_sdk_one_line_and_exit_2(memrepo: Path) -> None:
         '(or `pipx inject agitmem mcp`, `uv tool install "agitmem[mcp]"`)'
     )
     ok('status', cwd=memrepo)
+
+
+def test_a_client_that_writes_its_calls_and_closes_stdin_gets_every_answer(memrepo: Path) -> None:
+    # the SDK cancels the requests in flight when its input ends; the end
+    # waits for their answers (a slow call, or a loaded machine, lost them)
+    calls = [
+        {'jsonrpc': '2.0', 'id': 1, 'method': 'initialize', 'params': {
+            'protocolVersion': '2025-06-18', 'capabilities': {}, 'clientInfo': {'name': 't', 'version': '1'},
+        }},
+        {'jsonrpc': '2.0', 'method': 'notifications/initialized'},
+        *(
+            {'jsonrpc': '2.0', 'id': 10 + i, 'method': 'tools/call', 'params': {
+                'name': 'verify', 'arguments': {'command': [sys.executable, '-c', 'import time; time.sleep(0.3)']},
+            }}
+            for i in range(3)
+        ),
+        {'jsonrpc': '2.0', 'id': 20, 'method': 'tools/call', 'params': {'name': 'load', 'arguments': {}}},
+    ]
+    proc = subprocess.run(
+        [*agitmem_argv(), 'mcp'], cwd=memrepo, capture_output=True, text=True, timeout=120,
+        input=''.join(json.dumps(c) + '\n' for c in calls),
+    )
+    assert proc.returncode == 0, proc.stderr
+    answered = sorted(json.loads(line)['id'] for line in proc.stdout.splitlines() if line.strip())
+    assert answered == [1, 10, 11, 12, 20]
