@@ -259,6 +259,13 @@ POST_COMMIT_MODULES = {
 def _by_shim(repo: Path, hook: str, *args: str) -> tuple[set[str], list[list[str]]]:
     """(agitmem modules imported, argv of each git process started) of one
     run of the installed shim of `hook`."""
+    modules, gits, _ = _traced(repo, hook, *args)
+    return modules, gits
+
+
+def _traced(repo: Path, hook: str, *args: str) -> tuple[set[str], list[list[str]], list[str]]:
+    """_by_shim's, and the verbs of the git processes that read an index
+    (git's trace says how many entries each read)."""
     trace = repo.parent / f'{hook}.trace'
     trace.unlink(missing_ok=True)
     env = {
@@ -277,7 +284,12 @@ def _by_shim(repo: Path, hook: str, *args: str) -> tuple[set[str], list[list[str
     }
     events = [json.loads(line) for line in trace.read_text().splitlines()] if trace.exists() else []
     gits = [e['argv'][2:] for e in events if e['event'] == 'start']
-    return {m for m in modules if m.split('.')[0] == 'agitmem'}, gits
+    verbs = {e['sid']: e['argv'][2] for e in events if e['event'] == 'start'}
+    readers = [
+        verbs[e['sid']] for e in events
+        if e['event'] == 'data' and e.get('key') == 'read/cache_nr' and e['sid'] in verbs
+    ]
+    return {m for m in modules if m.split('.')[0] == 'agitmem'}, gits, readers
 
 
 def test_commit_hooks_import_and_start_only_what_the_commit_needs(worked: Path) -> None:
@@ -288,8 +300,11 @@ def test_commit_hooks_import_and_start_only_what_the_commit_needs(worked: Path) 
     ok('hook', 'commit-msg', str(msg), cwd=worked)  # (records that it has no rule)
     _staged(worked)
 
-    modules, gits = _by_shim(worked, 'pre-commit')
+    modules, gits, readers = _traced(worked, 'pre-commit')
     assert 'agitmem.checks.run' in modules  # the probe ran the checks
+    # the whole index read once, by the staged diff: diff-tree (which
+    # reads it for attributes raw output never uses) is given none
+    assert readers == ['diff-index'], readers
     assert modules <= PRE_COMMIT_MODULES, sorted(modules - PRE_COMMIT_MODULES)
     # where the repository is and HEAD; the index against HEAD (begun with
     # it); the memory's history near HEAD; HEAD against the verified tree;
@@ -301,9 +316,44 @@ def test_commit_hooks_import_and_start_only_what_the_commit_needs(worked: Path) 
     assert _by_shim(worked, 'commit-msg', str(msg)) == (set(), [])  # the shim alone
 
     git('-c', 'core.hooksPath=/dev/null', 'commit', '-q', '-m', 'code', cwd=worked)
-    modules, gits = _by_shim(worked, 'post-commit')
+    modules, gits, readers = _traced(worked, 'post-commit')
+    assert readers == [], readers
     assert 'agitmem.porcelain.saved' in modules  # the probe ran the hook
     assert modules <= POST_COMMIT_MODULES, sorted(modules - POST_COMMIT_MODULES)
     # where the repository is and HEAD; the memory ref's tip and HEAD's
     # parents; the saved tree's files
     assert sorted(g[0] for g in gits) == ['ls-tree', 'rev-parse', 'rev-parse'], gits
+
+
+def test_load_reads_the_index_once(worked: Path) -> None:
+    """load's STALE paths (the state's tree against the working tree's)
+    are a diff-tree, which is given no index: the status is the one
+    process that reads it (issue 23)."""
+    (worked / 'src.py').write_text('def f():\n    return 2\n')
+    trace = worked.parent / 'load.trace'
+    env = {**os.environ, 'GIT_TRACE2_EVENT': str(trace)}
+    proc = subprocess.run(
+        [sys.executable, '-m', 'agitmem', 'load'], cwd=worked, env=env,
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert 'src.py' in proc.stdout  # the changed path, from the diff-tree
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    verbs = {e['sid']: _verb(e['argv']) for e in events if e['event'] == 'start'}
+    assert 'diff-tree' in verbs.values(), verbs
+    readers = [
+        verbs[e['sid']] for e in events
+        if e['event'] == 'data' and e.get('key') == 'read/cache_nr'
+    ]
+    assert readers == ['status'], readers
+
+
+def _verb(argv: list[str]) -> str:
+    """The git command of argv (`git --no-optional-locks -c k=v status`)."""
+    words = iter(argv[1:])
+    for word in words:
+        if word == '-c':
+            next(words)
+        elif not word.startswith('-'):
+            return word
+    return ''

@@ -4,7 +4,8 @@ the one read of the whole index, on a big repository most of a pre-commit
 hook's git time), the patch only when an enforce rule needs its lines, and
 whether that index is the tree of the last verification, told without
 reading the index again: from the same `diff-index` and HEAD's tree against
-that tree's (`diff-tree`, which reads only the subtrees that differ).  The
+that tree's (`diff-tree`, which reads only the subtrees that differ, and
+no index: repo.trees_only).  The
 hook begins them before it imports the checks, and they run at once."""
 from __future__ import annotations
 
@@ -88,7 +89,7 @@ def start(
     if raw or verified is not None:
         repo_mod.start(*raw_args(), cwd=repo.root, env=_env(index))
     if verified is not None:
-        repo_mod.start(*moved_args(head, verified), cwd=repo.root)
+        repo_mod.start(*moved_args(head, verified), cwd=repo.root, env=repo_mod.trees_only(repo))
 
 
 def read(repo: Repo, index: str | None, args: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
@@ -117,7 +118,7 @@ def changes(repo: Repo, index: str | None, head: str) -> dict[str, tuple[str, st
 def moved(repo: Repo, head: str, tree: str) -> dict[str, tuple[str, str]] | None:
     """The code paths `tree` changes against HEAD (see `entries`); None
     when git does not have it (other code)."""
-    [proc] = repo_mod.git_each(moved_args(head, tree), cwd=repo.root)
+    [proc] = repo_mod.git_each(moved_args(head, tree), cwd=repo.root, env=repo_mod.trees_only(repo))
     return entries(proc.stdout) if proc.returncode == 0 else None
 
 

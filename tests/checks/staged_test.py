@@ -91,3 +91,24 @@ def test_the_verified_tree_on_an_unborn_head(tmp_path: Path) -> None:
     (tmp_path / 'a.py').write_text('a = 2\n')
     git('add', 'a.py', cwd=tmp_path)
     assert _stale(tmp_path)
+
+
+@pytest.mark.parametrize('occupant', ('file', 'dir'))
+def test_something_where_the_tree_reads_absent_index_would_be_changes_no_answer(
+        memrepo: Path, occupant: str,
+) -> None:
+    """diff-tree is pointed at an index that does not exist (it would read
+    the whole one for nothing); whatever sits at that path, the verified
+    tree is told from another the same way."""
+    place = memrepo / '.git' / 'agitmem' / 'no-index'
+    place.parent.mkdir(exist_ok=True)
+    if occupant == 'file':
+        place.write_bytes(b'not an index')
+    else:
+        place.mkdir()
+    ok('verify', '--', 'true', cwd=memrepo)
+    git('add', '-A', cwd=memrepo)
+    assert not _stale(memrepo)
+    (memrepo / 'src' / 'app.py').write_text('def main():\n    return 5\n')
+    git('add', 'src/app.py', cwd=memrepo)
+    assert _stale(memrepo)
