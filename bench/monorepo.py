@@ -11,7 +11,9 @@ agitmem's git hooks installed:
   <= 1.2x): what knowing the working tree's state costs;
 - `git commit` of a one-file change with agitmem's hooks, less the same
   commit with no hooks (`core.hooksPath=/dev/null`), against `python -c
-  pass` (target <= 5x): what the commit hooks add.
+  pass` (target <= 5x): what the commit hooks add; and the same for three
+  hooks that only `exit 0`, what any hooks add (git reads the whole index
+  again after a pre-commit hook).
 
 The repositories are built once in the temp dir and reused (--fresh
 rebuilds them); each has a one-line change in the working tree, as during
@@ -91,6 +93,18 @@ def repo(files: int, untracked_cache: bool, *, fresh: bool = False) -> Path:
 HOOKS = ('pre-commit', 'commit-msg', 'post-commit')
 
 
+def empty_hooks() -> Path:
+    """A hooks directory whose three commit hooks are `exit 0`: what any
+    hooks at all add to a commit (a shell each, and git reading the whole
+    index again after a pre-commit hook, which may have changed it)."""
+    d = Path(tempfile.gettempdir()) / 'agitmem-bench-empty-hooks'
+    d.mkdir(exist_ok=True)
+    for hook in HOOKS:
+        (d / hook).write_text('#!/bin/sh\nexit 0\n')
+        (d / hook).chmod(0o755)
+    return d
+
+
 def hook_counts(root: Path) -> dict[str, tuple[int, int]]:
     """hook -> (modules Python imports beyond `python -c pass`, git
     processes) of each commit hook, run once by its shim as git runs it
@@ -143,6 +157,7 @@ def cases(root: Path, tag: str) -> dict[str, tuple[list[str], Path, str | None]]
         f'status {tag}': (['git', 'status', '--porcelain'], root, None),
         f'commit+hooks {tag}': (['sh', '-c', COMMIT.format(opts='')], root, None),
         f'commit-hooks {tag}': (['sh', '-c', COMMIT.format(opts='-c core.hooksPath=/dev/null')], root, None),
+        f'commit+empty {tag}': (['sh', '-c', COMMIT.format(opts=f'-c core.hooksPath={empty_hooks()}')], root, None),
     }
     for key, args, stdin in FIGURES:
         out[f'{key} {tag}'] = ([*c.AGITMEM, *args], root, session_payload(root) if stdin else None)
@@ -177,6 +192,8 @@ def main(argv: list[str] | None = None) -> int:
                          'python -c pass + git status', m['pass'] + status))
         extra = m[f'commit+hooks {tag}'] - m[f'commit-hooks {tag}']
         rows.append((f'git commit: hooks\' extra cost ({tag}; target <= 5x)', extra, 'python -c pass', m['pass']))
+        empty = m[f'commit+empty {tag}'] - m[f'commit-hooks {tag}']
+        rows.append((f'git commit: three empty hooks\' extra ({tag})', empty, 'python -c pass', m['pass']))
     print(c.table(rows))
     for files in args.files:
         for uc in (False, True):

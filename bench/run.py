@@ -296,6 +296,9 @@ def monorepo(plan: Plan, mod: ModuleType, files: int, untracked_cache: bool) -> 
         rows.append((f'{what}, against its floor', f'{key} {tag}', floor, 'python -c pass + git status', None))
     extra = plan.diff(f'commit-extra {tag}', f'commit+hooks {tag}', f'commit-hooks {tag}')
     rows.append((f"git commit, agitmem hooks' extra ({tag})", extra, 'pass', 'python -c pass', 5))
+    # the part of that no hook can avoid: three `exit 0` hooks' extra
+    empty = plan.diff(f'commit-empty-extra {tag}', f'commit+empty {tag}', f'commit-hooks {tag}')
+    rows.append((f"git commit, three empty hooks' extra ({tag})", empty, 'pass', 'python -c pass', None))
     if not plan.wants(*(r[0] for r in rows)):
         return
     root = mod.repo(files, untracked_cache)
