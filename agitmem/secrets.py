@@ -727,7 +727,38 @@ def _url_scheme(text: str, start: int, end: int) -> bool:
     """The URL's scheme is a word of its own: not cut from a longer,
     mangled one (`'?ostgres://u:p@host'`, trufflehog's invalid pattern)."""
     scheme = _re(r'[A-Za-z0-9+.-]*://[^/\s:@"\'`]*:$').search(text, max(0, start - 300), start)
+    # and the host after the `@` is a host (`@?abbitmq-host` is mangled)
+    if text[end + 1:end + 2] in ('?', '^', '*', '#'):
+        return False
     return scheme is None or scheme.start() == 0 or text[scheme.start() - 1] not in '?$^*#'
+
+
+def _sas_signature(value: str) -> bool:
+    """Base64, percent-encoded or not (`%2B`, `%2F`, `%3D`), not a stand-in."""
+    decoded = _re(r'%(2[bBfF]|3[dD])').sub(
+        lambda m: {'2b': '+', '2f': '/', '3d': '='}[m[1].lower()], value,
+    )
+    return _re(r'[A-Za-z0-9+/]{20,}={0,2}').fullmatch(decoded) is not None and _real(decoded)
+
+
+_IP = r'[0-9]{1,3}(?:\.[0-9]{1,3}){3}'
+
+
+def _sas_query(text: str, start: int, end: int) -> bool:
+    """The signature's query names an Azure service version (`sv=2022-11-02`),
+    and its permissions and address range are in Azure's format (a `q`
+    permission, a three-part address: a mangled copy, trufflehog's
+    negatives; the letters: learn.microsoft.com create-service-sas)."""
+    left = _re(r'[^\s"\'`<>]{0,1000}$').search(text, max(0, start - 1000), start)
+    right = _re(r'[^\s"\'`<>]{0,1000}').match(text, end)
+    assert left is not None and right is not None
+    query = text[left.start():right.end()]
+    params = dict(_re(r'(?:^|[?&=])([a-z]{2,4})=([^&]*)').findall(query))
+    return (
+        _re(r'[0-9]{4}-[0-9]{2}-[0-9]{2}').fullmatch(params.get('sv', '')) is not None and
+        _re(r'[racwdxyltmeopfi]*').fullmatch(params.get('sp', '')) is not None and
+        _re(f'(?:{_IP}(?:-{_IP})?)?').fullmatch(params.get('sip', '')) is not None
+    )
 
 
 def _telegram_id(text: str, start: int, end: int) -> bool:
@@ -883,7 +914,13 @@ _PREFIX_SHAPES: tuple[tuple[str, str, str, int], ...] = (
     # azureapimanagement repository key: `git&`, a 12-digit expiry, `&`, 88
     ('git&', '[0-9]{12}&', '[a-zA-Z0-9/+=]', 88),
     ('gloas-', '', '[0-9a-f]', 64),  # gitlaboauth2: an OAuth app secret
+    ('AKCp', '', '[a-zA-Z0-9]', 69),  # artifactory (gitleaks artifactory.go)
+    ('cmVmdGtu', '', '[A-Za-z0-9]', 56),  # artifactoryreferencetoken
+    ('bkua_', '', '[a-z0-9]', 40),  # buildkite v2: a user access token
 )
+# an OpenAI admin key holds the signature `T3BlbkFJ` (openai-key's own
+# format); a generic rule takes no `sk-admin-` copy that rule turned down
+_ADMIN_KEY = 'sk-admin-[A-Za-z0-9_-]{20,80}T3BlbkFJ[A-Za-z0-9_-]{20}'
 _NEAR_COPY = 3  # characters a copy may lack and still be the key
 
 
@@ -892,6 +929,10 @@ def _service_shape(text: str, start: int, end: int) -> bool:
     names before it (true if it names none), and the format of the service
     whose prefix it opens with."""
     value = text[start:end]
+    if value.startswith('sk-admin-') and not _re(_ADMIN_KEY).match(value):
+        return False
+    if _parameters(text, start, end):
+        return False
     if value.startswith('-'):
         # a value joined by a hyphen to its name is judged whole (`key-...`)
         word = _re(r'[A-Za-z0-9]*$').search(text, max(0, start - 20), start)
@@ -924,6 +965,20 @@ def _service_shape(text: str, start: int, end: int) -> bool:
         if _re(f'(?<![a-z]){service}').search(window)
     ]
     return not shapes or any(_re(s).fullmatch(value) for s in shapes)
+
+
+def _parameters(text: str, start: int, end: int) -> bool:
+    """A query string given as a token (`SAS_TOKEN=st=...&se=...&sr=c`):
+    its parameters are not secrets unless one is a signature or a secret
+    (an Azure SAS token's is `sig=`)."""
+    if _re(r'[A-Za-z_]{1,16}=').match(text, start) is None:
+        return False
+    word = _re(r'[^\s"\'`]*').match(text, start)
+    assert word is not None
+    names = _re(r'(?:^|&)([A-Za-z_]{1,32})=').findall(word[0])
+    return len(names) >= 2 and not any(
+        _re(r'sig|signature|secret|token|key|pass|auth').search(n.lower()) for n in names
+    )
 
 
 def _not_a_test_name(text: str, start: int, end: int) -> bool:
@@ -1110,6 +1165,29 @@ RULES: tuple[_Rule, ...] = (
             'gitleaks cmd/generate/config/rules/azure.go; '
             'trufflehog pkg/detectors/azure_entra; '
             'secretlint packages/@secretlint/secretlint-rule-azure'
+        ),
+    ),
+    _Rule(
+        'azure-sas-token', 'Azure shared access signature',
+        # a SAS token's secret is its signature, `sig=` (base64 of an
+        # HMAC-SHA256, percent-encoded), in a query with a service version
+        r'(?<![a-z0-9_])sig=([a-z0-9+/%]{20,200}={0,2})(?![a-z0-9+/%=])',
+        ('sig=',), _sas_signature, lower=True, long=False, context=_sas_query,
+        entropy=3.0,
+        positives=(
+            'AZURE_SAS_TOKEN=sp=r&st=2025-03-04T07:24:52Z&se=2025-04-04T15:24:52Z&spr=https&sv=2022-11-02&sr=c&sig={A:43}%3D',
+            'https://acme.blob.core.windows.net/c?sv=2022-11-02&sr=c&sig={A:20}%2B{A:22}%3D',
+        ),
+        negatives=(
+            'AZURE_SAS_TOKEN=sp=r&se=2025-04-04T15:24:52Z&sv=2022-11-02&sr=c',
+            # a permission Azure has not (`q`): a mangled copy
+            'AZURE_SAS_TOKEN=sp=rqx&sv=2022-11-02&sr=c&sig={A:43}%3D',
+            # no service version: another service's signature parameter
+            'https://example.com/hook?sig={A:43}%3D',
+        ),
+        source=(
+            'trufflehog pkg/detectors/azuresastoken; '
+            'learn.microsoft.com rest/api/storageservices/create-service-sas'
         ),
     ),
     _token(
@@ -1989,15 +2067,24 @@ RULES: tuple[_Rule, ...] = (
         'openai-key', 'OpenAI key', 'sk-',
         # OpenRouter's `sk-or-v1-` keys are 64 hex (trufflehog's
         # pkg/detectors/openrouter): a shorter one is cut
-        f'(?!ant-)(?:or-v1-[0-9a-f]{{64}}|(?!or-v1-)(?:proj-|svcacct-|admin-)?'
+        # an admin key holds OpenAI's signature `T3BlbkFJ` between two runs
+        # (trufflehog openaiadmin: 58 and 58; trivy's sample: 20 and 20)
+        f'(?!ant-)(?:or-v1-[0-9a-f]{{64}}|'
+        f'admin-[{_URLSAFE}]{{20,80}}T3BlbkFJ[{_URLSAFE}]{{20,}}|'
+        f'(?!or-v1-|admin-)(?:proj-|svcacct-)?'
         f'[{_URLSAFE}]{{32,}})', ('sk-',),
         _random_looking, end='',
         entropy=3.0,
         positives=('OPENAI_API_KEY=sk-{A:48}', 'sk-proj-{u:74}T3BlbkFJ{u:74}',),
-        negatives=('sk-{a:48}', 'sk-{A:31}', 'sk-or-v1-{A:31}',),
+        negatives=(
+            'sk-{a:48}', 'sk-{A:31}', 'sk-or-v1-{A:31}',
+            # an admin key without its signature, or too short before it
+            'sk-admin-{u:58}{A:8}{u:58}', 'sk-admin-{A:5}T3BlbkFJ{u:58}',
+        ),
         source=(
             'gitleaks cmd/generate/config/rules/openai.go; '
-            'trufflehog pkg/detectors/openai; '
+            'trufflehog pkg/detectors/openai, openaiadmin; '
+            'trivy pkg/fanal/secret/builtin-rules.go; '
             'secretlint packages/@secretlint/secretlint-rule-openai'
         ),
     ),
@@ -2853,8 +2940,10 @@ def _matches(rule: _Rule, text: str, lower: str) -> Iterator[re.Match[str]]:
 # characters no key, token or secret of a known format holds (`!` is a
 # Salesforce token's own): a value that one of them cuts (`ramp_sec_maFm2a?uvRE...`, `xoxb-6567755?9613...`,
 # `XkL8...bM:UlaF?o0J`) is a mangled copy the peers mark as not a
-# credential; a URL's query and fragment (`?key=`, `#heading`) are no cut
-_CUT = r'[A-Za-z0-9][?$^*#](?![A-Za-z0-9_.-]*=)[A-Za-z0-9]'
+# credential; a URL's query and fragment (`?key=`, `#heading`) are no cut,
+# but a `?` before base64's closing `=` is (`...KXGdO?H3EC...m8='`); `%`
+# and `@` are in Twitter's and GraphCMS's formats, so they cut nothing
+_CUT = r'[A-Za-z0-9][?$^*#](?![A-Za-z0-9_.-]*=[^=\s\'"`])[A-Za-z0-9]'
 _CUT_IN_URL = r'[A-Za-z0-9][$^*][A-Za-z0-9]'
 
 
