@@ -888,6 +888,19 @@ _SERVICE_SHAPES: tuple[tuple[str, str], ...] = (
     ('jira|confluence', (
         '[a-zA-Z0-9]{24}|AT[AC]TT3[A-Za-z0-9_=-]{183,}|[A-Za-z0-9+/]{41,}=*'
     )),
+    # each a key (and an id or secret) of one exact shape (trufflehog
+    # 3ab759fe pkg/detectors/<name>)
+    ('adzuna', '[a-z0-9]{32}|[a-z0-9]{8}'),
+    ('apimatic', '[a-zA-Z0-9_-]{64}'),
+    ('appfollow', r'eyJ0eXAiOiJKV1QiLCJhbGciOiJIUzI1NiJ9\.[0-9A-Za-z]{74}\.[0-9A-Za-z_-]{43}'),
+    ('besnappy', '[a-f0-9]{64}'),
+    ('billomat', '[0-9a-f]{32}|[0-9a-z]{4,20}'),
+    ('bitly', '[a-zA-Z0-9-]{40}'),
+    ('bitmex', '[0-9a-zA-Z_-]{24}|[0-9a-zA-Z_-]{48}'),
+    # and a client id, a uuid (gitleaks messagebird.go)
+    ('message[_-]?bird', '[A-Za-z0-9_-]{25}|' + _UUID.replace('0-9a-f', '0-9a-fA-F')),
+    ('poloniex', '[0-9A-Z]{8}(?:-[0-9A-Z]{8}){3}|[0-9a-f]{128}'),
+    ('stytch', '[a-zA-Z0-9_-]{47}=|[a-z0-9-]{49}'),
 )
 # the bare names after which the service may be named on the line above
 _BARE_NAMES = frozenset({'key', 'token', 'secret', 'apikey', 'api_key', 'api-key'})
@@ -1249,7 +1262,7 @@ RULES: tuple[_Rule, ...] = (
         rf'(?<![a-z])(?:{"|".join(_SERVICES)}){_NAME_TAIL}{_ASSIGN}{_VALUE}',
         # any value: the peers test these with `12345678-ABCD-ABCD-...`
         tuple(_SERVICES_KEYWORDS), _service_value, anchored=True,
-        any_value=True,
+        any_value=True, context=lambda text, start, end: _service_shape(text, start, end),
         entropy=0.0,
         positives=('HUBSPOT_API_KEY={uuid}', 'discord_client_id: "{d:18}"',),
         negatives=(
