@@ -761,6 +761,25 @@ def _sas_query(text: str, start: int, end: int) -> bool:
     )
 
 
+def _header_value(value: str) -> bool:
+    """A header's credential: a digit in it, not a stand-in or a sample."""
+    return _with_digit(value) and not _placeholder(value) and \
+        _re(_STAND_IN).search(value) is None
+
+
+def _after_curl(text: str, start: int, end: int) -> bool:
+    """The header is given to curl: `curl` on its line or, continued with
+    `\\`, up to 5 lines above (gitleaks curl.go)."""
+    line_start = start
+    for _ in range(6):
+        line_start = text.rfind('\n', 0, max(0, line_start - 1)) + 1
+        if _re(r'(?<![a-z0-9_-])curl(?![a-z0-9_-])').search(_ascii_lower(text[line_start:start])):
+            return True
+        if line_start == 0:
+            break
+    return False
+
+
 def _telegram_id(text: str, start: int, end: int) -> bool:
     """A bot id of 5 to 16 digits before the `:`, not the tail of a word."""
     digits = _re(r'[0-9]{1,17}$').search(text, max(0, start - 17), start)
@@ -2669,6 +2688,30 @@ RULES: tuple[_Rule, ...] = (
             'trufflehog pkg/detectors/uri; '
             'secretlint packages/@secretlint/secretlint-rule-basicauth'
         ),
+    ),
+    # `curl -H "Authorization: Token ..."`, `--header 'X-Api-Key: ...'`: a
+    # header that carries a credential, given to curl
+    _context(
+        'curl-auth-header', 'credential in a curl header',
+        r'(?:-h|--header)(?:=|[ \t]{0,5})(["\'])'
+        r'(?:authorization:[ \t]{0,5}(?:(?:basic|bearer|token|api-token)[ \t])?|'
+        r'(?:x-[a-z]{1,20}-|x-)?(?:api-?)?(?:key|token):)[ \t]{0,5}'
+        r'([a-z0-9_=~@.+/-]{8,200})\1',
+        ('-h', '--header'), _header_value, context=_after_curl, generic=True,
+        anchored=True,
+        entropy=2.75,
+        positives=(
+            'curl -H "Authorization: Token {h:40}" https://api.example.org',
+            "curl --header 'X-Octopus-ApiKey: {uuid}' https://octopus.example.org",
+            'curl -X POST --header "Api-Token: {A:11}"',
+        ),
+        negatives=(
+            'curl -H "Authorization: Token **********" https://api.example.org',
+            'curl -H "apikey: $API_KEY" https://api.example.org',
+            # not curl's header
+            'ssh -H "Token: {h:16}"',
+        ),
+        source='gitleaks cmd/generate/config/rules/curl.go (curl-auth-header)',
     ),
     _context(
         'bearer-token', 'bearer token', r'bearer[ \t]+([a-z0-9._~+/-]{20,}=*)',
