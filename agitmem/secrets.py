@@ -156,8 +156,12 @@ def _random_looking(value: str) -> bool:
 
 
 def _camel_case_name(value: str) -> bool:
+    """`MyServiceAccountTokenV2`: capitalised words; a run of random letters
+    looks so by chance (`0Nubbkxtphh1c3YHbmB8Mipsg...`), but holds digits
+    among its words, which a name seldom does (3 or more)."""
     words = sum(len(w) for w in _re(_WORD).findall(value))
-    return _re(_ALNUM).fullmatch(value) is not None and words >= .7 * len(value)
+    return _re(_ALNUM).fullmatch(value) is not None and words >= .7 * len(value) and \
+        sum(c.isdigit() for c in value) <= 2
 
 
 def _hyphenated_words(value: str) -> bool:
@@ -2697,7 +2701,8 @@ RULES: tuple[_Rule, ...] = (
         r'(?:authorization:[ \t]{0,5}(?:(?:basic|bearer|token|api-token)[ \t])?|'
         r'(?:x-[a-z]{1,20}-|x-)?(?:api-?)?(?:key|token):)[ \t]{0,5}'
         r'([a-z0-9_=~@.+/-]{8,200})\1',
-        ('-h', '--header'), _header_value, context=_after_curl, generic=True,
+        ('-h ', '-h\t', '-h"', "-h'", '-h=', '--header'), _header_value,
+        context=_after_curl, generic=True,
         anchored=True,
         entropy=2.75,
         positives=(
