@@ -2701,8 +2701,7 @@ RULES: tuple[_Rule, ...] = (
         r'(?:authorization:[ \t]{0,5}(?:(?:basic|bearer|token|api-token)[ \t])?|'
         r'(?:x-[a-z]{1,20}-|x-)?(?:api-?)?(?:key|token):)[ \t]{0,5}'
         r'([a-z0-9_=~@.+/-]{8,200})\1',
-        ('-h ', '-h\t', '-h"', "-h'", '-h=', '--header'), _header_value,
-        context=_after_curl, generic=True,
+        ('-h', '--header'), _header_value, context=_after_curl, generic=True,
         anchored=True,
         entropy=2.75,
         positives=(
