@@ -156,12 +156,13 @@ def _random_looking(value: str) -> bool:
 
 
 def _camel_case_name(value: str) -> bool:
-    """`MyServiceAccountTokenV2`: capitalised words; a run of random letters
-    looks so by chance (`0Nubbkxtphh1c3YHbmB8Mipsg...`), but holds digits
-    among its words, which a name seldom does (3 or more)."""
+    """`MyServiceAccountTokenV2`, `WrongKey_Returns401`: capitalised words; a
+    run of random letters looks so by chance (`0Nubbkxtphh1c3YHbmB8Mipsg...`),
+    but holds digits scattered among its words (3 or more runs of them),
+    where a name holds a number or two."""
     words = sum(len(w) for w in _re(_WORD).findall(value))
     return _re(_ALNUM).fullmatch(value) is not None and words >= .7 * len(value) and \
-        sum(c.isdigit() for c in value) <= 2
+        len(_re('[0-9]+').findall(value)) <= 2
 
 
 def _hyphenated_words(value: str) -> bool:
