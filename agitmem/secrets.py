@@ -2126,6 +2126,31 @@ RULES: tuple[_Rule, ...] = (
         ),
     ),
     _token(
+        'rootly-api-key', 'Rootly API key', 'rootly_', '[a-f0-9]{64}',
+        ('rootly_',),
+        entropy=3.0,
+        positives=('rootly_{h:64}', 'ROOTLY_API_KEY=rootly_{h:64}',),
+        negatives=('rootly_{h:63}', 'rootly_{A:64}',),
+        source='trufflehog pkg/detectors/rootly',
+    ),
+    _token(
+        'langsmith-key', 'LangSmith API key', 'lsv2_',
+        # a personal access token (`pt`) or a service key (`sk`)
+        '(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}', ('lsv2_',),
+        entropy=3.0,
+        positives=('lsv2_pt_{h:32}_{h:10}', 'LANGCHAIN_API_KEY=lsv2_sk_{h:32}_{h:10}',),
+        negatives=('lsv2_pt_{h:32}', 'lsv2_xx_{h:32}_{h:10}',),
+        source='trufflehog pkg/detectors/langsmith',
+    ),
+    _token(
+        'pinecone-api-key', 'Pinecone API key', 'pcsk_',
+        '[A-Za-z0-9]{5,6}_[A-Za-z0-9]{63}', ('pcsk_',),
+        entropy=3.0,
+        positives=('pcsk_{A:5}_{A:63}', 'PINECONE_API_KEY=pcsk_{A:6}_{A:63}',),
+        negatives=('pcsk_{A:5}_{A:60}', 'pcsk_{A:4}_{A:63}',),
+        source='trufflehog pkg/detectors/pinecone',
+    ),
+    _token(
         'huggingface-token', 'Hugging Face token', 'hf_', '[A-Za-z]{34}',
         ('hf_',),
         entropy=3.0,
