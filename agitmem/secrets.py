@@ -1362,7 +1362,7 @@ RULES: tuple[_Rule, ...] = (
     _context(
         'sidekiq-secret', 'Sidekiq credentials',
         r'(?:bundle_(?:enterprise|gems)__contribsys__com[ \t\w.-]{0,20}'
-        r'[\s"\']{0,3}(?:=>|:{1,3}=|=|:)[\s`"\'=]{0,5}|'
+        r'[\s"\'\\]{0,4}(?:=>|:{1,3}=|=|:)[\s`"\'=\\]{0,6}|'
         r'://[a-z0-9]{8}:(?=[a-z0-9]{8}@(?:gems|enterprise)\.contribsys\.com))'
         r'([a-f0-9]{8}(?::[a-f0-9]{8})?)(?![a-f0-9])',
         ('contribsys',), _any,
@@ -1379,8 +1379,9 @@ RULES: tuple[_Rule, ...] = (
     ),
     _context(
         'nuget-config-password', 'password assignment',
-        r'<add key=["\'](?:cleartext)?password["\'][ \t]+value=["\']'
-        r'((?!%[^"\'\n%]*%["\'])[^"\'\n]{8,})["\']',
+        # the quotes escaped inside a JSON string too (`key=\"Password\"`)
+        r'<add key=\\?["\'](?:cleartext)?password\\?["\'][ \t]+value=\\?["\']'
+        r'((?!%[^"\'\n%\\]*%\\?["\'])[^"\'\n\\]{8,})\\?["\']',
         ('password',), _any,
         entropy=0.0,
         positives=(
