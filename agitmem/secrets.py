@@ -1359,6 +1359,23 @@ RULES: tuple[_Rule, ...] = (
         negatives=('SONAR_TOKEN = "{h:39}"', 'SONAR_TOKEN = "sqp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"',),
         source='gitleaks cmd/generate/config/rules/sonar.go; noseyparker rules/sonarqube.yml',
     ),
+    # the Freemius PHP SDK's config array: `"secret_key" => "sk_<29>"`, any
+    # printable characters after `sk_` (its secret keys hold `#&@*$`)
+    _context(
+        'freemius-secret-key', 'Freemius secret key',
+        r'["\']secret_key\\?["\'][ \t]*=>[ \t]*\\?["\'](sk_[^\s"\'\\]{29})\\?["\']',
+        ('secret_key',), _real,
+        entropy=3.0,
+        positives=(
+            '$config = array("secret_key" => "sk_{A:10}#{A:8}&@*{A:4}$uE");',
+            "    'secret_key' => 'sk_{A:29}',",
+        ),
+        negatives=(
+            '$config = array(secret_key => "sk_{A:29}");',
+            '$config = array("other_key" => "sk_{A:29}");',
+        ),
+        source='gitleaks cmd/generate/config/rules/freemius.go',
+    ),
     _context(
         'sidekiq-secret', 'Sidekiq credentials',
         r'(?:bundle_(?:enterprise|gems)__contribsys__com[ \t\w.-]{0,20}'
