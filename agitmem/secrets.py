@@ -156,8 +156,13 @@ def _random_looking(value: str) -> bool:
 
 
 def _camel_case_name(value: str) -> bool:
+    """`MyServiceAccountTokenV2`, `WrongKey_Returns401`: capitalised words; a
+    run of random letters looks so by chance (`0Nubbkxtphh1c3YHbmB8Mipsg...`),
+    but holds digits scattered among its words (3 or more runs of them),
+    where a name holds a number or two."""
     words = sum(len(w) for w in _re(_WORD).findall(value))
-    return _re(_ALNUM).fullmatch(value) is not None and words >= .7 * len(value)
+    return _re(_ALNUM).fullmatch(value) is not None and words >= .7 * len(value) and \
+        len(_re('[0-9]+').findall(value)) <= 2
 
 
 def _hyphenated_words(value: str) -> bool:
@@ -727,7 +732,57 @@ def _url_scheme(text: str, start: int, end: int) -> bool:
     """The URL's scheme is a word of its own: not cut from a longer,
     mangled one (`'?ostgres://u:p@host'`, trufflehog's invalid pattern)."""
     scheme = _re(r'[A-Za-z0-9+.-]*://[^/\s:@"\'`]*:$').search(text, max(0, start - 300), start)
+    # and the host after the `@` is a host (`@?abbitmq-host` is mangled)
+    if text[end + 1:end + 2] in ('?', '^', '*', '#'):
+        return False
     return scheme is None or scheme.start() == 0 or text[scheme.start() - 1] not in '?$^*#'
+
+
+def _sas_signature(value: str) -> bool:
+    """Base64, percent-encoded or not (`%2B`, `%2F`, `%3D`), not a stand-in."""
+    decoded = _re(r'%(2[bBfF]|3[dD])').sub(
+        lambda m: {'2b': '+', '2f': '/', '3d': '='}[m[1].lower()], value,
+    )
+    return _re(r'[A-Za-z0-9+/]{20,}={0,2}').fullmatch(decoded) is not None and _real(decoded)
+
+
+_IP = r'[0-9]{1,3}(?:\.[0-9]{1,3}){3}'
+
+
+def _sas_query(text: str, start: int, end: int) -> bool:
+    """The signature's query names an Azure service version (`sv=2022-11-02`),
+    and its permissions and address range are in Azure's format (a `q`
+    permission, a three-part address: a mangled copy, trufflehog's
+    negatives; the letters: learn.microsoft.com create-service-sas)."""
+    left = _re(r'[^\s"\'`<>]{0,1000}$').search(text, max(0, start - 1000), start)
+    right = _re(r'[^\s"\'`<>]{0,1000}').match(text, end)
+    assert left is not None and right is not None
+    query = text[left.start():right.end()]
+    params = dict(_re(r'(?:^|[?&=])([a-z]{2,4})=([^&]*)').findall(query))
+    return (
+        _re(r'[0-9]{4}-[0-9]{2}-[0-9]{2}').fullmatch(params.get('sv', '')) is not None and
+        _re(r'[racwdxyltmeopfi]*').fullmatch(params.get('sp', '')) is not None and
+        _re(f'(?:{_IP}(?:-{_IP})?)?').fullmatch(params.get('sip', '')) is not None
+    )
+
+
+def _header_value(value: str) -> bool:
+    """A header's credential: a digit in it, not a stand-in or a sample."""
+    return _with_digit(value) and not _placeholder(value) and \
+        _re(_STAND_IN).search(value) is None
+
+
+def _after_curl(text: str, start: int, end: int) -> bool:
+    """The header is given to curl: `curl` on its line or, continued with
+    `\\`, up to 5 lines above (gitleaks curl.go)."""
+    line_start = start
+    for _ in range(6):
+        line_start = text.rfind('\n', 0, max(0, line_start - 1)) + 1
+        if _re(r'(?<![a-z0-9_-])curl(?![a-z0-9_-])').search(_ascii_lower(text[line_start:start])):
+            return True
+        if line_start == 0:
+            break
+    return False
 
 
 def _telegram_id(text: str, start: int, end: int) -> bool:
@@ -857,6 +912,19 @@ _SERVICE_SHAPES: tuple[tuple[str, str], ...] = (
     ('jira|confluence', (
         '[a-zA-Z0-9]{24}|AT[AC]TT3[A-Za-z0-9_=-]{183,}|[A-Za-z0-9+/]{41,}=*'
     )),
+    # each a key (and an id or secret) of one exact shape (trufflehog
+    # 3ab759fe pkg/detectors/<name>)
+    ('adzuna', '[a-z0-9]{32}|[a-z0-9]{8}'),
+    ('apimatic', '[a-zA-Z0-9_-]{64}'),
+    ('appfollow', r'eyJ0eXAiOiJKV1QiLCJhbGciOiJIUzI1NiJ9\.[0-9A-Za-z]{74}\.[0-9A-Za-z_-]{43}'),
+    ('besnappy', '[a-f0-9]{64}'),
+    ('billomat', '[0-9a-f]{32}|[0-9a-z]{4,20}'),
+    ('bitly', '[a-zA-Z0-9-]{40}'),
+    ('bitmex', '[0-9a-zA-Z_-]{24}|[0-9a-zA-Z_-]{48}'),
+    # and a client id, a uuid (gitleaks messagebird.go)
+    ('message[_-]?bird', '[A-Za-z0-9_-]{25}|' + _UUID.replace('0-9a-f', '0-9a-fA-F')),
+    ('poloniex', '[0-9A-Z]{8}(?:-[0-9A-Z]{8}){3}|[0-9a-f]{128}'),
+    ('stytch', '[a-zA-Z0-9_-]{47}=|[a-z0-9-]{49}'),
 )
 # the bare names after which the service may be named on the line above
 _BARE_NAMES = frozenset({'key', 'token', 'secret', 'apikey', 'api_key', 'api-key'})
@@ -883,7 +951,13 @@ _PREFIX_SHAPES: tuple[tuple[str, str, str, int], ...] = (
     # azureapimanagement repository key: `git&`, a 12-digit expiry, `&`, 88
     ('git&', '[0-9]{12}&', '[a-zA-Z0-9/+=]', 88),
     ('gloas-', '', '[0-9a-f]', 64),  # gitlaboauth2: an OAuth app secret
+    ('AKCp', '', '[a-zA-Z0-9]', 69),  # artifactory (gitleaks artifactory.go)
+    ('cmVmdGtu', '', '[A-Za-z0-9]', 56),  # artifactoryreferencetoken
+    ('bkua_', '', '[a-z0-9]', 40),  # buildkite v2: a user access token
 )
+# an OpenAI admin key holds the signature `T3BlbkFJ` (openai-key's own
+# format); a generic rule takes no `sk-admin-` copy that rule turned down
+_ADMIN_KEY = 'sk-admin-[A-Za-z0-9_-]{20,80}T3BlbkFJ[A-Za-z0-9_-]{20}'
 _NEAR_COPY = 3  # characters a copy may lack and still be the key
 
 
@@ -892,6 +966,10 @@ def _service_shape(text: str, start: int, end: int) -> bool:
     names before it (true if it names none), and the format of the service
     whose prefix it opens with."""
     value = text[start:end]
+    if value.startswith('sk-admin-') and not _re(_ADMIN_KEY).match(value):
+        return False
+    if _parameters(text, start, end):
+        return False
     if value.startswith('-'):
         # a value joined by a hyphen to its name is judged whole (`key-...`)
         word = _re(r'[A-Za-z0-9]*$').search(text, max(0, start - 20), start)
@@ -924,6 +1002,20 @@ def _service_shape(text: str, start: int, end: int) -> bool:
         if _re(f'(?<![a-z]){service}').search(window)
     ]
     return not shapes or any(_re(s).fullmatch(value) for s in shapes)
+
+
+def _parameters(text: str, start: int, end: int) -> bool:
+    """A query string given as a token (`SAS_TOKEN=st=...&se=...&sr=c`):
+    its parameters are not secrets unless one is a signature or a secret
+    (an Azure SAS token's is `sig=`)."""
+    if _re(r'[A-Za-z_]{1,16}=').match(text, start) is None:
+        return False
+    word = _re(r'[^\s"\'`]*').match(text, start)
+    assert word is not None
+    names = _re(r'(?:^|&)([A-Za-z_]{1,32})=').findall(word[0])
+    return len(names) >= 2 and not any(
+        _re(r'sig|signature|secret|token|key|pass|auth').search(n.lower()) for n in names
+    )
 
 
 def _not_a_test_name(text: str, start: int, end: int) -> bool:
@@ -1112,6 +1204,29 @@ RULES: tuple[_Rule, ...] = (
             'secretlint packages/@secretlint/secretlint-rule-azure'
         ),
     ),
+    _Rule(
+        'azure-sas-token', 'Azure shared access signature',
+        # a SAS token's secret is its signature, `sig=` (base64 of an
+        # HMAC-SHA256, percent-encoded), in a query with a service version
+        r'(?<![a-z0-9_])sig=([a-z0-9+/%]{20,200}={0,2})(?![a-z0-9+/%=])',
+        ('sig=',), _sas_signature, lower=True, long=False, context=_sas_query,
+        entropy=3.0,
+        positives=(
+            'AZURE_SAS_TOKEN=sp=r&st=2025-03-04T07:24:52Z&se=2025-04-04T15:24:52Z&spr=https&sv=2022-11-02&sr=c&sig={A:43}%3D',
+            'https://acme.blob.core.windows.net/c?sv=2022-11-02&sr=c&sig={A:20}%2B{A:22}%3D',
+        ),
+        negatives=(
+            'AZURE_SAS_TOKEN=sp=r&se=2025-04-04T15:24:52Z&sv=2022-11-02&sr=c',
+            # a permission Azure has not (`q`): a mangled copy
+            'AZURE_SAS_TOKEN=sp=rqx&sv=2022-11-02&sr=c&sig={A:43}%3D',
+            # no service version: another service's signature parameter
+            'https://example.com/hook?sig={A:43}%3D',
+        ),
+        source=(
+            'trufflehog pkg/detectors/azuresastoken; '
+            'learn.microsoft.com rest/api/storageservices/create-service-sas'
+        ),
+    ),
     _token(
         'azure-ad-client-secret', 'Azure AD client secret',
         '', r'[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}', ('q~',),
@@ -1171,7 +1286,7 @@ RULES: tuple[_Rule, ...] = (
         rf'(?<![a-z])(?:{"|".join(_SERVICES)}){_NAME_TAIL}{_ASSIGN}{_VALUE}',
         # any value: the peers test these with `12345678-ABCD-ABCD-...`
         tuple(_SERVICES_KEYWORDS), _service_value, anchored=True,
-        any_value=True,
+        any_value=True, context=lambda text, start, end: _service_shape(text, start, end),
         entropy=0.0,
         positives=('HUBSPOT_API_KEY={uuid}', 'discord_client_id: "{d:18}"',),
         negatives=(
@@ -1244,10 +1359,27 @@ RULES: tuple[_Rule, ...] = (
         negatives=('SONAR_TOKEN = "{h:39}"', 'SONAR_TOKEN = "sqp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"',),
         source='gitleaks cmd/generate/config/rules/sonar.go; noseyparker rules/sonarqube.yml',
     ),
+    # the Freemius PHP SDK's config array: `"secret_key" => "sk_<29>"`, any
+    # printable characters after `sk_` (its secret keys hold `#&@*$`)
+    _context(
+        'freemius-secret-key', 'Freemius secret key',
+        r'["\']secret_key\\?["\'][ \t]*=>[ \t]*\\?["\'](sk_[^\s"\'\\]{29})\\?["\']',
+        ('secret_key',), _real,
+        entropy=3.0,
+        positives=(
+            '$config = array("secret_key" => "sk_{A:10}#{A:8}&@*{A:4}$uE");',
+            "    'secret_key' => 'sk_{A:29}',",
+        ),
+        negatives=(
+            '$config = array(secret_key => "sk_{A:29}");',
+            '$config = array("other_key" => "sk_{A:29}");',
+        ),
+        source='gitleaks cmd/generate/config/rules/freemius.go',
+    ),
     _context(
         'sidekiq-secret', 'Sidekiq credentials',
         r'(?:bundle_(?:enterprise|gems)__contribsys__com[ \t\w.-]{0,20}'
-        r'[\s"\']{0,3}(?:=>|:{1,3}=|=|:)[\s`"\'=]{0,5}|'
+        r'[\s"\'\\]{0,4}(?:=>|:{1,3}=|=|:)[\s`"\'=\\]{0,6}|'
         r'://[a-z0-9]{8}:(?=[a-z0-9]{8}@(?:gems|enterprise)\.contribsys\.com))'
         r'([a-f0-9]{8}(?::[a-f0-9]{8})?)(?![a-f0-9])',
         ('contribsys',), _any,
@@ -1264,8 +1396,9 @@ RULES: tuple[_Rule, ...] = (
     ),
     _context(
         'nuget-config-password', 'password assignment',
-        r'<add key=["\'](?:cleartext)?password["\'][ \t]+value=["\']'
-        r'((?!%[^"\'\n%]*%["\'])[^"\'\n]{8,})["\']',
+        # the quotes escaped inside a JSON string too (`key=\"Password\"`)
+        r'<add key=\\?["\'](?:cleartext)?password\\?["\'][ \t]+value=\\?["\']'
+        r'((?!%[^"\'\n%\\]*%\\?["\'])[^"\'\n\\]{8,})\\?["\']',
         ('password',), _any,
         entropy=0.0,
         positives=(
@@ -1989,17 +2122,51 @@ RULES: tuple[_Rule, ...] = (
         'openai-key', 'OpenAI key', 'sk-',
         # OpenRouter's `sk-or-v1-` keys are 64 hex (trufflehog's
         # pkg/detectors/openrouter): a shorter one is cut
-        f'(?!ant-)(?:or-v1-[0-9a-f]{{64}}|(?!or-v1-)(?:proj-|svcacct-|admin-)?'
+        # an admin key holds OpenAI's signature `T3BlbkFJ` between two runs
+        # (trufflehog openaiadmin: 58 and 58; trivy's sample: 20 and 20)
+        f'(?!ant-)(?:or-v1-[0-9a-f]{{64}}|'
+        f'admin-[{_URLSAFE}]{{20,80}}T3BlbkFJ[{_URLSAFE}]{{20,}}|'
+        f'(?!or-v1-|admin-)(?:proj-|svcacct-)?'
         f'[{_URLSAFE}]{{32,}})', ('sk-',),
         _random_looking, end='',
         entropy=3.0,
         positives=('OPENAI_API_KEY=sk-{A:48}', 'sk-proj-{u:74}T3BlbkFJ{u:74}',),
-        negatives=('sk-{a:48}', 'sk-{A:31}', 'sk-or-v1-{A:31}',),
+        negatives=(
+            'sk-{a:48}', 'sk-{A:31}', 'sk-or-v1-{A:31}',
+            # an admin key without its signature, or too short before it
+            'sk-admin-{u:58}{A:8}{u:58}', 'sk-admin-{A:5}T3BlbkFJ{u:58}',
+        ),
         source=(
             'gitleaks cmd/generate/config/rules/openai.go; '
-            'trufflehog pkg/detectors/openai; '
+            'trufflehog pkg/detectors/openai, openaiadmin; '
+            'trivy pkg/fanal/secret/builtin-rules.go; '
             'secretlint packages/@secretlint/secretlint-rule-openai'
         ),
+    ),
+    _token(
+        'rootly-api-key', 'Rootly API key', 'rootly_', '[a-f0-9]{64}',
+        ('rootly_',),
+        entropy=3.0,
+        positives=('rootly_{h:64}', 'ROOTLY_API_KEY=rootly_{h:64}',),
+        negatives=('rootly_{h:63}', 'rootly_{A:64}',),
+        source='trufflehog pkg/detectors/rootly',
+    ),
+    _token(
+        'langsmith-key', 'LangSmith API key', 'lsv2_',
+        # a personal access token (`pt`) or a service key (`sk`)
+        '(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}', ('lsv2_',),
+        entropy=3.0,
+        positives=('lsv2_pt_{h:32}_{h:10}', 'LANGCHAIN_API_KEY=lsv2_sk_{h:32}_{h:10}',),
+        negatives=('lsv2_pt_{h:32}', 'lsv2_xx_{h:32}_{h:10}',),
+        source='trufflehog pkg/detectors/langsmith',
+    ),
+    _token(
+        'pinecone-api-key', 'Pinecone API key', 'pcsk_',
+        '[A-Za-z0-9]{5,6}_[A-Za-z0-9]{63}', ('pcsk_',),
+        entropy=3.0,
+        positives=('pcsk_{A:5}_{A:63}', 'PINECONE_API_KEY=pcsk_{A:6}_{A:63}',),
+        negatives=('pcsk_{A:5}_{A:60}', 'pcsk_{A:4}_{A:63}',),
+        source='trufflehog pkg/detectors/pinecone',
     ),
     _token(
         'huggingface-token', 'Hugging Face token', 'hf_', '[A-Za-z]{34}',
@@ -2570,6 +2737,30 @@ RULES: tuple[_Rule, ...] = (
             'secretlint packages/@secretlint/secretlint-rule-basicauth'
         ),
     ),
+    # `curl -H "Authorization: Token ..."`, `--header 'X-Api-Key: ...'`: a
+    # header that carries a credential, given to curl
+    _context(
+        'curl-auth-header', 'credential in a curl header',
+        r'(?:-h|--header)(?:=|[ \t]{0,5})(["\'])'
+        r'(?:authorization:[ \t]{0,5}(?:(?:basic|bearer|token|api-token)[ \t])?|'
+        r'(?:x-[a-z]{1,20}-|x-)?(?:api-?)?(?:key|token):)[ \t]{0,5}'
+        r'([a-z0-9_=~@.+/-]{8,200})\1',
+        ('-h', '--header'), _header_value, context=_after_curl, generic=True,
+        anchored=True,
+        entropy=2.75,
+        positives=(
+            'curl -H "Authorization: Token {h:40}" https://api.example.org',
+            "curl --header 'X-Octopus-ApiKey: {uuid}' https://octopus.example.org",
+            'curl -X POST --header "Api-Token: {A:11}"',
+        ),
+        negatives=(
+            'curl -H "Authorization: Token **********" https://api.example.org',
+            'curl -H "apikey: $API_KEY" https://api.example.org',
+            # not curl's header
+            'ssh -H "Token: {h:16}"',
+        ),
+        source='gitleaks cmd/generate/config/rules/curl.go (curl-auth-header)',
+    ),
     _context(
         'bearer-token', 'bearer token', r'bearer[ \t]+([a-z0-9._~+/-]{20,}=*)',
         ('bearer',), _high_entropy, generic=True,
@@ -2853,8 +3044,10 @@ def _matches(rule: _Rule, text: str, lower: str) -> Iterator[re.Match[str]]:
 # characters no key, token or secret of a known format holds (`!` is a
 # Salesforce token's own): a value that one of them cuts (`ramp_sec_maFm2a?uvRE...`, `xoxb-6567755?9613...`,
 # `XkL8...bM:UlaF?o0J`) is a mangled copy the peers mark as not a
-# credential; a URL's query and fragment (`?key=`, `#heading`) are no cut
-_CUT = r'[A-Za-z0-9][?$^*#](?![A-Za-z0-9_.-]*=)[A-Za-z0-9]'
+# credential; a URL's query and fragment (`?key=`, `#heading`) are no cut,
+# but a `?` before base64's closing `=` is (`...KXGdO?H3EC...m8='`); `%`
+# and `@` are in Twitter's and GraphCMS's formats, so they cut nothing
+_CUT = r'[A-Za-z0-9][?$^*#](?![A-Za-z0-9_.-]*=[^=\s\'"`])[A-Za-z0-9]'
 _CUT_IN_URL = r'[A-Za-z0-9][$^*][A-Za-z0-9]'
 
 

@@ -550,6 +550,8 @@ def test_linear_time_on_1_mb_lines() -> None:
     "slack token - 'xoxb-65677559833?9613778673399u'",
     "ngc token - '" + _r(26) + ':UlaF?o0J-KaDQ-3kXd-PmzI-' + _r(12) + "'",
     "twilio token - 'k6JXtY3WBtU$" + _r(20) + "'",
+    # a `?` before base64's closing `=` cuts: no query parameter ends so
+    "stytch token - '" + _r(24) + '?' + _r(22) + "='",
 ])
 def test_value_cut_by_an_odd_character_is_no_key(line: str) -> None:
     assert scan(line, 'notes.md') == []
@@ -727,12 +729,33 @@ def test_service_prefix_of_a_value_not_of_its_format() -> None:
     "postgres token - '?ostgres://app:{A}@10.0.0.1:5432'",
     # a name assigned a bare word: that word is its value
     "key = bind '{A}'",
+    # a host cut from a mangled word is no host
+    "rabbitmq = 'amqps://app:{A}@?abbitmq-host.example.com:5672/vhost'",
+    # a query string with no signature or secret among its parameters (an
+    # Azure SAS token's secret is its `sig=`)
+    'AZURE_BLOB_SAS_TOKEN=st=2025-03-04T07:24:52Z&se=2025-04-04T15:24:52Z&spr=https&sv=2022-11-02&sr=c',
+    # an OpenAI admin key copy the OpenAI rule turned down (no signature, or
+    # too short before it) is no generic key either
+    'BAD_KEY=sk-admin-short' + 'T3BlbkFJ{A}{A}',
+    'BAD_KEY=sk-admin-{A}{A}ABCDEFGH{A}{A}',
 ))
 def test_no_false_positive_in_mangled_or_assigned_contexts(line: str) -> None:
     assert scan(line.replace('{A}', _r(36)), 'n.md') == []
 
 
 def test_assigned_word_and_url_scheme_near_misses_still_found() -> None:
+    assert scan(f"rabbitmq = 'amqps://app:{_r(16)}@rabbitmq-host.example.com:5672/v'", 'n.md')
+    # a query string with its signature is a SAS token
+    assert scan(
+        f'AZURE_BLOB_SAS_TOKEN=sv=2022-11-02&sr=c&sig={_r(43)}%3D', 'n.md',
+    )
+    assert scan(f"stytch token - '{_r(47)}='", 'n.md')
+    admin = f'sk-admin-{_r(58)}T3BlbkFJ{_r(58)}'
+    # random letters that read as capitalised words, but with digits among
+    # them, are a token; a name with a version is not
+    assert scan("manifest token = '0Nubbkxtphh1c3YHbmB8" + "MipsgpbmczRT'", 'n.md')
+    assert not scan("token = 'MyServiceAccountTokenValueV2'", 'n.md')
+    assert scan(f'KEY={admin}', 'n.md') and scan(admin, 'n.md')
     assert scan(f"postgres token - 'postgres://app:{_r(16)}@10.0.0.1:5432'", 'n.md')
     assert scan(f"the key is {_r(36)}", 'n.md')
 
