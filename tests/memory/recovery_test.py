@@ -427,7 +427,9 @@ def test_chinese_and_other_non_ascii_text() -> None:
         current_file='src/配置.py', next_intent='把 load_config 改成读取 TOML 配置文件',
         **FAILED,
     )
-    assert classify(expect, [_edit('src/配置.py', 'load_config')], '我修改了配置。')[0] == 'recovered'
+    assert classify(expect, [_edit('src/配置.py', 'load_config')], '我修改了配置，下一步跑测试。')[0] == 'recovered'
+    # a bare report of the edit, with the verification red and no run: state confusion
+    assert classify(expect, [_edit('src/配置.py', 'load_config')], '我修改了配置。')[0] == 'state'
     assert classify(expect, [_edit('src/配置.py', '读取')], None)[0] == 'location'
     assert classify(expect, [], '我们在做什么？请告诉我')[0] == 'reset'
     assert classify(expect, [], 'Ünïcödé ✓ — all tests pass 🎉')[0] == 'state'
@@ -686,14 +688,17 @@ def test_no_current_symbol_is_no_copy_of_it() -> None:
 def test_a_claim_about_a_check_that_ran_and_passed_is_no_confusion(said: str, command: str) -> None:
     for code in (0, None):  # Codex gives no exit code: unknown is no failure
         events = [_edit('src/app.py', 'load_config'), _run(command, code)]
-        assert classify(_expect(**FAILED), events, said)[0] == 'recovered'
-    verdict, evidence, _ = classify(_expect(**FAILED), [_edit('src/app.py', 'load_config'), _run(command, 1)], said)
+        assert classify(_expect(verification='passed'), events, said)[0] == 'recovered'
+        # with the tests red, a check besides them backs no report of the work done
+        assert classify(_expect(**FAILED), events, said)[0] == 'state'
+    verdict, evidence, _ = classify(_expect(verification='passed'), [_edit('src/app.py', 'load_config'), _run(command, 1)], said)
     assert verdict == 'state'
     assert 'the command it names failed in this turn' in evidence[0]
 
 
 def test_a_claim_about_a_check_that_did_not_run_contradicts_no_test_verification() -> None:
-    assert classify(_expect(**FAILED), [_edit('src/app.py', 'load_config')], 'It compiles now.')[0] == 'recovered'
+    assert classify(_expect(verification='passed'), [_edit('src/app.py', 'load_config')], 'It compiles now.')[0] == 'recovered'
+    assert classify(_expect(**FAILED), [_edit('src/app.py', 'load_config')], 'It compiles now.')[0] == 'state'
     # a backticked command that never ran is still an unbacked claim
     assert classify(_expect(**FAILED), [], '`make check` passes.')[0] == 'state'
 
@@ -1084,8 +1089,11 @@ def test_the_last_run_of_a_named_command_decides() -> None:
 
 def test_a_check_claim_is_backed_by_the_check_run_with_the_tests() -> None:
     events = [_edit('src/app.py', 'load_config'), _run('go build ./... && go test ./x -run TestOther', 0, 'passed')]
-    verdict, evidence, _ = classify(_expect(**FAILED), events, 'The build is clean.')
+    verdict, evidence, _ = classify(_expect(verification='passed'), events, 'The build is clean.')
     assert verdict != 'state', evidence
+    # the tests red: a run of other tests does not cover them
+    verdict, evidence, _ = classify(_expect(**FAILED), events, 'The build is clean.')
+    assert verdict == 'state' and 'does not run the failing verification' in evidence[0], evidence
 
 
 def test_a_run_of_the_last_verifications_command_is_a_test_run() -> None:
