@@ -455,7 +455,8 @@ def asks_status(prompt: str) -> bool:
     question, maybe with a "go on", and no new request."""
     said = ' '.join((prompt or '').split())
     parts = [p for p in re.split(r'(?<=[?？])\s*', said) if p.strip()]
-    asked = [p for p in parts if _QUESTION_END.search(p) and _STATUS.search(p)]
+    # "好了没", "过了吗": a Chinese question needs no mark, its particle asks
+    asked = [p for p in parts if (_QUESTION_END.search(p) or re.search(r'[吗么没呢][\W_]*$', p)) and _STATUS.search(p)]
     return len(said) <= 120 and bool(asked) and all(p in asked or goes_on(p) for p in parts)
 
 

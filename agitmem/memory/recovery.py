@@ -735,7 +735,7 @@ def _greened(events: list[dict[str, Any]], expect: dict[str, Any]) -> bool:
     return last.get('test') == 'passed' and _covers(_str(last.get('command')), expect['verification_reason'])
 
 
-def _unbacked(claim: str, events: list[dict[str, Any]], expect: dict[str, Any]) -> str | None:
+def _unbacked(claim: str, events: list[dict[str, Any]], expect: dict[str, Any], task: _Task) -> str | None:
     """Why the turn does not back `claim`, or None when it does: the
     command or check it names ran and passed; a claim about the tests, a
     passing test run that covers the last failure (and is of the runner
@@ -747,7 +747,10 @@ def _unbacked(claim: str, events: list[dict[str, Any]], expect: dict[str, Any]) 
     result = last.get('test') if last else None
     command = _str(last.get('command')) if last else ''
     runner = _RUNNER.search(claim)
-    covers = _covers(command, expect['verification_reason'])
+    # a new request of the user's sets the work: the old failure is not the claim's
+    covers = task.request is not None or (
+        _covers(command, expect['verification_reason']) and _covers_verification(command, expect['verification_command'])
+    )
     backed = result == 'passed' and covers and (not runner or any(
         e.get('test') == 'passed' and runner[0].split()[0].lower() in _str(e.get('command')).lower() for e in events
     ))
@@ -810,16 +813,29 @@ def _backed(events: list[dict[str, Any]], expect: dict[str, Any]) -> str | None:
     """Why no passing run covering the state's verification came after the
     turn's last edit, or None when one did (the last such test run decides)."""
     start = _after_last_edit(events)
-    verifies = expect['verification_command']
+    verifies = ' '.join(expect['verification_command'].split())
+
+    def result(e: dict[str, Any]) -> str | None:
+        # a test run whose exit code the client does not give (Codex) is
+        # no failure: nothing says it failed
+        command = ' '.join(_str(e.get('command')).split())
+        if e.get('kind') != 'command':
+            return None
+        if e.get('test') in ('passed', 'failed'):
+            return _str(e.get('test'))
+        unknown = e.get('exit_code') is None and (_RUNNER.search(command) or (len(verifies) >= 4 and verifies in command))
+        return 'passed' if unknown else None
+
+    tests = [e for e in events[max(start, 0):] if result(e)]
     runs = [
-        e for e in events[max(start, 0):] if e.get('kind') == 'command' and e.get('test') in ('passed', 'failed')
-        and _covers(_str(e.get('command')), expect['verification_reason']) and _covers_verification(_str(e.get('command')), verifies)
+        e for e in tests
+        if _covers(_str(e.get('command')), expect['verification_reason']) and _covers_verification(_str(e.get('command')), verifies)
     ]
-    if runs and runs[-1].get('test') == 'passed':
+    if runs and result(runs[-1]) == 'passed':
         return None
     if runs:
         return f'the test run after it failed (`{_clip(_str(runs[-1].get("command")), 80)}`)'
-    others = [e for e in events[max(start, 0):] if e.get('kind') == 'command' and e.get('test') == 'passed']
+    others = [e for e in tests if result(e) == 'passed']
     if others:
         return f'its passing run `{_clip(_str(others[-1].get("command")), 80)}` does not run the failing verification (`{_clip(verifies, 80)}`)'
     reason = expect['verification_reason'] or 'no reason recorded'
@@ -908,7 +924,7 @@ def classify(
     claims = phrases.claims(text)
     yes = phrases.answers_yes(prompt, text)
     for claim in ([yes] if yes and yes not in claims else []) + claims:
-        unbacked = _unbacked(claim, events, expect)
+        unbacked = _unbacked(claim, events, expect, task)
         if unbacked:
             to = f' (to the user\'s "{_clip(prompt or "", 80)}")' if claim == yes else ''
             return done('state', f'closing text said "{claim}"{to} while {unbacked}')
