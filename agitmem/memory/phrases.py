@@ -194,9 +194,11 @@ _EN_OPEN = (
     r'\b(?:tests?|specs?|cases?|suites?|run|build|ci|check|it|they|one|assertion)\b[^.;!?\n]{0,40}?\b(?:fails?|failing|failed|is\s+red|are\s+red|errors?\s+out)\b',
     r'\b[1-9]\d*\s+(?:tests?\s+)?failed\b',
     r'\b(?:remaining|remains|left\s+to\s+do|pending|partial(?:ly)?|half\s+of|only\s+part)\b',
+    # a progress note: "Continuing in load_config.", "still working on it"
+    r'\b(?:continuing|working\s+on|in\s+progress|carrying\s+on|proceeding\s+with)\b',
 )
 _ZH_OPEN = (
-    r'下一步|接下来|稍后|待会|然后(?:再|我)|我(?:再|会|先|去|来)|再(?:跑|运行|执行|测)|还差|还需要?|剩下|待办',
+    r'下一步|接下来|稍后|待会|然后(?:再|我)|我(?:再|会|先|去|来)|再(?:跑|运行|执行|测)|还差|还需要?|剩下|待办|继续|正在|进行中',
     r'(?:没|未|还没|尚未)有?(?:跑|运行|执行|测试|测|验证|完成|通过|过)',
     r'(?:仍然?|还是|依然|依旧)[^。！？\n]{0,6}?(?:失败|是?红|报错|不过)',
     r'(?:测试|用例|单测)[^。！？\n，,]{0,10}?(?:失败|报错|挂了|红)',

@@ -354,6 +354,8 @@ def test_a_closing_report_is_a_report_whatever_its_words(said: str) -> None:
     'Mudei a função, ainda não rodei os testes.',
     '関数を直しました。テストはまだ実行していません。',
     '함수를 고쳤습니다. 테스트는 아직 돌리지 않았습니다.',
+    'Continuing in load_config.',
+    '正在改 load_config，继续。',
 ])
 def test_an_unfinished_or_unverified_account_is_not_a_report(said: str) -> None:
     assert phrases.unfinished(said) is not None
