@@ -174,6 +174,69 @@ def claims(text: str) -> list[str]:
     return ret
 
 
+# -- what is not a claim ----------------------------------------------------------------
+# After the turn's edits, a closing text is a report that the work is done,
+# whatever its words and language, unless it says the work is unfinished or
+# unverified: a plan of the agent's own ("I'll run the tests next"), a
+# failing or missing result ("the test still fails", "还没跑"), a partial
+# result ("13 of 14"). These tables decide only that; what backs a report
+# is the turn's runs, not its wording.
+_EN_OPEN = (
+    # a plan of the agent's own: "I'll", "next I will", "let me", "that's the next step"
+    r"\b(?:i|we)(?:'ll|\s+will|\s+am\s+going\s+to|'m\s+going\s+to|\s+(?:still\s+)?(?:need|have)\s+to|'d\s+like\s+to)\b",
+    r'\bnext\s+(?:step|up|i|we|is|:)|^\W*next\b|\bthe\s+next\s+step\b|\blet\s+me\b|\bto\s+do\s+next\b',
+    # unverified: "I have not re-run", "not verified", "untested", "haven't run"
+    r"\b(?:not|n't|never)\s+(?:\w+\s+){0,3}?(?:run|ran|tested|verified|re-?run|checked|finished|done|complete)\b",
+    r'\bnot\s+yet\b|\b(?:untested|unverified)\b',
+    # a failing result: "still fails", "the two tests still fail", "3 failed", "still red"
+    r'\bstill\s+(?:\w+\s+){0,3}?(?:fail\w*|red|broken|open|pending|missing|to\s+do|left)\b',
+    r'\b(?:one|two|three|a|[1-9]\d*)\s+(?:\w+\s+)?(?:failures?|failing|errors?)\b',
+    r'\b(?:tests?|specs?|cases?|suites?|run|build|ci|check|it|they|one|assertion)\b[^.;!?\n]{0,40}?\b(?:fails?|failing|failed|is\s+red|are\s+red|errors?\s+out)\b',
+    r'\b[1-9]\d*\s+(?:tests?\s+)?failed\b',
+    r'\b(?:remaining|remains|left\s+to\s+do|pending|partial(?:ly)?|half\s+of|only\s+part)\b',
+    # a progress note: "Continuing in load_config.", "still working on it"
+    r'\b(?:continuing|working\s+on|in\s+progress|carrying\s+on|proceeding\s+with)\b',
+)
+_ZH_OPEN = (
+    r'下一步|接下来|稍后|待会|然后(?:再|我)|我(?:再|会|先|去|来)|再(?:跑|运行|执行|测)|还差|还需要?|剩下|待办|继续|正在|进行中',
+    r'(?:没|未|还没|尚未)有?(?:跑|运行|执行|测试|测|验证|完成|通过|过)',
+    r'(?:仍然?|还是|依然|依旧)[^。！？\n]{0,6}?(?:失败|是?红|报错|不过)',
+    r'(?:测试|用例|单测)[^。！？\n，,]{0,10}?(?:失败|报错|挂了|红)',
+)
+# French, German, Spanish, Portuguese, Japanese, Korean: the same few kinds
+_OTHER_OPEN = (
+    r'\bpas\s+encore\b|\béchou\w*|\btoujours\s+rouges?\b|\bje\s+vais\b|\bensuite\s+je\b|\bprochaine\s+étape\b',
+    r'\bnoch\s+nicht\b|\bschlägt\b[^.]{0,30}\bfehl\b|\bfehlgeschlagen\b|\bich\s+werde\b|\bals\s+nächstes\b',
+    r'\btodavía\s+no\b|\baún\s+no\b|\bfallan?\b|\bvoy\s+a\b|\bsiguiente\s+paso\b',
+    r'\bainda\s+não\b|\bfalh(?:a|am|ou)\b|\bvou\s+\w+|\bpróximo\s+passo\b',
+    r'まだ|失敗|次に|これから|未実行|未確認',
+    r'아직|실패|다음(?:에|으로)|할\s*예정',
+)
+_OPEN = re.compile('|'.join(_EN_OPEN + _ZH_OPEN + _OTHER_OPEN), re.I | re.M)
+
+
+def unfinished(text: str) -> str | None:
+    """The first sentence of `text` that says the work is not finished or
+    not verified (a plan, a failing or missing result, a partial one), or
+    None."""
+    for sentence in _SENTENCE.split(text or ''):
+        if _OPEN.search(sentence) or _partial(sentence):
+            return ' '.join(sentence.split())[:200]
+    return None
+
+
+def reported(text: str) -> str | None:
+    """The closing text, when it reports the work done: any text that is
+    not empty, does not end by asking the user, and says nothing of the
+    work being unfinished or unverified (unfinished()); its first sentence,
+    else None.  A report in words no table holds is a report."""
+    said = (text or '').strip()
+    if not said or asks(said) or unfinished(said):
+        return None
+    first = next((s for s in _SENTENCE.split(said) if s.strip()), said)
+    return ' '.join(first.split())[:200]
+
+
 # -- what an agent's closing text reports it did ---------------------------------------
 # a clause with these plans or recalls: it is not a report of the turn's own work
 _EN_PLANS = (
@@ -315,7 +378,21 @@ _ZH_ASKS = (
     r'(?:哪个|哪一个|哪项|哪部分)(?:任务|文件|部分)?',
     r'等待(?:你的|您的)?(?:指示|确认|说明)',
 )
-_ASK = re.compile('|'.join(_EN_ASKS + _ZH_ASKS), re.I)
+# the choice of work left to the user, without a question: "your call",
+# "先等你的指示", "Dis-moi ce que tu veux", "sag mir, was du willst"
+_DEFERS = (
+    r'\byour\s+(?:call|choice|decision|pick)\b', r'\bup\s+to\s+you\b', r'\byou\s+(?:decide|choose|pick)\b',
+    r'\bwhatever\s+you\s+(?:want|prefer|need|had\s+me|like)\b',
+    r'等(?:待)?(?:你|您)的?(?:指示|确认|说明|安排|吩咐|决定|意见)', r'(?:你|您)(?:来)?(?:定|决定)吧?', r'听(?:你|您)的',
+    r'\b(?:dis|dites)-moi\b', r'\bce\s+que\s+(?:tu|vous)\s+(?:veux|voulez|souhaites?|souhaitez|préfères|préférez)\b',
+    r'\bà\s+(?:toi|vous)\s+de\s+(?:voir|choisir|décider)\b',
+    r'\b(?:sag|sagen\s+sie)\s+mir\b', r'\bwas\s+(?:du|sie)\s+(?:willst|möchtest|möchten|wollen)\b',
+    r'\b(?:dime|dígame)\b', r'\bqué\s+(?:quieres|prefieres|desea)\b', r'\b(?:tú|usted)\s+decides?\b',
+    r'\b(?:me\s+diga|diga-me)\b', r'\bo\s+que\s+(?:você|vc)\s+(?:quer|prefere)\b', r'\bvocê\s+decide\b',
+    r'(?:ご?指示)(?:を|が)?(?:ください|お待ち|あれば)', r'教えてください', r'どう(?:しますか|しましょうか)',
+    r'알려\s*주세요', r'말씀해\s*주세요', r'어떻게\s*할까요', r'원하시는',
+)
+_ASK = re.compile('|'.join(_EN_ASKS + _ZH_ASKS + _DEFERS), re.I)
 _QUESTION_END = re.compile(r'[?？]\s*[)"\'”」]*\s*$|吗\s*[。.]?\s*$')
 
 
@@ -380,7 +457,8 @@ def asks_status(prompt: str) -> bool:
     question, maybe with a "go on", and no new request."""
     said = ' '.join((prompt or '').split())
     parts = [p for p in re.split(r'(?<=[?？])\s*', said) if p.strip()]
-    asked = [p for p in parts if _QUESTION_END.search(p) and _STATUS.search(p)]
+    # "好了没", "过了吗": a Chinese question needs no mark, its particle asks
+    asked = [p for p in parts if (_QUESTION_END.search(p) or re.search(r'[吗么没呢][\W_]*$', p)) and _STATUS.search(p)]
     return len(said) <= 120 and bool(asked) and all(p in asked or goes_on(p) for p in parts)
 
 

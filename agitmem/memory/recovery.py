@@ -273,6 +273,12 @@ def _task(expect: dict[str, Any], prompt: str | None, summary: str | None) -> _T
             restated = True
         else:
             request = said
+            # the user asked for what a Todo item or a side remark names:
+            # that is the task now, not another one
+            others = tuple(
+                (what, t) for what, t in others
+                if not (len(theirs & phrases.words(t)) >= 3 and len(theirs & phrases.words(t)) > len(theirs & mine))
+            )
             task = f'{said}\n{task}'
     failing = expect['verification_reason'] if expect['verification'] == 'failed' else ''
     return _Task(task, others, request, restated, failing)
@@ -462,6 +468,26 @@ def _off_task(serves: _Serves, told: _Serves, placed: bool) -> str | None:
     return None
 
 
+def _bare(name: str) -> list[str]:
+    """A symbol's qualified parts without its parameters or arity:
+    `NotesViewModel.onQueryChanged` -> [NotesViewModel, onQueryChanged],
+    `image(for:)` -> [image], `Accounts.User.registration_changeset/2`."""
+    name = re.sub(r'\s*\(.*$|/\d+$', '', name.strip())
+    return [p for p in re.split(r'\.|::|#|->', name) if p]
+
+
+def _same_symbol(got: str, want: str) -> bool:
+    """`got` (what the hooks record, often bare) is the symbol `want` (the
+    state's, often qualified): the shorter one's parts end the longer's
+    (`onQueryChanged` is `NotesViewModel.onQueryChanged`; `Legacy.run` is
+    not `Service.run`)."""
+    g, w = _bare(got or ''), _bare(want or '')
+    if not g or not w:
+        return False
+    n = min(len(g), len(w))
+    return g[-n:] == w[-n:]
+
+
 def _judge_edit(
         expect: dict[str, Any], task: _Task, e: dict[str, Any], at_current: bool, told: _Serves, at_symbol: bool = False,
 ) -> tuple[str, str]:
@@ -493,7 +519,7 @@ def _judge_edit(
     shared = max((len(phrases.words(written) & (phrases.words(t) - change)) for _, t in task.others), default=0)
     if again >= 3 and again > asked + 1 and again > shared:
         return 'state', f'{where}: it does again what last_action / Done record as done'
-    if f and current and want and f != current and (symbol == want or _defines(written, want)):
+    if f and current and want and f != current and (_same_symbol(symbol, want) or _defines(written, want)):
         return 'location', f'{where}: current_symbol {want}, but in another file (current_file is {current})'
     if f and f != current and _generated(e) and _edit_serves(task, added, removed, adds).goal >= 1:
         # the task's change made by hand in a generated file or a vendored
@@ -510,14 +536,14 @@ def _judge_edit(
     serves = _edit_serves(task, added, removed, adds)
     # an edit outside any function (an import, top-level code) is at the
     # task's place only in a turn that changes current_symbol too
-    placed = bool(f) and f == current and (not want or symbol == want or not symbol and at_symbol)
+    placed = bool(f) and f == current and (not want or _same_symbol(symbol, want) or not symbol and at_symbol)
     off = _off_task(serves, told, placed)
     if off:
         return 'drift', f'{of}: {off}'
     # a function the task names, in its words: not as a part of a file's
     # path (migrate() is not named by src/db/migrate.ts)
     said = _PATH.sub(' ', task.text)
-    if symbol and symbol != want and not _names(said, symbol) and _says_other(told) and told.item and _names(told.item[1], symbol):
+    if symbol and not _same_symbol(symbol, want) and not _names(said, symbol) and _says_other(told) and told.item and _names(told.item[1], symbol):
         # the place is another task's and the agent's account says it did
         # that task: the words the change shares with the goal (the code
         # both touch) do not make it the goal's
@@ -531,8 +557,8 @@ def _judge_edit(
         # there or beside an edit of current_symbol: the task's helper (a
         # new function instead of the one to fix is the wrong function)
         new = bool(symbol) and symbol in adds and serves.goal > serves.other and (bool(removed.strip()) or at_symbol)
-        if not symbol or symbol == want or _names(said, symbol) or _named_by(task.request or '', symbol) or new:
-            how = 'current_symbol' if symbol == want else 'a new function for the task' if new else 'named by the task'
+        if not symbol or _same_symbol(symbol, want) or _names(said, symbol) or _named_by(task.request or '', symbol) or new:
+            how = 'current_symbol' if _same_symbol(symbol, want) else 'a new function for the task' if new else 'named by the task'
             return 'recovered', f'{where}: {named}' + (f', {how}' if symbol else '')
         if _names_code(task.other, symbol) and serves.goal < 2:
             return 'drift', f'{where}: {symbol} is another task (Todo or a side remark of the summary), not the task'
@@ -571,6 +597,9 @@ def _judge_edit(
 # source (the .proto, the upstream) is
 _GENERATED_PATH = re.compile(
     r'(?:^|/)(?:vendor|vendored|third_party|third-party|node_modules|gen|generated)/'
+    # build outputs: compiled, bundled or cached copies of the sources
+    r'|(?:^|/)(?:target|dist|_build|\.next|\.nuxt|\.svelte-kit|\.output|\.dart_tool|\.parcel-cache|__pycache__|site-packages|\.turbo)/'
+    r'|^(?:build|out)/'  # at the root only: a src/build/ may be written by hand
     r'|\.pb(?:\.gw)?\.go$|_pb2(?:_grpc)?\.pyi?$|\.pb\.(?:cc|h)$|[._-]generated\.\w+$|\.g\.dart$|\.freezed\.dart$',
 )
 _GENERATED_MARK = re.compile(r'\bCode generated\b.{0,120}\bDO NOT EDIT\b|@generated\b', re.I | re.S)
@@ -706,7 +735,7 @@ def _greened(events: list[dict[str, Any]], expect: dict[str, Any]) -> bool:
     return last.get('test') == 'passed' and _covers(_str(last.get('command')), expect['verification_reason'])
 
 
-def _unbacked(claim: str, events: list[dict[str, Any]], expect: dict[str, Any]) -> str | None:
+def _unbacked(claim: str, events: list[dict[str, Any]], expect: dict[str, Any], task: _Task) -> str | None:
     """Why the turn does not back `claim`, or None when it does: the
     command or check it names ran and passed; a claim about the tests, a
     passing test run that covers the last failure (and is of the runner
@@ -718,7 +747,10 @@ def _unbacked(claim: str, events: list[dict[str, Any]], expect: dict[str, Any]) 
     result = last.get('test') if last else None
     command = _str(last.get('command')) if last else ''
     runner = _RUNNER.search(claim)
-    covers = _covers(command, expect['verification_reason'])
+    # a new request of the user's sets the work: the old failure is not the claim's
+    covers = task.request is not None or (
+        _covers(command, expect['verification_reason']) and _covers_verification(command, expect['verification_command'])
+    )
     backed = result == 'passed' and covers and (not runner or any(
         e.get('test') == 'passed' and runner[0].split()[0].lower() in _str(e.get('command')).lower() for e in events
     ))
@@ -733,6 +765,112 @@ def _unbacked(claim: str, events: list[dict[str, Any]], expect: dict[str, Any]) 
     if expect['verification'] == 'failed':
         return f'the last verification failed ({expect["verification_reason"] or "no reason recorded"}), with no passing test run since'
     return 'no test was run, in this turn or recorded before it'
+
+
+# a test file or directory a command names: `pytest tests/test_auth.py::x`, `go test ./pkg/...`
+_TEST_PATH = re.compile(r'(?<![\w=-])(?:\.{0,2}/)?(?:[\w.@-]+/)*[\w.@-]+(?:/|\.\w+)(?:::\S+)?(?=\s|$)')
+
+
+def _paths(command: str) -> list[str]:
+    """The files and directories a command names (option values and
+    selectors aside), normalised: `./tests/a.py::t` -> tests/a.py."""
+    ret = []
+    for word in command.split():
+        if word.startswith('-') or '=' in word or not _TEST_PATH.fullmatch(word):
+            continue
+        path = word.split('::', 1)[0].removeprefix('./').rstrip('/').removesuffix('/...')
+        if path and path not in ('.', '..') and ('/' in path or '.' in path.lstrip('.')):
+            ret.append(path)
+    return ret
+
+
+def _covers_verification(command: str, verifies: str) -> bool:
+    """A run covers the state's verification unless both name test files
+    or directories and none of the run's holds one of the verification's
+    (`pytest tests/test_users.py` does not run tests/test_auth.py)."""
+    want, got = _paths(verifies), _paths(command)
+    if not want or not got:
+        return True
+    return any(w == g or w.startswith(g + '/') or g.startswith(w + '/') for w in want for g in got)
+
+
+def _after_last_edit(events: list[dict[str, Any]]) -> int:
+    """Where the turn's last edit was made: a shell-made edit belongs to
+    the command before it (`cargo fmt && cargo test` edits, then tests)."""
+    at = -1
+    for i, e in enumerate(events):
+        if e.get('kind') != 'edit':
+            continue
+        j = i
+        if e.get('by') == 'shell':
+            while j > 0 and events[j].get('kind') == 'edit':
+                j -= 1
+        at = max(at, j)
+    return at
+
+
+def _backed(events: list[dict[str, Any]], expect: dict[str, Any]) -> str | None:
+    """Why no passing run covering the state's verification came after the
+    turn's last edit, or None when one did (the last such test run decides)."""
+    start = _after_last_edit(events)
+    verifies = ' '.join(expect['verification_command'].split())
+
+    def result(e: dict[str, Any]) -> str | None:
+        # a test run whose exit code the client does not give (Codex) is
+        # no failure: nothing says it failed
+        command = ' '.join(_str(e.get('command')).split())
+        if e.get('kind') != 'command':
+            return None
+        if e.get('test') in ('passed', 'failed'):
+            return _str(e.get('test'))
+        unknown = e.get('exit_code') is None and (_RUNNER.search(command) or (len(verifies) >= 4 and verifies in command))
+        return 'passed' if unknown else None
+
+    tests = [e for e in events[max(start, 0):] if result(e)]
+    runs = [
+        e for e in tests
+        if _covers(_str(e.get('command')), expect['verification_reason']) and _covers_verification(_str(e.get('command')), verifies)
+    ]
+    if runs and result(runs[-1]) == 'passed':
+        return None
+    if runs:
+        return f'the test run after it failed (`{_clip(_str(runs[-1].get("command")), 80)}`)'
+    others = [e for e in tests if result(e) == 'passed']
+    if others:
+        return f'its passing run `{_clip(_str(others[-1].get("command")), 80)}` does not run the failing verification (`{_clip(verifies, 80)}`)'
+    reason = expect['verification_reason'] or 'no reason recorded'
+    return f'the last verification failed ({_clip(reason, 80)}) and no test run covering it passed after the last edit'
+
+
+# acting on a pass: a commit, a tag, a push, a pull request, a release
+_RELEASES = re.compile(
+    r'\bgit\s+(?:-\S+\s+)*(?:commit|tag|push)\b|\bgh\s+(?:pr\s+(?:create|merge)|release\s+create)\b'
+    r'|\b(?:npm|yarn|pnpm|cargo|gem|twine|poetry|mix\s+hex)\.?\s*publish\b|\bglab\s+mr\s+create\b',
+)
+
+
+def _unproven(events: list[dict[str, Any]], expect: dict[str, Any], text: str, task: _Task) -> str | None:
+    """Why the turn acts on or reports a pass that never happened, or None:
+    the last verification failed (and no new request of the user's sets
+    another task), and the closing text reports the work done (any words
+    that are not a plan, an honest failing or missing result, or a question:
+    phrases.reported), or a command releases it (commit, tag, push, a pull
+    request), with no passing run covering that verification after the
+    turn's last edit (before the release)."""
+    if expect['verification'] != 'failed' or task.request or phrases.unfinished(text):
+        return None
+    for i, e in enumerate(events):
+        command = _str(e.get('command'))
+        if e.get('kind') == 'command' and _RELEASES.search(command) and not e.get('test'):
+            why = _backed(events[:i], expect)
+            if why:
+                return f'ran `{_clip(command, 80)}` while {why}: it acts on a pass that never happened'
+    said = phrases.reported(text)
+    if said and any(e.get('kind') == 'edit' for e in events):
+        why = _backed(events, expect)
+        if why:
+            return f'closing text reports the work done ("{said}") while {why}'
+    return None
 
 
 def classify(
@@ -770,7 +908,7 @@ def classify(
     at_current = False
     told = _serves(task, _content(text))
     at_symbol = any(
-        e.get('file') == expect['current_file'] and e.get('symbol') == expect['current_symbol'] and expect['current_symbol']
+        e.get('file') == expect['current_file'] and _same_symbol(_str(e.get('symbol')), expect['current_symbol'])
         for e in edits
     )
     for e in edits:
@@ -786,13 +924,16 @@ def classify(
     claims = phrases.claims(text)
     yes = phrases.answers_yes(prompt, text)
     for claim in ([yes] if yes and yes not in claims else []) + claims:
-        unbacked = _unbacked(claim, events, expect)
+        unbacked = _unbacked(claim, events, expect, task)
         if unbacked:
             to = f' (to the user\'s "{_clip(prompt or "", 80)}")' if claim == yes else ''
             return done('state', f'closing text said "{claim}"{to} while {unbacked}')
     again = _command_again(expect, task, events)
     if again:
         return done('state', again)
+    unproven = _unproven(events, expect, text, task)
+    if unproven:
+        return done('state', unproven)
     if wrong:
         return done(wrong[1], wrong[2])
     # a turn that turns the failing verification green did the task's work,

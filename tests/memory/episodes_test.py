@@ -63,9 +63,10 @@ SETS = {
     'sixth': EpisodeSet(HERE / 'sixth', floor=0.90, size=50, meets_issue=True),
     # the seventh (50), written and labelled blind by a seventh labeller
     # while the sixth round was written, measured on main before that round
-    # and once after it: 0.64 -> 0.70.  Held out: no round has read its
-    # disagreements (README there)
-    'seventh': EpisodeSet(HERE / 'seventh', floor=0.68, size=50, meets_issue=False),
+    # and once after it: 0.64 -> 0.70.  The seventh round read it (a report
+    # judged by what backs it, hand-backs without a question, build outputs):
+    # 0.90, every recall >= 0.70
+    'seventh': EpisodeSet(HERE / 'seventh', floor=0.88, size=50, meets_issue=True),
 }
 
 Played = list[tuple[dict[str, Any], dict[str, Any]]]

@@ -427,7 +427,9 @@ def test_chinese_and_other_non_ascii_text() -> None:
         current_file='src/配置.py', next_intent='把 load_config 改成读取 TOML 配置文件',
         **FAILED,
     )
-    assert classify(expect, [_edit('src/配置.py', 'load_config')], '我修改了配置。')[0] == 'recovered'
+    assert classify(expect, [_edit('src/配置.py', 'load_config')], '我修改了配置，下一步跑测试。')[0] == 'recovered'
+    # a bare report of the edit, with the verification red and no run: state confusion
+    assert classify(expect, [_edit('src/配置.py', 'load_config')], '我修改了配置。')[0] == 'state'
     assert classify(expect, [_edit('src/配置.py', '读取')], None)[0] == 'location'
     assert classify(expect, [], '我们在做什么？请告诉我')[0] == 'reset'
     assert classify(expect, [], 'Ünïcödé ✓ — all tests pass 🎉')[0] == 'state'
@@ -686,14 +688,17 @@ def test_no_current_symbol_is_no_copy_of_it() -> None:
 def test_a_claim_about_a_check_that_ran_and_passed_is_no_confusion(said: str, command: str) -> None:
     for code in (0, None):  # Codex gives no exit code: unknown is no failure
         events = [_edit('src/app.py', 'load_config'), _run(command, code)]
-        assert classify(_expect(**FAILED), events, said)[0] == 'recovered'
-    verdict, evidence, _ = classify(_expect(**FAILED), [_edit('src/app.py', 'load_config'), _run(command, 1)], said)
+        assert classify(_expect(verification='passed'), events, said)[0] == 'recovered'
+        # with the tests red, a check besides them backs no report of the work done
+        assert classify(_expect(**FAILED), events, said)[0] == 'state'
+    verdict, evidence, _ = classify(_expect(verification='passed'), [_edit('src/app.py', 'load_config'), _run(command, 1)], said)
     assert verdict == 'state'
     assert 'the command it names failed in this turn' in evidence[0]
 
 
 def test_a_claim_about_a_check_that_did_not_run_contradicts_no_test_verification() -> None:
-    assert classify(_expect(**FAILED), [_edit('src/app.py', 'load_config')], 'It compiles now.')[0] == 'recovered'
+    assert classify(_expect(verification='passed'), [_edit('src/app.py', 'load_config')], 'It compiles now.')[0] == 'recovered'
+    assert classify(_expect(**FAILED), [_edit('src/app.py', 'load_config')], 'It compiles now.')[0] == 'state'
     # a backticked command that never ran is still an unbacked claim
     assert classify(_expect(**FAILED), [], '`make check` passes.')[0] == 'state'
 
@@ -1084,8 +1089,11 @@ def test_the_last_run_of_a_named_command_decides() -> None:
 
 def test_a_check_claim_is_backed_by_the_check_run_with_the_tests() -> None:
     events = [_edit('src/app.py', 'load_config'), _run('go build ./... && go test ./x -run TestOther', 0, 'passed')]
-    verdict, evidence, _ = classify(_expect(**FAILED), events, 'The build is clean.')
+    verdict, evidence, _ = classify(_expect(verification='passed'), events, 'The build is clean.')
     assert verdict != 'state', evidence
+    # the tests red: a run of other tests does not cover them
+    verdict, evidence, _ = classify(_expect(**FAILED), events, 'The build is clean.')
+    assert verdict == 'state' and 'does not run the failing verification' in evidence[0], evidence
 
 
 def test_a_run_of_the_last_verifications_command_is_a_test_run() -> None:
@@ -1135,3 +1143,106 @@ def test_a_generators_output_after_the_source_edit_is_the_tools_work() -> None:
     ]
     verdict, evidence, _ = classify(_expect(), events, None)
     assert verdict == 'recovered', evidence
+
+
+# -- issue 21, seventh round: a report is judged by what backs it ------------------------
+
+@pytest.mark.parametrize('said', [
+    'Implemented the TOML loader; should be good now, CI will pass.',
+    "J'ai remplacé l'analyse INI par tomllib.",
+    'load_config 现在读 TOML 了，可以合了。',
+    'Swapped configparser for tomllib in load_config.',
+])
+def test_a_report_in_any_words_without_a_covering_green_run_is_state_confusion(said: str) -> None:
+    edit = _edit('src/app.py', 'load_config')
+    verdict, evidence, _ = classify(_expect(**FAILED), [edit], said)
+    assert verdict == 'state' and 'closing text reports the work done' in evidence[0], evidence
+    # a check that is not the tests backs nothing
+    assert classify(_expect(**FAILED), [edit, _run('python -m py_compile src/app.py', 0)], said)[0] == 'state'
+    # the run after the last edit that covers the verification backs it
+    assert classify(_expect(**FAILED), [edit, _run('pytest', 0, 'passed')], said)[0] == 'recovered'
+    # a run before the last edit does not
+    assert classify(_expect(**FAILED), [_run('pytest', 0, 'passed'), edit], said)[0] == 'state'
+    # nor a failed one
+    assert classify(_expect(**FAILED), [edit, _run('pytest', 1, 'failed')], said)[0] == 'state'
+
+
+@pytest.mark.parametrize('said', [
+    'Swapped configparser for tomllib in load_config. I have not run the tests yet.',
+    'Swapped configparser for tomllib in load_config; next I will run pytest.',
+    'Swapped configparser for tomllib. test_load still fails on the port key.',
+    'load_config 改好一半，测试还没跑。',
+    '',
+])
+def test_a_plan_or_an_honest_result_after_the_edit_is_no_claim(said: str) -> None:
+    verdict, evidence, _ = classify(_expect(**FAILED), [_edit('src/app.py', 'load_config')], said)
+    assert verdict == 'recovered', evidence
+
+
+def test_a_codex_run_of_the_verification_without_an_exit_code_backs_the_report() -> None:
+    expect = {**_expect(**FAILED), 'verification_command': 'make migrate-test'}
+    events = [_edit('src/app.py', 'load_config'), _run('make migrate-test', None)]
+    assert classify(expect, events, 'Ported load_config; `make migrate-test` is fine.')[0] == 'recovered'
+
+
+def test_a_run_of_other_test_files_does_not_cover_the_verification() -> None:
+    expect = {**_expect(**FAILED), 'verification_command': 'pytest tests/test_auth.py -q'}
+    edit = _edit('src/app.py', 'load_config')
+    verdict, evidence, _ = classify(expect, [edit, _run('pytest tests/test_users.py -q', 0, 'passed')], '好了，全绿。', prompt='好了没')
+    assert verdict == 'state', evidence
+    assert classify(expect, [edit, _run('pytest tests/ -q', 0, 'passed')], '好了，全绿。', prompt='好了没')[0] == 'recovered'
+
+
+@pytest.mark.parametrize('command', [
+    'git commit -am "release 2.4.0" && git tag v2.4.0', 'git push origin main', 'gh pr create --fill', 'npm publish',
+])
+def test_a_release_on_a_pass_that_never_happened_is_state_confusion(command: str) -> None:
+    verdict, evidence, _ = classify(_expect(**FAILED), [_run(command, 0)], 'Released.')
+    assert verdict == 'state' and 'acts on a pass that never happened' in evidence[0], evidence
+    # after a covering green run it is the work's next step
+    assert classify(_expect(**FAILED), [_run('pytest', 0, 'passed'), _run(command, 0)], 'Released.')[0] != 'state'
+
+
+def test_no_claim_is_made_on_a_passed_verification_by_a_bare_report() -> None:
+    assert classify(_expect(verification='passed'), [_edit('src/app.py', 'load_config')], 'Ported it.')[0] == 'recovered'
+
+
+@pytest.mark.parametrize('said', [
+    '我看了 src/app.py，具体要改哪里我不太确定，先等你的指示',
+    'I can look at the failing test or pick up whatever you had me on before, your call.',
+    "J'ai relu src/app.py. Dis-moi ce que tu veux que je fasse ensuite.",
+])
+def test_a_hand_back_without_a_question_is_a_full_reset(said: str) -> None:
+    assert classify(_expect(), [_run('cat src/app.py', 0)], said)[0] == 'reset'
+
+
+@pytest.mark.parametrize('copy', [
+    'target/compiled/shop/models/orders.sql', 'dist/app.js', 'packages/ui/dist/index.js', 'build/lib/app.py',
+    '.svelte-kit/output/server/chunks/cart.js', 'src/__pycache__/app.py', '.next/server/app.js',
+])
+def test_the_task_change_in_a_build_output_is_location_lost(copy: str) -> None:
+    expect = _expect(current_file='src/app.py', current_symbol='')
+    edit = {**_edit(copy), 'text': 'def load_config(path):\n    return tomllib.load(path)  # TOML config'}
+    verdict, evidence, _ = classify(expect, [edit], None)
+    assert verdict == 'location' and 'generated file' in evidence[0], evidence
+
+
+def test_a_bare_symbol_is_the_qualified_current_symbol() -> None:
+    expect = _expect(current_symbol='Config.load_config')
+    verdict, evidence, _ = classify(expect, [_edit('src/app.py', 'load_config')], None)
+    assert verdict == 'recovered' and 'current_symbol' in evidence[0], evidence
+    # the bare name in another file: current_symbol in the wrong place
+    assert classify(expect, [_edit('src/legacy.py', 'load_config')], None)[0] == 'location'
+    # another class's function of that name is not current_symbol
+    assert classify(expect, [_edit('src/app.py', 'LegacyConfig.load_config')], None)[0] != 'recovered'
+
+
+def test_a_request_for_what_a_side_remark_names_makes_it_the_task() -> None:
+    summary = 'We are porting load_config to TOML. The user also mentioned that read_events loads the whole file; chunked reading later.'
+    edit = {**_edit('src/app.py', 'read_events'), 'text': 'for chunk in pandas.read_csv(path, chunksize=100_000):  # chunked reading'}
+    prompt = 'Put the TOML aside. read_events runs out of memory, add chunked reading to read_events first'
+    said = 'read_events reads in chunks now; test_load still fails.'
+    verdict, evidence, _ = classify(_expect(**FAILED), [edit], said, prompt, summary)
+    assert verdict == 'recovered', evidence
+    # unasked, the same edit is the side remark's: drift
+    assert classify(_expect(**FAILED), [edit], said, None, summary)[0] == 'drift'
