@@ -392,7 +392,18 @@ _DEFERS = (
     r'(?:ご?指示)(?:を|が)?(?:ください|お待ち|あれば)', r'教えてください', r'どう(?:しますか|しましょうか)',
     r'알려\s*주세요', r'말씀해\s*주세요', r'어떻게\s*할까요', r'원하시는',
 )
-_ASK = re.compile('|'.join(_EN_ASKS + _ZH_ASKS + _DEFERS), re.I)
+# the user asked to say the task again: "¿Me recuerdas qué había que
+# hacer?", "rappelle-moi", "提醒我一下要做什么": seed 004's restating
+_RESTATE_ASKS = (
+    r'\bremind\s+me\b', r'\bwhat\s+(?:was|were)\s+(?:i|we)\s+(?:supposed|meant|going)\s+to\b',
+    r'\b(?:me\s+recuerdas|recuérdame|recuerdame)\b', r'\bqu[ée]\s+(?:había|habia|hay)\s+que\s+hacer\b',
+    r'\brappelle[sz]?-moi\b', r'\bqu\W?est-ce\s+qu\W?il\s+fallait\b',
+    r'\berinner(?:e|n\s+sie)?\s+mich\b', r'\bwas\s+(?:sollte|wollte)\s+(?:ich|wir)\b',
+    r'\b(?:me\s+lembra|lembre-me|me\s+lembre)\b', r'\bo\s+que\s+(?:era|havia)\s+(?:pra|para)\s+fazer\b',
+    r'提醒(?:我|一下)', r'(?:要|该)(?:做|改)什么来着', r'之前(?:要|让我)(?:做|改)(?:什么|哪)',
+    r'何を(?:すれば|する(?:予定|はず)だった|していた)', r'思い出させて',
+)
+_ASK = re.compile('|'.join(_EN_ASKS + _ZH_ASKS + _DEFERS + _RESTATE_ASKS), re.I)
 _QUESTION_END = re.compile(r'[?？]\s*[)"\'”」]*\s*$|吗\s*[。.]?\s*$')
 
 

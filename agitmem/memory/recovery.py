@@ -903,7 +903,11 @@ def classify(
 
     # a generator's output rewritten by its tool (`buf generate`, `go
     # generate`) follows from the edit of its source: the tool's work
-    edits = [e for e in events if e.get('kind') == 'edit' and not (e.get('by') == 'shell' and _generated(e))]
+    # and beside the agent's own edits, a file that only a shell command
+    # changed (a build's `Output/`, roxygen's `man/*.Rd`) is that command's
+    # product, not a place the agent chose; without them, `sed -i` is the edit
+    direct = any(e.get('kind') == 'edit' and e.get('by') != 'shell' for e in events)
+    edits = [e for e in events if e.get('kind') == 'edit' and not (e.get('by') == 'shell' and (_generated(e) or (direct and e.get('file') != expect['current_file'])))]
     judged = []
     at_current = False
     told = _serves(task, _content(text))
@@ -965,9 +969,14 @@ def classify(
         return done('drift', f'closing text is about another task: "{_clip(text)}"')
     if expect['current_file'] and _mentions(text, expect['current_file']):
         return done('recovered', f'closing text names current_file {expect["current_file"]}')
+    # seed 004: a turn that ends without taking the task up again, only
+    # looking around or talking, did not recover; it is the reset's shape
+    if len(phrases.words(text)) >= 3:
+        looked = f'{len(events)} command(s), no edit, no test run the state asks for' if events else 'no tool use'
+        return done('reset', f'{looked}, and the closing text neither states the task nor takes it up: "{_clip(text)}"')
     if events:
-        return done('unknown', f'{len(events)} command(s), no edit, no test run the state asks for: nothing to judge by')
-    return done('unknown', 'no tool use, and the closing text neither states the task nor asks the user')
+        return done('unknown', f'{len(events)} command(s), no edit, no test run the state asks for, nothing said: nothing to judge by')
+    return done('unknown', 'no tool use, and next to nothing said: nothing to judge by')
 
 
 def _restates(said: set[str], target: str) -> bool:

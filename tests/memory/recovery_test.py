@@ -362,14 +362,32 @@ def test_a_test_run_the_state_asks_for_is_recovered() -> None:
 def test_a_test_run_with_nothing_to_check_is_unknown() -> None:
     verdict, evidence, _ = classify(_expect(verification='passed'), [_run('pytest', 0, 'passed')], None)
     assert verdict == 'unknown'
-    assert evidence == ['1 command(s), no edit, no test run the state asks for: nothing to judge by']
+    assert evidence == ['1 command(s), no edit, no test run the state asks for, nothing said: nothing to judge by']
 
 
 def test_saying_nothing_to_judge_is_unknown() -> None:
     verdict, evidence, first = classify(_expect(), [], 'OK.')
     assert verdict == 'unknown' and first == 'said: OK.'
-    assert evidence == ['no tool use, and the closing text neither states the task nor asks the user']
+    assert evidence == ['no tool use, and next to nothing said: nothing to judge by']
     assert classify(_expect(), [], None)[0] == 'unknown'
+
+
+def test_a_turn_that_only_talks_or_looks_around_is_a_reset() -> None:
+    # seed 004: the turn ends without taking the task up again
+    said = 'Der Kontext wurde zusammengefasst; ich habe mir die Struktur angesehen.'
+    verdict, evidence, _ = classify(_expect(), [], said)
+    assert verdict == 'reset' and evidence[0].startswith('no tool use, and the closing text neither states')
+    events = [_run('ls', 0), _run('cat README.md', 0)]
+    verdict, evidence, _ = classify(_expect(), events, 'The repository holds a small web app with its docs.')
+    assert verdict == 'reset' and evidence[0].startswith('2 command(s), no edit')
+
+
+def test_asking_to_be_reminded_of_the_task_is_a_reset() -> None:
+    # it names current_file, but asks the user to say the task again
+    said = 'Veo la función en src/app.py. ¿Me recuerdas qué había que hacer con ella?'
+    assert classify(_expect(), [], said)[0] == 'reset'
+    assert classify(_expect(), [], 'I see src/app.py open. Can you remind me what we were changing there?')[0] == 'reset'
+    assert classify(_expect(), [], '我看到了 src/app.py，提醒我一下要改什么？')[0] == 'reset'
 
 
 # -- the user's prompt after the compaction ---------------------------------------
@@ -1246,3 +1264,16 @@ def test_a_request_for_what_a_side_remark_names_makes_it_the_task() -> None:
     assert verdict == 'recovered', evidence
     # unasked, the same edit is the side remark's: drift
     assert classify(_expect(**FAILED), [edit], said, None, summary)[0] == 'drift'
+
+
+def test_a_file_only_a_shell_command_changed_beside_the_agents_edit_is_its_product() -> None:
+    # `./build.ps1` rewrites Output/; the agent's edit is in current_file
+    events = [
+        _edit('src/app.py', 'load_config'), _run('./build.ps1', 0),
+        {**_edit('Output/app/app.psm1', 'Load-Config'), 'by': 'shell'},
+    ]
+    verdict, evidence, _ = classify(_expect(), events, 'I will run the tests next.')
+    assert verdict == 'recovered' and 'Output/' not in evidence[0]
+    # alone, a shell command's change is the turn's edit, judged like one
+    events = [_run("sed -i 's/x/y/' docs/config.md", 0), {**_edit('docs/config.md'), 'by': 'shell'}]
+    assert classify(_expect(), events, 'I will run the tests next.')[0] == 'drift'
