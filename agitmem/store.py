@@ -231,45 +231,57 @@ def _walk(
             yield path, entry
 
 
-def _within_bound(pr: pygit2.Repository, oid: pygit2.Oid, path: str) -> None:
+def _within_bound(pr: pygit2.Repository, oid: pygit2.Oid, path: str, max_file_kb: int | None = None) -> None:
     _, size = pr.odb.read_header(oid)
     if size > MAX_BLOB:
         raise AgitmemError(
             f'memory commit refused: "{shown_path(path)}" is {size // (1024 * 1024)} MB '
             f'(memory files are at most {MAX_BLOB // (1024 * 1024)} MB)',
         )
+    if max_file_kb is not None and size > max_file_kb * 1024:
+        # what a save would refuse is not written into .agent/memory either
+        raise AgitmemError(
+            f'memory commit refused: "{shown_path(path)}" is {size / 1024:.0f} KB, over '
+            f'max_file_kb ({max_file_kb} KB); raise max_file_kb in .agent/config.yaml '
+            f'to take it',
+        )
 
 
-def blob_data(pr: pygit2.Repository, oid: pygit2.Oid, path: str) -> bytes:
+def blob_data(pr: pygit2.Repository, oid: pygit2.Oid, path: str, max_file_kb: int | None = None) -> bytes:
     """A blob of a memory commit, its size read (from the object's header)
-    before it is inflated: one over MAX_BLOB is refused."""
-    _within_bound(pr, oid, path)
+    before it is inflated: one over MAX_BLOB (or max_file_kb) is refused."""
+    _within_bound(pr, oid, path, max_file_kb)
     blob = pr[oid]
     return blob.data if isinstance(blob, pygit2.Blob) else b''
 
 
-def check_tree(pr: pygit2.Repository, tree: pygit2.Tree, prefix: str = '') -> None:
+def check_tree(
+        pr: pygit2.Repository, tree: pygit2.Tree, prefix: str = '', *, max_file_kb: int | None = None,
+) -> None:
     """Every entry of a memory tree through safe_entry and the bounds,
     each blob's size from its header (none is read): a commit from a
     remote is checked before anything moves to it (a fast-forward) or is
-    saved for it (the pre-save of a rollback)."""
-    whole(pr, tree, lambda: _check_tree(pr, tree, prefix))
+    saved for it (the pre-save of a rollback).  max_file_kb: a tree about
+    to be written into .agent/memory holds no file a save would refuse."""
+    whole(pr, tree, lambda: _check_tree(pr, tree, prefix, max_file_kb))
 
 
-def _check_tree(pr: pygit2.Repository, tree: pygit2.Tree, prefix: str) -> None:
+def _check_tree(pr: pygit2.Repository, tree: pygit2.Tree, prefix: str, max_file_kb: int | None) -> None:
     for path, entry in _walk(pr, tree, prefix):
-        _within_bound(pr, entry.id, path)
+        _within_bound(pr, entry.id, path, max_file_kb)
 
 
-def tree_files(pr: pygit2.Repository, tree: pygit2.Tree, prefix: str = '') -> Files:
+def tree_files(
+        pr: pygit2.Repository, tree: pygit2.Tree, prefix: str = '', *, max_file_kb: int | None = None,
+) -> Files:
     """Every file of a memory tree, each entry checked by safe_entry, the
-    tree and each blob within the bounds above."""
-    return whole(pr, tree, lambda: _tree_files(pr, tree, prefix))
+    tree and each blob within the bounds above (and max_file_kb, given)."""
+    return whole(pr, tree, lambda: _tree_files(pr, tree, prefix, max_file_kb))
 
 
-def _tree_files(pr: pygit2.Repository, tree: pygit2.Tree, prefix: str) -> Files:
+def _tree_files(pr: pygit2.Repository, tree: pygit2.Tree, prefix: str, max_file_kb: int | None) -> Files:
     return {
-        path: blob_data(pr, entry.id, path)
+        path: blob_data(pr, entry.id, path, max_file_kb)
         for path, entry in sorted(_walk(pr, tree, prefix), key=lambda e: e[0])
     }
 

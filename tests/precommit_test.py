@@ -4,6 +4,7 @@ a hook repository) and through `agitmem install git` (plain shims, also
 chained to a hook the user had, and under core.hooksPath)."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -184,6 +185,34 @@ def test_amend_is_recorded_for_the_memory_saved_at_the_old_commit(hooked: Hooked
     msg = git('log', '-1', '--format=%B', 'refs/agitmem/heads/main', cwd=hooked.path)
     assert f'Code-Rewritten: {old} {new}\n' in msg, msg + _output(proc)
     assert f'Agitmem-Event: post-rewrite\nCode-Branch: main\nCode-Head: {new}\n' in msg
+
+
+def test_rebase_is_recorded_for_the_memory_saved_at_the_old_commits(hooked: Hooked) -> None:
+    """A rebase under pre-commit (no list on stdin either): git's own list,
+    still in the rebase's state directory, maps picks and a fixup."""
+    repo = hooked.path
+    assert hooked.commit('CFG-1 main returns 2').returncode == 0
+    git('checkout', '-q', '-b', 'feature', cwd=repo)
+    olds = []
+    for i in range(3):
+        _append(mem(repo, 'notes.md'), f'- feature work {i}\n')
+        (repo / f'f{i}.py').write_text(f'{i}\n')
+        git('add', f'f{i}.py', cwd=repo)
+        assert hooked.commit(f'CFG-{i} feature work').returncode == 0
+        olds.append(hooked.head())
+    git('checkout', '-q', 'main', cwd=repo)
+    (repo / 'm.py').write_text('m\n')
+    git('add', 'm.py', cwd=repo)
+    assert hooked.commit('CFG-9 main work').returncode == 0
+    git('checkout', '-q', 'feature', cwd=repo)
+    env = {'GIT_SEQUENCE_EDITOR': "sed -i -e '3s/^pick/fixup/'"}  # the third into the second
+    proc = run('git', 'rebase', '-i', 'main', cwd=repo, env=env)
+    assert proc.returncode == 0, _output(proc)
+    news = git('rev-list', '--reverse', 'main..feature', cwd=repo).split()
+    assert len(news) == 2
+    log = git('log', '--format=%B', 'refs/agitmem/heads/feature', cwd=repo)
+    pairs = set(re.findall(r'^Code-Rewritten: (\S+) (\S+)$', log, re.MULTILINE))
+    assert pairs == {(olds[0], news[0]), (olds[1], news[1]), (olds[2], news[1])}, _output(proc)
 
 
 def test_snapshot_contradicting_the_tattoo_blocks(hooked: Hooked) -> None:

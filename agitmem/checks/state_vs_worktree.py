@@ -49,6 +49,27 @@ def _mentions(path: Path, symbol: str) -> bool:
     return regex.search(data.decode('utf-8', 'replace')) is not None
 
 
+def _gone_how(root: Path, name: str) -> tuple[bool, str | None]:
+    """Why a file the state names is not on disk: (left out of a sparse
+    checkout, so still the branch's; the path `git mv` moved it to).
+    Asked of git only when the file is missing."""
+    from agitmem import repo as repo_mod
+    rel = name.removeprefix('./')
+    listed = repo_mod.git(
+        'ls-files', '-t', '-z', '--', f':(literal){rel}', cwd=root, check=False,
+    ).stdout
+    if listed.startswith('S '):  # skip-worktree: outside the sparse checkout
+        return True, None
+    moved = repo_mod.git(
+        'diff', '-M', '--name-status', '-z', '--diff-filter=R', '--no-ext-diff', 'HEAD', '--',
+        cwd=root, check=False,
+    ).stdout.split('\0')
+    for i in range(0, len(moved) - 2, 3):
+        if moved[i].startswith('R') and moved[i + 1] == rel:
+            return False, moved[i + 2]
+    return False, None
+
+
 def check(
         state: dict[str, Any],
         snapshot_text: str,
@@ -63,16 +84,22 @@ def check(
     if isinstance(current, str) and current.strip():
         found = _resolve(root, current.strip())
         if found is None:
-            ret.append(
-                Finding(
-                    ID, 'error',
-                    f'current_file "{current}" does not exist; point it at '
-                    f'the file being worked on (`agitmem state set '
-                    f'current_file=PATH`) or clear it (`agitmem state set '
-                    f'current_file:=null`)',
-                    path=state_path, line=json_line(state_text, 'current_file'),
-                ),
-            )
+            sparse, renamed = _gone_how(root, current.strip())
+            if not sparse:
+                where = (
+                    f'was moved to {renamed}: `agitmem state set current_file={renamed}`'
+                    if renamed else
+                    'does not exist; point it at the file being worked on '
+                    '(`agitmem state set current_file=PATH`)'
+                )
+                ret.append(
+                    Finding(
+                        ID, 'error',
+                        f'current_file "{current}" {where} or clear it '
+                        f'(`agitmem state set current_file:=null`)',
+                        path=state_path, line=json_line(state_text, 'current_file'),
+                    ),
+                )
         else:
             symbol = state.get('current_symbol')
             if (

@@ -3,6 +3,7 @@ that fixes it.  Reads only: nothing is written, no memory is saved."""
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 from collections.abc import Mapping
@@ -379,17 +380,40 @@ def check_git_shims(repo: Repo, path: list[str]) -> list[Finding]:
 
 # -- memory -----------------------------------------------------------------------
 
+_RENAMED = re.compile(r'^Branch: renamed refs/heads/(.+) to refs/heads/(.+)$')
+
+
+def _renamed_from(ctx: context.Context) -> str | None:
+    """The branch this one was renamed from, when that rename is the last
+    thing its reflog records."""
+    if ctx.branch is None:
+        return None
+    last = repo_mod.git_out(ctx.repo, 'log', '-g', '-1', '--format=%gs', f'refs/heads/{ctx.branch}')
+    m = _RENAMED.match(last)
+    return m[1] if m and m[2] == ctx.branch else None
+
+
 def check_memory(ctx: context.Context) -> list[Finding]:
     pr = store.open_repo(ctx.repo)
     top = store.tip(pr, ctx.ref)
     name = ctx.branch or 'detached HEAD'
     ret = []
-    if top is None:
+    held = write.foreign(ctx)
+    renamed = _renamed_from(ctx) if top is None and held is not None else None
+    if renamed is not None and held == repo_mod.memory_ref(ctx.repo, renamed):
+        # `git branch -m` runs no hook: the next write carries the memory over
+        ret.append(Finding(
+            'memory-ref', WARNING,
+            f'{renamed} was renamed to {name}: its memory ({held}) moves to {ctx.ref} '
+            f'at the next save',
+            'agitmem save',
+        ))
+        held = top = None
+    elif top is None:
         ret.append(Finding(
             'memory-ref', ERROR, f'{ctx.ref} does not exist: the memory of {name} is saved nowhere',
             'agitmem save',
         ))
-    held = write.foreign(ctx)
     if held is not None:
         ret.append(Finding(
             'memory-ref', ERROR,

@@ -95,17 +95,26 @@ def code_head(repo: Repo, pr: pygit2.Repository, remote: str, branch: str, tips:
             return sha
     best: tuple[int, str] | None = None
     for t in tips:
-        for i, c in enumerate(pr.walk(t.id, pygit2.enums.SortMode.TIME)):
-            if i >= _WALK:
-                break
-            tr = store.trailers(c)
-            if tr.get('Code-Branch') != repo_mod.shown(branch):
-                continue
-            head = tr.get('Code-Head', '')
-            if _rev(repo, head) is not None and (best is None or c.commit_time > best[0]):
-                best = (c.commit_time, head)
-            break
+        # a parent a fetch never brought: fetched (a partial clone), or one line
+        found = store.whole(pr, t, lambda: _newest_saved_on(pr, t, repo_mod.shown(branch)))
+        if found is None:
+            continue
+        time, head = found
+        if _rev(repo, head) is not None and (best is None or time > best[0]):
+            best = (time, head)
     return best[1] if best is not None else None
+
+
+def _newest_saved_on(pr: pygit2.Repository, t: pygit2.Commit, branch: str) -> tuple[int, str] | None:
+    """(time, Code-Head) of the newest memory commit under t saved on branch,
+    among the newest _WALK."""
+    for i, c in enumerate(pr.walk(t.id, pygit2.enums.SortMode.TIME)):
+        if i >= _WALK:
+            break
+        tr = store.trailers(c)
+        if tr.get('Code-Branch') == branch:
+            return c.commit_time, tr.get('Code-Head', '')
+    return None
 
 
 def landed(repo: Repo, head: str, base: str) -> bool:

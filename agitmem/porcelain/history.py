@@ -30,20 +30,23 @@ def _check_rev(ctx: Context, pr: pygit2.Repository, rev: str, pending: bool) -> 
     if m is None:
         # an id: the pre-save does not move it.  It may name a fetched
         # commit: its tree is checked before the pre-save writes anything
-        store.check_tree(pr, store.resolve(pr, ctx.ref, rev).tree)
+        store.check_tree(pr, store.resolve(pr, ctx.ref, rev).tree, max_file_kb=ctx.cfg['max_file_kb'])
         return
     top = store.tip(pr, ctx.ref) or store.base(ctx.repo, pr)
     if top is None and not pending:
         raise AgitmemError(f'no memory yet on {ctx.ref}: run `agitmem save`')
     need = int(m[1] or 0) + 1 - int(pending)  # commits the chain needs now
     have = 0
+    target = None
     while top is not None and have < need:  # walks N commits, not the history
         have += 1
-        top = top.parents[0] if top.parents else None
+        target, top = top, top.parents[0] if top.parents else None
     if have < need:
         raise AgitmemError(
             f'{rev}: memory history is only {have + int(pending)} commit(s) deep',
         )
+    if target is not None:  # (None: `@` with edits pending, which are read already)
+        store.check_tree(pr, target.tree, max_file_kb=ctx.cfg['max_file_kb'])
 
 
 def _restore(ctx: Context, files: store.Files, only: set[str] | None) -> None:

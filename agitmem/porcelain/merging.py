@@ -52,7 +52,7 @@ def merge_refs(
     repo = ctx.repo
     # theirs may come from a remote: no ref moves to a tree that could
     # write outside .agent/memory (a fast-forward reads no file)
-    store.check_tree(pr, theirs.tree)
+    store.check_tree(pr, theirs.tree, max_file_kb=ctx.cfg['max_file_kb'])
     for _ in range(5):
         ours = store.tip(pr, ref)
         try:
@@ -140,7 +140,8 @@ def merge_into_worktree(
         theirs = store.tip(pr, theirs_ref)
         if theirs is None:
             raise AgitmemError(f'no memory on {theirs_ref}')
-        store.check_tree(pr, theirs.tree)  # before the pre-save writes
+        # before the pre-save writes
+        store.check_tree(pr, theirs.tree, max_file_kb=ctx.cfg['max_file_kb'])
         pre = write.save(ctx, f'save: before {subject}', files=files)
         if pre is not None:
             print(f'saved unsaved memory as {str(pre)[:12]}')

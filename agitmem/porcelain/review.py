@@ -104,15 +104,18 @@ def select(
     tips = _memory_tips(repo)
     if not tips or not in_range:
         return [], len(in_range)
-    walker = pr.walk(
-        tips[0], pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME,
-    )
-    for sha in tips[1:]:
-        walker.push(sha)
+
+    def walk() -> list[tuple[pygit2.Commit, dict[str, str]]]:
+        walker = pr.walk(
+            tips[0], pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME,
+        )
+        for sha in tips[1:]:
+            walker.push(sha)
+        return [(c, store.trailers(c)) for c in walker]
     rows = []
     messages = []
-    for c in walker:
-        tr = store.trailers(c)
+    # a parent a fetch never brought: fetched (a partial clone), or one line
+    for c, tr in store.whole(pr, pr[tips[0]], walk):
         if 'Agitmem-Event' in tr:
             rows.append((c, tr.get('Code-Head'), tr.get('Code-Branch')))
             messages.append(c.message)
@@ -154,7 +157,7 @@ def build(repo: Repo, pr: pygit2.Repository, range_: str | None) -> Review:
     if not chosen:
         return Review(shown, n_code)
     newest = chosen[0]
-    reach = {c.id for c in pr.walk(newest.id)}
+    reach = store.whole(pr, newest, lambda: {c.id for c in pr.walk(newest.id)})
     line = [c for c in chosen if c.id in reach]
     oldest = line[-1]
     before = (

@@ -59,22 +59,25 @@ def followed(sha: str, mapped: Mapping[str, set[str]]) -> set[str]:
     return seen
 
 
-def _named(ctx: Context) -> set[str]:
-    """The code ids this branch's memory names: each commit's Code-Head,
-    and the new ids of the mappings recorded so far."""
+def _named(ctx: Context) -> tuple[set[str], dict[str, set[str]]]:
+    """The code ids this branch's memory names (each commit's Code-Head,
+    and the new ids of the mappings recorded so far), and those mappings."""
     if not repo_mod.ref_exists(ctx.repo, ctx.ref):
-        return set()
+        return set(), {}
     text = repo_mod.git_out(ctx.repo, 'log', '--format=%B', '--end-of-options', ctx.ref)
     named = set(_HEAD.findall(text))
-    for news in mappings([text]).values():
+    recorded = mappings([text])
+    for news in recorded.values():
         named |= news
-    return named
+    return named, recorded
 
 
 def from_reflog(ctx: Context, kind: str) -> list[tuple[str, str]]:
-    """The pair of an amend when git's list is not at hand (the pre-commit
-    framework runs post-rewrite hooks without it): HEAD before and after,
-    when HEAD's last move was that amend."""
+    """The pairs when git's list is not on stdin (the pre-commit framework
+    runs post-rewrite hooks without it): an amend from HEAD's reflog, a
+    rebase from git's own list, else from its reflog and patch ids."""
+    if kind == 'rebase':
+        return _rebased(ctx)
     if kind != 'amend':
         return []
     out = repo_mod.git_out(ctx.repo, 'log', '-g', '-2', '-z', '--format=%H %gs', 'HEAD')
@@ -84,12 +87,73 @@ def from_reflog(ctx: Context, kind: str) -> list[tuple[str, str]]:
     return [(entries[1].split(' ', 1)[0], entries[0].split(' ', 1)[0])]
 
 
+# git keeps the list it gives post-rewrite in the rebase's state directory
+# until its hooks have run (the merge backend, then the apply backend)
+_LISTS = ('rebase-merge/rewritten-list', 'rebase-apply/rewritten')
+_FINISH = re.compile(rf'^(?:pull|rebase)\b.* \(finish\): \S+ onto ({_ID})$')
+
+
+def _rebased(ctx: Context) -> list[tuple[str, str]]:
+    for name in _LISTS:
+        try:
+            text = (ctx.repo.git_dir / name).read_text(encoding='ascii', errors='replace')
+        except OSError:
+            continue
+        return parse(text)
+    return by_patch_id(ctx)
+
+
+def by_patch_id(ctx: Context) -> list[tuple[str, str]]:
+    """The pairs of the rebase that just finished, when its state is gone
+    (a hook runner that ran later): the branch's reflog names the tips
+    before and after and what it went onto, and a commit only the old tip
+    had is paired with the one only the new tip has with the same
+    `patch-id --stable` (a pick or a reword; a squash matches none)."""
+    if ctx.branch is None:
+        return []
+    out = repo_mod.git_out(
+        ctx.repo, 'log', '-g', '-2', '-z', '--format=%H %gs', f'refs/heads/{ctx.branch}',
+    )
+    entries = [e.split(' ', 1) for e in out.split('\0') if e]
+    if len(entries) != 2 or len(entries[0]) != 2:
+        return []
+    m = _FINISH.match(entries[0][1])
+    if m is None:
+        return []
+    new, old = entries[0][0], entries[1][0]
+    olds = _patch_ids(ctx, old, f'^{new}', f'^{m[1]}')
+    news = {p: c for c, p in _patch_ids(ctx, new, f'^{old}', f'^{m[1]}').items()}
+    return [(c, news[p]) for c, p in olds.items() if p in news]
+
+
+def _patch_ids(ctx: Context, *revs: str) -> dict[str, str]:
+    """commit -> its stable patch id, for the commits revs select (a merge
+    or an empty commit has none)."""
+    log = repo_mod.git(
+        'log', '--no-merges', '-p', '--format=commit %H', '--no-color', '--no-ext-diff',
+        '--no-textconv', '--end-of-options', *revs, '--', cwd=ctx.repo.root, check=False,
+    )
+    if log.returncode != 0 or not log.stdout:
+        return {}
+    ids = repo_mod.git('patch-id', '--stable', cwd=ctx.repo.root, stdin=log.stdout, check=False)
+    ret = {}
+    for line in ids.stdout.splitlines():
+        words = line.split(' ')
+        if len(words) == 2 and _IS_ID.match(words[0]) and _IS_ID.match(words[1]):
+            ret[words[1]] = words[0]
+    return ret
+
+
 def record(ctx: Context, kind: str, pairs: list[tuple[str, str]]) -> str | None:
     """Record the rewritten ids the memory of this branch names (with the
     memory's unsaved edits, like post-commit); the commit's id, None when
     the memory named none of them."""
-    named = _named(ctx)
-    kept = sorted({(old, new) for old, new in pairs if old in named and old != new})
+    named, recorded = _named(ctx)
+    kept = sorted({
+        (old, new) for old, new in pairs
+        # a hook run twice (a runner's and git's own) records a pair once
+        if old in named and old != new and new not in recorded.get(old, ())
+    })
     if not kept:
         return None
     from agitmem.porcelain import write

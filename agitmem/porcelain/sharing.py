@@ -25,6 +25,8 @@ from agitmem.repo import REMOTES_NS
 if TYPE_CHECKING:
     import subprocess
 
+    import pygit2
+
     from agitmem.porcelain import merging
 
 # merging and merge are imported where a merge is made: `status` reads this
@@ -338,7 +340,6 @@ def unpushed(repo: Repo, remote: str) -> dict[str, int]:
     refs/agitmem/remotes/<remote>/* copy (all of them when there is none);
     refs fully pushed are left out.  pygit2 only: status pays no git
     process for it."""
-    import pygit2
     pr = store.open_repo(repo)
     prefix = f'{REMOTES_NS}{remote}/'
     ret = {}
@@ -347,13 +348,18 @@ def unpushed(repo: Repo, remote: str) -> dict[str, int]:
         theirs = store.tip(pr, prefix + ref.removeprefix(MEMORY_NS))
         if ours is None:
             continue
-        if theirs is not None:
-            ahead = pr.ahead_behind(ours.id, theirs.id)[0]
-        else:
-            ahead = sum(1 for _ in pr.walk(ours.id, pygit2.enums.SortMode.NONE))
+        # a parent a fetch never brought: fetched (a partial clone), or one line
+        ahead = store.whole(pr, ours, lambda: _ahead(pr, ours.id, theirs.id if theirs else None))
         if ahead:
             ret[ref] = ahead
     return ret
+
+
+def _ahead(pr: pygit2.Repository, ours: pygit2.Oid, theirs: pygit2.Oid | None) -> int:
+    import pygit2
+    if theirs is not None:
+        return int(pr.ahead_behind(ours, theirs)[0])
+    return sum(1 for _ in pr.walk(ours, pygit2.enums.SortMode.NONE))
 
 
 def unpushed_line(ahead: dict[str, int], remote: str) -> str:

@@ -244,7 +244,7 @@ def checkout(
     (each through store's safe-path check), the memory base, and the
     conflicts it holds.  Caller holds the lock.  Returns the paths changed."""
     pr = store.open_repo(ctx.repo)
-    files = store.tree_files(pr, commit.tree)
+    files = store.tree_files(pr, commit.tree, max_file_kb=ctx.cfg['max_file_kb'])
     changed_paths = store.checkout(ctx.repo, files)
     store.set_base(ctx.repo, commit.id, ctx.ref)
     from agitmem import merge

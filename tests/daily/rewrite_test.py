@@ -207,3 +207,43 @@ def test_post_rewrite_given_nonsense_never_fails(feature: Path) -> None:
         assert proc.returncode == 0, proc.stderr
     assert _pairs(feature, FEATURE) == []
 
+
+
+def test_a_rebase_hook_run_after_gits_state_is_gone_pairs_by_patch_id(memrepo: Path) -> None:
+    """A hook runner that runs post-rewrite with no list once the rebase's
+    state directory is removed: the branch's reflog and patch ids pair the
+    picks (the commit dropped as already in main pairs with nothing)."""
+    git('checkout', '-q', '-b', 'feature', cwd=memrepo)
+    olds = []
+    for name in ('a.py', 'b.py'):
+        olds.append(commit(memrepo, name, f'{name} work'))
+        ok('save', '-m', name, cwd=memrepo)
+    git('checkout', '-q', 'main', cwd=memrepo)
+    commit(memrepo, 'm.py')
+    git('cherry-pick', olds[1], cwd=memrepo)  # main has b already: the rebase drops it
+    git('checkout', '-q', 'feature', cwd=memrepo)
+    proc = run('git', 'rebase', 'main', cwd=memrepo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    new = head(memrepo)
+    assert git('rev-list', '--count', 'main..feature', cwd=memrepo).strip() == '1'
+    proc = agitmem('hook', 'post-rewrite', 'rebase', cwd=memrepo, input='')
+    assert proc.returncode == 0, proc.stderr
+    assert 'memory follows the rewritten commits' in proc.stdout
+    assert _pairs(memrepo, FEATURE) == [(olds[0], new)]
+    assert 'save: a.py' in _reviewed(memrepo, 'main..feature')
+    # run again: the mapping is recorded once
+    agitmem('hook', 'post-rewrite', 'rebase', cwd=memrepo, input='')
+    assert _pairs(memrepo, FEATURE) == [(olds[0], new)]
+
+
+def test_a_late_rebase_hook_after_something_else_records_nothing(memrepo: Path) -> None:
+    git('checkout', '-q', '-b', 'feature', cwd=memrepo)
+    commit(memrepo, 'a.py', 'a work')
+    ok('save', cwd=memrepo)
+    before = tip(memrepo, FEATURE)
+    for env in ({}, {'GIT_DIR': str(memrepo / '.git')}):
+        proc = agitmem('hook', 'post-rewrite', 'rebase', cwd=memrepo, input='', env=env)
+        assert proc.returncode == 0, proc.stderr
+    git('checkout', '-q', '--detach', cwd=memrepo)
+    assert agitmem('hook', 'post-rewrite', 'rebase', cwd=memrepo, input='').returncode == 0
+    assert tip(memrepo, FEATURE) == before
