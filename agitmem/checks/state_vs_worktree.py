@@ -61,7 +61,9 @@ def _gone_how(root: Path, name: str) -> tuple[bool, str | None]:
     if listed.startswith('S '):  # skip-worktree: outside the sparse checkout
         return True, None
     moved = repo_mod.git(
-        'diff', '-M', '--name-status', '-z', '--diff-filter=R', '--no-ext-diff', 'HEAD', '--',
+        # plumbing: porcelain `git diff` rewrites the index's stat data even
+        # with --no-optional-locks; `git mv` stages its rename anyway
+        'diff-index', '--cached', '-M', '--name-status', '-z', '--diff-filter=R', 'HEAD', '--',
         cwd=root, check=False,
     ).stdout.split('\0')
     for i in range(0, len(moved) - 2, 3):

@@ -624,6 +624,12 @@ def _generated(e: dict[str, Any]) -> bool:
     )
 
 
+def _named_by_command(events: list[dict[str, Any]], path: str) -> bool:
+    """A command of the turn names `path` (or its file name)."""
+    name = path.rsplit('/', 1)[-1]
+    return bool(name) and any(e.get('kind') == 'command' and name in _str(e.get('command')) for e in events)
+
+
 def _action(e: dict[str, Any]) -> str:
     if e.get('kind') == 'edit':
         f = _str(e.get('file'))
@@ -903,11 +909,15 @@ def classify(
 
     # a generator's output rewritten by its tool (`buf generate`, `go
     # generate`) follows from the edit of its source: the tool's work
-    # and beside the agent's own edits, a file that only a shell command
-    # changed (a build's `Output/`, roxygen's `man/*.Rd`) is that command's
-    # product, not a place the agent chose; without them, `sed -i` is the edit
+    # and beside the agent's own edits, a file a shell command changed
+    # without naming it (a build's `Output/`, roxygen's `man/*.Rd`) is that
+    # command's product, not a place the agent chose; `sed -i f` chose f
     direct = any(e.get('kind') == 'edit' and e.get('by') != 'shell' for e in events)
-    edits = [e for e in events if e.get('kind') == 'edit' and not (e.get('by') == 'shell' and (_generated(e) or (direct and e.get('file') != expect['current_file'])))]
+    edits = [
+        e for e in events if e.get('kind') == 'edit' and not (e.get('by') == 'shell' and (
+            _generated(e) or (direct and e.get('file') != expect['current_file'] and not _named_by_command(events, _str(e.get('file'))))
+        ))
+    ]
     judged = []
     at_current = False
     told = _serves(task, _content(text))

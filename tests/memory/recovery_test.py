@@ -1274,6 +1274,9 @@ def test_a_file_only_a_shell_command_changed_beside_the_agents_edit_is_its_produ
     ]
     verdict, evidence, _ = classify(_expect(), events, 'I will run the tests next.')
     assert verdict == 'recovered' and 'Output/' not in evidence[0]
+    # a command that names the file chose it: `echo ... >> docs/config.md`
+    events = [_edit('src/app.py', 'load_config'), _run('echo "- TOML" >> docs/config.md', 0), {**_edit('docs/config.md'), 'by': 'shell'}]
+    assert classify(_expect(), events, 'I will run the tests next.')[0] == 'drift'
     # alone, a shell command's change is the turn's edit, judged like one
     events = [_run("sed -i 's/x/y/' docs/config.md", 0), {**_edit('docs/config.md'), 'by': 'shell'}]
     assert classify(_expect(), events, 'I will run the tests next.')[0] == 'drift'
