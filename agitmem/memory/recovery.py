@@ -982,8 +982,8 @@ def classify(
     # seed 004: a turn that ends without taking the task up again, only
     # looking around or talking, did not recover; it is the reset's shape
     if len(phrases.words(text)) >= 3:
-        looked = f'{len(events)} command(s), no edit, no test run the state asks for' if events else 'no tool use'
-        return done('reset', f'{looked}, and the closing text neither states the task nor takes it up: "{_clip(text)}"')
+        how = f'{len(events)} command(s), no edit, no test run the state asks for' if events else 'no tool use'
+        return done('reset', f'{how}, and the closing text neither states the task nor takes it up: "{_clip(text)}"')
     if events:
         return done('unknown', f'{len(events)} command(s), no edit, no test run the state asks for, nothing said: nothing to judge by')
     return done('unknown', 'no tool use, and next to nothing said: nothing to judge by')
