@@ -184,7 +184,8 @@ def claims(text: str) -> list[str]:
 _EN_OPEN = (
     # a plan of the agent's own: "I'll", "next I will", "let me", "that's the next step"
     r"\b(?:i|we)(?:'ll|\s+will|\s+am\s+going\s+to|'m\s+going\s+to|\s+(?:still\s+)?(?:need|have)\s+to|'d\s+like\s+to)\b",
-    r'\bnext\s+(?:step|up|i|we|is|:)|^\W*next\b|\bthe\s+next\s+step\b|\blet\s+me\b|\bto\s+do\s+next\b',
+    # "next, the imports.", "next: the prefix", "Next step ..."
+    r'\bnext\s*[,:;\u2013\u2014]|\bnext\s+(?:step|up|i|we|is)\b|^\W*next\b|\bthe\s+next\s+step\b|\blet\s+me\b|\bto\s+do\s+next\b',
     # unverified: "I have not re-run", "not verified", "untested", "haven't run"
     r"\b(?:not|n't|never)\s+(?:\w+\s+){0,3}?(?:run|ran|tested|verified|re-?run|checked|finished|done|complete)\b",
     r'\bnot\s+yet\b|\b(?:untested|unverified)\b',

@@ -356,6 +356,9 @@ def test_a_closing_report_is_a_report_whatever_its_words(said: str) -> None:
     '함수를 고쳤습니다. 테스트는 아직 돌리지 않았습니다.',
     'Continuing in load_config.',
     '正在改 load_config，继续。',
+    # agitmem demo's closing text: a step done, the next named
+    'Marked the original loadConfig in loader.ts for deletion; next, the imports.',
+    'Moved the parser. Next: the call sites.',
 ])
 def test_an_unfinished_or_unverified_account_is_not_a_report(said: str) -> None:
     assert phrases.unfinished(said) is not None
