@@ -198,7 +198,10 @@ def shell_edits(repo: Repo, hs: dict[str, Any]) -> list[dict[str, Any]]:
     if old == now or not (repo_mod.is_oid(old) and repo_mod.is_oid(now)):
         return []
     tooled = {e.get('file') for e in rec.get('events') or () if isinstance(e, dict) and e.get('kind') == 'edit' and e.get('by') != 'shell'}
-    names = repo_mod.git('diff-tree', '-r', '-z', '--name-only', '--no-renames', old, now, cwd=repo.root, check=False)
+    names = repo_mod.git(
+        'diff-tree', '-r', '-z', '--name-only', '--no-renames', old, now,
+        cwd=repo.root, env=repo_mod.trees_only(repo), check=False,
+    )
     if names.returncode != 0:
         return []
     changed = [p for p in names.stdout.split('\0') if p and repo_mod.is_code(p) and p not in tooled]
