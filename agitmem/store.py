@@ -779,7 +779,9 @@ def plain_tree(repo: Repo, top: Plain, files: Files, known: Callable[[str, bytes
             parent, _, name = d.rpartition('/')
             dirs[parent][name.encode('utf-8', 'surrogateescape')] = (repo_mod.TREE_MODE, oid.encode())
     if written:
-        got = repo_mod.git_bytes(repo, ('mktree', '-z', '--batch'), b'\0'.join(batch))
+        # --missing: no lookup of the entries (each is the tip's, or was
+        # just written), so none is fetched lazily in a partial clone
+        got = repo_mod.git_bytes(repo, ('mktree', '-z', '--batch', '--missing'), b'\0'.join(batch))
         if got is None or got.split() != written:
             raise OSError('git mktree could not write the memory tree')
     return ids['']
