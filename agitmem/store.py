@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     import datetime
 
     # pygit2 (60-70 ms of CPU to import) is imported where it is used: a
-    # plain save is written by git's plumbing (`save_plainly`) without it
+    # plain save is written by git's plumbing (`plain_commit`) without it
     import pygit2
 
 Files = memory_files.Files
