@@ -3,6 +3,7 @@ what the command will wait on from git is begun before the rest of
 agitmem imports (agitmem/ahead.py)."""
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 
@@ -18,30 +19,40 @@ QUICK_EXIT = (
 
 
 def main() -> int:
+    if any(tuple(sys.argv[1:1 + len(words)]) == words for words in QUICK_EXIT) and (
+            # coverage (CI) saves its data in an atexit function of its
+            # own, registered before this one: the ordinary exit runs it
+            'coverage' not in sys.modules
+    ):
+        # the first of this process's atexit functions, so the last to run
+        atexit.register(quick_exit)
     ahead.begin(sys.argv[1:])
     from agitmem.cli import main as cli_main
     rc = cli_main()
-    if any(tuple(sys.argv[1:1 + len(words)]) == words for words in QUICK_EXIT):
-        quick_exit(rc)
+    _ENDED.append(rc)
     return rc
 
 
-def quick_exit(rc: int) -> None:
+_ENDED: list[int] = []  # main's exit code, once it has returned
+
+
+def quick_exit() -> None:
     """End the process without the interpreter's teardown (every module
     freed, a full collection: a fifth of a commit hook's own time), once
-    what exit would do that shows has been done: the atexit functions
-    (git reads begun and not taken are stopped there) and the streams
-    flushed.  A stream that cannot be flushed is left to the ordinary
+    what exit would do that shows has been done: run last of the atexit
+    functions (git reads begun and not taken are stopped by the others),
+    it flushes the streams and ends with main's code.  A command that
+    raised, or a stream that cannot be flushed, is left to the ordinary
     exit, which says so as it would.  (No thread of agitmem's is left to
-    wait for.)"""
-    import atexit
-    atexit._run_exitfuncs()
+    wait for: the interpreter has joined them before atexit runs.)"""
+    if not _ENDED:
+        return
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except (OSError, ValueError):
         return
-    os._exit(rc)
+    os._exit(_ENDED[0])
 
 
 if __name__ == '__main__':

@@ -867,7 +867,7 @@ def _finish(chain: _Tree) -> tuple[str, int, str]:
 # the chain.  Paths from the top whatever the directory it runs in.
 EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
 _GONE = b'000000'
-_TREE_MODE = b'40000'
+TREE_MODE = b'40000'
 # statuses begun before their tree was asked for (start_tree): (cwd, process)
 _STATUS_AHEAD = ahead.STATUS_AHEAD
 # the repository `find` found from each directory (which a status begun
@@ -1231,17 +1231,22 @@ def _link_blob(repo: Repo, path: bytes) -> bytes | None:
     return None if got is None else got.strip()
 
 
-def git_bytes(repo: Repo, args: tuple[str, ...], data: bytes, ok: tuple[int, ...] = (0,)) -> bytes | None:
+def git_bytes(
+        repo: Repo, args: tuple[str, ...], data: bytes, ok: tuple[int, ...] = (0,),
+        env: Mapping[str, str] | None = None,
+) -> bytes | None:
     """git's stdout as bytes, fed `data` on stdin; None when it failed
     (an exit code not in `ok`) or ran past its bound."""
-    proc = _git_start(repo, args)
+    proc = _git_start(repo, args, env)
     return None if proc is None else _git_end(proc, data, ok)
 
 
-def _git_start(repo: Repo, args: tuple[str, ...]) -> subprocess.Popen[bytes] | None:
+def _git_start(
+        repo: Repo, args: tuple[str, ...], env: Mapping[str, str] | None = None,
+) -> subprocess.Popen[bytes] | None:
     try:
         return subprocess.Popen(
-            ('git', '--no-optional-locks', *args), cwd=repo.root, env=clean_env(),
+            ('git', '--no-optional-locks', *args), cwd=repo.root, env=clean_env(env),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         )
     except OSError:
@@ -1295,18 +1300,18 @@ def _rewrite(repo: Repo, names: list[bytes], old: _Listings, changed: dict[bytes
                 entries[name] = entry
         ids[d] = None
         if entries:
-            body = _tree_body(entries)
+            body = tree_body(entries)
             oid = sha1(b'tree %d\0' % len(body) + body).encode()
             ids[d] = oid
             if oid != old_id:
-                batch.extend(_mktree_lines(entries))
+                batch.extend(mktree_lines(entries))
                 batch.append(b'')
                 new.append(oid)
         if d:
             parent, _, name = d.rpartition(b'/')
             sub = ids[d]
             if sub is not None:
-                dirs[parent][name] = (_TREE_MODE, sub)
+                dirs[parent][name] = (TREE_MODE, sub)
             elif name not in dirs[parent] and _was_tree(old, parent, name):
                 dirs[parent][name] = None  # emptied: git keeps no empty tree
     if new and not _all_loose(repo, new):
@@ -1327,20 +1332,20 @@ def _all_loose(repo: Repo, oids: list[bytes]) -> bool:
 
 def _was_tree(old: _Listings, d: bytes, name: bytes) -> bool:
     entry = old[d][1].get(name) if d in old else None
-    return entry is not None and entry[0] == _TREE_MODE
+    return entry is not None and entry[0] == TREE_MODE
 
 
-def _tree_body(entries: dict[bytes, tuple[bytes, bytes]]) -> bytes:
+def tree_body(entries: dict[bytes, tuple[bytes, bytes]]) -> bytes:
     def key(name: bytes) -> bytes:
-        return name + b'/' if entries[name][0] == _TREE_MODE else name
+        return name + b'/' if entries[name][0] == TREE_MODE else name
     return b''.join(
         entries[n][0] + b' ' + n + b'\0' + bytes.fromhex(entries[n][1].decode())
         for n in sorted(entries, key=key)
     )
 
 
-def _mktree_lines(entries: dict[bytes, tuple[bytes, bytes]]) -> list[bytes]:
-    kinds = {_TREE_MODE: b'tree', b'160000': b'commit'}
+def mktree_lines(entries: dict[bytes, tuple[bytes, bytes]]) -> list[bytes]:
+    kinds = {TREE_MODE: b'tree', b'160000': b'commit'}
     return [b'%s %s %s\t%s' % (m, kinds.get(m, b'blob'), o, n) for n, (m, o) in entries.items()]
 
 
@@ -1379,7 +1384,7 @@ def _entries(body: bytes) -> dict[bytes, tuple[bytes, bytes]] | None:
         mode, name = body[at:space], body[space + 1:nul]
         oid = body[nul + 1:nul + 21].hex().encode()
         at = nul + 21
-        if mode not in (_TREE_MODE, b'120000', b'160000'):
+        if mode not in (TREE_MODE, b'120000', b'160000'):
             bits = int(mode, 8)
             if bits & 0o170000 != 0o100000:
                 return None
@@ -1554,7 +1559,13 @@ def sha1(data: bytes) -> str:
 def blob_id(data: bytes, like: str) -> str:
     """git's id of a blob of data, in the object format of the id `like`
     (SHA-256 repositories have 64-digit ids)."""
-    header = b'blob %d\0' % len(data)
+    return object_id(b'blob', data, like)
+
+
+def object_id(kind: bytes, data: bytes, like: str) -> str:
+    """git's id of an object of that kind (b'blob', b'tree') holding data,
+    in the object format of the id `like`."""
+    header = b'%s %d\0' % (kind, len(data))
     if len(like) == 64:
         import hashlib
         return hashlib.sha256(header + data).hexdigest()

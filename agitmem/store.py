@@ -14,9 +14,8 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
+from typing import NamedTuple
 from typing import TypeVar
-
-import pygit2
 
 from agitmem import memory
 from agitmem import repo as repo_mod
@@ -26,6 +25,10 @@ from agitmem.repo import Repo
 
 if TYPE_CHECKING:
     import datetime
+
+    # pygit2 (60-70 ms of CPU to import) is imported where it is used: a
+    # plain save is written by git's plumbing (`plain_commit`) without it
+    import pygit2
 
 Files = memory_files.Files
 ZERO = '0' * 40
@@ -48,6 +51,7 @@ def open_repo(repo: Repo) -> pygit2.Repository:
     # a working tree whose git dir is elsewhere with no `.git` naming it
     # (GIT_DIR=~/.dotfiles GIT_WORK_TREE=~): opened by the git dir git found
     at = repo.root if os.path.lexists(repo.root / '.git') else repo.git_dir
+    import pygit2
     return pygit2.Repository(str(at))
 
 
@@ -62,6 +66,7 @@ def same_as(
     written again.  Each file is hashed once, however often it is asked."""
     if commit is None:
         return lambda name, data: None
+    import pygit2
     tree = commit.tree
     seen: dict[str, tuple[bytes, pygit2.Oid | None]] = {}
 
@@ -114,6 +119,7 @@ def build_tree(
 
 
 def _write_tree(pr: pygit2.Repository, node: dict[str, Any]) -> pygit2.Oid:
+    import pygit2
     tb = pr.TreeBuilder()
     for name, value in node.items():
         if isinstance(value, dict):
@@ -125,10 +131,13 @@ def _write_tree(pr: pygit2.Repository, node: dict[str, Any]) -> pygit2.Oid:
     return tb.write()
 
 
-_ENTRY_MODES = (
-    pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE,
-    pygit2.GIT_FILEMODE_TREE,
-)
+# git's file modes (pygit2's GIT_FILEMODE_*)
+MODE_BLOB = 0o100644
+MODE_EXECUTABLE = 0o100755
+MODE_TREE = 0o040000
+MODE_LINK = 0o120000
+MODE_COMMIT = 0o160000
+_ENTRY_MODES = (MODE_BLOB, MODE_EXECUTABLE, MODE_TREE)
 
 
 # What a memory tree from a remote may hold, checked before anything is
@@ -170,8 +179,8 @@ def safe_entry(prefix: str, name: str, mode: int) -> str:
         )
     if mode not in _ENTRY_MODES:
         kind = {
-            pygit2.GIT_FILEMODE_LINK: 'a symlink',
-            pygit2.GIT_FILEMODE_COMMIT: 'a submodule',
+            MODE_LINK: 'a symlink',
+            MODE_COMMIT: 'a submodule',
         }.get(mode, f'mode {mode:o}')
         raise AgitmemError(
             f'memory commit refused: entry "{shown}" is {kind}; memory holds '
@@ -188,7 +197,7 @@ def safe_entry(prefix: str, name: str, mode: int) -> str:
         raise AgitmemError(
             f'memory commit refused: entry "{shown}" has a name that is not UTF-8',
         )
-    if not prefix and (name == memory.ARCHIVE) != (mode == pygit2.GIT_FILEMODE_TREE) and (
+    if not prefix and (name == memory.ARCHIVE) != (mode == MODE_TREE) and (
             name == memory.ARCHIVE or name in (*memory.LAYERS, memory.CONFIG)
     ):
         # a layer where a directory is (or archive/ where a file is) would
@@ -206,6 +215,7 @@ def _walk(
     """(path, object) of every entry under tree, each through safe_entry,
     trees before what they hold; iterative (a 5,000-deep tree is no
     RecursionError) and bounded in depth and entries."""
+    import pygit2
     stack: list[tuple[str, pygit2.Tree, int]] = [(prefix, tree, prefix.count('/'))]
     count = 0
     while stack:
@@ -223,7 +233,7 @@ def _walk(
                     f'entries',
                 )
             path = safe_entry(at, entry.name or '', entry.filemode)
-            if entry.filemode == pygit2.GIT_FILEMODE_TREE:
+            if entry.filemode == MODE_TREE:
                 sub = pr[entry.id]
                 if isinstance(sub, pygit2.Tree):
                     stack.append((f'{path}/', sub, depth + 1))
@@ -251,6 +261,7 @@ def blob_data(pr: pygit2.Repository, oid: pygit2.Oid, path: str, max_file_kb: in
     """A blob of a memory commit, its size read (from the object's header)
     before it is inflated: one over MAX_BLOB (or max_file_kb) is refused."""
     _within_bound(pr, oid, path, max_file_kb)
+    import pygit2
     blob = pr[oid]
     return blob.data if isinstance(blob, pygit2.Blob) else b''
 
@@ -314,6 +325,7 @@ def _missing_id(e: KeyError) -> str | None:
 def promisor(pr: pygit2.Repository) -> str | None:
     """The remote this partial clone fetches missing objects from; None
     when it is not one."""
+    import pygit2
     cfg = pr.config
     try:
         name = cfg['extensions.partialclone']
@@ -386,6 +398,7 @@ def fill_memory(repo: Repo) -> None:
 # -- refs, commits ------------------------------------------------------------
 
 def tip(pr: pygit2.Repository, ref: str) -> pygit2.Commit | None:
+    import pygit2
     try:
         reference = pr.references.get(ref)
     except (pygit2.GitError, UnicodeError):
@@ -407,6 +420,7 @@ def signatures(repo: Repo) -> tuple[pygit2.Signature, pygit2.Signature]:
     """(author, committer): git's own identities (`git var`: env, config,
     its defaults), asked at once; a fixed one when git has none, so a save
     never fails for want of user.name."""
+    import pygit2
     given = repo_mod.env_identities()
     if given is not None:
         try:
@@ -418,6 +432,7 @@ def signatures(repo: Repo) -> tuple[pygit2.Signature, pygit2.Signature]:
 
 
 def _signature(proc: subprocess.CompletedProcess[str]) -> pygit2.Signature:
+    import pygit2
     m = re.match(_IDENT, proc.stdout.strip()) if proc.returncode == 0 else None
     if m is None or not m[1].strip():
         return pygit2.Signature(_FALLBACK_NAME, _FALLBACK_EMAIL)
@@ -514,6 +529,7 @@ def _moved_in_process(
     logs = repo.git_dir if ref.startswith('refs/worktree/') else repo.common_dir
     if 'GIT_COMMITTER_DATE' in os.environ or not (logs / 'logs' / ref).is_file():
         return False
+    import pygit2
     try:
         reference = pr.references.get(ref)
         if reference is None or str(reference.target) != old:
@@ -528,6 +544,7 @@ def _moved_in_process(
 def update_ref(
         repo: Repo, ref: str, new: str, old: str | None, reason: str,
         *, pr: pygit2.Repository | None = None, who: pygit2.Signature | None = None,
+        env: dict[str, str] | None = None,
 ) -> None:
     """Compare-and-swap: git moves the ref only if it still points at old."""
     if (
@@ -538,7 +555,7 @@ def update_ref(
     for attempt in range(2):
         proc = repo_mod.git(
             'update-ref', '--create-reflog', '-m', reason, ref, new,
-            old or ZERO, cwd=repo.root, check=False,
+            old or ZERO, cwd=repo.root, env=env, check=False,
         )
         if proc.returncode == 0:
             return
@@ -653,6 +670,175 @@ def commit(
     raise AgitmemError(f'{ref} kept moving; try again')
 
 
+# -- a save by git's plumbing, without pygit2 (issue 23) -----------------------
+# pygit2 costs 60-70 ms of CPU to import, as much as `git status` on 20,000
+# files: `state set`, `note`, `verify` and `save` on a ref that holds this
+# worktree's memory are written with git's plumbing instead (`git
+# hash-object` for each changed file, one `git mktree --batch` for the
+# changed directories, `git commit-tree`, `git update-ref <ref> <new>
+# <old>`), under the same lock and the same compare-and-swap, into the
+# same trees and commits as pygit2's path (tests/store_test.py).
+
+class Plain(NamedTuple):
+    """A memory ref's tip as git's plumbing reads it: the commit, its
+    tree, and every entry under the tree (path -> (mode, id), the
+    directories too, as `git ls-tree -r -t` lists them)."""
+    commit: str
+    tree: str
+    entries: dict[str, tuple[str, str]]
+
+
+def plain_tip(repo: Repo, ref: str) -> Plain | None:
+    """ref's tip, read without pygit2; None when it is not the plain case
+    (no such ref, not a commit, a tree git cannot list): pygit2's path
+    then reads it, and says what is wrong."""
+    got = repo_mod.git(
+        'for-each-ref', '--format=%(objectname) %(objecttype) %(tree) %(refname)',
+        '--end-of-options', ref, cwd=repo.root, check=False,
+    )
+    line = next((x for x in got.stdout.splitlines() if x.endswith(f' {ref}')), '')
+    words = line.split(' ', 3)
+    if got.returncode != 0 or len(words) != 4 or words[1] != 'commit':
+        return None
+    # a tree a partial clone lacks is not fetched here (git >= 2.44 reads
+    # the variable): pygit2's path fetches it with its network bound
+    listed = repo_mod.git_bytes(
+        repo, ('ls-tree', '-r', '-t', '-z', '--full-tree', words[2]), b'',
+        env={'GIT_NO_LAZY_FETCH': '1'},
+    )
+    if listed is None:
+        return None
+    entries = {}
+    for record in listed.split(b'\0'):
+        if record:
+            meta, _, path = record.partition(b'\t')
+            mode, _, oid = meta.split(b' ')
+            entries[path.decode('utf-8', 'surrogateescape')] = (mode.decode(), oid.decode())
+    return Plain(words[0], words[2], entries)
+
+
+def plain_same_as(top: Plain) -> Callable[[str, bytes], str | None]:
+    """same_as, for a tip read by plain_tip: the blob id of a file that is
+    byte for byte what the tip holds, None for any other."""
+    seen: dict[str, tuple[bytes, str | None]] = {}
+
+    def same(name: str, data: bytes) -> str | None:
+        hit = seen.get(name)
+        if hit is not None and hit[0] is data:
+            return hit[1]
+        mode, oid = top.entries.get(name, ('', ''))
+        ok = mode in ('100644', '100755') and oid == repo_mod.blob_id(data, top.commit)
+        seen[name] = (data, oid if ok else None)
+        return oid if ok else None
+    return same
+
+
+def plain_changed(top: Plain, files: Files, known: Callable[[str, bytes], str | None]) -> list[str]:
+    """The paths a commit of files changes against the tip (added,
+    removed, or another content or mode), as pygit2's tree diff names
+    them."""
+    old = {p: e for p, e in top.entries.items() if e[0] != '040000'}
+    new = {
+        p: ('100644', known(p, d) or repo_mod.blob_id(d, top.commit)) for p, d in files.items()
+    }
+    return sorted(p for p in old.keys() | new.keys() if old.get(p) != new.get(p))
+
+
+def plain_tree(repo: Repo, top: Plain, files: Files, known: Callable[[str, bytes], str | None]) -> str:
+    """build_tree by git's plumbing: each file git does not hold yet
+    written by `git hash-object -w`, then the directories that changed
+    (deepest first; every file 100644, as build_tree writes it) by one
+    `git mktree --batch`; a directory as the tip has it is not written
+    again."""
+    like = top.commit
+    dirs: dict[str, dict[bytes, tuple[bytes, bytes]]] = {'': {}}
+    for path, data in files.items():
+        oid = known(path, data)
+        if oid is None:
+            got = repo_mod.git_bytes(repo, ('hash-object', '-w', '--stdin'), data)
+            oid = got.decode().strip() if got else ''
+            if oid != repo_mod.blob_id(data, like):
+                raise OSError(f'git hash-object could not write {shown_path(path)}')
+        parent, _, name = path.rpartition('/')
+        dirs.setdefault(parent, {})[name.encode('utf-8', 'surrogateescape')] = (b'100644', oid.encode())
+        while parent:
+            parent = parent.rpartition('/')[0]
+            dirs.setdefault(parent, {})
+    batch: list[bytes] = []
+    written: list[bytes] = []
+    ids: dict[str, str] = {}
+    for d in sorted(dirs, key=lambda d: d.count('/') + bool(d), reverse=True):
+        body = repo_mod.tree_body(dirs[d])
+        oid = repo_mod.object_id(b'tree', body, like)
+        ids[d] = oid
+        if oid != (top.tree if not d else top.entries.get(d, ('', ''))[1]):
+            batch.extend(repo_mod.mktree_lines(dirs[d]))
+            batch.append(b'')
+            written.append(oid.encode())
+        if d:
+            parent, _, name = d.rpartition('/')
+            dirs[parent][name.encode('utf-8', 'surrogateescape')] = (repo_mod.TREE_MODE, oid.encode())
+    if written:
+        # --missing: no lookup of the entries (each is the tip's, or was
+        # just written), so none is fetched lazily in a partial clone
+        got = repo_mod.git_bytes(repo, ('mktree', '-z', '--batch', '--missing'), b'\0'.join(batch))
+        if got is None or got.split() != written:
+            raise OSError('git mktree could not write the memory tree')
+    return ids['']
+
+
+def identity_env(repo: Repo) -> dict[str, str]:
+    """The author and committer of a memory commit as git's environment
+    names them: what `signatures` gives pygit2 (git's identities, the
+    fixed one when git has none), for `git commit-tree`."""
+    if repo_mod.env_identities() is not None:
+        return {}  # the environment names both: git reads them there
+    env = {}
+    procs = repo_mod.git_each(*repo_mod.IDENTITY, cwd=repo.root)
+    for kind, proc in zip(('AUTHOR', 'COMMITTER'), procs):
+        m = re.match(_IDENT, proc.stdout.strip()) if proc.returncode == 0 else None
+        if m is None or not m[1].strip():
+            import time
+            now = int(time.time())
+            minutes = time.localtime(now).tm_gmtoff // 60
+            sign = '-' if minutes < 0 else '+'
+            env[f'GIT_{kind}_NAME'] = _FALLBACK_NAME
+            env[f'GIT_{kind}_EMAIL'] = _FALLBACK_EMAIL
+            env[f'GIT_{kind}_DATE'] = f'{now} {sign}{abs(minutes) // 60:02d}{abs(minutes) % 60:02d}'
+        else:
+            env[f'GIT_{kind}_NAME'] = m[1].strip()
+            env[f'GIT_{kind}_EMAIL'] = m[2]
+            env[f'GIT_{kind}_DATE'] = f'{m[3]} {m[4]}{m[5]}'
+    return env
+
+
+def plain_commit(
+        repo: Repo, ref: str, top: Plain, tree: str, *, msg: str, force: bool = False,
+) -> str | None:
+    """commit(), for a ref whose tip (top) is this worktree's memory
+    base: the tree committed on top of it by `git commit-tree`, the ref
+    moved by `git update-ref` from top (Race when it moved meanwhile: the
+    caller takes pygit2's path, which reads it again).  Caller holds the
+    lock.  None when the tree is unchanged."""
+    if not force and tree == top.tree:
+        set_base(repo, top.commit, ref)
+        return None
+    env = identity_env(repo)
+    got = repo_mod.git_bytes(
+        # unsigned, no encoding header: the commit pygit2 would write
+        repo, ('-c', 'i18n.commitEncoding=UTF-8', 'commit-tree', '--no-gpg-sign', tree, '-p', top.commit),
+        msg.encode(), env=env,
+    )
+    oid = got.decode().strip() if got else ''
+    if not repo_mod.is_oid(oid):
+        raise OSError('git commit-tree could not write the memory commit')
+    # the reflog entry names the committer, as pygit2's path writes it
+    who = {k: v for k, v in env.items() if k.startswith('GIT_COMMITTER_') and not k.endswith('DATE')}
+    update_ref(repo, ref, oid, top.commit, f'agitmem {msg.split(chr(10), 1)[0]}', env=who)
+    set_base(repo, oid, ref)
+    return oid
+
+
 # -- the memory base: which memory commit this worktree's files came from ----
 
 def _base_path(repo: Repo) -> Path:
@@ -663,8 +849,15 @@ def _read_base(repo: Repo) -> list[str]:
     return list(filter(None, repo_mod.memory_base(repo)))
 
 
+def base_id(repo: Repo) -> str | None:
+    """The id of the memory commit this worktree's memory came from, as
+    recorded (not looked up)."""
+    return repo_mod.memory_base(repo)[0]
+
+
 def base(repo: Repo, pr: pygit2.Repository) -> pygit2.Commit | None:
     words = _read_base(repo)
+    import pygit2
     try:
         obj = pr.get(words[0]) if words else None
     except (ValueError, pygit2.GitError):
@@ -689,6 +882,7 @@ def set_base(repo: Repo, oid: pygit2.Oid | str, ref: str) -> None:
 
 def resolve(pr: pygit2.Repository, ref: str, rev: str) -> pygit2.Commit:
     """@ (the tip), @~N, or a full or short memory commit id."""
+    import pygit2
     top = tip(pr, ref)
     m = re.match(_REV, rev or '@')
     if m:
@@ -721,6 +915,7 @@ def history(
         ref: str,
         n: int | None = None,
 ) -> list[pygit2.Commit]:
+    import pygit2
     top = tip(pr, ref)
     if top is None:
         return []
@@ -856,6 +1051,7 @@ def find_archive(pr: pygit2.Repository, commit_: pygit2.Commit, key: str) -> str
 def merge_base(
         pr: pygit2.Repository, a: pygit2.Oid, b: pygit2.Oid,
 ) -> pygit2.Commit | None:
+    import pygit2
     top = pr[a]
     oid = whole(pr, top, lambda: pr.merge_base(a, b))
     if oid is None:

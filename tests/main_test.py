@@ -4,6 +4,7 @@ run what atexit holds."""
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 from testing.util import agitmem_argv
@@ -40,3 +41,56 @@ def test_a_refusing_pre_commit_hook_prints_every_finding(memrepo: Path) -> None:
     lines = proc.stdout.splitlines()
     assert lines[0].startswith('error progress-not-updated ')
     assert lines[-1].startswith('agitmem: 1 error(s)')
+
+
+# an atexit function the command registers (ahead.begin's, wrapped), and
+# an object only the interpreter's teardown would free
+_PROBE = '''
+import atexit, sys
+from agitmem import __main__ as entry, ahead
+class Freed:
+    def __del__(self):
+        print('torn down', flush=True)
+kept = Freed()
+print('under coverage' if 'coverage' in sys.modules else 'plain', flush=True)
+begin = ahead.begin
+def begin_and_register(argv):
+    begin(argv)
+    atexit.register(print, 'atexit ran', flush=True)
+ahead.begin = begin_and_register
+{stub}
+sys.exit(entry.main())
+'''
+
+
+def test_quick_exit_runs_the_atexit_functions_and_skips_the_teardown(memrepo: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, '-c', _PROBE.format(stub=''), 'state', 'set', 'next_intent=a'],
+        cwd=memrepo, capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    if lines[0] == 'under coverage':  # CI: coverage's atexit saves its data
+        assert lines[-2:] == ['atexit ran', 'torn down']
+    else:
+        assert lines[-1] == 'atexit ran'
+        assert 'torn down' not in proc.stdout
+    # the other side: the ordinary exit (under coverage, whose own atexit
+    # function was registered first) tears down
+    stub = "sys.modules.setdefault('coverage', sys)"
+    proc = subprocess.run(
+        [sys.executable, '-c', _PROBE.format(stub=stub), 'state', 'set', 'next_intent=b'],
+        cwd=memrepo, capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-2:] == ['atexit ran', 'torn down']
+
+
+def test_quick_exit_keeps_the_exit_code_of_a_failed_verification(memrepo: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, '-c', _PROBE.format(stub=''), 'verify', '--', 'false'],
+        cwd=memrepo, capture_output=True, text=True,
+    )
+    assert proc.returncode == 1
+    assert 'atexit ran' in proc.stdout
+    assert ('torn down' in proc.stdout) == proc.stdout.startswith('under coverage')

@@ -5,6 +5,8 @@ brought but not their trees or blobs: agitmem fetches them from the
 promisor remote (bounded), or says in one line why it cannot."""
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -121,3 +123,90 @@ def test_a_missing_object_outside_a_partial_clone_is_one_line(tmp_path: Path) ->
         f'partial clone: `git fsck` says more)'
     )
     assert run('git', 'cat-file', '-e', blob, cwd=repo).returncode != 0
+
+
+# -- the plumbing save (issue 23) ---------------------------------------------
+# `state set`, `note`, `verify` and `save` write a commit with git's
+# plumbing when the ref's tip is this worktree's memory base; pygit2 writes
+# the rest.  The same change, written each way into two copies of one
+# repository, gives the same tree and (with the dates fixed) the same commit.
+
+_WRITE = '''
+import json, sys
+from agitmem import store
+from agitmem.porcelain import context, write
+how, force = sys.argv[1], sys.argv[2] == 'force'
+ctx = context.get()
+with store.locked(ctx.repo):
+    args = dict(event='save', files=None, body='', parsed=None, force=force)
+    if how == 'plain':
+        done = write._save_plainly(ctx, None, **args)
+    else:
+        done = write._save(ctx, None, parents=None, worktree=True, **args)
+print(json.dumps([done is not None and done[0], done is not None and done[1], 'pygit2' in sys.modules]))
+'''
+_DATES = {
+    'GIT_AUTHOR_DATE': '1700000000 +0130', 'GIT_COMMITTER_DATE': '1700000100 -0700',
+    'GIT_AUTHOR_NAME': 'A U Thor', 'GIT_AUTHOR_EMAIL': 'author@example.com',
+    'GIT_COMMITTER_NAME': 'C O Mitter', 'GIT_COMMITTER_EMAIL': 'committer@example.com',
+}
+
+
+def _edit_notes(memory: Path) -> None:
+    with (memory / 'notes.md').open('a') as f:
+        f.write('- a note written by hand\n')
+
+
+def _new_month(memory: Path) -> None:
+    # a new file two directories down: archive/ and archive/2031/ change,
+    # archive/2031/01/ is new, the month already there is kept as it was
+    (memory / 'archive' / '2031' / '01').mkdir(parents=True)
+    (memory / 'archive' / '2031' / '01' / '01-000000-later.md').write_text('# later\n')
+
+
+def _drop_archive(memory: Path) -> None:
+    import shutil
+    shutil.rmtree(memory / 'archive')
+
+
+def _nothing(memory: Path) -> None:
+    pass
+
+
+@pytest.mark.parametrize('change,force', [
+    (_edit_notes, False), (_new_month, False), (_drop_archive, False),
+    (_nothing, False), (_nothing, True),
+])
+def test_plumbing_save_writes_what_pygit2_writes(
+        tmp_path: Path, change: Callable[[Path], None], force: bool,
+) -> None:
+    import json
+    import shutil
+    first = tmp_path / 'pygit2'
+    first.mkdir()
+    git('init', '-q', '-b', 'main', cwd=first)
+    git('commit', '-q', '--allow-empty', '-m', 'c', cwd=first)
+    ok('init', cwd=first)
+    ok('state', 'set', 'current_goal=ship it', cwd=first)
+    ok('archive', cwd=first)  # archive/YYYY/MM/: subtrees
+    ok('note', 'after the archive', cwd=first)
+    second = tmp_path / 'plain'
+    shutil.copytree(first, second, symlinks=True)
+    got = {}
+    for repo, how in ((first, 'pygit2'), (second, 'plain')):
+        change(repo / '.agent' / 'memory')
+        proc = run(sys.executable, '-c', _WRITE, how, 'force' if force else '', cwd=repo, env=_DATES)
+        assert proc.returncode == 0, proc.stderr
+        oid, subject, imported = json.loads(proc.stdout)
+        assert imported == (how == 'pygit2')  # the plain path ran, without pygit2
+        listing = git('ls-tree', '-r', '-t', MAIN, cwd=repo)
+        reflog = git('reflog', 'show', '-1', '--format=%gn %ge %gs', MAIN, cwd=repo)
+        got[how] = (oid, subject, git('rev-parse', MAIN, f'{MAIN}^{{tree}}', cwd=repo), listing, reflog)
+        assert run('git', 'fsck', '--strict', cwd=repo).returncode == 0
+    assert got['plain'] == got['pygit2']
+    oid, subject, tips, _, _ = got['plain']
+    if change is _nothing and not force:
+        assert oid is None  # nothing to commit, either way
+    else:
+        assert tips.split()[0] == oid
+        assert subject.startswith('save: ' if change is not _nothing else 'save: no change')

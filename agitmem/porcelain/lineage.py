@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import os
 import re
-
-import pygit2
+from typing import TYPE_CHECKING
 
 from agitmem import repo as repo_mod
 from agitmem import store
@@ -15,6 +14,9 @@ from agitmem.porcelain.context import Context
 from agitmem.repo import MEMORY_NS
 from agitmem.repo import Repo
 from agitmem.repo import REMOTES_NS
+
+if TYPE_CHECKING:
+    import pygit2  # its objects, from store's calls: a save need not import it
 
 _REFLOG_TIME = re.compile(r'@\{(\d+)\}')
 _CREATED = re.compile(r'^branch: Created from (\S+)$')

@@ -91,7 +91,7 @@ def _merge_commit(
         name: str,
         subject: str,
         allow_conflicts: bool,
-) -> tuple[pygit2.Oid | None, merge_mod.Result]:
+) -> tuple[str | None, merge_mod.Result]:
     base = store.merge_base(pr, ours.id, theirs.id)
     ours_files = store.tree_files(pr, ours.tree)
     result = merge_mod.merge(

@@ -172,7 +172,7 @@ def _fits(ctx: Context, tattoo: str) -> None:
         )
 
 
-def promote(ctx: Context, chosen: Candidate) -> tuple[pygit2.Oid | None, int]:
+def promote(ctx: Context, chosen: Candidate) -> tuple[str | None, int]:
     """Move a note into tattoo.md as a rule and take its occurrences out of
     notes.md, in one memory commit `promote: ...` through the write path.
     Both files are put back when the save refuses.  (commit, notes removed)"""

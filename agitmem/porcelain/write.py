@@ -15,8 +15,6 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import pygit2
-
 from agitmem import audit
 from agitmem import memory
 from agitmem import repo as repo_mod
@@ -32,6 +30,9 @@ from agitmem.porcelain.saved import conflicts_path
 from agitmem.repo import Repo
 
 if TYPE_CHECKING:
+    # imported where used: a plain save (`_save_plainly`) needs no pygit2
+    import pygit2
+
     from agitmem import merge
 
 
@@ -53,6 +54,7 @@ def record_conflicts(repo: Repo, conflicts: Sequence[merge.Conflict]) -> None:
 def changed(pr: pygit2.Repository, old: pygit2.Commit | None, tree: pygit2.Oid) -> list[str]:
     if old is None:
         return sorted(store.tree_files(pr, pr[tree]))  # type: ignore[arg-type]
+    import pygit2
     new = pr.get(tree)
     assert isinstance(new, pygit2.Tree)
     diff = old.tree.diff_to_tree(new)
@@ -113,10 +115,10 @@ def save(
         worktree: bool = True,
         parsed: Mapping[str, bytes] | None = None,
         force: bool = False,
-) -> pygit2.Oid | None:
+) -> str | None:
     """Commit memory to ctx.ref: the working tree's, or files (computed
-    from it: an archive, a rollback, a merge).  Returns the new commit, or
-    None when nothing changed.
+    from it: an archive, a rollback, a merge).  Returns the new commit's
+    id, or None when nothing changed.
 
     parents: a merge commit of exactly (ours, theirs), moved from ours by
     compare-and-swap (store.Race when the ref moved: the merge must be
@@ -126,7 +128,6 @@ def save(
     its own, as well formed as the parse: not parsed again.
     force: commit even when the memory is unchanged (a record whose
     message is the news: post-rewrite's old -> new commit ids)."""
-    pr = store.open_repo(ctx.repo)
     with store.locked(ctx.repo):
         if worktree and parents is None and files is None:
             align(ctx)
@@ -137,47 +138,15 @@ def save(
                 f'.agent/memory holds the memory of {held}, not of '
                 f'{ctx.ref}: run `agitmem save` to switch it, then try again',
             )
-        # what the ref already holds was checked when it was committed
-        checked = store.same_as(pr, store.tip(pr, ctx.ref))
-        if files is None:
-            made = parsed or {}
-            files = store.read_memory(
-                ctx.repo, max_file_kb=ctx.cfg['max_file_kb'],
-                checked=lambda name, data: checked(name, data) is not None or made.get(name) == data,
+        done = _save_plainly(
+            ctx, subject, event=event, files=files, body=body, parsed=parsed, force=force,
+        ) if worktree and parents is None else None
+        if done is None:
+            done = _save(
+                ctx, subject, event=event, files=files, body=body, parents=parents,
+                worktree=worktree, parsed=parsed, force=force,
             )
-        if worktree and parents is None:
-            files = _catch_up(ctx, pr, files)
-        _refuse_secrets({k: v for k, v in files.items() if checked(k, v) is None}, repo=ctx.repo)
-        try:
-            tree = store.build_tree(pr, files, checked)
-            if parents is not None:
-                if subject is None:
-                    subject = f'{event}: {str(parents[1].id)[:12]}'
-                msg = store.message(
-                    subject, event=event, branch=ctx.branch, head=ctx.head, body=body,
-                )
-                _refuse_secrets({}, f'{subject}\n\n{body}')
-                oid: pygit2.Oid | None = store.commit_merge(
-                    ctx.repo, pr, ctx.ref, tree, msg=msg,
-                    parents=[parents[0].id, parents[1].id], old=parents[0].id,
-                )
-                if worktree:
-                    assert oid is not None
-                    store.set_base(ctx.repo, oid, ctx.ref)
-            else:
-                parent = store.tip(pr, ctx.ref) or store.base(ctx.repo, pr)
-                if subject is None:
-                    names = changed(pr, parent, tree)
-                    subject = f'{event}: {", ".join(names) or "no change"}'
-                msg = store.message(
-                    subject, event=event, branch=ctx.branch, head=ctx.head, body=body,
-                )
-                _refuse_secrets({}, f'{subject}\n\n{body}')
-                oid = store.commit(ctx.repo, pr, ctx.ref, tree, msg=msg, force=force)
-        except (OSError, pygit2.GitError) as e:
-            # a read-only or full .git: one line, not a traceback
-            detail = ' '.join(str(e).split()) or type(e).__name__
-            raise AgitmemError(f'could not write the memory commit to {ctx.ref}: {detail}')
+        oid, subject, files = done
         if worktree and (
                 conflicts is not None or conflicts_path(ctx.repo).exists()
         ):
@@ -187,8 +156,117 @@ def save(
                 ctx.repo, merge.unresolved(files) if conflicts is None else conflicts,
             )
     if oid is not None:
-        audit.log(ctx.repo.agent_dir, f'write {event}', f'{str(oid)[:12]} {subject}')
+        audit.log(ctx.repo.agent_dir, f'write {event}', f'{oid[:12]} {subject}')
     return oid
+
+
+def _save_plainly(
+        ctx: Context,
+        subject: str | None,
+        *,
+        event: str,
+        files: store.Files | None,
+        body: str,
+        parsed: Mapping[str, bytes] | None,
+        force: bool,
+) -> tuple[str | None, str, store.Files] | None:
+    """save() of the common case by git's plumbing, without pygit2 (issue
+    23): the ref's tip is this worktree's memory base (nothing to catch up
+    with).  Caller holds the lock.  (commit id or None, subject, files),
+    or None when it is not that case, or the ref moved under the lock
+    (a writer that does not take it): pygit2's path then does it all."""
+    top = store.plain_tip(ctx.repo, ctx.ref)
+    if top is None or store.base_id(ctx.repo) not in (None, top.commit):
+        return None
+    # what the ref already holds was checked when it was committed
+    checked = store.plain_same_as(top)
+    if files is None:
+        made = parsed or {}
+        files = store.read_memory(
+            ctx.repo, max_file_kb=ctx.cfg['max_file_kb'],
+            checked=lambda name, data: checked(name, data) is not None or made.get(name) == data,
+        )
+    if not files:
+        return None
+    _refuse_secrets({k: v for k, v in files.items() if checked(k, v) is None}, repo=ctx.repo)
+    try:
+        tree = store.plain_tree(ctx.repo, top, files, checked)
+        if subject is None:
+            names = store.plain_changed(top, files, checked)
+            subject = f'{event}: {", ".join(names) or "no change"}'
+        msg = store.message(subject, event=event, branch=ctx.branch, head=ctx.head, body=body)
+        _refuse_secrets({}, f'{subject}\n\n{body}')
+        oid = store.plain_commit(ctx.repo, ctx.ref, top, tree, msg=msg, force=force)
+    except store.Race:
+        return None
+    except OSError as e:
+        raise _unwritten(ctx, e)
+    return oid, subject, files
+
+
+def _unwritten(ctx: Context, e: Exception) -> AgitmemError:
+    # a read-only or full .git: one line, not a traceback
+    detail = ' '.join(str(e).split()) or type(e).__name__
+    return AgitmemError(f'could not write the memory commit to {ctx.ref}: {detail}')
+
+
+def _save(
+        ctx: Context,
+        subject: str | None,
+        *,
+        event: str,
+        files: store.Files | None,
+        body: str,
+        parents: tuple[pygit2.Commit, pygit2.Commit] | None,
+        worktree: bool,
+        parsed: Mapping[str, bytes] | None,
+        force: bool,
+) -> tuple[str | None, str, store.Files]:
+    """save() by pygit2: a merge commit, a ref that moved past this
+    worktree's memory (caught up with by a merge), a new ref, a ref that
+    is not this worktree's.  Caller holds the lock."""
+    import pygit2
+    pr = store.open_repo(ctx.repo)
+    # what the ref already holds was checked when it was committed
+    checked = store.same_as(pr, store.tip(pr, ctx.ref))
+    if files is None:
+        made = parsed or {}
+        files = store.read_memory(
+            ctx.repo, max_file_kb=ctx.cfg['max_file_kb'],
+            checked=lambda name, data: checked(name, data) is not None or made.get(name) == data,
+        )
+    if worktree and parents is None:
+        files = _catch_up(ctx, pr, files)
+    _refuse_secrets({k: v for k, v in files.items() if checked(k, v) is None}, repo=ctx.repo)
+    try:
+        tree = store.build_tree(pr, files, checked)
+        if parents is not None:
+            if subject is None:
+                subject = f'{event}: {str(parents[1].id)[:12]}'
+            msg = store.message(
+                subject, event=event, branch=ctx.branch, head=ctx.head, body=body,
+            )
+            _refuse_secrets({}, f'{subject}\n\n{body}')
+            oid: pygit2.Oid | None = store.commit_merge(
+                ctx.repo, pr, ctx.ref, tree, msg=msg,
+                parents=[parents[0].id, parents[1].id], old=parents[0].id,
+            )
+            if worktree:
+                assert oid is not None
+                store.set_base(ctx.repo, oid, ctx.ref)
+        else:
+            parent = store.tip(pr, ctx.ref) or store.base(ctx.repo, pr)
+            if subject is None:
+                names = changed(pr, parent, tree)
+                subject = f'{event}: {", ".join(names) or "no change"}'
+            msg = store.message(
+                subject, event=event, branch=ctx.branch, head=ctx.head, body=body,
+            )
+            _refuse_secrets({}, f'{subject}\n\n{body}')
+            oid = store.commit(ctx.repo, pr, ctx.ref, tree, msg=msg, force=force)
+    except (OSError, pygit2.GitError) as e:
+        raise _unwritten(ctx, e)
+    return None if oid is None else str(oid), subject, files
 
 
 def edit(
