@@ -57,9 +57,8 @@ def _re(pattern: str) -> re.Pattern[str]:
 # documentation stand-ins: `ghp_xxxx...`, `AKIA0000000000000000`, `sk-...`
 _FILLER = r'(?i:xxxx)|\*\*\*|\.\.\.|(.)\1{5}'
 # ... and what people write instead of a value
-# (a format field, `{dynamic_value}`, `{}`, is a template's: an f-string's)
 _STAND_IN = (
-    r'[<>]|\$\{|\$\(|\{\{|%\(|\{[a-z_][a-z0-9_]{0,40}\}|\{\}|'
+    r'[<>]|\$\{|\$\(|\{\{|%\(|'
     r'(?i:example|changeme|placeholder|dummy|redacted|replace|your[_-])'
 )
 # references, not values: `settings.OAUTH2_SECRET`, `GITHUB_TOKEN_2`
@@ -3184,6 +3183,14 @@ def _cut(text: str, start: int, end: int) -> bool:
     )
 
 
+def _f_string_field(text: str, start: int, end: int) -> bool:
+    """An f-string with a field (`f"prefix_{name}"`) is a template, as
+    `${VAR}` is; the same text without the `f` is a literal."""
+    return '{' in text[start:end] and _re(
+        r'''(?<![A-Za-z0-9_])[rR]?[fF][rR]?\\?["']$''',
+    ).search(text, max(0, start - 4), start) is not None
+
+
 def _hits(text: str, lower: str, rule: _Rule) -> list[tuple[int, int]]:
     ret = []
     regex = _re(rule.pattern)
@@ -3197,7 +3204,7 @@ def _hits(text: str, lower: str, rule: _Rule) -> list[tuple[int, int]]:
             groups = range(regex.groups, 0, -1)
             start, end = m.span(next((i for i in groups if m[i] is not None), 0))
         value = text[start:end]
-        if _cut(text, start, end):
+        if _cut(text, start, end) or _f_string_field(text, start, end):
             continue
         if value.lower() not in _PUBLISHED and rule.check(value) and entropy(value) >= rule.entropy and (
                 rule.any_value or

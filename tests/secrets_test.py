@@ -533,7 +533,7 @@ def _hostile_lines() -> list[str]:
         # string prefixes: each repeated, or before a run without its end
         '{"key": "password", "value": "' * (_MB // 30),
         '"key": "' + 'pass' * (_MB // 4), 'name="api_key">' * (_MB // 15),
-        'name="' + 'token_' * (_MB // 6), '$apr1$' * (_MB // 6),
+        'name="api' + '_x' * (_MB // 2), '$apr1$' * (_MB // 6),
         '$6$salt$' + 'a1B2' * (_MB // 4), '$2y$12$' + '.' * _MB,
         "$c['db_password']" * (_MB // 18), 'password = @"' * (_MB // 14),
         'password = f' * (_MB // 12), 'https://u:' + 'a*' * (_MB // 2) + '@',
