@@ -867,3 +867,29 @@ def test_service_format_near_misses(found: str, near_miss: str) -> None:
         return out
     assert scan(fill(found), 'n.md'), found
     assert scan(fill(near_miss), 'n.md') == [], near_miss
+
+
+def _corpus(name: str) -> list[dict[str, Any]]:
+    with open(CORPUS / f'{name}.jsonl') as f:
+        return [json.loads(line) for line in f]
+
+
+@pytest.mark.parametrize(('part', 'floor'), (
+    # bare texts, measured in round 8: 0.936, 0.684, 0.759
+    ('peers', 0.93), ('fresh', 0.68), ('fresh2', 0.75),
+))
+def test_recall_floor_on_the_parts_read(part: str, floor: float) -> None:
+    """Recall on the parts read while tuning does not fall below what was
+    measured (the held-out families and fresh3 are measured by
+    bench/secrets.py only, so that no test is tuned against them)."""
+    secrets = [
+        c for c in _corpus(part) if c['label'] == 'secret' and
+        not (part == 'peers' and c['heldout'])
+    ]
+    found = sum(bool(scan(c['text'], 'n.md')) for c in secrets)
+    assert found / len(secrets) >= floor
+
+
+def test_ordinary_text_has_no_false_positive() -> None:
+    flagged = [c['text'][:60] for c in _corpus('ordinary') if scan(c['text'], 'n.md')]
+    assert flagged == []
