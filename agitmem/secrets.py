@@ -303,16 +303,20 @@ _WORD_CHAR = '[A-Za-z0-9_]'
 # `:` only as YAML and JSON write it, not as in `arn:aws:...:secret:name`
 # and as JSON escapes it in a string (`\\"key\\": \\"value\\"`); Make's
 # `::=`, `?=`; a quoted name and a quoted value as a call's two arguments
-# (`Header.Set("X-Api-Key", "...")`, `getenv("API_TOKEN", "...")`)
+# (`Header.Set("X-Api-Key", "...")`, `getenv("API_TOKEN", "...")`); a
+# subscript's `]` (`$config['db_password'] = `, `env["TOKEN"] =`)
 _ASSIGN = (
-    r'''\\?["']?[ \t]*(?:=>|:{1,3}=|\?=|\|\|=?|[!=]==?|=|:(?=[ \t"'\\])|'''
+    r'''\\?["']?\]?[ \t]*(?:=>|:{1,3}=|\?=|\|\|=?|[!=]==?|=|:(?=[ \t"'\\])|'''
     r'''(?<=["']),(?=[ \t]*\\?["']))[ \t]*'''
 )
 # unquoted, a value ends at `&name=` (the next parameter of a query
-# string) and at a character that is not ASCII (`密钥=...的`)
+# string) and at a character that is not ASCII (`密钥=...的`); a quoted
+# value may carry its language's prefix (C#'s verbatim `@"..."`, Python's
+# `f"..."`, `r'...'`, `b"..."`), which is not the value
 _BARE = r'''[^\x00-\x20"'`,;\\&\x7f-\U0010ffff]'''
 _VALUE = (
-    r'''(?:\\?"([^"\n]*?)\\?"|'([^'\n]*)'|`([^`\n]*)`|'''
+    r'''(?:(?:@|[rbuf]{1,2})?(?=\\?["'])'''
+    r'''(?:\\?"([^"\n]*?)\\?"|'([^'\n]*)')|`([^`\n]*)`|'''
     rf'''({_BARE}+(?:&(?![a-z_]+=){_BARE}*)*))'''
 )
 # what may follow the keyword in a name: `token2`, `_key_id`, `Token_v2`
@@ -691,6 +695,51 @@ def _xml_value(value: str) -> bool:
     )
 
 
+def _xml_element(value: str) -> bool:
+    """A settings element's text (Maven's `<password>`, `<passphrase>`): a
+    generated value, or one a person chose (not a name or a stand-in)."""
+    return _xml_value(value) or _chosen_password(value)
+
+
+# the name in a name field (`"key": "db_password"`, `name="api_key"`): one
+# that names a credential
+_PAIR_NAME = (
+    r'[a-z0-9_.-]{0,40}?(?:pass(?:word|wd|phrase)?|pwd|secret|token|'
+    r'key|cred(?:ential)?s?)[a-z0-9_.-]{0,20}'
+)
+_PAIR_FIELD = (
+    r'''(?i:key|name)\\?["']?[ \t]*[:=][ \t]*\\?["']([A-Za-z0-9_.-]+)\\?["']'''
+)
+
+
+def _pair_value(text: str, start: int, end: int) -> bool:
+    """The field's name is no test value's or public value's, and a value
+    a person chose counts only for a password's name (a token's is made)."""
+    fields = _re(_PAIR_FIELD).findall(text, max(0, start - 300), start)
+    if not fields:
+        return False
+    name = _ascii_lower(fields[-1])
+    if _re(_TEST_NAME).search(name.rstrip('.-_')) or _re(r'hint|label|title|desc').search(name):
+        return False
+    return _re('pass|pwd').search(name) is not None or _token_value(text[start:end])
+
+
+# the crypt(3) formats of htpasswd and shadow files: MD5 (`$1$`, Apache's
+# `$apr1$`), SHA-256 and SHA-512 (`$5$`, `$6$`, salt up to 16), bcrypt
+# (`$2y$<cost>$` and 53): a password's hash is cracked offline
+_CRYPT_HASH = (
+    r'\$(?:2[abxy]?\$[0-9]{2}\$[./a-z0-9]{53}|'
+    r'(?:apr1|1|5|6)\$(?:rounds=[0-9]{1,9}\$)?[./a-z0-9]{1,16}\$[./a-z0-9]{20,100})'
+    r'(?![./a-z0-9$])'
+)
+
+
+def _crypt_hash(value: str) -> bool:
+    """The hash part is random (not `$1$salt$aaaa...`) and not a stand-in."""
+    digest = value.rpartition('$')[2]
+    return entropy(digest) >= 3.0 and _real(value)
+
+
 def _service_value(value: str) -> bool:
     """A value assigned to a name of a service's key: a uuid, a long
     number or hex is enough (no prefix to know it by), not a name."""
@@ -716,15 +765,23 @@ _URL_WORDS = frozenset({
 
 def _url_password(value: str) -> bool:
     """`scheme://user:PASSWORD@host`: a real-looking password (a digit or
-    both cases, 6 or more characters), not `password`, `${PASS}` or `%s`."""
+    both cases, 6 or more characters, or a word of 8 or more that is no
+    stock one), not `password`, `${PASS}`, `%s` or a mask (`**`)."""
     digit, lower, upper = _classes(value)
     return (
-        len(value) >= 6 and (digit or (lower and upper)) and
+        len(value) >= 6 and (
+            digit or (lower and upper) or
+            (len(value) >= 8 and value.isalpha() and not _placeholder(value) and
+             value.lower() not in _NOT_PASSWORDS)
+        ) and
         value.lower() not in _URL_WORDS and
         _re(_STAND_IN).search(value) is None and
-        # `%40` is an encoded `@` (`P%40ssw0rd`), `%s` a format
-        not any(c in '$*([{\\' for c in value) and
-        _re(r'%(?![0-9A-Fa-f]{2})').search(value) is None
+        # a single `*` is a character like another, `**` a mask
+        '**' not in value and
+        not any(c in '$([{\\' for c in value) and
+        # `%40` is an encoded `@` (`P%40ssw0rd`); `%s`, `%-5d` a format
+        _re(r'%(?![0-9A-Fa-f]{2})[-+ #0-9.]*[A-Za-z](?![A-Za-z0-9])').search(value) is None and
+        _re(r'%(?![0-9A-Fa-f]{2})(?![-+ #0-9.]*[A-Za-z])').search(value) is None
     )
 
 
@@ -2697,6 +2754,25 @@ RULES: tuple[_Rule, ...] = (
             'secretlint packages/@secretlint/secretlint-rule-privatekey'
         ),
     ),
+    _context(
+        'password-hash', 'password hash', _CRYPT_HASH,
+        ('$2a$', '$2b$', '$2x$', '$2y$', '$2$', '$apr1$', '$1$', '$5$', '$6$'),
+        _crypt_hash,
+        entropy=0.0,
+        positives=(
+            'deploy:$apr1${a:8}${A:22}',
+            'root:$6${a:16}${A:86}:19000:0:99999:7:::',
+            "(1, 'admin', '$2y$12${A:53}', 1)",
+        ),
+        negatives=(
+            'htpasswd writes `$apr1$` hashes',
+            'root:$6$saltsalt$' + 'a' * 86 + ':19000:0:99999:7:::',
+        ),
+        source=(
+            'whispers tests/fixtures/.htpasswd; semgrep-rules '
+            'generic/secrets/security/detected-bcrypt-hash, detected-etc-shadow'
+        ),
+    ),
     _token(
         'private-key-base64', 'private key block',
         # base64 of `-----BEGIN`: a key block kept in an environment
@@ -2844,7 +2920,10 @@ RULES: tuple[_Rule, ...] = (
     # left boundary, so that `DB_PASSWORD=` counts
     _assignment(
         'password-assignment', 'password assignment',
-        '(?:pass(?:word|wd|phrase|(?<![a-z]pass)(?![a-z]))|pwd)', ('pass', 'pwd'),
+        # `pass` alone, not the tail of a word (`bypass`, `compass`), but
+        # of a user's or a database's (`userpass=`, `dbpass:`, JDBC's)
+        '(?:pass(?:word|wd|phrase|(?:(?<![a-z]pass)|(?<=userpass)|(?<=dbpass)(?<![a-z]dbpass))(?![a-z]))|pwd)',
+        ('pass', 'pwd'),
         entropy=0.0,
         positives=(
             'password={A:16}', '- note: deploy with password={A:16}',
@@ -2913,10 +2992,10 @@ RULES: tuple[_Rule, ...] = (
     # Jenkins credentials file): the element's last word
     _context(
         'xml-secret', 'credential in XML',
-        r'<(?:secret|password|passwd|token|api_?key|apikey)>[ \t]*\{?'
+        r'<(?:secret|password|passwd|passphrase|token|api_?key|apikey)>[ \t]*\{?'
         r'(?:[^<>\n]{0,60}[ \t])?([^\s<>{}]{8,1000})\}?[ \t]*</',
         ('secret', 'password', 'passwd', 'token', 'apikey', 'api_key'),
-        _xml_value, generic=True,
+        _xml_element, generic=True,
         entropy=0.0,
         positives=('<secret>{A:32}</secret>', '<password>{a:12}{A:12}</password>',),
         negatives=(
@@ -2924,6 +3003,46 @@ RULES: tuple[_Rule, ...] = (
             '<password>changeme</password>',
         ),
         source='gitleaks cmd/generate/config/rules/generic.go',
+    ),
+    # a credential given as a name field and a value field: a settings list
+    # (`{"key": "password", "value": "..."}`), .NET's appSettings
+    # (`<add key="ApiKey" value="..." />`), XML attributes
+    _context(
+        'credential-pair', 'credential assignment',
+        rf'''(?:key|name)\\?["']?[ \t]*[:=][ \t]*\\?["']({_PAIR_NAME})\\?["'][ \t]*,?[ \t]*'''
+        r'''\\?["']?value\\?["']?[ \t]*[:=][ \t]*\\?["']([^"'\n\\]{6,200})\\?["']''',
+        ('key', 'name'), _chosen_or_random, context=_pair_value, generic=True,
+        anchored=True,
+        entropy=0.0,
+        positives=(
+            '{"key": "db_password", "value": "{a:6}{d:3}"}',
+            '<add key="StripeApiKey" value="{A:32}" />',
+        ),
+        negatives=(
+            '{"key": "password", "value": "changeme"}',
+            # a chosen word is a password's, not a token's
+            '{"key": "token", "value": "{a:10}"}',
+            '{"key": "key_name", "value": "{A:32}"}',
+        ),
+        source='whispers tests/fixtures/integration.json; gitleaks nuget.go',
+    ),
+    # an element named for a key (Android's `<string name="api_key">...`):
+    # its text, when generated
+    _context(
+        'named-element', 'credential in XML',
+        rf'''name=\\?["']({_PAIR_NAME})\\?["'][^<>\n]{{0,40}}>[ \t]*([^\s<>]{{16,200}})[ \t]*</''',
+        ('name=',), _token_value, context=_pair_value, generic=True,
+        anchored=True,
+        entropy=0.0,
+        positives=(
+            '<string name="hockeyapp_key">{h:32}</string>',
+            '<string name="maps_api_key">{A:39}</string>',
+        ),
+        negatives=(
+            '<string name="api_key_hint">Enter your API key</string>',
+            '<string name="api_key">${API_KEY}</string>',
+        ),
+        source='semgrep-rules generic/secrets/security/detected-hockeyapp',
     ),
     # `the slack token - 'xoxb...'`, `Using Key=...`, `api key is ...`: a
     # value a few words after the word that names it
@@ -3064,6 +3183,14 @@ def _cut(text: str, start: int, end: int) -> bool:
     )
 
 
+def _f_string_field(text: str, start: int, end: int) -> bool:
+    """An f-string with a field (`f"prefix_{name}"`) is a template, as
+    `${VAR}` is; the same text without the `f` is a literal."""
+    return '{' in text[start:end] and _re(
+        r'''(?<![A-Za-z0-9_])[rR]?[fF][rR]?\\?["']$''',
+    ).search(text, max(0, start - 4), start) is not None
+
+
 def _hits(text: str, lower: str, rule: _Rule) -> list[tuple[int, int]]:
     ret = []
     regex = _re(rule.pattern)
@@ -3077,7 +3204,7 @@ def _hits(text: str, lower: str, rule: _Rule) -> list[tuple[int, int]]:
             groups = range(regex.groups, 0, -1)
             start, end = m.span(next((i for i in groups if m[i] is not None), 0))
         value = text[start:end]
-        if _cut(text, start, end):
+        if _cut(text, start, end) or _f_string_field(text, start, end):
             continue
         if value.lower() not in _PUBLISHED and rule.check(value) and entropy(value) >= rule.entropy and (
                 rule.any_value or

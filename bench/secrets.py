@@ -1,6 +1,6 @@
 """The credential scanner on the labelled corpus of tests/corpus/secrets/.
 
-    python bench/secrets.py [--heldout | --fresh | --fresh2] [--families] [--misses N] [--false-alarms] [--source S]
+    python bench/secrets.py [--heldout | --fresh | --fresh2 | --fresh3] [--families] [--misses N] [--false-alarms] [--source S]
 
 Prints recall (secrets found) and false-positive rate (benign texts flagged)
 per source and overall, each case tested bare and in the contexts a memory
@@ -14,7 +14,9 @@ Tuning reads only the cases not marked `heldout`; --heldout reports on the
 others; --fresh on fresh.jsonl (Nosey Parker's examples, a part measured
 once, with recall on the rules it marks `claimed`; read since); --fresh2 on
 fresh2.jsonl (semgrep-rules, trivy, ripsecrets and whispers test data,
-extracted blind to the scanner and held out: FRESH2.md).  Where detect-secrets
+extracted blind, tuned on in round 8: FRESH2.md); --fresh3 on fresh3.jsonl
+(kingfisher's rule examples and detect-secrets' plugin tests, extracted
+blind and held out: FRESH3.md).  Where detect-secrets
 is importable it runs on the same strings, side by side (it is not a
 dependency).  Also prints the scan cost per KB.
 """
@@ -49,9 +51,14 @@ def contexts(text: str) -> dict[str, str]:
     }
 
 
-def load(heldout: bool, fresh: bool = False, fresh2: bool = False) -> list[dict[str, Any]]:
+def load(
+        heldout: bool, fresh: bool = False, fresh2: bool = False, fresh3: bool = False,
+) -> list[dict[str, Any]]:
     out = []
-    peers = 'fresh2.jsonl' if fresh2 else 'fresh.jsonl' if fresh else 'peers.jsonl'
+    peers = (
+        'fresh3.jsonl' if fresh3 else 'fresh2.jsonl' if fresh2
+        else 'fresh.jsonl' if fresh else 'peers.jsonl'
+    )
     for name in (peers, 'ordinary.jsonl'):
         with open(CORPUS / name) as f:
             for line in f:
@@ -154,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--heldout', action='store_true', help='the held-out cases')
     parser.add_argument('--fresh', action='store_true', help='the fresh part (Nosey Parker)')
     parser.add_argument('--fresh2', action='store_true', help='the second fresh held-out part')
+    parser.add_argument('--fresh3', action='store_true', help='the third fresh held-out part')
     parser.add_argument('--families', action='store_true', help='a row per family')
     parser.add_argument('--misses', type=int, default=0, help='print N wrong cases')
     parser.add_argument(
@@ -163,7 +171,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--source', help='only this source (gitleaks, ...)')
     parser.add_argument('--no-others', action='store_true', help='agitmem only')
     args = parser.parse_args(argv)
-    cases = load(args.heldout or args.fresh or args.fresh2, args.fresh, args.fresh2)
+    cases = load(
+        args.heldout or args.fresh or args.fresh2 or args.fresh3,
+        args.fresh, args.fresh2, args.fresh3,
+    )
     if args.source:
         cases = [c for c in cases if c['source'] in (args.source, 'ordinary')]
     scanners: dict[str, Scanner] = {'agitmem': agitmem}
@@ -171,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     if ds is not None:
         scanners['detect-secrets'] = ds
     part = (
-        'second fresh held-out' if args.fresh2 else 'fresh' if args.fresh
+        'third fresh held-out' if args.fresh3
+        else 'second fresh held-out' if args.fresh2 else 'fresh' if args.fresh
         else 'held-out' if args.heldout else 'tuning'
     )
     print(f'# {part} part: {len(cases)} cases x 4 contexts')
@@ -185,7 +197,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f'\n{"":24}{head}')
     print(f'{"":24}' + ' | recall (n)   fp rate (n)  ' * len(names))
     keys = ['all', 'gitleaks', 'trufflehog', 'secretlint', 'noseyparker',
-            'semgrep-rules', 'trivy', 'ripsecrets', 'whispers', 'claimed', 'ordinary'] + \
+            'semgrep-rules', 'trivy', 'ripsecrets', 'whispers', 'kingfisher',
+            'detect-secrets', 'claimed', 'ordinary'] + \
         [f'ctx {c}' for c in ('bare', 'memory line', 'json', 'yaml')]
     for key in keys:
         row = ''.join(

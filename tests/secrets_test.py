@@ -458,10 +458,12 @@ def test_kelvin_sign_and_dotted_capital_i_keep_positions() -> None:
 
 
 def test_keywords_are_lowercase_token_characters() -> None:
-    """The keyword lookup searches lowercased runs of TOKEN_CHARS."""
+    """The keyword lookup searches lowercased runs of TOKEN_CHARS (a
+    `long` rule's) or the lowercased text (a context rule's: `$apr1$`)."""
     for rule in RULES:
         for k in rule.keywords:
-            assert k == k.lower() and set(k) <= set(TOKEN_CHARS), (rule.id, k)
+            assert k == k.lower(), (rule.id, k)
+            assert set(k) <= set(TOKEN_CHARS) or not rule.long, (rule.id, k)
         if not rule.keywords:
             assert rule.long and not rule.lower, rule.id
 
@@ -527,6 +529,17 @@ def _hostile_lines() -> list[str]:
         'kind: secret\ndata:\n' + ' k: v\n' * (_MB // 6),
         '<secret>' * (_MB // 8), 'https://u:' * (_MB // 10),
         '"api_key": "' * (_MB // 12), '\\n' * (_MB // 2),
+        # name and value fields, element names, crypt hashes, subscripts,
+        # string prefixes: each repeated, or before a run without its end
+        '{"key": "password", "value": "' * (_MB // 30),
+        '"key": "' + 'pass' * (_MB // 4), 'name="api_key">' * (_MB // 15),
+        'name="api' + '_x' * (_MB // 2), '$apr1$' * (_MB // 6),
+        '$6$salt$' + 'a1B2' * (_MB // 4), '$2y$12$' + '.' * _MB,
+        "$c['db_password']" * (_MB // 18), 'password = @"' * (_MB // 14),
+        'password = f' * (_MB // 12), 'https://u:' + 'a*' * (_MB // 2) + '@',
+        'https://u:%' * (_MB // 11), 'userpass=' * (_MB // 9),
+        # control characters between a name and its value
+        'password=\x00\x01\x1b[31m' * (_MB // 16),
     ]
     return lines
 
@@ -760,6 +773,66 @@ def test_assigned_word_and_url_scheme_near_misses_still_found() -> None:
     assert scan(f"the key is {_r(36)}", 'n.md')
 
 
+@pytest.mark.parametrize('line', [
+    # a subscript's assignment, string prefixes (C#'s `@"`, Python's `f"`)
+    "$config['db_password'] = '{P}';",
+    'env["API_TOKEN"] = "{A}"',
+    'const string ApiSecret = @"{A}";',
+    'if password == f"{P}":',
+    # a user's or a database's `pass` (JDBC, .env)
+    'jdbc:mysql://db/app?user=app&userpass={P}',
+    'DBPASS={A}',
+    # URL passwords with `*`, a `%` that is no format, a plain long word
+    'https://deploy:{P}*@example.com',
+    'mysql://app:Tr4ck%{P}@db.internal/app',
+    'https://admin:{W}@localhost:8000/admin',
+    # name and value fields; an Android string named for a key
+    '{"key": "smtp_password", "value": "{P}"}',
+    '<add key="StripeApiKey" value="{A}" />',
+    '<string name="maps_api_key">{A}</string>',
+    # Maven's settings: the element's text is the password
+    '<password>  {W}  </password>',
+    # password hashes (htpasswd, shadow, bcrypt in a SQL dump)
+    'deploy:$apr1$l0cpzs5a${C}',
+    "(1, 'admin', '$2y$12${C}{C}.Zb', 1),",
+])
+def test_config_formats_found(line: str) -> None:
+    """Credentials assigned in config and code formats (round 8, the
+    classes of fresh2's misses)."""
+    # made at run time, so that this file holds no credential
+    values = {
+        '{A}': _r(32), '{P}': 'Pz7v' + 'L4wq3', '{W}': 'quokka' + 'berry',
+        '{C}': _r(25).replace('k', '.'),
+    }
+    for field, value in values.items():
+        line = line.replace(field, value)
+    assert scan(line, 'n.md'), line
+
+
+@pytest.mark.parametrize('line', [
+    # an f-string's format field is a template, not a value
+    'format_password = f"prefix_{dynamic_value3}"',
+    "password = f'{user}{suffix}'",
+    # `bypass`, `compass`, `surpass` hold no `pass`
+    'bypass = "Pz7vL4wq3"', 'compass: "Pz7vL4wq3"',
+    # a stock URL password, a format, a mask
+    'mysql://USERNAME:PASSWORD@example.com', 'https://u:%s@example.com',
+    'https://u:%-8s@example.com', 'https://deploy:**masked**@example.com',
+    'https://admin:changeme@localhost', 'https://admin:password@localhost',
+    # a field pair whose value is a stand-in or a chosen word for a token
+    '{"key": "password", "value": "changeme"}',
+    '{"key": "token", "value": "quokkaberry"}',
+    '{"key": "key_name", "value": "' + _r(32) + '"}',
+    '<string name="api_key_hint">Enter your API key here</string>',
+    '<string name="api_key">${API_KEY}</string>',
+    # a hash format named, and a hash of one repeated character
+    'htpasswd -m writes $apr1$ hashes, shadow $6$ ones',
+    'root:$6$saltsalt$' + 'a' * 86 + ':19000:0:99999:7:::',
+])
+def test_config_format_near_misses(line: str) -> None:
+    assert scan(line, 'n.md') == [], line
+
+
 @pytest.mark.parametrize(('found', 'near_miss'), (
     # mailgun: `key-` and 32 of [a-z0-9]; a `=` for the last is no key
     ('mailgun {q}key-{l:32}{q}', 'mailgun {q}key-{l:31}={q}'),
@@ -794,3 +867,29 @@ def test_service_format_near_misses(found: str, near_miss: str) -> None:
         return out
     assert scan(fill(found), 'n.md'), found
     assert scan(fill(near_miss), 'n.md') == [], near_miss
+
+
+def _corpus(name: str) -> list[dict[str, Any]]:
+    with open(CORPUS / f'{name}.jsonl') as f:
+        return [json.loads(line) for line in f]
+
+
+@pytest.mark.parametrize(('part', 'floor'), (
+    # bare texts, measured in round 8: 0.936, 0.684, 0.759
+    ('peers', 0.93), ('fresh', 0.68), ('fresh2', 0.75),
+))
+def test_recall_floor_on_the_parts_read(part: str, floor: float) -> None:
+    """Recall on the parts read while tuning does not fall below what was
+    measured (the held-out families and fresh3 are measured by
+    bench/secrets.py only, so that no test is tuned against them)."""
+    secrets = [
+        c for c in _corpus(part) if c['label'] == 'secret' and
+        not (part == 'peers' and c['heldout'])
+    ]
+    found = sum(bool(scan(c['text'], 'n.md')) for c in secrets)
+    assert found / len(secrets) >= floor
+
+
+def test_ordinary_text_has_no_false_positive() -> None:
+    flagged = [c['text'][:60] for c in _corpus('ordinary') if scan(c['text'], 'n.md')]
+    assert flagged == []
