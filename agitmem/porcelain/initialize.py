@@ -76,6 +76,14 @@ def initialize(repo: Repo, ref: str | None) -> list[str]:
             '.agent/memory is a symlink; agitmem keeps memory in a real '
             'directory inside the repository',
         )
+    for sub in ('hooks', 'log'):
+        # what init writes there would land wherever the link points (a
+        # cloned repository can track one)
+        if (repo.agent_dir / sub).is_symlink():
+            raise AgitmemError(
+                f'.agent/{sub} is a symlink; agitmem writes its {sub} in a real '
+                f'directory inside the repository: remove it and run init again',
+            )
     if not repo.agent_dir.exists():
         context.refuse_over_stash(repo)
     if repo.memory_dir.is_dir():
