@@ -6,11 +6,13 @@ named `$(...)` is in them)."""
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from testing.util import agitmem
+from testing.util import agitmem_argv
 from testing.util import git
 from testing.util import ok
 
@@ -59,3 +61,42 @@ def test_a_directory_linked_out_is_refused_by_init(tmp_path: Path, sub: str) -> 
     # a command after it writes nothing there either
     agitmem('note', 'x', cwd=clone)
     assert list(outside.iterdir()) == []
+
+
+@pytest.mark.parametrize('kind', ('device', 'fifo'))
+def test_a_config_yaml_that_never_ends_is_refused(tmp_path: Path, kind: str) -> None:
+    """.agent/config.yaml tracked as a link to /dev/zero was read without
+    end (a MemoryError traceback, after all the machine's memory), to a
+    FIFO it waited for ever: every command and hook read it."""
+    target = Path('/dev/zero')
+    if kind == 'fifo':
+        target = tmp_path / 'fifo'
+        os.mkfifo(target)
+    clone = _hostile_clone(tmp_path, 'config.yaml', target)
+    def bounded(*args: str, stdin: str = '') -> subprocess.CompletedProcess[str]:
+        # the bound only stops a hang from stopping the suite
+        return subprocess.run(
+            [*agitmem_argv(), *args], cwd=clone, input=stdin, capture_output=True, text=True, timeout=120,
+        )
+
+    proc = bounded('init')
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.splitlines() == [
+        'agitmem: .agent/config.yaml: not a regular file of at most 1024 KB '
+        '(a link to a device or a pipe?): make it one, or remove it',
+    ]
+    assert not (clone / '.agent' / 'memory').exists()  # init wrote nothing
+    # memory there, the config.yaml a pull brought: every command and hook reads it
+    os.unlink(clone / '.agent' / 'config.yaml')
+    ok('init', cwd=clone)
+    os.unlink(clone / '.agent' / 'config.yaml')
+    os.symlink(target, clone / '.agent' / 'config.yaml')
+    for args in (('status',), ('note', 'x'), ('load',), ('check',)):
+        proc = bounded(*args)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert proc.stderr.splitlines() == [
+            'agitmem: .agent/config.yaml: not a regular file of at most 1024 KB '
+            '(a link to a device or a pipe?): make it one, or remove it',
+        ], (args, proc.stderr)
+    proc = bounded('hook', 'session-start', stdin='{"hook_event_name": "SessionStart", "source": "startup"}')
+    assert proc.returncode == 0 and 'Traceback' not in proc.stderr, proc.stderr
