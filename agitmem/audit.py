@@ -20,15 +20,45 @@ def log(agent_dir: Path, event: str, detail: str = '') -> None:
     # a detail may name a path or branch from a cloned repository
     detail = render.controls(' '.join(detail.split()))
     line = f'[{now}] {event}: {detail}\n'.encode('utf-8', 'backslashreplace')
-    path = agent_dir / 'log' / 'memory.log'
     try:
-        path.parent.mkdir(exist_ok=True)
-        # O_NONBLOCK: a FIFO put there must not hang every command
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
+        fd = open_log(agent_dir, 'memory.log', os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         try:
-            if stat.S_ISREG(os.fstat(fd).st_mode):
-                os.write(fd, line)
+            os.write(fd, line)
         finally:
             os.close(fd)
-    except OSError:
+    except (OSError, ValueError):
         pass  # the log is an aid; never fail a command over it
+
+
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, 'O_CLOEXEC', 0)
+
+
+def open_log(agent_dir: Path, name: str, flags: int) -> int:
+    """An fd of .agent/log/<name> as a regular file reached through no
+    symlink (.agent/, log/, the file): .agent/ may come from a cloned
+    repository's tracked files, and a log/ or a log file linked to
+    ~/.bashrc had each line appended there.  log/ is made when O_CREAT.
+    O_NONBLOCK on the open: a FIFO does not hang it.  OSError (ELOOP for a
+    symlink), or ValueError when it is no regular file."""
+    top = os.open(agent_dir, _DIR)
+    try:
+        if flags & os.O_CREAT:
+            try:
+                os.mkdir('log', 0o755, dir_fd=top)
+            except FileExistsError:
+                pass
+        logs = os.open('log', _DIR, dir_fd=top)
+    finally:
+        os.close(top)
+    try:
+        fd = os.open(
+            name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, 'O_NOCTTY', 0) | getattr(os, 'O_CLOEXEC', 0),
+            0o644, dir_fd=logs,
+        )
+    finally:
+        os.close(logs)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ValueError('not a regular file')
+    os.set_blocking(fd, True)
+    return fd

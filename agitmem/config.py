@@ -1,6 +1,7 @@
 """.agent/config.yaml: all settings optional; defaults below."""
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ DEFAULTS: dict[str, Any] = {
     # and the runners of more languages: verification.DEFAULT_COMMANDS)
     'verification_commands': None,
 }
+MAX_BYTES = 1024 * 1024  # a config.yaml is a few hundred bytes
 _TYPES: dict[str, tuple[type, ...]] = {
     'budget_tokens': (int,),
     'stale_minutes': (int, float),
@@ -270,13 +272,22 @@ def load_read(repo: Repo) -> tuple[dict[str, Any], bytes | None]:
     where git keeps the hooks that run the checks: whoever can forge it
     there can as well delete the pre-commit hook, so it opens no new way
     round a check."""
+    from agitmem import caches
     from agitmem.memory import decode
     path = repo.config_path
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return dict(DEFAULTS), None
     shown = f'.agent/{path.name}'
+    if not os.path.lexists(path):
+        return dict(DEFAULTS), None
+    # a cloned repository can track config.yaml as a link to /dev/zero (read
+    # without end) or a FIFO (waits for ever): a regular file, bounded
+    data = caches.read(path, MAX_BYTES)
+    if data is None:
+        if not os.path.exists(path):
+            return dict(DEFAULTS), None  # a dangling link: no settings
+        raise AgitmemError(
+            f'{shown}: not a regular file of at most {MAX_BYTES // 1024} KB '
+            f'(a link to a device or a pipe?): make it one, or remove it',
+        )
     text = decode(data, shown)
     if _is_blank(text) or text in _PARSED:
         return parse(text, shown), data

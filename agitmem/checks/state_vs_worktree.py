@@ -49,26 +49,41 @@ def _mentions(path: Path, symbol: str) -> bool:
     return regex.search(data.decode('utf-8', 'replace')) is not None
 
 
+def _gone_reads(names: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The two reads `_gone_how` makes, NUL-separated: the index's entries
+    for names (`S ` when skip-worktree) and the renames `git mv` staged
+    (plumbing: porcelain `git diff` rewrites the index's stat data even
+    with --no-optional-locks)."""
+    return (
+        ('ls-files', '-t', '-z', '--', *(f':(literal){n}' for n in names)),
+        ('diff-index', '--cached', '-M', '--name-status', '-z', '--diff-filter=R', 'HEAD', '--'),
+    )
+
+
+def _under(path: str, names: list[str]) -> bool:
+    return any(path == n or path.startswith(n.rstrip('/') + '/') for n in names)
+
+
 def _gone_how(root: Path, name: str) -> tuple[bool, str | None]:
     """Why a file the state names is not on disk: (left out of a sparse
-    checkout, so still the branch's; the path `git mv` moved it to).
-    Asked of git only when the file is missing."""
+    checkout, so still the branch's; the path `git mv` moved it to, with
+    the name's `:line` suffix).  Asked of git only when the file is
+    missing, both reads at once; the name is tried as it is and without
+    its suffix, as `_resolve` does."""
     from agitmem import repo as repo_mod
-    rel = name.removeprefix('./')
-    listed = repo_mod.git(
-        'ls-files', '-t', '-z', '--', f':(literal){rel}', cwd=root, check=False,
-    ).stdout
-    if listed.startswith('S '):  # skip-worktree: outside the sparse checkout
+    names = list(dict.fromkeys(
+        n.removeprefix('./') for n in (name, _SUFFIX.sub('', name)) if n.removeprefix('./')
+    ))
+    listed, renames = repo_mod.git_each(*_gone_reads(names), cwd=root)
+    entries = listed.stdout.split('\0') if listed.returncode == 0 else []
+    # outside the sparse checkout (a directory: what it holds is)
+    if any(e.startswith('S ') and _under(e[2:], names) for e in entries):
         return True, None
-    moved = repo_mod.git(
-        # plumbing: porcelain `git diff` rewrites the index's stat data even
-        # with --no-optional-locks; `git mv` stages its rename anyway
-        'diff-index', '--cached', '-M', '--name-status', '-z', '--diff-filter=R', 'HEAD', '--',
-        cwd=root, check=False,
-    ).stdout.split('\0')
+    moved = renames.stdout.split('\0') if renames.returncode == 0 else []
     for i in range(0, len(moved) - 2, 3):
-        if moved[i].startswith('R') and moved[i + 1] == rel:
-            return False, moved[i + 2]
+        if moved[i].startswith('R') and moved[i + 1] in names:
+            suffix = name.removeprefix('./')[len(moved[i + 1]):]
+            return False, moved[i + 2] + suffix
     return False, None
 
 

@@ -138,29 +138,24 @@ def on_merge(ctx: Context, squash: bool) -> int:
 
 # -- post-rewrite (rebase) -----------------------------------------------------------
 
-_ONTO = re.compile(r'^(?:pull|rebase)\b.* \(start\): checkout (.+)$')
-
-
 def rebased_onto(ctx: Context) -> tuple[str, str] | None:
     """(memory ref, name) of the branch a rebase that just finished put
     this branch's commits on: the one its `(start): checkout X` reflog
-    entry names, or the branches at the commit it names by id (`git pull
-    --rebase` names the upstream's)."""
-    found = repo_mod.git_out(
-        ctx.repo, 'log', '-g', '-1', '-F', '--grep-reflog', '(start): checkout ',
-        '--format=%gs', 'HEAD',
-    )
-    m = _ONTO.match(found)
-    if m is None:
+    entry names, or the branches at the commit it went onto (`git pull
+    --rebase` names the upstream's by id; rewrites.finished_rebase reads
+    both)."""
+    from agitmem.porcelain import rewrites
+    rebase = rewrites.finished_rebase(ctx)
+    if rebase is None:
         return None
-    onto = m[1]
-    if not _SHA.match(onto):
+    onto = rebase.onto_name
+    if onto is not None and not _SHA.match(onto):
         # a name the user gave (`main`, `origin/main`; `HEAD~3` names none):
         # only that branch, not whatever else points at the same commit
         full = onto if onto.startswith(('refs/heads/', 'refs/remotes/')) else None
         named = full if full and repo_mod.ref_exists(ctx.repo, full) else _code_ref(ctx.repo, onto)
-        return _memory_of(ctx, [named], found)
-    return _memory_of(ctx, list(_refs_at(ctx.repo, onto)), found)
+        return _memory_of(ctx, [named], rebase.action)
+    return _memory_of(ctx, list(_refs_at(ctx.repo, rebase.onto)), rebase.action)
 
 
 def on_rebase(ctx: Context) -> int:

@@ -3,7 +3,9 @@ post-checkout."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import sys
 
 from agitmem import audit
 from agitmem import config
@@ -19,6 +21,52 @@ from agitmem.repo import Repo
 from agitmem.resources import resource_dir
 
 
+# settings that bound what memory may cost or hide from the user: a
+# config.yaml that came with fetched memory (whoever can push to the remote
+# wrote it) may tighten them, never loosen them for this clone: the user
+# raises one in their own .agent/config.yaml
+BOUNDS = ('max_file_kb', 'budget_tokens', 'network_timeout', 'max_rules')
+KEPT_ON = ('user_tattoo',)  # the user's own tattoo, loaded first
+
+
+def _loosened(cfg: dict[str, object]) -> list[str]:
+    return [
+        k for k in (*BOUNDS, *KEPT_ON)
+        if (cfg[k] is False if k in KEPT_ON else cfg[k] > config.DEFAULTS[k])
+    ]
+
+
+def fetched_config(data: bytes, ref: str, default: bytes) -> bytes:
+    """The config.yaml to adopt from memory fetched on `ref`: a setting
+    that loosens a bound is commented out (the default holds), one line on
+    stderr each; a file where that cannot be done line by line (a flow
+    mapping) is not adopted: the template (`default`) is.  Refuses (one
+    line) a file that is no valid config, before anything is written."""
+    from agitmem.memory import decode
+    shown = f'.agent/config.yaml on {repo_mod.short_ref(ref)}'
+    text = decode(data, shown)
+    loose = _loosened(config.parse(text, shown))
+    if not loose:
+        return data
+    cfg = config.parse(text, shown)
+    for key in loose:
+        print(
+            f'agitmem: {shown}: {key}: {cfg[key]} not taken (the default '
+            f'{config.DEFAULTS[key]} holds): fetched memory may tighten a '
+            f'bound, not loosen it; set it in .agent/config.yaml yourself',
+            file=sys.stderr,
+        )
+    key_line = re.compile(rf'^(?:{"|".join(loose)})\s*:')
+    kept = ''.join(
+        f'# not taken from fetched memory (agitmem init): {line}' if key_line.match(line) else line
+        for line in text.splitlines(keepends=True)
+    )
+    if _loosened(config.parse(kept, shown)):
+        print(f'agitmem: {shown}: not adopted, the default settings are written', file=sys.stderr)
+        return default
+    return kept.encode()
+
+
 def initialize(repo: Repo, ref: str | None) -> list[str]:
     """Create .agent/ (memory already on the ref wins over the templates),
     exclude it, make the first memory commit.  Idempotent: existing files
@@ -28,6 +76,14 @@ def initialize(repo: Repo, ref: str | None) -> list[str]:
             '.agent/memory is a symlink; agitmem keeps memory in a real '
             'directory inside the repository',
         )
+    for sub in ('hooks', 'log'):
+        # what init writes there would land wherever the link points (a
+        # cloned repository can track one)
+        if (repo.agent_dir / sub).is_symlink():
+            raise AgitmemError(
+                f'.agent/{sub} is a symlink; agitmem writes its {sub} in a real '
+                f'directory inside the repository: remove it and run init again',
+            )
     if not repo.agent_dir.exists():
         context.refuse_over_stash(repo)
     if repo.memory_dir.is_dir():
@@ -50,12 +106,22 @@ def initialize(repo: Repo, ref: str | None) -> list[str]:
     if branch is None:
         context.settle_detached(repo, top_ref)
     top = store.tip(pr, top_ref)
-    # a fetched tree is untrusted: refused entries stop init before it writes
+    # a fetched tree is untrusted: refused entries stop init before it
+    # writes, a file over the bound of the config that will hold (the one
+    # here, else the fetched one within the defaults) too
     source = store.tree_files(pr, top.tree) if top is not None else {}
+    adopt = None
+    if not repo.config_path.exists() and memory.CONFIG in source:
+        adopt = fetched_config(
+            source[memory.CONFIG], top_ref, (templates / memory.CONFIG).read_bytes(),
+        )
+    bound = config.parse(adopt.decode()) if adopt is not None else config.load(repo)
+    if top is not None:
+        store.check_tree(pr, top.tree, max_file_kb=bound['max_file_kb'])
     repo.memory_dir.mkdir(parents=True, exist_ok=True)
     if not repo.config_path.exists():
-        if memory.CONFIG in source:
-            repo_mod.atomic_write(repo.config_path, source[memory.CONFIG])
+        if adopt is not None:
+            repo_mod.atomic_write(repo.config_path, adopt)
             adopted = top
         else:
             shutil.copyfile(templates / memory.CONFIG, repo.config_path)
@@ -64,7 +130,7 @@ def initialize(repo: Repo, ref: str | None) -> list[str]:
     ctx = context.make(repo, cfg, ref, head=(branch, head))
     if cfg['ref'] and not early:  # the ref named in the config just read
         top = store.tip(pr, ctx.ref)
-        source = store.tree_files(pr, top.tree) if top is not None else {}
+        source = store.tree_files(pr, top.tree, max_file_kb=cfg['max_file_kb']) if top is not None else {}
     for name in memory.LAYERS:
         target = repo.memory_dir / name
         if target.exists() or target.is_symlink():

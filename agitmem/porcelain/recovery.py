@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from agitmem import audit
 from agitmem import memory
 from agitmem import repo as repo_mod
 from agitmem.errors import AgitmemError
@@ -36,24 +37,23 @@ def _append(repo: Repo, record: dict[str, Any]) -> None:
     if not repo.agent_dir.is_dir():
         return
     line = (json.dumps(record, ensure_ascii=False, sort_keys=True) + '\n').encode('utf-8', 'backslashreplace')
-    path = log_path(repo)
-    path.parent.mkdir(exist_ok=True)
-    fd = _open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 'cannot write')
+    fd = _open(repo, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 'cannot write')
     try:
         os.write(fd, line)
     finally:
         os.close(fd)
 
 
-def _open(path: Path, flags: int, what: str) -> int:
-    """The log, a regular file: a FIFO there must not hang a hook (or
-    `agitmem recovery`) waiting for its other end."""
+def _open(repo: Repo, flags: int, what: str) -> int:
+    """The log, a regular file reached through no symlink (audit.open_log):
+    a FIFO there must not hang a hook (or `agitmem recovery`) waiting for
+    its other end, a link out of the repository is not written through."""
     name = f'.agent/log/{recovery_mod.LOG}'
     try:
-        return repo_mod.open_regular(path, flags)[0]
+        return audit.open_log(repo.agent_dir, recovery_mod.LOG, flags)
     except FileNotFoundError:
         raise
-    except repo_mod.NotRegularFile:
+    except ValueError:
         raise AgitmemError(f'{name}: not a regular file')
     except OSError as e:
         raise AgitmemError(f'{name}: {what}: {e.strerror}')
@@ -61,7 +61,7 @@ def _open(path: Path, flags: int, what: str) -> int:
 
 def rows(repo: Repo) -> list[dict[str, Any]]:
     try:
-        fd = _open(log_path(repo), os.O_RDONLY, 'cannot read')
+        fd = _open(repo, os.O_RDONLY, 'cannot read')
     except FileNotFoundError:
         return []
     try:

@@ -184,3 +184,16 @@ def test_detached_head_and_back(day: Path) -> None:
     assert agitmem('doctor', cwd=day).returncode == 0
     _git(day, 'checkout', '-q', 'main')
     assert 'detached work' not in survives(day, 'morning note')
+
+
+def test_git_mv_of_the_current_file_named_with_its_line(day: Path) -> None:
+    """current_file may carry a `:line` suffix (the check finds the file
+    without it): the rename is still followed, the suffix kept."""
+    ok('state', 'set', 'current_file=src/app.py:12', cwd=day)
+    _git(day, 'mv', 'src/app.py', 'src/main.py')
+    proc = run('git', 'commit', '-q', '-m', 'rename', cwd=day)
+    assert proc.returncode != 0
+    assert 'was moved to src/main.py:12: `agitmem state set current_file=src/main.py:12`' in proc.stderr
+    ok('state', 'set', 'current_file=src/main.py:12', cwd=day)
+    _git(day, 'commit', '-q', '-m', 'rename')
+    survives(day, 'morning note')

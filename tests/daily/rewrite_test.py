@@ -151,14 +151,17 @@ def test_interactive_rebase_squashing_three_commits_into_one(feature: Path) -> N
     _settled(feature)
 
 
-def test_rebase_onto_main_merges_mains_memory(feature: Path) -> None:
+@pytest.mark.parametrize('action', (None, 'sync'))
+def test_rebase_onto_main_merges_mains_memory(feature: Path, action: str | None) -> None:
+    """`action`: a tool that runs the rebase names it in $GIT_REFLOG_ACTION
+    (`sync (start): checkout main` in the reflogs, not `rebase ...`)."""
     old = commit(feature, 'f.py', 'feature work')
     git('checkout', '-q', 'main', cwd=feature)
     commit(feature, 'm.py', 'main work')
     git('checkout', '-q', 'feature', cwd=feature)
     notes = mem(feature, 'notes.md').read_text()
     assert 'main work' not in notes and 'feature work' in notes
-    proc = run('git', 'rebase', 'main', cwd=feature)
+    proc = run('git', 'rebase', 'main', cwd=feature, env={'GIT_REFLOG_ACTION': action} if action else None)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert 'merged the memory of main' in proc.stdout + proc.stderr
     new = head(feature)
@@ -199,6 +202,26 @@ def test_an_aborted_rebase_leaves_memory_as_it_was(feature: Path) -> None:
     assert _pairs(feature, FEATURE) == []
     ok('save', cwd=feature)
     _settled(feature)
+
+
+def test_an_amend_over_a_gap_in_the_memory_history(feature: Path) -> None:
+    """A commit of the memory's history is gone (pruned, a broken copy):
+    the amend still records what the history git can read names, and one
+    line says the rest is not followed; no traceback, memory kept."""
+    old = commit(feature, 'f.py', 'the amended work')
+    parent = git('rev-parse', f'{FEATURE}~1', cwd=feature).strip()
+    loose = feature / '.git' / 'objects' / parent[:2] / parent[2:]
+    assert loose.is_file()  # a fresh repository's objects are loose
+    loose.unlink()
+    proc = run('git', 'commit', '-q', '--amend', '-m', 'amended', cwd=feature)
+    assert proc.returncode == 0, proc.stderr
+    assert 'Traceback' not in proc.stderr
+    gap = [x for x in proc.stderr.splitlines() if 'is incomplete' in x]
+    assert len(gap) == 1 and gap[0].startswith('agitmem: the history of '), proc.stderr
+    new = head(feature)
+    tip_msg = git('cat-file', 'commit', FEATURE, cwd=feature)
+    assert f'Code-Rewritten: {old} {new}' in tip_msg
+    assert 'the amended work' in mem(feature, 'notes.md').read_text()
 
 
 def test_post_rewrite_given_nonsense_never_fails(feature: Path) -> None:

@@ -51,3 +51,18 @@ def test_sparse_checkout_verdicts(memrepo: Path, mode: str) -> None:
     git('sparse-checkout', 'disable', cwd=memrepo)
     assert (memrepo / 'web' / 'index.html').exists()
     settled(memrepo, 'sparse goal')  # the files back on disk are HEAD's
+
+
+def test_a_current_file_with_a_line_outside_the_sparse_checkout(memrepo: Path) -> None:
+    """`docs/a.md:3` names a file of the branch that the sparse checkout
+    leaves out: no finding, as without the suffix."""
+    ok('install', 'git', cwd=memrepo)
+    (memrepo / 'docs').mkdir()
+    (memrepo / 'docs' / 'a.md').write_text('a\n')
+    git('add', '.', cwd=memrepo)
+    git('commit', '-q', '-m', 'docs', cwd=memrepo)
+    ok('state', 'set', 'current_goal=sparse goal', 'current_file=docs/a.md:3', cwd=memrepo)
+    git('sparse-checkout', 'set', 'src', cwd=memrepo)
+    assert not (memrepo / 'docs').exists()
+    assert 'current_file' not in ok('check', cwd=memrepo)
+    commit(memrepo, 'src/more.py', 'sparse commit')
