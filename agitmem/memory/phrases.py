@@ -70,6 +70,8 @@ _EN_CLAIMS = (
     r'^\W*(?:all\s+)?(?:done|fixed|resolved|completed?|finished|shipped)\b(?=\s*(?:[.:!,\u2014\u2013-]|$|\s+and\b))',
     # "buf breaking is green", "the checked_cast work was already green": any check said green
     r'\b[\w./-]+\s+(?:is|are|was|were)\s+(?:now\s+|all\s+|already\s+)?green\b',
+    # "Forge is happy", "clippy is happy now": a tool said content with the work
+    r'\b(?!(?:user|users|customer|client|team|everyone|he|she|they|you|we|i)\b)[\w./-]+\s+(?:is|are|was|were|seems?)\s+(?:now\s+|all\s+|already\s+)?happy\b(?!\s+to\b)',
     # "issue #14 is resolved", "I'd consider SHOP-API-7F resolved"
     r'\b(?:issue|ticket|bug)\s+#?\w+\s+(?:is|was)\s+(?:now\s+)?(?:resolved|fixed|done|closed|complete)\b',
     r'\b(?:consider|call)\s+(?:it|this|that|the\s+\w+|#?[A-Z][\w-]*\d\w*)\s+(?:resolved|fixed|done|closed|complete)\b',
@@ -472,6 +474,34 @@ def asks_status(prompt: str) -> bool:
     # "好了没", "过了吗": a Chinese question needs no mark, its particle asks
     asked = [p for p in parts if (_QUESTION_END.search(p) or re.search(r'[吗么没呢][\W_]*$', p)) and _STATUS.search(p)]
     return len(said) <= 120 and bool(asked) and all(p in asked or goes_on(p) for p in parts)
+
+
+# the tests a request names: "run the auth tests", "the parser specs",
+# "tell me if test_refund passes", "跑一下 auth 的测试"
+_NAMED_TESTS = re.compile(
+    r'\b([\w./:-]+)\s+(?:unit\s+|integration\s+|e2e\s+)?(?:tests?|specs?|suites?|cases)\b'
+    r'|\b(test_\w+|\w+_(?:test|spec)\w*|[A-Z]\w*(?:Tests?|Spec))\b'
+    r'|([\w./:-]+)\s*(?:的)?\s*(?:测试|单测|用例)',
+)
+# words before "tests" that name no tests of their own
+_ANY_TESTS = frozenset((
+    'the', 'all', 'a', 'an', 'unit', 'integration', 'e2e', 'failing', 'new', 'remaining', 'these', 'those', 'my', 'our',
+    'your', 'both', 'two', 'three', 'every', 'any', 'some', 'other', 'full', 'whole', 'existing', 'relevant', 'run', 'if',
+    'and', 'or', 'of', 'test', 'tests', 'it', 'its', 'their', 'this', 'that', 'again', 'then', 'once', 'when',
+    'whether', 'before', 'after', 'with', 'fix', 'passing',
+))
+
+
+def tests_named(prompt: str | None) -> list[str]:
+    """The tests a user's request names, by the word that names them
+    ("run the auth tests and tell me" -> [auth]); [] when it asks for the
+    tests at large."""
+    ret: list[str] = []
+    for m in _NAMED_TESTS.finditer(prompt or ''):
+        word = (m[1] or m[2] or m[3] or '').strip('./:-')
+        if word and word.lower() not in _ANY_TESTS and not word.isdigit() and word not in ret:
+            ret.append(word)
+    return ret
 
 
 def answers_yes(prompt: str | None, text: str) -> str | None:

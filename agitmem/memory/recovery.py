@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from typing import Any
 from typing import NamedTuple
 
@@ -624,10 +625,36 @@ def _generated(e: dict[str, Any]) -> bool:
     )
 
 
-def _named_by_command(events: list[dict[str, Any]], path: str) -> bool:
-    """A command of the turn names `path` (or its file name)."""
+def _shell_words(command: str) -> list[str]:
+    """A command's words, quotes and redirections taken off (`>out.txt`,
+    `"src/a b.py"`); an unclosed quote still leaves its words."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    return [w.lstrip('<>&|0123456789').rstrip(';|&)') if w[:1] in '<>0123456789&' else w.rstrip(';|&)') for w in words]
+
+
+def _names_path(command: str, path: str) -> bool:
+    """`command` names the file `path` as a word: the path itself, a word
+    ending in /path (an absolute path, `../src/a.py`), its file name, or
+    one of those as an option's value (`--out=src/a.py`); `src/a.py` is
+    not named by `src/a.pyc` or `lib/src/a.py.bak`."""
+    path = path.strip('/')
+    if not path:
+        return False
     name = path.rsplit('/', 1)[-1]
-    return bool(name) and any(e.get('kind') == 'command' and name in _str(e.get('command')) for e in events)
+    for word in _shell_words(command):
+        for w in (word, word.rsplit('=', 1)[-1]):
+            w = w.removeprefix('./')
+            if w in (path, name) or w.endswith('/' + path) or (w.endswith('/' + name) and path.endswith(w.lstrip('./'))):
+                return True
+    return False
+
+
+def _named_by_command(events: list[dict[str, Any]], path: str) -> bool:
+    """A command of the turn names `path` (or its file name) as a word."""
+    return any(e.get('kind') == 'command' and _names_path(_str(e.get('command')), path) for e in events)
 
 
 def _action(e: dict[str, Any]) -> str:
@@ -637,20 +664,27 @@ def _action(e: dict[str, Any]) -> str:
         by = ' (by a shell command)' if e.get('by') == 'shell' else ''
         return f'edit {f}' + (f' in {symbol}' if symbol else '') + by
     code = e.get('exit_code')
-    return f'ran `{_str(e.get("command"))}` (exit {code if isinstance(code, int) else "unknown"})'
+    said = f', its output says {e["outcome"]}' if code is None and e.get('outcome') in ('passed', 'failed') else ''
+    return f'ran `{_str(e.get("command"))}` (exit {code if isinstance(code, int) else "unknown"}{said})'
 
 
 def _tested(e: dict[str, Any], verifies: str = '') -> dict[str, Any]:
     """The event, a run of a test runner the project's verification
     commands leave out (`bats`, `./gradlew :app:testDebugUnitTest`), or
     of the command the last verification ran (`verifies`), judged by its
-    exit code: it backs a claim as well as a run the hooks recorded as a
+    exit code (or, where the client gives none, by what its output says):
+    it backs a claim as well as a run the hooks recorded as a
     test."""
     code = e.get('exit_code')
     command = ' '.join(_str(e.get('command')).split())
     runs = _RUNNER.search(command) or (len(verifies) >= 4 and verifies in command)
-    if e.get('kind') == 'command' and not e.get('test') and isinstance(code, int) and runs:
+    if e.get('kind') != 'command' or e.get('test') or not runs:
+        return e
+    if isinstance(code, int):
         return {**e, 'test': 'passed' if code == 0 else 'failed'}
+    # no exit code (Codex): the output's own summary, where it has one
+    if e.get('outcome') in ('passed', 'failed'):
+        return {**e, 'test': e['outcome']}
     return e
 
 
@@ -689,7 +723,7 @@ def _last_test(events: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 def _failed(e: dict[str, Any]) -> bool:
     code = e.get('exit_code')
-    return e.get('test') == 'failed' or (isinstance(code, int) and code != 0)
+    return e.get('test') == 'failed' or (isinstance(code, int) and code != 0) or (code is None and e.get('outcome') == 'failed')
 
 
 def _ran(claim: str, events: list[dict[str, Any]]) -> bool | None:
@@ -700,7 +734,7 @@ def _ran(claim: str, events: list[dict[str, Any]]) -> bool | None:
     contradicts no test verification: seed 004's confusion is about the
     tests).  None when it names neither, or a test run: the test runs
     back claims about the tests.  An exit code the client does not give
-    is no failure (Codex gives none)."""
+    (Codex) is read from the output; no failure where it cannot tell."""
     commands = [e for e in events if e.get('kind') == 'command']
     named = [' '.join(n.split()) for n in re.findall(r'`([^`\n]{2,80})`', claim)]
     hits = [e for e in commands if any(n in ' '.join(_str(e.get('command')).split()) for n in named)]
@@ -753,8 +787,10 @@ def _unbacked(claim: str, events: list[dict[str, Any]], expect: dict[str, Any], 
     result = last.get('test') if last else None
     command = _str(last.get('command')) if last else ''
     runner = _RUNNER.search(claim)
-    # a new request of the user's sets the work: the old failure is not the claim's
-    covers = task.request is not None or (
+    # a new request of the user's sets the work: the old failure is not the
+    # claim's, the tests the request names are ("run the auth tests and tell me")
+    named = phrases.tests_named(task.request)
+    covers = (task.request is not None and all(_runs_named(command, w) for w in named)) or (
         _covers(command, expect['verification_reason']) and _covers_verification(command, expect['verification_command'])
     )
     backed = result == 'passed' and covers and (not runner or any(
@@ -764,6 +800,8 @@ def _unbacked(claim: str, events: list[dict[str, Any]], expect: dict[str, Any], 
         return None
     if result == 'failed':
         return 'the test run in this turn failed'
+    if result == 'passed' and not covers and task.request is not None and named:
+        return f'its passing run `{_clip(command, 80)}` does not run the tests the user asked for ({", ".join(named)})'
     if result == 'passed' and not covers:
         return f'its passing run `{_clip(command, 80)}` left out what last failed ({_clip(expect["verification_reason"], 80)})'
     if result == 'passed':
@@ -775,6 +813,14 @@ def _unbacked(claim: str, events: list[dict[str, Any]], expect: dict[str, Any], 
 
 # a test file or directory a command names: `pytest tests/test_auth.py::x`, `go test ./pkg/...`
 _TEST_PATH = re.compile(r'(?<![\w=-])(?:\.{0,2}/)?(?:[\w.@-]+/)*[\w.@-]+(?:/|\.\w+)(?:::\S+)?(?=\s|$)')
+
+
+def _runs_named(command: str, name: str) -> bool:
+    """A test run selects or holds the tests `name` names: the word in its
+    command (a path, a -k expression, a module: `pytest tests/test_auth.py`
+    for "auth"), its parts for a compound name (RefundServiceTest)."""
+    lower = command.lower()
+    return name.lower() in lower or (len(parts := phrases.words(name) - {name.lower()}) >= 2 and all(p in lower for p in parts))
 
 
 def _paths(command: str) -> list[str]:
@@ -830,7 +876,7 @@ def _backed(events: list[dict[str, Any]], expect: dict[str, Any]) -> str | None:
         if e.get('test') in ('passed', 'failed'):
             return _str(e.get('test'))
         unknown = e.get('exit_code') is None and (_RUNNER.search(command) or (len(verifies) >= 4 and verifies in command))
-        return 'passed' if unknown else None
+        return (_str(e.get('outcome')) or 'passed') if unknown else None
 
     tests = [e for e in events[max(start, 0):] if result(e)]
     runs = [

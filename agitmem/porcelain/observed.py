@@ -262,6 +262,9 @@ def record_tool(
         )
         event: dict[str, Any] = {'kind': 'command', 'command': command, 'exit_code': run.exit_code, 'test': None}
         from agitmem.memory import verification
+        if run.exit_code is None:
+            # no exit code (Codex): what the output says of the run, if it says
+            event['outcome'] = verification.outcome(run.output)
         patterns = cfg.get('verification_commands') or verification.DEFAULT_COMMANDS
         if verification.is_test_run(run.command, patterns):
             lv = _verification(repo, command, run)
