@@ -115,7 +115,7 @@ def fold(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def expectation(
         state: dict[str, Any], in_progress: list[str], goal: list[str], todo: list[str],
-        done: list[str] | None = None, notes: list[str] | None = None,
+        done: list[str] | None = None, notes: list[str] | None = None, decisions: list[str] | None = None,
 ) -> dict[str, Any]:
     """What the state said when the compaction came: the yardstick."""
     lv = state.get('last_verification')
@@ -131,6 +131,7 @@ def expectation(
         'goal': goal,
         'todo': todo,
         'notes': notes or [],
+        'decisions': decisions or [],
         'verification': _str(lv.get('result')) or None,
         'verification_reason': _str(lv.get('reason')),
         'verification_command': _str(lv.get('command')),
@@ -146,7 +147,7 @@ def _sound(expect: dict[str, Any]) -> dict[str, Any]:
             'verification_command',
     ):
         ret[key] = _str(expect.get(key))
-    for key in ('in_progress', 'goal', 'todo', 'done', 'notes'):
+    for key in ('in_progress', 'goal', 'todo', 'done', 'notes', 'decisions'):
         value = expect.get(key)
         ret[key] = [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
     ret['verification'] = _str(expect.get('verification')) or None
@@ -526,6 +527,11 @@ def _judge_edit(
         # the task's change made by hand in a generated file or a vendored
         # copy: its source is the place (a generator would undo it)
         return 'location', f'{where}: a generated file or vendored copy, not its source (current_file is {current or "not set"})'
+    kept_out = _kept_out(expect, f)
+    if kept_out and f != current and not _mentions(task.text, f) and _edit_serves(task, added, removed, adds).goal >= 1:
+        # the task's change in a place a decision keeps out of the work
+        # (generated, frozen, read-only): the right change, the wrong file
+        return 'location', f'{where}: the Decisions keep {kept_out} out of the work ("{_clip(_decision(expect, kept_out), 80)}")'
     first_step = _LATER.split(expect['next_intent'], 1)[0]
     if (
         f and current and want and f != current and not at_current and not task.request and _kind(f) == _kind(current)
@@ -609,6 +615,25 @@ _GENERATED_MARK = re.compile(r'\bCode generated\b.{0,120}\bDO NOT EDIT\b|@genera
 _BOOKKEEPING = re.compile(
     r'(?:^|/)(?:CHANGELOG|CHANGES|HISTORY|NEWS|RELEASE[_-]?NOTES)(?:\.\w+)?$|(?:^|/)(?:_?_?version_?_?\.\w+|VERSION)$', re.I,
 )
+
+
+def _kept_out(expect: dict[str, Any], path: str) -> str | None:
+    """The place the Decisions keep out of the work (phrases.excluded_places)
+    that holds `path`; never one that holds current_file."""
+    current = expect['current_file']
+    for place in phrases.excluded_places(expect['decisions']):
+        if _holds(place, path) and not _holds(place, current):
+            return place
+    return None
+
+
+def _holds(place: str, path: str) -> bool:
+    base = place.rstrip('/')
+    return bool(path) and (path == base or path.startswith(base + '/'))
+
+
+def _decision(expect: dict[str, Any], place: str) -> str:
+    return next((d for d in expect['decisions'] if place in d), place)
 
 
 def _bookkeeping(path: str) -> bool:
