@@ -141,11 +141,11 @@ _VHDL = (
     r'(?i)^\s*(?:(?:pure|impure)\s+)?(?:procedure|function)\s+(\w+)',
     r'(?i)^\s*(\w+)\s*:\s*process\b',
 )
+# SQL: routines and views, not a migration's tables (a migration is one step)
 _SQL = (
     r'(?i)^\s*create\s+(?:or\s+replace\s+|or\s+alter\s+)?(?:temp(?:orary)?\s+|unique\s+|materialized\s+)?'
-    r'(?:function|procedure|view|table|trigger|index|type|schema|sequence|aggregate|domain)\s+'
+    r'(?:function|procedure|view|trigger|type|aggregate|domain)\s+'
     r'(?:if\s+not\s+exists\s+)?[`"\[]?((?:\w+[`"\]]?\.[`"\[]?)?\w+)',
-    r'(?i)^\s*alter\s+table\s+(?:if\s+exists\s+)?(?:only\s+)?[`"\[]?((?:\w+[`"\]]?\.[`"\[]?)?\w+)',
 )
 _TERRAFORM = (
     r'^\s*(?:resource|data)\s+"([\w-]+)"\s+"([\w-]+)"',

@@ -475,7 +475,18 @@ def _bare(name: str) -> list[str]:
     `NotesViewModel.onQueryChanged` -> [NotesViewModel, onQueryChanged],
     `image(for:)` -> [image], `Accounts.User.registration_changeset/2`."""
     name = re.sub(r'\s*\(.*$|/\d+$', '', name.strip())
+    # "message Invoice", "def load": the keyword is not the name
+    name = re.sub(r'^(?:message|service|rpc|enum|def|defp|defn|fn|func|fun|function|class|struct|type|interface|module|proc|sub|resource|data|method)\s+', '', name)
     return [p for p in re.split(r'\.|::|#|->', name) if p]
+
+
+def _comparable(symbol: str) -> bool:
+    """`symbol` names a definition (`Vault.withdraw`, `image(for:)`,
+    `registration_changeset/2`), not a place in words ("server 块（listen
+    443 ssl）", "the tail -n pipe"): only a name can be matched to the
+    definition an edit is in."""
+    parts = _bare(symbol)
+    return bool(parts) and all(re.fullmatch(r"[\w$!?'-]+", p, re.ASCII) for p in parts)
 
 
 def _same_symbol(got: str, want: str) -> bool:
@@ -498,7 +509,9 @@ def _judge_edit(
     turn edited current_file before it; `told`: what the agent's closing
     text matches; `at_symbol`: the turn edits current_symbol too."""
     f, symbol = _str(e.get('file')), _str(e.get('symbol'))
-    current, want = expect['current_file'], expect['current_symbol']
+    current = expect['current_file']
+    # a current_symbol in words places nothing finer than current_file
+    want = expect['current_symbol'] if _comparable(expect['current_symbol']) else ''
     added, removed = _str(e.get('text')), _str(e.get('removed'))
     written = f'{added}\n{removed}'
     adds = [n for n in phrases.defined(added) if n not in phrases.defined(removed)]
