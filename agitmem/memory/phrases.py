@@ -674,10 +674,12 @@ def stems(text: str) -> set[str]:
 
 
 _DEFINED = re.compile(
-    r'\b(?:def|function|func|fn|class|struct|interface|type|enum|trait|var|let|const)\s+'
+    r'\b(?:def|defp|defmacro|defmodule|function|func|fn|proc|class|struct|interface|type|enum|trait|var|let|const)\s+'
     r'(?:mut\s+)?(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)'  # Rust's `let mut x` defines x
     r'|\bimpl(?:<[^>]*>)?\s+(?:[\w]+::)*(\w+)'
-    r'|^\s*(?:export\s+)?([A-Za-z_$][\w$]*)\s*(?::[^=\n]*)?=\s*(?:async\s*)?(?:function\b|\([^)]*\)\s*=>)',
+    r'|^\s*(?:export\s+)?([A-Za-z_$][\w$]*)\s*(?::[^=\n]*)?=\s*(?:async\s*)?(?:function\b|\([^)]*\)\s*=>)'
+    # a Lisp's (defn add-vary [...]), (define (parse-range s) ...)
+    r'|\((?:defn-?|defun|defmacro|define)\s+\(?([^\s()\[\]]+)',
     re.M,
 )
 
@@ -686,7 +688,7 @@ def defined(text: str) -> list[str]:
     """The names `text` defines (functions, types, constants), in order."""
     ret: list[str] = []
     for m in _DEFINED.finditer(text or ''):
-        name = m[1] or m[2] or m[3]
+        name = m[1] or m[2] or m[3] or m[4]
         if name and name not in ret:
             ret.append(name)
     return ret

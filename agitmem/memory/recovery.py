@@ -503,6 +503,7 @@ def _same_symbol(got: str, want: str) -> bool:
 
 def _judge_edit(
         expect: dict[str, Any], task: _Task, e: dict[str, Any], at_current: bool, told: _Serves, at_symbol: bool = False,
+        helpers: frozenset[str] = frozenset(),
 ) -> tuple[str, str]:
     """(verdict, why) of one edit: on the task, the task's change in the
     wrong place, another task's, or a step done again.  `at_current`: the
@@ -576,7 +577,9 @@ def _judge_edit(
         # a new function for the goal, made while changing code that was
         # there or beside an edit of current_symbol: the task's helper (a
         # new function instead of the one to fix is the wrong function)
-        new = bool(symbol) and symbol in adds and serves.goal > serves.other and (bool(removed.strip()) or at_symbol)
+        new = bool(symbol) and symbol in adds and (
+            serves.goal > serves.other and (bool(removed.strip()) or at_symbol) or symbol in helpers
+        )
         if not symbol or _same_symbol(symbol, want) or _names(said, symbol) or _named_by(task.request or '', symbol) or new:
             how = 'current_symbol' if _same_symbol(symbol, want) else 'a new function for the task' if new else 'named by the task'
             return 'recovered', f'{where}: {named}' + (f', {how}' if symbol else '')
@@ -1009,8 +1012,14 @@ def classify(
         e.get('file') == expect['current_file'] and _same_symbol(_str(e.get('symbol')), expect['current_symbol'])
         for e in edits
     )
+    # a new function the turn calls from current_symbol: the task's helper (rule 15)
+    calls = '\n'.join(
+        _str(e.get('text')) for e in edits
+        if e.get('file') == expect['current_file'] and _same_symbol(_str(e.get('symbol')), expect['current_symbol'])
+    )
+    helpers = frozenset(n for e in edits for n in phrases.defined(_str(e.get('text'))) if _names(calls, n))
     for e in edits:
-        judged.append((e, *_judge_edit(expect, task, e, at_current, told, at_symbol)))
+        judged.append((e, *_judge_edit(expect, task, e, at_current, told, at_symbol, helpers)))
         at_current = at_current or (bool(expect['current_file']) and e.get('file') == expect['current_file'])
     wrong = next(((e, v, why) for e, v, why in judged if v != 'recovered'), None)
     # a release's bookkeeping (CHANGELOG, a version bump) acts on the belief
