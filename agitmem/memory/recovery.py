@@ -778,7 +778,13 @@ def _ran(claim: str, events: list[dict[str, Any]]) -> bool | None:
     (Codex) is read from the output; no failure where it cannot tell."""
     commands = [e for e in events if e.get('kind') == 'command']
     named = [' '.join(n.split()) for n in re.findall(r'`([^`\n]{2,80})`', claim)]
-    hits = [e for e in commands if any(n in ' '.join(_str(e.get('command')).split()) for n in named)]
+
+    def runs(e: dict[str, Any], n: str) -> bool:
+        # a command line, or a program's name; not an identifier of the
+        # code that a commit message or a PR title happens to hold
+        words = _str(e.get('command')).split()
+        return n in ' '.join(words) if ' ' in n else bool(words) and words[0].rsplit('/', 1)[-1] == n
+    hits = [e for e in commands if any(runs(e, n) for n in named)]
     kinds = phrases.checks(claim)
     if not hits and kinds:
         hits = [e for e in commands if any(re.search(_CHECK_COMMANDS[k], _str(e.get('command'))) for k in kinds)]
