@@ -75,9 +75,10 @@ SETS = {
     # disagreements (a turn that ends only talking or looking around is a
     # reset, "remind me what to do" asks for the task, a build's products
     # beside the agent's edit): 0.86, every recall >= 0.80; no longer held out
-    # The eighth round: 0.88, then 0.92 with a helper called from
-    # current_symbol counted as the task's (two Clojure episodes)
-    'eighth': EpisodeSet(HERE / 'eighth', floor=0.86, size=50, meets_issue=True),
+    # The eighth round: 0.88, then 0.94 with a helper called from
+    # current_symbol counted as the task's and a claim's backticked
+    # identifiers no longer taken for commands
+    'eighth': EpisodeSet(HERE / 'eighth', floor=0.90, size=50, meets_issue=True),
 }
 
 Played = list[tuple[dict[str, Any], dict[str, Any]]]
