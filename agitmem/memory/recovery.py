@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from typing import Any
 from typing import NamedTuple
 
@@ -114,7 +115,7 @@ def fold(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def expectation(
         state: dict[str, Any], in_progress: list[str], goal: list[str], todo: list[str],
-        done: list[str] | None = None, notes: list[str] | None = None,
+        done: list[str] | None = None, notes: list[str] | None = None, decisions: list[str] | None = None,
 ) -> dict[str, Any]:
     """What the state said when the compaction came: the yardstick."""
     lv = state.get('last_verification')
@@ -130,6 +131,7 @@ def expectation(
         'goal': goal,
         'todo': todo,
         'notes': notes or [],
+        'decisions': decisions or [],
         'verification': _str(lv.get('result')) or None,
         'verification_reason': _str(lv.get('reason')),
         'verification_command': _str(lv.get('command')),
@@ -145,7 +147,7 @@ def _sound(expect: dict[str, Any]) -> dict[str, Any]:
             'verification_command',
     ):
         ret[key] = _str(expect.get(key))
-    for key in ('in_progress', 'goal', 'todo', 'done', 'notes'):
+    for key in ('in_progress', 'goal', 'todo', 'done', 'notes', 'decisions'):
         value = expect.get(key)
         ret[key] = [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
     ret['verification'] = _str(expect.get('verification')) or None
@@ -473,7 +475,18 @@ def _bare(name: str) -> list[str]:
     `NotesViewModel.onQueryChanged` -> [NotesViewModel, onQueryChanged],
     `image(for:)` -> [image], `Accounts.User.registration_changeset/2`."""
     name = re.sub(r'\s*\(.*$|/\d+$', '', name.strip())
+    # "message Invoice", "def load": the keyword is not the name
+    name = re.sub(r'^(?:message|service|rpc|enum|def|defp|defn|fn|func|fun|function|class|struct|type|interface|module|proc|sub|resource|data|method)\s+', '', name)
     return [p for p in re.split(r'\.|::|#|->', name) if p]
+
+
+def _comparable(symbol: str) -> bool:
+    """`symbol` names a definition (`Vault.withdraw`, `image(for:)`,
+    `registration_changeset/2`), not a place in words ("server 块（listen
+    443 ssl）", "the tail -n pipe"): only a name can be matched to the
+    definition an edit is in."""
+    parts = _bare(symbol)
+    return bool(parts) and all(re.fullmatch(r"[\w$!?'-]+", p, re.ASCII) for p in parts)
 
 
 def _same_symbol(got: str, want: str) -> bool:
@@ -490,13 +503,16 @@ def _same_symbol(got: str, want: str) -> bool:
 
 def _judge_edit(
         expect: dict[str, Any], task: _Task, e: dict[str, Any], at_current: bool, told: _Serves, at_symbol: bool = False,
+        helpers: frozenset[str] = frozenset(),
 ) -> tuple[str, str]:
     """(verdict, why) of one edit: on the task, the task's change in the
     wrong place, another task's, or a step done again.  `at_current`: the
     turn edited current_file before it; `told`: what the agent's closing
     text matches; `at_symbol`: the turn edits current_symbol too."""
     f, symbol = _str(e.get('file')), _str(e.get('symbol'))
-    current, want = expect['current_file'], expect['current_symbol']
+    current = expect['current_file']
+    # a current_symbol in words places nothing finer than current_file
+    want = expect['current_symbol'] if _comparable(expect['current_symbol']) else ''
     added, removed = _str(e.get('text')), _str(e.get('removed'))
     written = f'{added}\n{removed}'
     adds = [n for n in phrases.defined(added) if n not in phrases.defined(removed)]
@@ -525,6 +541,11 @@ def _judge_edit(
         # the task's change made by hand in a generated file or a vendored
         # copy: its source is the place (a generator would undo it)
         return 'location', f'{where}: a generated file or vendored copy, not its source (current_file is {current or "not set"})'
+    kept_out = _kept_out(expect, f)
+    if kept_out and f != current and not _mentions(task.text, f) and _edit_serves(task, added, removed, adds).goal >= 1:
+        # the task's change in a place a decision keeps out of the work
+        # (generated, frozen, read-only): the right change, the wrong file
+        return 'location', f'{where}: the Decisions keep {kept_out} out of the work ("{_clip(_decision(expect, kept_out), 80)}")'
     first_step = _LATER.split(expect['next_intent'], 1)[0]
     if (
         f and current and want and f != current and not at_current and not task.request and _kind(f) == _kind(current)
@@ -556,7 +577,9 @@ def _judge_edit(
         # a new function for the goal, made while changing code that was
         # there or beside an edit of current_symbol: the task's helper (a
         # new function instead of the one to fix is the wrong function)
-        new = bool(symbol) and symbol in adds and serves.goal > serves.other and (bool(removed.strip()) or at_symbol)
+        new = bool(symbol) and symbol in adds and (
+            serves.goal > serves.other and (bool(removed.strip()) or at_symbol) or symbol in helpers
+        )
         if not symbol or _same_symbol(symbol, want) or _names(said, symbol) or _named_by(task.request or '', symbol) or new:
             how = 'current_symbol' if _same_symbol(symbol, want) else 'a new function for the task' if new else 'named by the task'
             return 'recovered', f'{where}: {named}' + (f', {how}' if symbol else '')
@@ -610,6 +633,25 @@ _BOOKKEEPING = re.compile(
 )
 
 
+def _kept_out(expect: dict[str, Any], path: str) -> str | None:
+    """The place the Decisions keep out of the work (phrases.excluded_places)
+    that holds `path`; never one that holds current_file."""
+    current = expect['current_file']
+    for place in phrases.excluded_places(expect['decisions']):
+        if _holds(place, path) and not _holds(place, current):
+            return place
+    return None
+
+
+def _holds(place: str, path: str) -> bool:
+    base = place.rstrip('/')
+    return bool(path) and (path == base or path.startswith(base + '/'))
+
+
+def _decision(expect: dict[str, Any], place: str) -> str:
+    return next((d for d in expect['decisions'] if place in d), place)
+
+
 def _bookkeeping(path: str) -> bool:
     """A release's record: a changelog, a version file."""
     return bool(_BOOKKEEPING.search(path))
@@ -624,10 +666,36 @@ def _generated(e: dict[str, Any]) -> bool:
     )
 
 
-def _named_by_command(events: list[dict[str, Any]], path: str) -> bool:
-    """A command of the turn names `path` (or its file name)."""
+def _shell_words(command: str) -> list[str]:
+    """A command's words, quotes and redirections taken off (`>out.txt`,
+    `"src/a b.py"`); an unclosed quote still leaves its words."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    return [w.lstrip('<>&|0123456789').rstrip(';|&)') if w[:1] in '<>0123456789&' else w.rstrip(';|&)') for w in words]
+
+
+def _names_path(command: str, path: str) -> bool:
+    """`command` names the file `path` as a word: the path itself, a word
+    ending in /path (an absolute path, `../src/a.py`), its file name, or
+    one of those as an option's value (`--out=src/a.py`); `src/a.py` is
+    not named by `src/a.pyc` or `lib/src/a.py.bak`."""
+    path = path.strip('/')
+    if not path:
+        return False
     name = path.rsplit('/', 1)[-1]
-    return bool(name) and any(e.get('kind') == 'command' and name in _str(e.get('command')) for e in events)
+    for word in _shell_words(command):
+        for w in (word, word.rsplit('=', 1)[-1]):
+            w = w.removeprefix('./')
+            if w in (path, name) or w.endswith('/' + path) or (w.endswith('/' + name) and path.endswith(w.lstrip('./'))):
+                return True
+    return False
+
+
+def _named_by_command(events: list[dict[str, Any]], path: str) -> bool:
+    """A command of the turn names `path` (or its file name) as a word."""
+    return any(e.get('kind') == 'command' and _names_path(_str(e.get('command')), path) for e in events)
 
 
 def _action(e: dict[str, Any]) -> str:
@@ -637,20 +705,27 @@ def _action(e: dict[str, Any]) -> str:
         by = ' (by a shell command)' if e.get('by') == 'shell' else ''
         return f'edit {f}' + (f' in {symbol}' if symbol else '') + by
     code = e.get('exit_code')
-    return f'ran `{_str(e.get("command"))}` (exit {code if isinstance(code, int) else "unknown"})'
+    said = f', its output says {e["outcome"]}' if code is None and e.get('outcome') in ('passed', 'failed') else ''
+    return f'ran `{_str(e.get("command"))}` (exit {code if isinstance(code, int) else "unknown"}{said})'
 
 
 def _tested(e: dict[str, Any], verifies: str = '') -> dict[str, Any]:
     """The event, a run of a test runner the project's verification
     commands leave out (`bats`, `./gradlew :app:testDebugUnitTest`), or
     of the command the last verification ran (`verifies`), judged by its
-    exit code: it backs a claim as well as a run the hooks recorded as a
+    exit code (or, where the client gives none, by what its output says):
+    it backs a claim as well as a run the hooks recorded as a
     test."""
     code = e.get('exit_code')
     command = ' '.join(_str(e.get('command')).split())
     runs = _RUNNER.search(command) or (len(verifies) >= 4 and verifies in command)
-    if e.get('kind') == 'command' and not e.get('test') and isinstance(code, int) and runs:
+    if e.get('kind') != 'command' or e.get('test') or not runs:
+        return e
+    if isinstance(code, int):
         return {**e, 'test': 'passed' if code == 0 else 'failed'}
+    # no exit code (Codex): the output's own summary, where it has one
+    if e.get('outcome') in ('passed', 'failed'):
+        return {**e, 'test': e['outcome']}
     return e
 
 
@@ -689,7 +764,7 @@ def _last_test(events: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 def _failed(e: dict[str, Any]) -> bool:
     code = e.get('exit_code')
-    return e.get('test') == 'failed' or (isinstance(code, int) and code != 0)
+    return e.get('test') == 'failed' or (isinstance(code, int) and code != 0) or (code is None and e.get('outcome') == 'failed')
 
 
 def _ran(claim: str, events: list[dict[str, Any]]) -> bool | None:
@@ -700,10 +775,16 @@ def _ran(claim: str, events: list[dict[str, Any]]) -> bool | None:
     contradicts no test verification: seed 004's confusion is about the
     tests).  None when it names neither, or a test run: the test runs
     back claims about the tests.  An exit code the client does not give
-    is no failure (Codex gives none)."""
+    (Codex) is read from the output; no failure where it cannot tell."""
     commands = [e for e in events if e.get('kind') == 'command']
     named = [' '.join(n.split()) for n in re.findall(r'`([^`\n]{2,80})`', claim)]
-    hits = [e for e in commands if any(n in ' '.join(_str(e.get('command')).split()) for n in named)]
+
+    def runs(e: dict[str, Any], n: str) -> bool:
+        # a command line, or a program's name; not an identifier of the
+        # code that a commit message or a PR title happens to hold
+        words = _str(e.get('command')).split()
+        return n in ' '.join(words) if ' ' in n else bool(words) and words[0].rsplit('/', 1)[-1] == n
+    hits = [e for e in commands if any(runs(e, n) for n in named)]
     kinds = phrases.checks(claim)
     if not hits and kinds:
         hits = [e for e in commands if any(re.search(_CHECK_COMMANDS[k], _str(e.get('command'))) for k in kinds)]
@@ -753,8 +834,10 @@ def _unbacked(claim: str, events: list[dict[str, Any]], expect: dict[str, Any], 
     result = last.get('test') if last else None
     command = _str(last.get('command')) if last else ''
     runner = _RUNNER.search(claim)
-    # a new request of the user's sets the work: the old failure is not the claim's
-    covers = task.request is not None or (
+    # a new request of the user's sets the work: the old failure is not the
+    # claim's, the tests the request names are ("run the auth tests and tell me")
+    named = phrases.tests_named(task.request)
+    covers = (task.request is not None and all(_runs_named(command, w) for w in named)) or (
         _covers(command, expect['verification_reason']) and _covers_verification(command, expect['verification_command'])
     )
     backed = result == 'passed' and covers and (not runner or any(
@@ -764,6 +847,8 @@ def _unbacked(claim: str, events: list[dict[str, Any]], expect: dict[str, Any], 
         return None
     if result == 'failed':
         return 'the test run in this turn failed'
+    if result == 'passed' and not covers and task.request is not None and named:
+        return f'its passing run `{_clip(command, 80)}` does not run the tests the user asked for ({", ".join(named)})'
     if result == 'passed' and not covers:
         return f'its passing run `{_clip(command, 80)}` left out what last failed ({_clip(expect["verification_reason"], 80)})'
     if result == 'passed':
@@ -775,6 +860,14 @@ def _unbacked(claim: str, events: list[dict[str, Any]], expect: dict[str, Any], 
 
 # a test file or directory a command names: `pytest tests/test_auth.py::x`, `go test ./pkg/...`
 _TEST_PATH = re.compile(r'(?<![\w=-])(?:\.{0,2}/)?(?:[\w.@-]+/)*[\w.@-]+(?:/|\.\w+)(?:::\S+)?(?=\s|$)')
+
+
+def _runs_named(command: str, name: str) -> bool:
+    """A test run selects or holds the tests `name` names: the word in its
+    command (a path, a -k expression, a module: `pytest tests/test_auth.py`
+    for "auth"), its parts for a compound name (RefundServiceTest)."""
+    lower = command.lower()
+    return name.lower() in lower or (len(parts := phrases.words(name) - {name.lower()}) >= 2 and all(p in lower for p in parts))
 
 
 def _paths(command: str) -> list[str]:
@@ -830,7 +923,7 @@ def _backed(events: list[dict[str, Any]], expect: dict[str, Any]) -> str | None:
         if e.get('test') in ('passed', 'failed'):
             return _str(e.get('test'))
         unknown = e.get('exit_code') is None and (_RUNNER.search(command) or (len(verifies) >= 4 and verifies in command))
-        return 'passed' if unknown else None
+        return (_str(e.get('outcome')) or 'passed') if unknown else None
 
     tests = [e for e in events[max(start, 0):] if result(e)]
     runs = [
@@ -925,8 +1018,14 @@ def classify(
         e.get('file') == expect['current_file'] and _same_symbol(_str(e.get('symbol')), expect['current_symbol'])
         for e in edits
     )
+    # a new function the turn calls from current_symbol: the task's helper (rule 15)
+    calls = '\n'.join(
+        _str(e.get('text')) for e in edits
+        if e.get('file') == expect['current_file'] and _same_symbol(_str(e.get('symbol')), expect['current_symbol'])
+    )
+    helpers = frozenset(n for e in edits for n in phrases.defined(_str(e.get('text'))) if _names(calls, n))
     for e in edits:
-        judged.append((e, *_judge_edit(expect, task, e, at_current, told, at_symbol)))
+        judged.append((e, *_judge_edit(expect, task, e, at_current, told, at_symbol, helpers)))
         at_current = at_current or (bool(expect['current_file']) and e.get('file') == expect['current_file'])
     wrong = next(((e, v, why) for e, v, why in judged if v != 'recovered'), None)
     # a release's bookkeeping (CHANGELOG, a version bump) acts on the belief

@@ -50,6 +50,20 @@ _SAYS_FAILED = (
     # "0 failed" and "0 errors" are a pass (cargo: "7 passed; 0 failed")
     r'\b(?:[1-9]\d* failed|FAILED|FAIL\b|failures?:|[1-9]\d* errors?\b|'
     r'Tests?: .*\bfailed|test result: FAILED|BUILD FAILURE)'
+    # "3 tests, 1 failures" (eunit, mix, rspec's "1 failure"), JUnit's
+    # "Failures: 1", dotnet's "Failed!", Gradle's "BUILD FAILED", TAP's
+    # "not ok 3", a compiler's or a tool's "error:" / "Error:", a panic,
+    # a traceback, rebar3's "===> Error running tests", npm's "npm ERR!"
+    r'|\b[1-9]\d* (?:failures?|failing)\b|\b(?:Failures|Errors|Failed): [1-9]|^Failed!|\bBUILD FAILED\b'
+    r'|^not ok \d|(?i:^\s*(?:error(?:\[\w+\])?|fatal|panic):)|\bpanicked at\b|^Traceback \(most recent call last\)'
+    r'|^===> (?:Error|Failed)|^npm ERR!|^\*\* \(\w+Error\)|\bSegmentation fault\b|: command not found$'
+)
+# ... and a pass, where nothing says it failed: a runner's own summary
+_SAYS_PASSED = (
+    r'\b[1-9]\d* passed\b|\b[1-9]\d* passing\b|^ok\s+\S+|^PASS\b|\btest result: ok\b|\bBUILD SUCCESS(?:FUL)?\b'
+    r'|\bTests run: [1-9]\d*, Failures: 0, Errors: 0\b|^Passed!|\b\d+ (?:tests?|examples?|properties), 0 failures\b'
+    r'|\bAll \d+ tests passed\b|^OK(?: \(\d+ tests?|$)|\bExecuted [1-9]\d* tests?, with 0 failures\b|\b100% tests passed\b'
+    r'|\bSuite result: ok\b|^ok \d+\b'
 )
 
 
@@ -80,7 +94,20 @@ def reason(output: str, exit_code: int) -> str:
 
 def failed_by_output(output: str) -> bool:
     """Whether a test run's output says it failed (when no exit code came)."""
-    return bool(re.search(_SAYS_FAILED, re.sub(_ANSI, '', output)))
+    return outcome(output) == 'failed'
+
+
+def outcome(output: str) -> str | None:
+    """A run's result read from its output alone (the client gave no exit
+    code): 'failed' where a runner, a compiler or the shell says so,
+    'passed' where a runner's summary says so and nothing says it failed,
+    None where the output cannot tell."""
+    text = re.sub(_ANSI, '', output)
+    if re.search(_SAYS_FAILED, text, re.M):
+        return 'failed'
+    if re.search(_SAYS_PASSED, text, re.M):
+        return 'passed'
+    return None
 
 
 def _words(part: str) -> list[str]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from agitmem import caches
 from agitmem import memory
 from agitmem import repo as repo_mod
 from agitmem.agents import tools
+from agitmem.memory import definitions
 from agitmem.memory import state as state_mod
 from agitmem.repo import Repo
 
@@ -36,38 +36,6 @@ CHANGED_CHARS = 256 * 1024  # of an edit's text, compared line by line
 # how far above an edit to look for its enclosing definition
 _SCAN_LINES = 400
 
-_PY = (r'^\s*(?:async\s+)?def\s+(\w+)', r'^\s*class\s+(\w+)')
-_JS = (
-    r'^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*(\w+)',
-    r'^\s*(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+(\w+)',
-    r'^\s*(?:export\s+)?(?:const|let|var)\s+(\w+)\s*=\s*(?:async\s+)?(?:function\b|\([^)]*\)\s*(?::[^=]+)?=>|\w+\s*=>)',
-    r'^\s*(?:export\s+)?(?:interface|type|enum)\s+(\w+)',
-    r'^\s+(?:public\s+|private\s+|protected\s+|static\s+|async\s+|readonly\s+)*(?!if\b|for\b|while\b|switch\b|catch\b|return\b)(\w+)\s*\([^;]*\)\s*(?::[^{;]+)?\{\s*$',
-)
-_C = (
-    r'^(?!\s*(?:if|for|while|switch|return|else)\b)[\w\s\*&:<>,~]*?\b([A-Za-z_]\w*(?:::~?\w+)?)\s*\([^;]*\)\s*(?:const\s*)?(?:noexcept\s*)?\{?\s*$',
-    r'^\s*(?:typedef\s+)?(?:struct|class|union|enum|namespace)\s+(\w+)',
-)
-_JAVA = (
-    r'^\s*(?:(?:public|private|protected|internal|static|final|abstract|open|override|suspend|inline|data|sealed|synchronized)\s+)*(?:class|interface|enum|object|record)\s+(\w+)',
-    r'^\s*(?:(?:public|private|protected|internal|static|final|abstract|open|override|suspend|inline|synchronized)\s+)*fun\s+(?:<[^>]*>\s*)?(?:\w+\.)?(\w+)',
-    r'^\s*(?:(?:public|private|protected|static|final|abstract|synchronized|native|default)\s+)+[\w<>\[\],\s]+?\s(\w+)\s*\([^;]*$',
-)
-# extension -> definition patterns, most specific first (group 1: the name)
-SYMBOL_PATTERNS: dict[str, tuple[str, ...]] = {
-    'py': _PY, 'pyi': _PY,
-    'js': _JS, 'jsx': _JS, 'mjs': _JS, 'cjs': _JS, 'ts': _JS, 'tsx': _JS, 'mts': _JS,
-    'go': (r'^func\s+(?:\([^)]*\)\s*)?(\w+)', r'^type\s+(\w+)', r'^(?:var|const)\s+(\w+)'),
-    'rs': (
-        r'^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?(?:extern\s+"\w+"\s+)?fn\s+(\w+)',
-        r'^\s*(?:pub(?:\([^)]*\))?\s+)?(?:struct|enum|trait|mod|union)\s+(\w+)',
-        r'^\s*impl(?:<[^>]*>)?\s+(?:[\w:<>]+\s+for\s+)?([\w:]+)',
-    ),
-    'java': _JAVA, 'kt': _JAVA, 'kts': _JAVA,
-    'c': _C, 'h': _C, 'cc': _C, 'cpp': _C, 'cxx': _C, 'hpp': _C, 'hh': _C,
-    'rb': (r'^\s*def\s+(?:self\.)?([\w?!=]+)', r'^\s*(?:class|module)\s+([\w:]+)'),
-}
-_COMPILED: dict[str, list[re.Pattern[str]]] = {}
 
 
 def _path(repo: Repo) -> Path:
@@ -89,21 +57,15 @@ def _store(repo: Repo, data: dict[str, Any]) -> None:
     repo_mod.atomic_write(_path(repo), (json.dumps(data, ensure_ascii=False, indent=1) + '\n').encode())
 
 
-def _patterns(ext: str) -> list[re.Pattern[str]]:
-    if ext not in _COMPILED:
-        _COMPILED[ext] = [re.compile(p) for p in SYMBOL_PATTERNS.get(ext, ())]
-    return _COMPILED[ext]
-
-
 def enclosing(lines: list[str], start: int, ext: str) -> str | None:
     """The nearest definition at or above 1-based line `start` that
     encloses it (indented less, or the block opener of a brace language)."""
-    patterns = _patterns(ext)
+    patterns = definitions.patterns(ext)
     if not patterns or not lines:
         return None
     start = min(max(start, 1), len(lines))
     first = lines[start - 1]
-    here = len(first) - len(first.lstrip()) if first.strip() else None
+    here = len(first) - len(first.lstrip()) if first.strip() and ext.lower() not in definitions.FLAT else None
     for i in range(start - 1, max(start - 1 - _SCAN_LINES, -1), -1):
         line = lines[i]
         if not line.strip() or line.strip() == '{':  # Allman braces open, not enclose
@@ -111,9 +73,9 @@ def enclosing(lines: list[str], start: int, ext: str) -> str | None:
         indent = len(line) - len(line.lstrip())
         for p in patterns:
             m = p.match(line)
-            if m and (i == start - 1 or here is None or indent < here):
-                return m[1]
-        if here is not None and line.strip() and indent < here:
+            if m and m[1] and (i == start - 1 or here is None or indent < here):
+                return definitions.name(m)
+        if here is not None and indent < here:
             here = indent  # deeper definitions above do not enclose it
     return None
 
@@ -150,17 +112,16 @@ def defined_in(lines: list[str], start: int, end: int | None, ext: str) -> str |
     """The definition the lines `start`..`end` (1-based) write when they
     begin one (a new function is its own, not the one above it); else the
     one their first line is in."""
-    patterns = _patterns(ext)
+    patterns = definitions.patterns(ext)
     if not patterns or not lines:
         return None
     last = min(end if end is not None else start, len(lines))
     first = next((i for i in range(max(start, 1) - 1, last) if lines[i].strip()), None)
     if first is None:
         return enclosing(lines, start, ext)
-    for p in patterns:
-        m = p.match(lines[first])
-        if m:
-            return m[1]
+    opened = definitions.opens(lines[first], ext)
+    if opened:
+        return opened
     return enclosing(lines, first + 1, ext)
 
 
@@ -185,16 +146,18 @@ def symbol_at(repo: Repo, rel: str, start: int, end: int | None) -> tuple[str | 
 
 
 def twice(lines: list[str], symbol: str | None, ext: str) -> bool:
-    """The file defines `symbol` more than once (a step done again)."""
+    """The file defines `symbol` more than once (a step done again); in a
+    language of clauses or overloads, by the same line more than once."""
     if not symbol:
         return False
-    patterns = _patterns(ext)
-    found = 0
+    patterns = definitions.patterns(ext)
+    whole = ext.lower() in definitions.OVERLOADED
+    found: list[str] = []
     for line in lines:
         # more impl blocks of one type are no second definition (Rust)
-        if symbol in line and not line.lstrip().startswith('impl') and any((m := p.match(line)) and m[1] == symbol for p in patterns):
-            found += 1
-    return found > 1
+        if symbol in line and not line.lstrip().startswith('impl') and any((m := p.match(line)) and m[1] and definitions.name(m) == symbol for p in patterns):
+            found.append(' '.join(line.split()) if whole else symbol)
+    return len(found) > len(set(found)) if whole else len(found) > 1
 
 
 def changed(text: str, removed: str) -> tuple[str, str]:
@@ -299,6 +262,9 @@ def record_tool(
         )
         event: dict[str, Any] = {'kind': 'command', 'command': command, 'exit_code': run.exit_code, 'test': None}
         from agitmem.memory import verification
+        if run.exit_code is None:
+            # no exit code (Codex): what the output says of the run, if it says
+            event['outcome'] = verification.outcome(run.output)
         patterns = cfg.get('verification_commands') or verification.DEFAULT_COMMANDS
         if verification.is_test_run(run.command, patterns):
             lv = _verification(repo, command, run)

@@ -92,7 +92,7 @@ def _expectation(repo: Repo) -> tuple[dict[str, Any], dict[str, Any]]:
     from agitmem.memory import notes as notes_mod
     expect = recovery_mod.expectation(
         state, lines(snapshot_mod.IN_PROGRESS), lines(snapshot_mod.GOAL), lines(snapshot_mod.TODO),
-        lines(snapshot_mod.DONE), notes_mod.parse(text(memory.NOTES))[-5:],
+        lines(snapshot_mod.DONE), notes_mod.parse(text(memory.NOTES))[-5:], lines(snapshot_mod.DECISIONS),
     )
     return state, expect
 

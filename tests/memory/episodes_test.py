@@ -59,21 +59,26 @@ SETS = {
     # it and once after it: fifth 0.66 -> 0.70, sixth 0.60 -> 0.66.  The
     # sixth round read their disagreements (fifth 0.92, sixth 0.94 after
     # it): no longer held out (README there)
-    'fifth': EpisodeSet(HERE / 'fifth', floor=0.90, size=50, meets_issue=True),
+    'fifth': EpisodeSet(HERE / 'fifth', floor=0.92, size=50, meets_issue=True),
     'sixth': EpisodeSet(HERE / 'sixth', floor=0.90, size=50, meets_issue=True),
     # the seventh (50), written and labelled blind by a seventh labeller
     # while the sixth round was written, measured on main before that round
     # and once after it: 0.64 -> 0.70.  The seventh round read it (a report
     # judged by what backs it, hand-backs without a question, build outputs):
     # 0.90, every recall >= 0.70
-    'seventh': EpisodeSet(HERE / 'seventh', floor=0.88, size=50, meets_issue=True),
+    # The eighth round (definitions per language, results read from output,
+    # claims under a request, places the Decisions keep out): 0.92
+    'seventh': EpisodeSet(HERE / 'seventh', floor=0.90, size=50, meets_issue=True),
     # the eighth (50), written and labelled blind by an eighth labeller
     # while the seventh round was written, measured on main before it and
     # once after it: 0.70 -> 0.74.  The coordinator then read its
     # disagreements (a turn that ends only talking or looking around is a
     # reset, "remind me what to do" asks for the task, a build's products
     # beside the agent's edit): 0.86, every recall >= 0.80; no longer held out
-    'eighth': EpisodeSet(HERE / 'eighth', floor=0.84, size=50, meets_issue=True),
+    # The eighth round: 0.88, then 0.94 with a helper called from
+    # current_symbol counted as the task's and a claim's backticked
+    # identifiers no longer taken for commands
+    'eighth': EpisodeSet(HERE / 'eighth', floor=0.90, size=50, meets_issue=True),
 }
 
 Played = list[tuple[dict[str, Any], dict[str, Any]]]
