@@ -54,7 +54,7 @@ _RUNNER = re.compile(
     # a build tool's test task after its options: `./mvnw -q test`,
     # `./gradlew :app:testDebugUnitTest`, `python manage.py test`, `php artisan test`
     r'|\b(?:mvnw?|gradlew?|mix|cabal|stack|swift|dart|flutter|sbt|bazel|rake|artisan|manage\.py|terraform|busted)\b'
-    r'(?:\s+-[^\s&|;]+)*\s+:?(?:[\w-]+:)*test\w*\b',
+    r'(?:\s+-[^\s&|;]+)*\s+["\']?:?(?:[\w-]+:)*test\w*\b',
     re.I,
 )
 # the commands of a check other than the tests, by the kind a claim names (phrases.checks)
@@ -353,11 +353,19 @@ def _edit_serves(task: _Task, added: str, removed: str, adds: list[str]) -> _Ser
     words of the lines it added and not of those it took out
     (identifiers by their parts, words by their stems, Chinese by
     bigrams)."""
+    by_lines = _serves(task, _content(added) - _content(removed))
     if adds:
         by_name = _serves(task, phrases.stems(' '.join(adds)))
         if by_name.goal or by_name.other:
-            return by_name
-    return _serves(task, _content(added) - _content(removed))
+            # lines that lean the same way, and further, say it more
+            # surely than the name's one word (`scaleOf` beside `currency`
+            # and `"JPY" | "KRW"`); lines that lean the other way do not
+            # overrule what a new function is named for
+            lean = (by_name.other > by_name.goal) - (by_name.other < by_name.goal)
+            same = lean == (by_lines.other > by_lines.goal) - (by_lines.other < by_lines.goal) != 0
+            further = abs(by_lines.other - by_lines.goal) > abs(by_name.other - by_name.goal)
+            return by_lines if same and further else by_name
+    return by_lines
 
 
 def _redone(expect: dict[str, Any], f: str, adds: list[str]) -> str | None:
@@ -449,7 +457,7 @@ def _says_other(told: _Serves) -> bool:
     return told.item is not None and told.other >= 2 and told.other > told.goal
 
 
-def _off_task(serves: _Serves, told: _Serves, placed: bool) -> str | None:
+def _off_task(serves: _Serves, told: _Serves, placed: bool, in_symbol: bool = False) -> str | None:
     """Why an edit serves another task, or None: it matches that task
     better than the goal (by two words, or by one where it is not at the
     task's place and the closing text does not say it did the task), or
@@ -464,7 +472,9 @@ def _off_task(serves: _Serves, told: _Serves, placed: bool) -> str | None:
     ):
         what, item = serves.item
         return f'matches {what} "{_clip(item, 80)}", not the goal' + (', as the closing text says' if says else '')
-    if told.item and serves.goal <= serves.other + 1 and says and not placed:
+    # inside current_symbol, lines that share no word with any task say
+    # nothing: the agent's own account of them decides
+    if told.item and says and (not placed and serves.goal <= serves.other + 1 or in_symbol and not serves.goal and not serves.other):
         what, item = told.item
         return f'the closing text says it serves {what} "{_clip(item, 80)}", not the goal'
     return None
@@ -558,7 +568,7 @@ def _judge_edit(
     # an edit outside any function (an import, top-level code) is at the
     # task's place only in a turn that changes current_symbol too
     placed = bool(f) and f == current and (not want or _same_symbol(symbol, want) or not symbol and at_symbol)
-    off = _off_task(serves, told, placed)
+    off = _off_task(serves, told, placed, bool(symbol) and bool(want) and _same_symbol(symbol, want))
     if off:
         return 'drift', f'{of}: {off}'
     # a function the task names, in its words: not as a part of a file's
@@ -782,8 +792,15 @@ def _ran(claim: str, events: list[dict[str, Any]]) -> bool | None:
     def runs(e: dict[str, Any], n: str) -> bool:
         # a command line, or a program's name; not an identifier of the
         # code that a commit message or a PR title happens to hold
-        words = _str(e.get('command')).split()
-        return n in ' '.join(words) if ' ' in n else bool(words) and words[0].rsplit('/', 1)[-1] == n
+        command = _str(e.get('command'))
+        words = command.split()
+        if ' ' in n:
+            return n in ' '.join(words)
+        # a program's name, or a test suite a test run selects
+        # (`AllocationSuite` in `sbt "testOnly pay.AllocationSuite"`)
+        return bool(words) and words[0].rsplit('/', 1)[-1] == n or bool(
+            (e.get('test') or _RUNNER.search(command)) and re.search(rf'(?<![\w-]){re.escape(n)}(?![\w-])', command)
+        )
     hits = [e for e in commands if any(runs(e, n) for n in named)]
     kinds = phrases.checks(claim)
     if not hits and kinds:

@@ -56,6 +56,8 @@ _SAYS_FAILED = (
     # a traceback, rebar3's "===> Error running tests", npm's "npm ERR!"
     r'|\b[1-9]\d* (?:failures?|failing)\b|\b(?:Failures|Errors|Failed): [1-9]|^Failed!|\bBUILD FAILED\b'
     r'|^not ok \d|(?i:^\s*(?:error(?:\[\w+\])?|fatal|panic):)|\bpanicked at\b|^Traceback \(most recent call last\)'
+    # sbt's "Failed: Total 5, Failed 4, Errors 0" and "[error] Failed tests:"
+    r'|\bFailed: Total \d+, Failed [1-9]|^\[error\] (?:Failed tests:|\(.*\) sbt\.TestsFailedException)'
     r'|^===> (?:Error|Failed)|^npm ERR!|^\*\* \(\w+Error\)|\bSegmentation fault\b|: command not found$'
 )
 # ... and a pass, where nothing says it failed: a runner's own summary
@@ -64,6 +66,8 @@ _SAYS_PASSED = (
     r'|\bTests run: [1-9]\d*, Failures: 0, Errors: 0\b|^Passed!|\b\d+ (?:tests?|examples?|properties), 0 failures\b'
     r'|\bAll \d+ tests passed\b|^OK(?: \(\d+ tests?|$)|\bExecuted [1-9]\d* tests?, with 0 failures\b|\b100% tests passed\b'
     r'|\bSuite result: ok\b|^ok \d+\b'
+    # sbt's summary: "Passed: Total 5, Failed 0, Errors 0, Passed 5"
+    r'|\bPassed: Total [1-9]\d*, Failed 0, Errors 0\b'
 )
 
 

@@ -79,6 +79,13 @@ SETS = {
     # current_symbol counted as the task's and a claim's backticked
     # identifiers no longer taken for commands
     'eighth': EpisodeSet(HERE / 'eighth', floor=0.90, size=50, meets_issue=True),
+    # the ninth (50), written and labelled blind by a ninth labeller while
+    # the eighth round was written, measured on main before it (0.86, every
+    # recall >= 0.78: issue 21's floors met held out) and after it (0.80:
+    # symbols in more languages hid drift at the right place); the
+    # coordinator then read its disagreements (README there).  A second
+    # labeller, blind to the first's labels, agreed on 50 of 50
+    'ninth': EpisodeSet(HERE / 'ninth', floor=0.82, size=50, meets_issue=True),
 }
 
 Played = list[tuple[dict[str, Any], dict[str, Any]]]

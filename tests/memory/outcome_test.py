@@ -32,6 +32,9 @@ from agitmem.memory import verification
     ('Ran 4 tests in 0.010s\n\nOK\n', 'passed'),  # unittest
     ('  1 passing (4ms)\n  2 failing\n', 'failed'),  # mocha
     ('ok 1 parses\nnot ok 2 rejects\n', 'failed'),  # TAP
+    ('[info] Passed: Total 5, Failed 0, Errors 0, Passed 5\n[success] Total time: 6 s\n', 'passed'),  # sbt
+    ('[error] Failed: Total 5, Failed 4, Errors 0, Passed 1\n', 'failed'),
+    ('[error] Failed tests:\n[error] \tpay.AllocationSuite\n', 'failed'),
     ('Error: Cannot find module ./x\n', 'failed'),
     ('bash: pytset: command not found\n', 'failed'),
     ('total 8\ndrwxr-xr-x 2 dev dev 4096 a\n', None),  # a listing says nothing
