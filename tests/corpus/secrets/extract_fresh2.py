@@ -41,6 +41,7 @@ import pathlib
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from collections.abc import Iterator
 from typing import Any
 
@@ -366,17 +367,26 @@ IDENTIFIER_FAMILIES = frozenset((
 ))
 
 
-def main(argv: list[str]) -> int:
+def _left_out(case: dict[str, Any]) -> str | None:
+    if case['label'] == 'secret' and case['family'] in IDENTIFIER_FAMILIES:
+        return 'positive of an identifier or public-value rule'
+    if case['label'] == 'benign' and case['text'] in LIVE_SHAPED:
+        return f"live-shaped negative, {LIVE_SHAPED[case['text']]}"
+    return None
+
+
+def write_part(
+        name: str, cases: list[dict[str, Any]], before: tuple[str, ...], drops: collections.Counter[str],
+        unit: str, left_out: Callable[[dict[str, Any]], str | None] = lambda case: None,
+) -> None:
+    """Write the part `name` beside this file and print its counts and
+    drops: each (text, label) once, leaving out texts over MAX_LEN, texts
+    the parts `before` hold, what `left_out` names a reason for, benign
+    texts without a letter or digit, and texts both labels claim."""
     seen_before: set[str] = set()
-    for name in ('peers.jsonl', 'fresh.jsonl', 'ordinary.jsonl'):
-        with open(HERE / name) as f:
+    for part in before:
+        with open(HERE / part) as f:
             seen_before.update(json.loads(line)['text'] for line in f)
-    drops: collections.Counter[str] = collections.Counter()
-    cases = [*semgrep(argv[1]), *trivy(argv[2], drops)]
-    if len(argv) > 3:
-        cases += ripsecrets(argv[3], drops)
-    if len(argv) > 4:
-        cases += whispers(argv[4], drops)
     labels: dict[str, set[str]] = collections.defaultdict(set)
     for case in cases:
         labels[case['text']].add(case['label'])
@@ -388,12 +398,10 @@ def main(argv: list[str]) -> int:
             drops[f'{src}: longer than {MAX_LEN} characters'] += 1
         elif case['text'] in seen_before:
             drops[f'{src}: text already in the corpus'] += 1
-        elif case['label'] == 'secret' and case['family'] in IDENTIFIER_FAMILIES:
-            drops[f'{src}: positive of an identifier or public-value rule'] += 1
-        elif case['label'] == 'benign' and case['text'] in LIVE_SHAPED:
-            drops[f"{src}: live-shaped negative, {LIVE_SHAPED[case['text']]}"] += 1
+        elif why := left_out(case):
+            drops[f'{src}: {why}'] += 1
         elif case['label'] == 'benign' and not re.search(r'[^\W_]', case['text']):
-            drops[f'{src}: benign line without a letter or digit'] += 1
+            drops[f'{src}: benign {unit} without a letter or digit'] += 1
         elif len(labels[case['text']]) > 1:
             drops[f'{src}: both labels for the same text'] += 1
         elif (case['text'], case['label']) in seen:
@@ -401,7 +409,7 @@ def main(argv: list[str]) -> int:
         else:
             seen.add((case['text'], case['label']))
             kept.append(case)
-    with open(HERE / 'fresh2.jsonl', 'w') as f:
+    with open(HERE / name, 'w') as f:
         for case in kept:
             f.write(json.dumps(case, ensure_ascii=False) + '\n')
     counts = collections.Counter((c['source'], c['label']) for c in kept)
@@ -410,8 +418,17 @@ def main(argv: list[str]) -> int:
         print(f'{src}\t{label}\t{n}\tfamilies {len(fams)}')
     for reason, n in sorted(drops.items()):
         print(f'drop\t{reason}\t{n}')
-    return 0
 
+
+def main(argv: list[str]) -> int:
+    drops: collections.Counter[str] = collections.Counter()
+    cases = [*semgrep(argv[1]), *trivy(argv[2], drops)]
+    if len(argv) > 3:
+        cases += ripsecrets(argv[3], drops)
+    if len(argv) > 4:
+        cases += whispers(argv[4], drops)
+    write_part('fresh2.jsonl', cases, ('peers.jsonl', 'fresh.jsonl', 'ordinary.jsonl'), drops, 'line', _left_out)
+    return 0
 
 if __name__ == '__main__':
     raise SystemExit(main(sys.argv))

@@ -34,18 +34,19 @@ from __future__ import annotations
 
 import ast
 import collections
-import json
-import pathlib
 import re
-import subprocess
 import sys
 from collections.abc import Iterator
 from typing import Any
 
 import yaml
 
-HERE = pathlib.Path(__file__).parent
-MAX_LEN = 400
+# this file's directory is on sys.path when it runs: fresh2's readers and writer
+from extract_fresh2 import _git
+from extract_fresh2 import _record
+from extract_fresh2 import _show
+from extract_fresh2 import write_part
+
 
 KINGFISHER_RULES = 'data/rules/'
 # a rule named for an identifier or a public value: its examples are no secret
@@ -58,30 +59,9 @@ KEPT_IDENTIFIERS = frozenset(('kingfisher.aws.1',))  # AWS key ids pair with a s
 DS_TESTS = 'tests/plugins/'
 
 
-def _git(gitdir: str, *args: str) -> bytes:
-    return subprocess.run(
-        ('git', '-C', gitdir, *args), check=True, capture_output=True,
-    ).stdout
-
-
-def _show(gitdir: str, path: str) -> str:
-    return _git(gitdir, 'show', f'HEAD:{path}').decode('utf-8', 'replace')
-
-
 def _ls(gitdir: str, under: str) -> list[str]:
     out = _git(gitdir, 'ls-tree', '-r', '-z', '--name-only', 'HEAD', under)
     return sorted(p for p in out.decode().split('\0') if p)
-
-
-def _record(
-        text: str, label: str, family: str, source: str, repo: str,
-        commit: str, path: str, case: str,
-) -> dict[str, Any]:
-    return {
-        'text': text, 'label': label, 'family': family, 'source': source,
-        'repo': repo, 'commit': commit, 'path': path, 'case': case,
-        'claimed': False, 'heldout': True,
-    }
 
 
 # --- kingfisher ------------------------------------------------------------
@@ -248,43 +228,11 @@ def detect_secrets(gitdir: str, drops: collections.Counter[str]) -> Iterator[dic
 
 
 def main(argv: list[str]) -> int:
-    seen_before: set[str] = set()
-    for name in ('peers.jsonl', 'fresh.jsonl', 'fresh2.jsonl', 'ordinary.jsonl'):
-        with open(HERE / name) as f:
-            seen_before.update(json.loads(line)['text'] for line in f)
     drops: collections.Counter[str] = collections.Counter()
     cases = [*kingfisher(argv[1], drops), *detect_secrets(argv[2], drops)]
-    labels: dict[str, set[str]] = collections.defaultdict(set)
-    for case in cases:
-        labels[case['text']].add(case['label'])
-    kept: list[dict[str, Any]] = []
-    seen: set[tuple[str, str]] = set()
-    for case in cases:
-        src = case['source']
-        if len(case['text']) > MAX_LEN:
-            drops[f'{src}: longer than {MAX_LEN} characters'] += 1
-        elif case['text'] in seen_before:
-            drops[f'{src}: text already in the corpus'] += 1
-        elif case['label'] == 'benign' and not re.search(r'[^\W_]', case['text']):
-            drops[f'{src}: benign text without a letter or digit'] += 1
-        elif len(labels[case['text']]) > 1:
-            drops[f'{src}: both labels for the same text'] += 1
-        elif (case['text'], case['label']) in seen:
-            drops[f'{src}: duplicate'] += 1
-        else:
-            seen.add((case['text'], case['label']))
-            kept.append(case)
-    with open(HERE / 'fresh3.jsonl', 'w') as f:
-        for case in kept:
-            f.write(json.dumps(case, ensure_ascii=False) + '\n')
-    counts = collections.Counter((c['source'], c['label']) for c in kept)
-    for (src, label), n in sorted(counts.items()):
-        fams = {c['family'] for c in kept if c['source'] == src and c['label'] == label}
-        print(f'{src}\t{label}\t{n}\tfamilies {len(fams)}')
-    for reason, n in sorted(drops.items()):
-        print(f'drop\t{reason}\t{n}')
+    before = ('peers.jsonl', 'fresh.jsonl', 'fresh2.jsonl', 'ordinary.jsonl')
+    write_part('fresh3.jsonl', cases, before, drops, 'text')
     return 0
-
 
 if __name__ == '__main__':
     raise SystemExit(main(sys.argv))
