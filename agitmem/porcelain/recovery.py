@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from pathlib import Path
 from typing import Any
 
 from agitmem import audit
@@ -26,10 +25,6 @@ from agitmem.repo import Repo
 SUMMARY_CHARS = 4000
 SESSION_CHARS = 80
 PROMPT_CHARS = 600
-
-
-def log_path(repo: Repo) -> Path:
-    return repo.agent_dir / 'log' / recovery_mod.LOG
 
 
 def _append(repo: Repo, record: dict[str, Any]) -> None:
