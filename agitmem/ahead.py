@@ -7,8 +7,15 @@ processes up and owns what they mean)."""
 from __future__ import annotations
 
 import os
-import subprocess
-from collections.abc import Mapping
+import sys
+
+# typing is not imported ahead of the first git call (mypy takes any name
+# TYPE_CHECKING as true)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import subprocess
+    from collections.abc import Mapping
+    from typing import Any
 
 # Variables git sets for hooks (or a user sets by hand) that would point our
 # own git calls at another index or repository.
@@ -56,9 +63,9 @@ USER_GIT_ENV: dict[str, str] = {}
 
 EarlyKey = tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]]
 # git reads started ahead of need: (cwd, args, env) -> the running process
-EARLY: dict[EarlyKey, subprocess.Popen[str]] = {}
+EARLY: dict[EarlyKey, Child | subprocess.Popen[str]] = {}
 # statuses begun before their tree was asked for: (cwd, process)
-STATUS_AHEAD: list[tuple[str, subprocess.Popen[bytes]]] = []
+STATUS_AHEAD: list[tuple[str, Child | subprocess.Popen[bytes]]] = []
 
 
 def clean_env(
@@ -79,18 +86,156 @@ def early_key(cwd: os.PathLike[str] | str, args: tuple[str, ...], env: Mapping[s
     return str(cwd), args, tuple(sorted(env.items())) if env else ()
 
 
+class Child:
+    """A git process begun by `os.posix_spawnp`, before `subprocess` is
+    imported (its import is a fifth of the time from exec to the first git
+    call): what repo.py asks of a `subprocess.Popen` (communicate with a
+    bound, poll, kill, wait, pid, returncode), in its own process group as
+    `spawn` starts it, stdin from /dev/null, stdout (and stderr when
+    wanted) read through pipes."""
+
+    def __init__(self, argv: tuple[str, ...], env: Mapping[str, str], *, text: bool, stderr: bool) -> None:
+        self.args = argv
+        self.text = text
+        self.returncode: int | None = None
+        self._fds: dict[int, list[bytes]] = {}
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe() if stderr else (-1, -1)
+        self._out, self._err = out_r, err_r
+        try:
+            if min(out_w, err_w if stderr else 3) <= 2:
+                # a standard stream was closed and a pipe took its number:
+                # dup2 onto itself would leave it close-on-exec
+                raise OSError('a standard stream is closed')
+            actions: list[tuple[Any, ...]] = [
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_DUP2, out_w, 1),
+                (os.POSIX_SPAWN_DUP2, err_w, 2) if stderr else
+                (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+                # what Popen's close_fds does: descriptors this process
+                # was given to keep (an agent's, a hook manager's) are not
+                # git's to hold open
+                *((os.POSIX_SPAWN_CLOSE, fd) for fd in _inherited()),
+            ]
+            import signal  # (Python ignores SIGPIPE; git gets it back, as from Popen)
+            self.pid = os.posix_spawnp(
+                argv[0], argv, dict(env), file_actions=actions, setpgroup=0, setsigdef=(signal.SIGPIPE,),
+            )
+        except BaseException:
+            for fd in (out_r, err_r):
+                if fd >= 0:
+                    os.close(fd)
+            raise
+        finally:
+            for fd in (out_w, err_w):
+                if fd >= 0:
+                    os.close(fd)
+        self._fds = {fd: [] for fd in (out_r, err_r) if fd >= 0}
+        self._read: dict[int, bytes] = {}
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            _, status = os.waitpid(self.pid, 0)
+            self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            import signal
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except OSError:
+                pass  # gone meanwhile
+
+    def communicate(self, input: None = None, timeout: float | None = None) -> tuple[Any, Any]:
+        """(stdout, stderr) once both pipes end and the process has
+        exited; past `timeout` seconds `subprocess.TimeoutExpired`, what
+        was read kept for the next call (as Popen does)."""
+        import select
+        import time
+        deadline = None if timeout is None else time.monotonic() + timeout
+        poller = select.poll()
+        for fd in self._fds:
+            poller.register(fd, select.POLLIN)
+        while self._fds:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                import subprocess
+                raise subprocess.TimeoutExpired(list(self.args), timeout or 0)
+            for fd, _ in poller.poll(None if left is None else left * 1000):
+                chunk = os.read(fd, 1 << 16)
+                if chunk:
+                    self._fds[fd].append(chunk)
+                else:
+                    poller.unregister(fd)
+                    self._read[fd] = b''.join(self._fds.pop(fd))
+                    os.close(fd)
+        self.wait()
+        out = self._read.get(self._out, b'')
+        err = self._read.get(self._err) if self._err >= 0 else None
+        if self.text:
+            return (
+                out.decode('utf-8', 'surrogateescape'),
+                None if err is None else err.decode('utf-8', 'surrogateescape'),
+            )
+        return out, err
+
+
+def _inherited() -> list[int]:
+    """This process's descriptors above stderr a child would inherit
+    (Linux's /proc; elsewhere none are known, and none are closed)."""
+    try:
+        fds = [int(fd) for fd in os.listdir('/proc/self/fd')]
+    except (OSError, ValueError):
+        return []
+    ret = []
+    for fd in fds:
+        try:
+            if fd > 2 and os.get_inheritable(fd):
+                ret.append(fd)
+        except OSError:
+            pass  # listdir's own, closed since
+    return ret
+
+
 def spawn(
         args: tuple[str, ...], cwd: os.PathLike[str] | str, env: Mapping[str, str] | None = None,
-) -> subprocess.Popen[str]:
+) -> Child | subprocess.Popen[str]:
+    """A git read begun; in the current directory before `subprocess` is
+    imported, by posix_spawn (which has no directory of its own to run in)."""
+    argv = ('git', '--no-optional-locks', *args)
+    if 'subprocess' not in sys.modules and os.fspath(cwd) == os.getcwd():
+        try:
+            return Child(argv, clean_env(env), text=True, stderr=True)
+        except OSError as e:
+            if isinstance(e, FileNotFoundError):
+                raise
+            # anything else: Popen, which says it better
+    import subprocess
     return subprocess.Popen(
-        ('git', '--no-optional-locks', *args), cwd=cwd, env=clean_env(env),
+        argv, cwd=cwd, env=clean_env(env),
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True, encoding='utf-8', errors='surrogateescape',
         process_group=0,  # stopped whole past its bound (repo.git_each)
     )
 
 
-def run_status(cwd: os.PathLike[str] | str) -> subprocess.Popen[bytes]:
+def run_status(cwd: os.PathLike[str] | str) -> Child | subprocess.Popen[bytes]:
+    if 'subprocess' not in sys.modules and os.fspath(cwd) == os.getcwd():
+        try:
+            # with what it runs (an fsmonitor hook), one signal stops it
+            return Child(STATUS, clean_env(), text=False, stderr=False)
+        except OSError as e:
+            if isinstance(e, FileNotFoundError):
+                raise
+    import subprocess
     return subprocess.Popen(
         STATUS, cwd=cwd, env=clean_env(),
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -99,7 +244,7 @@ def run_status(cwd: os.PathLike[str] | str) -> subprocess.Popen[bytes]:
     )
 
 
-def kill(proc: subprocess.Popen[bytes]) -> None:
+def kill(proc: Child | subprocess.Popen[bytes]) -> None:
     import signal
     try:
         os.killpg(proc.pid, signal.SIGKILL)

@@ -298,7 +298,9 @@ def load_read(repo: Repo) -> tuple[dict[str, Any], bytes | None]:
     if not known:
         try:
             import json
-            repo_mod.atomic_write(cache, json.dumps({'sha1': key, 'raw': _PARSED[text]}).encode())
+            repo_mod.atomic_write(
+                cache, json.dumps({'sha1': key, 'raw': _PARSED[text]}).encode(), durable=False,
+            )
         except (OSError, TypeError, ValueError):
             pass  # a value JSON cannot hold (a date): parsed again next time
         # the cache an older agitmem kept beside config.yaml: never read

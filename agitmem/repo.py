@@ -85,7 +85,7 @@ class Stalled(AgitmemError):
     """A git process ran past its wall-clock bound and was stopped."""
 
 
-def _stop(proc: subprocess.Popen[str]) -> tuple[str, str]:
+def _stop(proc: ahead.Child | subprocess.Popen[str]) -> tuple[str, str]:
     """Kill a git process and whatever it started (ssh, a remote helper,
     the local end of a file:// transport): its own process group, so no
     child holds the pipes open after it.  What it wrote until then."""
@@ -289,6 +289,7 @@ def git_each(
             for _, q in procs:
                 _stop(q)
             raise Stalled(f'git {_verb(args)} gave no answer in {bound:g}s and was stopped')
+        assert p.returncode is not None  # (communicate waits)
         done.append(subprocess.CompletedProcess(('git', '--no-optional-locks', *args), p.returncode, out, err))
     return done
 
@@ -882,7 +883,7 @@ _Entry = tuple[bytes, bytes] | None
 _Listings = dict[bytes, tuple[bytes, dict[bytes, tuple[bytes, bytes]]]]
 
 
-def _run_status(cwd: Path | str) -> subprocess.Popen[bytes]:
+def _run_status(cwd: Path | str) -> ahead.Child | subprocess.Popen[bytes]:
     try:
         return ahead.run_status(cwd)
     except FileNotFoundError as e:
@@ -903,7 +904,7 @@ def _status_out(repo: Repo) -> bytes | None:
     return _ended(_run_status(repo.root))
 
 
-def _ended(proc: subprocess.Popen[bytes]) -> bytes | None:
+def _ended(proc: ahead.Child | subprocess.Popen[bytes]) -> bytes | None:
     try:
         out, _ = proc.communicate(timeout=local_timeout())
     except subprocess.TimeoutExpired:
@@ -1520,16 +1521,19 @@ def _mkstemp(directory: Path, prefix: str) -> tuple[int, str]:
     raise FileExistsError(f'no free temporary name in {directory}')
 
 
-def atomic_write(path: Path, data: bytes, *, mode: int | None = None) -> None:
+def atomic_write(path: Path, data: bytes, *, mode: int | None = None, durable: bool = True) -> None:
     """temp file in the same directory + rename: readers see old or new,
-    never half a file."""
+    never half a file.  Not `durable`: no fsync, for what is made again
+    from the memory when lost (a view, a cache): a crash may leave the
+    old content or none, never a torn one that is read as current."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = _mkstemp(path.parent, f'.{path.name}.')
     try:
         with os.fdopen(fd, 'wb') as f:
             f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
         if mode is not None:
             os.chmod(tmp, mode)
         elif path.exists():

@@ -180,3 +180,87 @@ def test_a_directory_gone_is_said_by_the_command(tmp_path: Path) -> None:
     assert proc.stderr.strip().splitlines() == [
         'agitmem: the current directory no longer exists (deleted?): cd into the repository and run it again',
     ]
+
+
+# what the console script does first (pip's script imports re), then begin
+_EARLY_PROBE = '''
+import re, sys, json, os
+{before}
+from agitmem import ahead
+ahead.begin(sys.argv[1:])
+kinds = [type(p).__name__ for _, p in ahead.STATUS_AHEAD] + [type(p).__name__ for p in ahead.EARLY.values()]
+imported = [m for m in ('subprocess', 'typing') if m in sys.modules]
+status = ahead.STATUS_AHEAD[0][1].communicate(timeout=60)[0]
+find = list(ahead.EARLY.values())[0].communicate(timeout=60)[0]
+with open(os.environ['PROBE_OUT'], 'w') as f:
+    json.dump({{'kinds': kinds, 'imported': imported, 'status': status.decode('utf-8', 'surrogateescape'), 'find': find}}, f)
+'''
+
+
+@pytest.mark.parametrize('before', ['', 'os.close(1)', 'os.close(0); os.close(1); os.close(2)'])
+def test_what_is_begun_ahead_is_what_git_prints(memrepo: Path, tmp_path: Path, before: str) -> None:
+    """The status and `find` begun before subprocess is imported (by
+    posix_spawn) give what git gives them run as any other read; with
+    the standard streams closed (a pipe's writing end would take one's
+    number) they are begun by subprocess instead, and give the same."""
+    (memrepo / 'new.py').write_text('x = 1\n')
+    out = tmp_path / 'probe.json'
+    # not measured by coverage (CI), which imports typing and subprocess itself
+    env = {k: v for k, v in os.environ.items() if not k.startswith('COVERAGE_')}
+    proc = subprocess.run(
+        [sys.executable, '-c', _EARLY_PROBE.format(before=before), 'load'],
+        cwd=memrepo, capture_output=True, text=True, env={**env, 'PROBE_OUT': str(out)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(out.read_text())
+    if 'os.close(2)' in before:
+        assert got['kinds'] == ['Popen', 'Popen']
+    else:
+        assert got['kinds'] == ['Child', 'Child']
+        assert got['imported'] == []
+    status = subprocess.run(ahead.STATUS, cwd=memrepo, capture_output=True, text=True, check=True).stdout
+    assert got['status'] == status
+    assert '? new.py' in status
+    find = git(*ahead.FIND_HEAD, cwd=memrepo)
+    assert got['find'] == find
+
+
+def test_a_child_past_its_bound_is_stopped_and_read(tmp_path: Path) -> None:
+    """Past its bound a process begun ahead raises TimeoutExpired as
+    Popen would; killed, what it printed is still read, and it is waited
+    for (no zombie left)."""
+    child = ahead.Child(('sh', '-c', 'echo begun; echo oops >&2; exec sleep 30'), dict(os.environ), text=True, stderr=True)
+    with pytest.raises(subprocess.TimeoutExpired):
+        child.communicate(timeout=0.5)
+    assert child.poll() is None
+    ahead.kill(child)  # its group: sleep went with it
+    assert child.returncode == -9
+    assert child.communicate() == ('begun\n', 'oops\n')
+    child.kill()  # ended already: nothing to do
+    assert child.wait() == -9
+
+
+def test_a_child_that_cannot_start_leaves_no_descriptor(tmp_path: Path) -> None:
+    before = set(os.listdir('/proc/self/fd'))
+    with pytest.raises(FileNotFoundError):
+        ahead.Child(('agitmem-no-such-program',), dict(os.environ), text=False, stderr=True)
+    assert set(os.listdir('/proc/self/fd')) == before
+
+
+def test_a_child_holds_no_descriptor_it_was_not_given(tmp_path: Path) -> None:
+    """As Popen's close_fds: an inheritable descriptor this process holds
+    (an agent's pipe) is not passed on, and SIGPIPE is git's default again
+    (Python ignores it)."""
+    r, w = os.pipe()
+    os.set_inheritable(w, True)
+    try:
+        child = ahead.Child(
+            ('sh', '-c', 'ls /proc/$$/fd; grep SigIgn /proc/$$/status'), dict(os.environ), text=True, stderr=False,
+        )
+        out, _ = child.communicate(timeout=60)
+    finally:
+        os.close(r)
+        os.close(w)
+    fds, ignored = out.rsplit('\n', 2)[0], out.rsplit('\n', 2)[1]
+    assert str(w) not in fds.split()
+    assert not int(ignored.split()[1], 16) & (1 << (13 - 1))  # SIGPIPE

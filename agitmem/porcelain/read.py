@@ -211,7 +211,8 @@ def injection(
     )
     target = repo.agent_dir / INJECTED
     if not (target.is_file() and target.read_text(errors='replace') == block.text):
-        repo_mod.atomic_write(target, block.text.encode())
+        # a view of what the agent was given, made again by the next load
+        repo_mod.atomic_write(target, block.text.encode(), durable=False)
     audit.log(
         repo.agent_dir, 'read load',
         f'{block.tokens} tokens, {len(block.text)} chars'
