@@ -53,11 +53,16 @@ class Freed:
         print('torn down', flush=True)
 kept = Freed()
 print('under coverage' if 'coverage' in sys.modules else 'plain', flush=True)
-begin = ahead.begin
 def begin_and_register(argv):
     begin(argv)
     atexit.register(print, 'atexit ran', flush=True)
-ahead.begin = begin_and_register
+# with globals of its own: a function of __main__ held by ahead would keep
+# `kept` alive through the teardown
+import types
+ahead.begin = types.FunctionType(
+    begin_and_register.__code__, dict(begin=ahead.begin, atexit=atexit, print=print),
+)
+del begin_and_register
 {stub}
 sys.exit(entry.main())
 '''
