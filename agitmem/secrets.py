@@ -25,6 +25,7 @@ but may follow any other character (`密钥ghp_...`, `clé=sk-...`).
 """
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 import re
@@ -439,6 +440,17 @@ def _context(
 
 
 _LINE_PREFIX = r'[ \t"\'|>]*'
+# how far around a value its context is read (its name, its service, the
+# line's command): every look is bounded, so that many values on one long
+# line, or in one document, cost time linear in the text, not quadratic
+_NEAR = 200
+
+
+def _line_start(text: str, start: int, near: int = _NEAR) -> int:
+    """Where the line holding `start` begins, or `near` characters before
+    `start` on a longer line."""
+    lo = max(0, start - near)
+    return max(text.rfind('\n', lo, start) + 1, lo)
 _KEY_BODY = r'(?:\\[rn]|\s)+[A-Za-z0-9+/]{32}'
 
 
@@ -450,10 +462,13 @@ def _key_block(text: str, start: int, end: int) -> bool:
     followed by a body (a JSON string with `\\n`), not one quoted in prose;
     and where its end marker follows, a body of key material between them,
     not `anything` (gitleaks' own false positive)."""
-    line_start = text.rfind('\n', 0, start) + 1
-    stop = _re(_KEY_END).search(_ascii_lower(text[end:end + 100_000]))
-    if stop is not None:
-        body = text[end:end + stop.start()]
+    line_start = _line_start(text, start)
+    # the end marker is the next `-----` (a body holds none): a search that
+    # stops at the next header, so that headers repeated cost linear time
+    dashes = text.find('-----', end, end + 100_000)
+    stop = dashes >= 0 and _re(_KEY_END).match(_ascii_lower(text[dashes:dashes + 100]))
+    if stop:
+        body = text[end:dashes]
         material = ''.join(_re(r'[A-Za-z0-9+/=]+').findall(body))
         # a run of one character is no stand-in here: a key's zero bytes
         # are runs of `A` in its base64 (OpenSSH keys open with them)
@@ -640,7 +655,7 @@ def _cli_password(text: str, start: int, end: int) -> bool:
     if not flag[0].startswith('--'):
         # `-p` is a port or a flag elsewhere: a password after a `-u` user
         # on its line, or sshpass's
-        line = text[text.rfind('\n', 0, flag.start()) + 1:flag.start()]
+        line = text[_line_start(text, flag.start()):flag.start()]
         if _re(r'(?:(?<![A-Za-z0-9_-])-u[ \t]*[^\s-][^\s]*|sshpass)[ \t]+(?:[^\n]*[ \t])?$').search(line) is None:
             return False
         if flag[0].lower() == '-p':
@@ -832,12 +847,13 @@ def _header_value(value: str) -> bool:
 def _after_curl(text: str, start: int, end: int) -> bool:
     """The header is given to curl: `curl` on its line or, continued with
     `\\`, up to 5 lines above (gitleaks curl.go)."""
+    lo = max(0, start - 5 * _NEAR)
     line_start = start
     for _ in range(6):
-        line_start = text.rfind('\n', 0, max(0, line_start - 1)) + 1
+        line_start = max(text.rfind('\n', lo, max(lo, line_start - 1)) + 1, lo)
         if _re(r'(?<![a-z0-9_-])curl(?![a-z0-9_-])').search(_ascii_lower(text[line_start:start])):
             return True
-        if line_start == 0:
+        if line_start == lo:
             break
     return False
 
@@ -856,10 +872,26 @@ def _k8s_data(text: str, start: int, end: int) -> bool:
     `stringData:` (base64, or plain text), not only names; in the same
     YAML document (not past a `---`), values of 10 or more characters as
     gitleaks has them (`YmFyCg==`, 'bar', is a sample), not a template."""
-    doc_start = text.rfind('\n---', 0, start) + 1
-    doc_end = text.find('\n---', end)
-    doc_end = len(text) if doc_end < 0 else doc_end
-    lower = _ascii_lower(text)
+    # each document is judged once, however many `kind: Secret` it holds
+    seps = _document_breaks(text)
+    i = bisect.bisect_right(seps, start - 4)
+    doc_start = seps[i - 1] + 1 if i else 0
+    j = bisect.bisect_left(seps, end)
+    doc_end = seps[j] if j < len(seps) else len(text)
+    return _k8s_document(text, doc_start, doc_end)
+
+
+@functools.lru_cache(maxsize=1)
+def _document_breaks(text: str) -> list[int]:
+    """Where YAML documents break (`\n---`) in `text`, in order."""
+    return [m.start() for m in _re('\n---').finditer(text)]
+
+
+@functools.lru_cache(maxsize=16)
+def _k8s_document(text: str, doc_start: int, doc_end: int) -> bool:
+    lower = _ascii_lower(text[doc_start:doc_end])
+    text = text[doc_start:doc_end]
+    doc_start, doc_end = 0, len(text)
     data = _re(r'(?m)^[ \t]*(?:data|stringdata):[ \t]*$')
     for m in data.finditer(lower, doc_start, doc_end):
         # the block: the lines indented deeper than `data:`
@@ -1044,11 +1076,11 @@ def _service_shape(text: str, start: int, end: int) -> bool:
             # _NEAR_COPY at its end (a truncated copy); a character out of
             # the alphabet within the format's length is a mangled copy
             return body >= n or (body >= n - _NEAR_COPY and run.end() == len(value))
-    line_start = text.rfind('\n', 0, start) + 1
+    line_start = _line_start(text, start)
     window = _ascii_lower(text[line_start:start])
     name = _re(_NAME_BEFORE).search(window)
-    if line_start > 0:
-        above = _ascii_lower(text[text.rfind('\n', 0, line_start - 1) + 1:line_start])
+    if line_start > 0 and text[line_start - 1] == '\n':
+        above = _ascii_lower(text[_line_start(text, line_start - 1):line_start])
         # a bare `Key=` after a log line naming the service, or a field of
         # a YAML block the service names (`auth0_credentials:` above it)
         if name is None or name[1] in _BARE_NAMES or \
@@ -1078,7 +1110,7 @@ def _parameters(text: str, start: int, end: int) -> bool:
 def _not_a_test_name(text: str, start: int, end: int) -> bool:
     """`fakeToken = "..."`, `publicKey: ...`: test values and public keys
     are named so (gitleaks' generic rule has the same stop words)."""
-    line_start = max(text.rfind('\n', 0, start) + 1, start - 120)
+    line_start = _line_start(text, start, 120)
     before = text[line_start:start]
     # a name and a value as two arguments: the name is a whole quoted
     # identifier opening the call (`Set("X-Api-Key", "...")`), not a
@@ -3191,7 +3223,14 @@ def _f_string_field(text: str, start: int, end: int) -> bool:
     ).search(text, max(0, start - 4), start) is not None
 
 
-def _hits(text: str, lower: str, rule: _Rule) -> list[tuple[int, int]]:
+def _hits(
+        text: str, lower: str, rule: _Rule, taken: bytearray,
+        judged: dict[tuple[int, int], bool],
+) -> list[tuple[int, int]]:
+    """The rule's values.  A generic rule's value inside one found before
+    is not judged again; what is judged of a value whatever the rule (its
+    surroundings) is judged once per value (`judged`): each value costs
+    bounded work however many rules match it."""
     ret = []
     regex = _re(rule.pattern)
     for m in _matches(rule, text, lower):
@@ -3203,8 +3242,12 @@ def _hits(text: str, lower: str, rule: _Rule) -> list[tuple[int, int]]:
         else:
             groups = range(regex.groups, 0, -1)
             start, end = m.span(next((i for i in groups if m[i] is not None), 0))
+        if rule.generic and taken.find(1, start, end) >= 0:
+            # (part of) a key of a specific kind, or a value a generic
+            # rule before this one found
+            continue
         value = text[start:end]
-        if _cut(text, start, end) or _f_string_field(text, start, end):
+        if not _surroundings(text, start, end, judged, False):
             continue
         if value.lower() not in _PUBLISHED and rule.check(value) and entropy(value) >= rule.entropy and (
                 rule.any_value or
@@ -3212,10 +3255,28 @@ def _hits(text: str, lower: str, rule: _Rule) -> list[tuple[int, int]]:
         ) and (
                 rule.context is None or rule.context(text, start, end)
         ) and (
-                not rule.generic or _service_shape(text, start, end)
+                not rule.generic or _surroundings(text, start, end, judged, True)
         ):
             ret.append((start, end))
+            if rule.generic:
+                taken[start:end] = b'\x01' * (end - start)
     return ret
+
+
+def _surroundings(
+        text: str, start: int, end: int, judged: dict[tuple[int, int], bool],
+        generic: bool,
+) -> bool:
+    """Whether the value's surroundings let it be a credential: not cut by
+    an odd character, not an f-string's field, and (for a generic rule)
+    in the shape of the service the text names.  Memoised per value."""
+    key = (start, -end if generic else end)
+    if key not in judged:
+        judged[key] = (
+            _service_shape(text, start, end) if generic
+            else not (_cut(text, start, end) or _f_string_field(text, start, end))
+        )
+    return judged[key]
 
 
 def _unescaped(text: str) -> str:
@@ -3242,18 +3303,19 @@ def spans(text: str) -> list[tuple[int, int, str]]:
     rules = _active(text, lower)
 
     hits: list[tuple[int, int, str]] = []  # value start, value end, kind
+    # the characters of the values found, marked: an overlap is a look at
+    # the value's own span (a list of spans to compare would cost time
+    # quadratic in the number of values)
+    taken = bytearray(len(text))
+    judged: dict[tuple[int, int], bool] = {}
     for rule in rules:
         if not rule.generic:
-            hits.extend((s, e, rule.kind) for s, e in _hits(text, lower, rule))
-    taken = [(s, e) for s, e, _ in hits]
+            hits.extend((s, e, rule.kind) for s, e in _hits(text, lower, rule, taken, judged))
+    for s, e, _ in hits:
+        taken[s:e] = b'\x01' * (e - s)
     for rule in rules:
         if rule.generic:
-            for start, end in _hits(text, lower, rule):
-                # skip a value that is (part of) a key of a specific kind,
-                # or one a generic rule before this one found
-                if not any(s < end and start < e for s, e in taken):
-                    hits.append((start, end, rule.kind))
-                    taken.append((start, end))
+            hits.extend((s, e, rule.kind) for s, e in _hits(text, lower, rule, taken, judged))
 
     hits.sort()
     return hits
