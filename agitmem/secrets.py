@@ -915,8 +915,10 @@ def _k8s_document(text: str, doc_start: int, doc_end: int) -> bool:
 
 
 # the name a value is assigned to, read back from the value's start
+# (tried only where a name starts: a search anchored at the end would
+# otherwise try each character of a long name)
 _NAME_BEFORE = (
-    r'([a-z0-9_.-]+)\\?["\']?[ \t]*'
+    r'(?<![a-z0-9_.-])([a-z0-9_.-]+)\\?["\']?[ \t]*'
     r'(?:=>|:{1,3}=|\?=|\|\|=?|[!=]==?|=|:|,)[ \t]*\\?["\'`]?$'
 )
 _TEST_NAME = (
@@ -1015,6 +1017,7 @@ _SERVICE_SHAPES: tuple[tuple[str, str], ...] = (
     ('poloniex', '[0-9A-Z]{8}(?:-[0-9A-Z]{8}){3}|[0-9a-f]{128}'),
     ('stytch', '[a-zA-Z0-9_-]{47}=|[a-z0-9-]{49}'),
 )
+_SERVICE_NAMES = '(?<![a-z])(?:' + '|'.join(s for s, _ in _SERVICE_SHAPES) + ')'
 # the bare names after which the service may be named on the line above
 _BARE_NAMES = frozenset({'key', 'token', 'secret', 'apikey', 'api_key', 'api-key'})
 # token prefixes of a service with one exact format (trufflehog 3ab759fe
@@ -1086,9 +1089,12 @@ def _service_shape(text: str, start: int, end: int) -> bool:
         if name is None or name[1] in _BARE_NAMES or \
                 _re(r'[ \t]*[a-z0-9_.-]+:[ \t]*\n').fullmatch(above):
             window = above + window
+    # the services named: one search for any name, then each name found
+    # told apart (a search per service would cost as many passes)
+    named = {m[0] for m in _re(_SERVICE_NAMES).finditer(window)}
     shapes = [
         shape for service, shape in _SERVICE_SHAPES
-        if _re(f'(?<![a-z]){service}').search(window)
+        if any(_re(service).fullmatch(n) for n in named)
     ]
     return not shapes or any(_re(s).fullmatch(value) for s in shapes)
 
