@@ -826,8 +826,8 @@ def _sas_query(text: str, start: int, end: int) -> bool:
     and its permissions and address range are in Azure's format (a `q`
     permission, a three-part address: a mangled copy, trufflehog's
     negatives; the letters: learn.microsoft.com create-service-sas)."""
-    left = _re(r'[^\s"\'`<>]{0,1000}$').search(text, max(0, start - 1000), start)
-    right = _re(r'[^\s"\'`<>]{0,1000}').match(text, end)
+    left = _re(r'[^\s"\'`<>]{0,400}$').search(text, max(0, start - 2 * _NEAR), start)
+    right = _re(r'[^\s"\'`<>]{0,400}').match(text, end)
     assert left is not None and right is not None
     query = text[left.start():right.end()]
     params = dict(_re(r'(?:^|[?&=])([a-z]{2,4})=([^&]*)').findall(query))
@@ -847,7 +847,7 @@ def _header_value(value: str) -> bool:
 def _after_curl(text: str, start: int, end: int) -> bool:
     """The header is given to curl: `curl` on its line or, continued with
     `\\`, up to 5 lines above (gitleaks curl.go)."""
-    lo = max(0, start - 5 * _NEAR)
+    lo = max(0, start - 2 * _NEAR)
     line_start = start
     for _ in range(6):
         line_start = max(text.rfind('\n', lo, max(lo, line_start - 1)) + 1, lo)
@@ -1092,6 +1092,8 @@ def _service_shape(text: str, start: int, end: int) -> bool:
     # the services named: one search for any name, then each name found
     # told apart (a search per service would cost as many passes)
     named = {m[0] for m in _re(_SERVICE_NAMES).finditer(window)}
+    if not named:
+        return True
     shapes = [
         shape for service, shape in _SERVICE_SHAPES
         if any(_re(service).fullmatch(n) for n in named)

@@ -31,10 +31,7 @@ SEPARATORS = (
     ' = ', ': ', '="', "='", '": "', "' => '", ':=', '=\\"', '\\n',
 )
 # what a value is made of (or not)
-RUNS = (
-    'a', 'A', '0', 'a1B2', 'aB3-', 'aB3_', 'aB3/+', '-', '_', '=', '/', '.', ' ', '"', "'",
-    '\\n', 'x9', '~', ':', '@', '$', '\t',
-)
+RUNS = ('a', '0', 'a1B2', 'aB3-_', 'aB3/+', '-', '=', '.', ' ', '"', '\\n', ':@$')
 NESTED = (
     '"\'', '\\"', '\\\\"', '"""', "'''", '``', '${', '{{', '[[', '((', '<<',
     '"key": "', "'value': '", '\\u0022', '%(', '-----BEGIN ', '\\\n',
@@ -76,6 +73,15 @@ def keywords() -> list[str]:
 
 
 def shapes(size: int) -> Iterator[tuple[str, str]]:
+    """Each shape once (a prefix of one keyword is often another's)."""
+    seen = set()
+    for name, text in _shapes(size):
+        if name not in seen:
+            seen.add(name)
+            yield name, text
+
+
+def _shapes(size: int) -> Iterator[tuple[str, str]]:
     rnd = random.Random(0)
     for k in keywords():
         for sep in SEPARATORS:
