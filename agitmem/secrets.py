@@ -926,7 +926,7 @@ _TEST_NAME = (
     # public keys, anti-forgery tokens; and names of what is not a secret
     r'public|pubkey|pub_key|csrf|xsrf|authenticity|'
     # names of what is not a secret, after gitleaks' generic allowlist
-    r'(?:bucket|foreign|hot|idx|natural|primary|schema|sequence)[_.-]?key|'
+    r'(?<![a-z])(?:bucket|foreign|hot|idx|natural|primary|schema|sequence)[_.-]?key|'
     r'key[_.-]?(?:alias|board|code|frame|id|length|mesh|name|pair|ring|'
     r'selector|signature|size|stone|storetype|word)|'
     r'keyvaulttostoresecrets|secret[_.-]?(?:length|name|size)|usersecretsid|'
@@ -2321,6 +2321,119 @@ RULES: tuple[_Rule, ...] = (
         positives=('r8_{A:37}', '- note: deploy with r8_{A:37}',),
         negatives=('r8_{A:36}', 'r8_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
         source='trufflehog pkg/detectors/replicate',
+    ),
+    # -- a service's key known by its own prefix and length (kingfisher's
+    # rules, data/rules/<file>.yml, each rule's id in its source) -----------
+    _token(
+        'circleci-pat', 'CircleCI token', 'CCIPAT_',
+        f'[{_B62}]{{22}}_[a-z0-9]{{40}}', ('ccipat_',), _real,
+        entropy=3.0,
+        positives=('CCIPAT_{A:22}_{a:40}', 'export CIRCLECI_TOKEN=CCIPAT_{A:22}_{a:40}',),
+        negatives=('CCIPAT_{A:22}_{a:39}', 'CCIPAT_{A:21}_{a:40}',),
+        source='kingfisher data/rules/circleci.yml (kingfisher.circleci.1); circleci.com/docs/managing-api-tokens',
+    ),
+    _token(
+        'posthog-personal-key', 'PostHog key', 'phx_', f'[{_B62}_]{{43}}',
+        ('phx_',), _random_looking,
+        entropy=3.0,
+        positives=('phx_{A:43}', 'posthog = phx_{A:43}',),
+        negatives=('phx_{A:42}', 'phx_{A:44}',),
+        source='kingfisher data/rules/posthog.yml (kingfisher.posthog.1)',
+    ),
+    _token(
+        'supabase-token', 'Supabase token', 'sbp_', '[a-z0-9]{40}', ('sbp_',),
+        entropy=3.0,
+        positives=('sbp_{h:40}', 'export SUPABASE_ACCESS_TOKEN=sbp_{a:40}',),
+        negatives=('sbp_{h:39}', 'sbp_{h:41}',),
+        source='kingfisher data/rules/supabasetoken.yml (kingfisher.supabase.1); supabase.com/docs/guides/platform/access-control',
+    ),
+    _token(
+        'nvidia-api-key', 'NVIDIA key', 'nvapi-', f'[{_URLSAFE}]{{64}}',
+        ('nvapi-',), end=f'(?![{_URLSAFE}])',
+        entropy=3.0,
+        positives=('nvapi-{u:64}', 'NVIDIA_API_KEY=nvapi-{u:64}',),
+        negatives=('nvapi-{u:63}', 'nvapi-{u:65}',),
+        source='kingfisher data/rules/nvidia.yml (nvidia NIM API keys)',
+    ),
+    _token(
+        'mongodb-atlas-service-account-secret', 'MongoDB Atlas key', 'mdb_sa_sk_',
+        f'[{_URLSAFE}]{{40}}', ('mdb_sa_sk_',), end=f'(?![{_URLSAFE}])',
+        entropy=3.0,
+        positives=('mdb_sa_sk_{u:40}', 'MDB_MCP_API_CLIENT_SECRET=mdb_sa_sk_{u:40}',),
+        negatives=('mdb_sa_sk_{u:39}', 'mdb_sa_id_{u:40}',),
+        source='kingfisher data/rules/mongodb.yml (kingfisher.mongodb.4)',
+    ),
+    _token(
+        'nuget-api-key', 'NuGet key', 'oy2', '[a-z0-9]{43}', ('oy2',),
+        _with_digit,
+        entropy=3.5,
+        positives=('oy2{a:43}', 'dotnet nuget push -k oy2{a:43}',),
+        negatives=('oy2{a:42}', 'oy2{a:44}',),
+        source='kingfisher data/rules/nuget.yml (kingfisher.nuget.1)',
+    ),
+    _token(
+        'contentful-pat', 'Contentful token', 'CFPAT-', f'[{_URLSAFE}]{{43,64}}',
+        ('cfpat-',), end=f'(?![{_URLSAFE}])',
+        entropy=3.0,
+        positives=('CFPAT-{u:43}', 'CONTENTFUL_MANAGEMENT_TOKEN=CFPAT-{u:43}',),
+        negatives=('CFPAT-{u:42}', 'CFPAT-{u:65}',),
+        source='kingfisher data/rules/contentful.yml (kingfisher.contentful.1)',
+    ),
+    _token(
+        'ubidots-token', 'Ubidots token', 'BBFF-', f'[{_B62}]{{30}}', ('bbff-',),
+        entropy=3.0,
+        positives=('BBFF-{A:30}', 'UBIDOTS_TOKEN=BBFF-{A:30}',),
+        negatives=('BBFF-{A:29}', 'BBFF-{A:31}',),
+        source='kingfisher data/rules/ubidots.yml (kingfisher.ubidots.1)',
+    ),
+    _token(
+        'google-oauth-access-token', 'Google OAuth token', r'ya29\.',
+        f'[{_URLSAFE}]{{30,}}', ('ya29.',), _random_looking,
+        end=f'(?![{_URLSAFE}])',
+        entropy=3.0,
+        positives=('ya29.{u:60}', 'Authorization: Bearer ya29.{u:120}',),
+        negatives=('ya29.{u:29}', 'ya29.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        source='kingfisher data/rules/googleoauth2.yml (kingfisher.google.oauth2.1)',
+    ),
+    _token(
+        'hubspot-private-app-token', 'HubSpot token', 'pat-(?:na|eu)1-',
+        '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}',
+        ('pat-na1-', 'pat-eu1-'), _real,
+        entropy=3.0,
+        positives=('pat-na1-{uuid}', 'Authorization: Bearer pat-eu1-{uuid}',),
+        negatives=('pat-na2-{uuid}', 'pat-na1-{h:8}-{h:4}-{h:4}-{h:12}',),
+        source='kingfisher data/rules/hubspot.yml (kingfisher.hubspot.1)',
+    ),
+    _token(
+        'zoho-token', 'Zoho token', r'1000\.', r'[a-f0-9]{32}\.[a-f0-9]{32}',
+        ('1000.',),
+        entropy=3.0,
+        positives=('1000.{h:32}.{h:32}', 'ZOHO_REFRESH_TOKEN=1000.{h:32}.{h:32}',),
+        negatives=('1000.{h:32}.{h:31}', '1000.{h:31}.{h:32}',),
+        source='kingfisher data/rules/zohocrm.yml (kingfisher.zohocrm.1)',
+    ),
+    _token(
+        'voiceflow-key', 'Voiceflow key', r'VF\.(?:DM|WS)\.',
+        rf'[a-f0-9]{{24}}\.[{_B62}]{{16}}', ('vf.dm.', 'vf.ws.'),
+        entropy=3.0,
+        positives=('VF.DM.{h:24}.{A:16}', 'VOICEFLOW_API_KEY=VF.WS.{h:24}.{A:16}',),
+        negatives=('VF.DM.{h:24}.{A:15}', 'VF.XX.{h:24}.{A:16}',),
+        source='kingfisher data/rules/voiceflow.yml (kingfisher.voiceflow.1)',
+    ),
+    _token(
+        'clickup-token', 'ClickUp token', 'pk_', '[0-9]{6,9}_[A-Z0-9]{32}',
+        ('pk_',), _with_digit,
+        entropy=3.0,
+        positives=('pk_{d:7}_{U:32}', 'CLICKUP_TOKEN=pk_{d:8}_{U:32}',),
+        negatives=('pk_{d:7}_{U:31}', 'pk_{d:5}_{U:32}',),
+        source='kingfisher data/rules/clickup.yml (kingfisher.clickup.1)',
+    ),
+    _token(
+        'buildkite-token', 'Buildkite token', 'bkua_', '[a-z0-9]{40}', ('bkua_',),
+        entropy=3.0,
+        positives=('bkua_{a:40}', 'BUILDKITE_API_TOKEN=bkua_{a:40}',),
+        negatives=('bkua_{a:39}', 'bkua_{a:41}',),
+        source='kingfisher data/rules/buildkite.yml (kingfisher.buildkite.1); trufflehog pkg/detectors/buildkite/v2',
     ),
     _token(
         'perplexity-key', 'Perplexity key', 'pplx-', f'[{_B62}]{{48}}',
