@@ -3198,26 +3198,32 @@ RULES: tuple[_Rule, ...] = (
         source='semgrep-rules generic/secrets/security/detected-hockeyapp',
     ),
     # `the slack token - 'xoxb...'`, `Using Key=...`, `api key is ...`: a
-    # value a few words after the word that names it
+    # value a few words after the word that names it; a service's `PRIVATE`
+    # or `ACCESS` key too (`pandadoc ACCESS <40>`, kingfisher's examples of
+    # services it knows by name and we do not), when the value is random
     _Rule(
         'named-value', 'credential after its name',
         # a run of 20 within the next 40 characters, or the name is skipped
         # without a look from Python
-        r'(?:token|key|secret|passw(?:or)?d|credential)s?(?![a-z])'
+        r'(?:token|key|secret|passw(?:or)?d|credential|private|access)s?(?![a-z])'
         r'(?=[^\n]{0,40}?[a-z0-9+/_=~.-]{20})',
-        ('token', 'key', 'secret', 'passw', 'credential'), _random_value,
+        ('token', 'key', 'secret', 'passw', 'credential', 'private', 'access'), _random_value,
         lower=True, generic=True, long=False, locate=_named_value,
         anchored=True,
         entropy=0.0,
-        positives=('the deploy token is {A:32}', "slack token - '{A:40}'",),
+        positives=('the deploy token is {A:32}', "slack token - '{A:40}'", 'pandadoc ACCESS {A:40}',),
         negatives=(
             'the key fix was in commit {h:40}', 'token budget is 4000 tokens',
             # a hyphenated compound of words (this project's own docs)
             'tokens by the 1-CJK-char-per-token estimate',
             # letters in alphabet order between digits: a documented sample
             "the secret is 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4'",
+            'private static final String ENDPOINT_PATH = "/v1/accounts/{a:8}";',
         ),
-        source='gitleaks cmd/generate/config/rules/generic.go',
+        source=(
+            'gitleaks cmd/generate/config/rules/generic.go; kingfisher '
+            'data/rules/*.yml (`<service> PRIVATE|ACCESS <key>` examples)'
+        ),
     ),
 )
 
