@@ -1142,18 +1142,29 @@ def _named_value(text: str, end: int) -> tuple[int, int] | None:
     name (`token`, `key`...): its span, if it is a whole run of at most 200
     characters.  Each name costs a bounded look, so the text is read in
     linear time."""
+    window = text[end:end + _NAMED_WINDOW]
+    m = _re(_CANDIDATE).search(window)
+    if m is None:
+        return None
+    start = end + m.start()
+    run = _re(r'[A-Za-z0-9+/_=~.-]{0,201}').match(text, start)
+    assert run is not None
+    stop = run.end()
+    # a run of over 200 characters is data, not a value: the cheapest look
+    # first, so that a keyword repeated inside one long run (`token_token_...`)
+    # costs two regex calls each
+    if stop - start > 200:
+        return None
     # the whole name the word is part of: `csrf_token`, `secret_length`
     before = _re(r'[A-Za-z0-9_.-]*$').search(text, max(0, end - 60), end)
     after = _re(r'[A-Za-z0-9_-]*').match(text, end, end + 60)
     name = (before[0] if before else '') + (after[0] if after else '')
     if _re(_TEST_NAME).search(_ascii_lower(name).rstrip('.-_')):
         return None
-    window = text[end:end + _NAMED_WINDOW]
-    m = _re(_CANDIDATE).search(window)
     # on the same line, not the body of a key block (`KEY-----\\n...`),
     # not a part of an expression (`'ghp_' + '...'`, `{text: ...}`) or the
     # next item of a list
-    if m is None or _re(r'[\n+{}()\[\];,]|--').search(window, 0, m.start()):
+    if _re(r'[\n+{}()\[\];,]|--').search(window, 0, m.start()):
         return None
     # joined by a hyphen to a name of more words, it is the rest of that
     # name (`bedrock-api-key-YmVk...`), not a value after it; a bare
@@ -1166,12 +1177,8 @@ def _named_value(text: str, end: int) -> tuple[int, int] | None:
     assigned = _re(r'[ \t]*(?::=|=|:)[ \t]*[A-Za-z0-9_.-]+[ \t]').match(window)
     if assigned is not None and m.start() >= assigned.end():
         return None
-    start = end + m.start()
-    run = _re(r'[A-Za-z0-9+/_=~.-]{0,201}').match(text, start)
-    assert run is not None
-    stop = run.end()
     # not the tail of a longer, odd value (`'?1EC2...'`, `%c^wz94...`)
-    if stop - start > 200 or (start > 0 and text[start - 1] in '@:%$?^*#&') or \
+    if (start > 0 and text[start - 1] in '@:%$?^*#&') or \
             _re(r'["\']?[ \t]*\+').match(text, stop):
         return None
     return start, stop
@@ -3360,8 +3367,19 @@ def _hits(
     bounded work however many rules match it."""
     ret = []
     regex = _re(rule.pattern)
+    # a name followed by a run of over 200 token characters has no value
+    # (_named_value's rule): the names inside one such run are skipped
+    # after a look at the first, not looked at one by one
+    dead = -1
     for m in _matches(rule, text, lower):
         if rule.locate is not None:
+            if m.end() < dead:
+                continue
+            run = _re(r'[A-Za-z0-9+/_=~.-]*').match(text, m.end())
+            assert run is not None
+            if run.end() - m.end() > 200:
+                dead = run.end() - 200
+                continue
             span = rule.locate(text, m.end())
             if span is None:
                 continue

@@ -16,7 +16,7 @@ once, with recall on the rules it marks `claimed`; read since); --fresh2 on
 fresh2.jsonl (semgrep-rules, trivy, ripsecrets and whispers test data,
 extracted blind, tuned on in round 8: FRESH2.md); --fresh3 on fresh3.jsonl
 (kingfisher's rule examples and detect-secrets' plugin tests, extracted
-blind and held out: FRESH3.md).  Where detect-secrets
+blind, held out in round 8, read and tuned on in round 9: FRESH3.md).  Where detect-secrets
 is importable it runs on the same strings, side by side (it is not a
 dependency).  Also prints the scan cost per KB.
 
@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--heldout', action='store_true', help='the held-out cases')
     parser.add_argument('--fresh', action='store_true', help='the fresh part (Nosey Parker)')
     parser.add_argument('--fresh2', action='store_true', help='the second fresh held-out part')
-    parser.add_argument('--fresh3', action='store_true', help='the third fresh held-out part')
+    parser.add_argument('--fresh3', action='store_true', help='the third fresh part (read in round 9)')
     parser.add_argument('--families', action='store_true', help='a row per family')
     parser.add_argument('--misses', type=int, default=0, help='print N wrong cases')
     parser.add_argument(
@@ -224,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     if ds is not None:
         scanners['detect-secrets'] = ds
     part = (
-        'third fresh held-out' if args.fresh3
+        'third fresh (read and tuned on in round 9)' if args.fresh3
         else 'second fresh held-out' if args.fresh2 else 'fresh' if args.fresh
         else 'held-out' if args.heldout else 'tuning'
     )

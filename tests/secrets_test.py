@@ -954,13 +954,15 @@ def _corpus(name: str) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize(('part', 'floor'), (
-    # bare texts, measured in round 8: 0.936, 0.684, 0.759
-    ('peers', 0.93), ('fresh', 0.68), ('fresh2', 0.75),
+    # bare texts, measured in round 8: 0.936, 0.684, 0.759; fresh3 read
+    # and tuned on in round 9: 0.350 (0.322 before)
+    ('peers', 0.93), ('fresh', 0.68), ('fresh2', 0.75), ('fresh3', 0.345),
 ))
 def test_recall_floor_on_the_parts_read(part: str, floor: float) -> None:
     """Recall on the parts read while tuning does not fall below what was
-    measured (the held-out families and fresh3 are measured by
-    bench/secrets.py only, so that no test is tuned against them)."""
+    measured (the held-out families are measured by bench/secrets.py
+    only, so that no test is tuned against them; fresh3 was read in
+    round 9)."""
     secrets = [
         c for c in _corpus(part) if c['label'] == 'secret' and
         not (part == 'peers' and c['heldout'])
