@@ -3461,6 +3461,9 @@ def spans(text: str) -> list[tuple[int, int, str]]:
     for rule in rules:
         if rule.generic:
             hits.extend((s, e, rule.kind) for s, e in _hits(text, lower, rule, taken, judged))
+    # the per-text memos hold the text: let it go
+    _document_breaks.cache_clear()
+    _k8s_document.cache_clear()
 
     hits.sort()
     return hits
