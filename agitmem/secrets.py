@@ -25,6 +25,7 @@ but may follow any other character (`密钥ghp_...`, `clé=sk-...`).
 """
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 import re
@@ -439,6 +440,17 @@ def _context(
 
 
 _LINE_PREFIX = r'[ \t"\'|>]*'
+# how far around a value its context is read (its name, its service, the
+# line's command): every look is bounded, so that many values on one long
+# line, or in one document, cost time linear in the text, not quadratic
+_NEAR = 200
+
+
+def _line_start(text: str, start: int, near: int = _NEAR) -> int:
+    """Where the line holding `start` begins, or `near` characters before
+    `start` on a longer line."""
+    lo = max(0, start - near)
+    return max(text.rfind('\n', lo, start) + 1, lo)
 _KEY_BODY = r'(?:\\[rn]|\s)+[A-Za-z0-9+/]{32}'
 
 
@@ -450,10 +462,13 @@ def _key_block(text: str, start: int, end: int) -> bool:
     followed by a body (a JSON string with `\\n`), not one quoted in prose;
     and where its end marker follows, a body of key material between them,
     not `anything` (gitleaks' own false positive)."""
-    line_start = text.rfind('\n', 0, start) + 1
-    stop = _re(_KEY_END).search(_ascii_lower(text[end:end + 100_000]))
-    if stop is not None:
-        body = text[end:end + stop.start()]
+    line_start = _line_start(text, start)
+    # the end marker is the next `-----` (a body holds none): a search that
+    # stops at the next header, so that headers repeated cost linear time
+    dashes = text.find('-----', end, end + 100_000)
+    stop = dashes >= 0 and _re(_KEY_END).match(_ascii_lower(text[dashes:dashes + 100]))
+    if stop:
+        body = text[end:dashes]
         material = ''.join(_re(r'[A-Za-z0-9+/=]+').findall(body))
         # a run of one character is no stand-in here: a key's zero bytes
         # are runs of `A` in its base64 (OpenSSH keys open with them)
@@ -640,7 +655,7 @@ def _cli_password(text: str, start: int, end: int) -> bool:
     if not flag[0].startswith('--'):
         # `-p` is a port or a flag elsewhere: a password after a `-u` user
         # on its line, or sshpass's
-        line = text[text.rfind('\n', 0, flag.start()) + 1:flag.start()]
+        line = text[_line_start(text, flag.start()):flag.start()]
         if _re(r'(?:(?<![A-Za-z0-9_-])-u[ \t]*[^\s-][^\s]*|sshpass)[ \t]+(?:[^\n]*[ \t])?$').search(line) is None:
             return False
         if flag[0].lower() == '-p':
@@ -811,8 +826,8 @@ def _sas_query(text: str, start: int, end: int) -> bool:
     and its permissions and address range are in Azure's format (a `q`
     permission, a three-part address: a mangled copy, trufflehog's
     negatives; the letters: learn.microsoft.com create-service-sas)."""
-    left = _re(r'[^\s"\'`<>]{0,1000}$').search(text, max(0, start - 1000), start)
-    right = _re(r'[^\s"\'`<>]{0,1000}').match(text, end)
+    left = _re(r'[^\s"\'`<>]{0,400}$').search(text, max(0, start - 2 * _NEAR), start)
+    right = _re(r'[^\s"\'`<>]{0,400}').match(text, end)
     assert left is not None and right is not None
     query = text[left.start():right.end()]
     params = dict(_re(r'(?:^|[?&=])([a-z]{2,4})=([^&]*)').findall(query))
@@ -832,12 +847,13 @@ def _header_value(value: str) -> bool:
 def _after_curl(text: str, start: int, end: int) -> bool:
     """The header is given to curl: `curl` on its line or, continued with
     `\\`, up to 5 lines above (gitleaks curl.go)."""
+    lo = max(0, start - 2 * _NEAR)
     line_start = start
     for _ in range(6):
-        line_start = text.rfind('\n', 0, max(0, line_start - 1)) + 1
+        line_start = max(text.rfind('\n', lo, max(lo, line_start - 1)) + 1, lo)
         if _re(r'(?<![a-z0-9_-])curl(?![a-z0-9_-])').search(_ascii_lower(text[line_start:start])):
             return True
-        if line_start == 0:
+        if line_start == lo:
             break
     return False
 
@@ -856,10 +872,26 @@ def _k8s_data(text: str, start: int, end: int) -> bool:
     `stringData:` (base64, or plain text), not only names; in the same
     YAML document (not past a `---`), values of 10 or more characters as
     gitleaks has them (`YmFyCg==`, 'bar', is a sample), not a template."""
-    doc_start = text.rfind('\n---', 0, start) + 1
-    doc_end = text.find('\n---', end)
-    doc_end = len(text) if doc_end < 0 else doc_end
-    lower = _ascii_lower(text)
+    # each document is judged once, however many `kind: Secret` it holds
+    seps = _document_breaks(text)
+    i = bisect.bisect_right(seps, start - 4)
+    doc_start = seps[i - 1] + 1 if i else 0
+    j = bisect.bisect_left(seps, end)
+    doc_end = seps[j] if j < len(seps) else len(text)
+    return _k8s_document(text, doc_start, doc_end)
+
+
+@functools.lru_cache(maxsize=1)
+def _document_breaks(text: str) -> list[int]:
+    """Where YAML documents break (`\n---`) in `text`, in order."""
+    return [m.start() for m in _re('\n---').finditer(text)]
+
+
+@functools.lru_cache(maxsize=16)
+def _k8s_document(text: str, doc_start: int, doc_end: int) -> bool:
+    lower = _ascii_lower(text[doc_start:doc_end])
+    text = text[doc_start:doc_end]
+    doc_start, doc_end = 0, len(text)
     data = _re(r'(?m)^[ \t]*(?:data|stringdata):[ \t]*$')
     for m in data.finditer(lower, doc_start, doc_end):
         # the block: the lines indented deeper than `data:`
@@ -883,8 +915,10 @@ def _k8s_data(text: str, start: int, end: int) -> bool:
 
 
 # the name a value is assigned to, read back from the value's start
+# (tried only where a name starts: a search anchored at the end would
+# otherwise try each character of a long name)
 _NAME_BEFORE = (
-    r'([a-z0-9_.-]+)\\?["\']?[ \t]*'
+    r'(?<![a-z0-9_.-])([a-z0-9_.-]+)\\?["\']?[ \t]*'
     r'(?:=>|:{1,3}=|\?=|\|\|=?|[!=]==?|=|:|,)[ \t]*\\?["\'`]?$'
 )
 _TEST_NAME = (
@@ -892,7 +926,7 @@ _TEST_NAME = (
     # public keys, anti-forgery tokens; and names of what is not a secret
     r'public|pubkey|pub_key|csrf|xsrf|authenticity|'
     # names of what is not a secret, after gitleaks' generic allowlist
-    r'(?:bucket|foreign|hot|idx|natural|primary|schema|sequence)[_.-]?key|'
+    r'(?<![a-z])(?:bucket|foreign|hot|idx|natural|primary|schema|sequence)[_.-]?key|'
     r'key[_.-]?(?:alias|board|code|frame|id|length|mesh|name|pair|ring|'
     r'selector|signature|size|stone|storetype|word)|'
     r'keyvaulttostoresecrets|secret[_.-]?(?:length|name|size)|usersecretsid|'
@@ -983,6 +1017,7 @@ _SERVICE_SHAPES: tuple[tuple[str, str], ...] = (
     ('poloniex', '[0-9A-Z]{8}(?:-[0-9A-Z]{8}){3}|[0-9a-f]{128}'),
     ('stytch', '[a-zA-Z0-9_-]{47}=|[a-z0-9-]{49}'),
 )
+_SERVICE_NAMES = '(?<![a-z])(?:' + '|'.join(s for s, _ in _SERVICE_SHAPES) + ')'
 # the bare names after which the service may be named on the line above
 _BARE_NAMES = frozenset({'key', 'token', 'secret', 'apikey', 'api_key', 'api-key'})
 # token prefixes of a service with one exact format (trufflehog 3ab759fe
@@ -1044,19 +1079,24 @@ def _service_shape(text: str, start: int, end: int) -> bool:
             # _NEAR_COPY at its end (a truncated copy); a character out of
             # the alphabet within the format's length is a mangled copy
             return body >= n or (body >= n - _NEAR_COPY and run.end() == len(value))
-    line_start = text.rfind('\n', 0, start) + 1
+    line_start = _line_start(text, start)
     window = _ascii_lower(text[line_start:start])
     name = _re(_NAME_BEFORE).search(window)
-    if line_start > 0:
-        above = _ascii_lower(text[text.rfind('\n', 0, line_start - 1) + 1:line_start])
+    if line_start > 0 and text[line_start - 1] == '\n':
+        above = _ascii_lower(text[_line_start(text, line_start - 1):line_start])
         # a bare `Key=` after a log line naming the service, or a field of
         # a YAML block the service names (`auth0_credentials:` above it)
         if name is None or name[1] in _BARE_NAMES or \
                 _re(r'[ \t]*[a-z0-9_.-]+:[ \t]*\n').fullmatch(above):
             window = above + window
+    # the services named: one search for any name, then each name found
+    # told apart (a search per service would cost as many passes)
+    named = {m[0] for m in _re(_SERVICE_NAMES).finditer(window)}
+    if not named:
+        return True
     shapes = [
         shape for service, shape in _SERVICE_SHAPES
-        if _re(f'(?<![a-z]){service}').search(window)
+        if any(_re(service).fullmatch(n) for n in named)
     ]
     return not shapes or any(_re(s).fullmatch(value) for s in shapes)
 
@@ -1078,7 +1118,7 @@ def _parameters(text: str, start: int, end: int) -> bool:
 def _not_a_test_name(text: str, start: int, end: int) -> bool:
     """`fakeToken = "..."`, `publicKey: ...`: test values and public keys
     are named so (gitleaks' generic rule has the same stop words)."""
-    line_start = max(text.rfind('\n', 0, start) + 1, start - 120)
+    line_start = _line_start(text, start, 120)
     before = text[line_start:start]
     # a name and a value as two arguments: the name is a whole quoted
     # identifier opening the call (`Set("X-Api-Key", "...")`), not a
@@ -1102,18 +1142,29 @@ def _named_value(text: str, end: int) -> tuple[int, int] | None:
     name (`token`, `key`...): its span, if it is a whole run of at most 200
     characters.  Each name costs a bounded look, so the text is read in
     linear time."""
+    window = text[end:end + _NAMED_WINDOW]
+    m = _re(_CANDIDATE).search(window)
+    if m is None:
+        return None
+    start = end + m.start()
+    run = _re(r'[A-Za-z0-9+/_=~.-]{0,201}').match(text, start)
+    assert run is not None
+    stop = run.end()
+    # a run of over 200 characters is data, not a value: the cheapest look
+    # first, so that a keyword repeated inside one long run (`token_token_...`)
+    # costs two regex calls each
+    if stop - start > 200:
+        return None
     # the whole name the word is part of: `csrf_token`, `secret_length`
     before = _re(r'[A-Za-z0-9_.-]*$').search(text, max(0, end - 60), end)
     after = _re(r'[A-Za-z0-9_-]*').match(text, end, end + 60)
     name = (before[0] if before else '') + (after[0] if after else '')
     if _re(_TEST_NAME).search(_ascii_lower(name).rstrip('.-_')):
         return None
-    window = text[end:end + _NAMED_WINDOW]
-    m = _re(_CANDIDATE).search(window)
     # on the same line, not the body of a key block (`KEY-----\\n...`),
     # not a part of an expression (`'ghp_' + '...'`, `{text: ...}`) or the
     # next item of a list
-    if m is None or _re(r'[\n+{}()\[\];,]|--').search(window, 0, m.start()):
+    if _re(r'[\n+{}()\[\];,]|--').search(window, 0, m.start()):
         return None
     # joined by a hyphen to a name of more words, it is the rest of that
     # name (`bedrock-api-key-YmVk...`), not a value after it; a bare
@@ -1126,12 +1177,8 @@ def _named_value(text: str, end: int) -> tuple[int, int] | None:
     assigned = _re(r'[ \t]*(?::=|=|:)[ \t]*[A-Za-z0-9_.-]+[ \t]').match(window)
     if assigned is not None and m.start() >= assigned.end():
         return None
-    start = end + m.start()
-    run = _re(r'[A-Za-z0-9+/_=~.-]{0,201}').match(text, start)
-    assert run is not None
-    stop = run.end()
     # not the tail of a longer, odd value (`'?1EC2...'`, `%c^wz94...`)
-    if stop - start > 200 or (start > 0 and text[start - 1] in '@:%$?^*#&') or \
+    if (start > 0 and text[start - 1] in '@:%$?^*#&') or \
             _re(r'["\']?[ \t]*\+').match(text, stop):
         return None
     return start, stop
@@ -2282,6 +2329,119 @@ RULES: tuple[_Rule, ...] = (
         negatives=('r8_{A:36}', 'r8_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
         source='trufflehog pkg/detectors/replicate',
     ),
+    # -- a service's key known by its own prefix and length (kingfisher's
+    # rules, data/rules/<file>.yml, each rule's id in its source) -----------
+    _token(
+        'circleci-pat', 'CircleCI token', 'CCIPAT_',
+        f'[{_B62}]{{22}}_[a-z0-9]{{40}}', ('ccipat_',), _real,
+        entropy=3.0,
+        positives=('CCIPAT_{A:22}_{a:40}', 'export CIRCLECI_TOKEN=CCIPAT_{A:22}_{a:40}',),
+        negatives=('CCIPAT_{A:22}_{a:39}', 'CCIPAT_{A:21}_{a:40}',),
+        source='kingfisher data/rules/circleci.yml (kingfisher.circleci.1); circleci.com/docs/managing-api-tokens',
+    ),
+    _token(
+        'posthog-personal-key', 'PostHog key', 'phx_', f'[{_B62}_]{{43}}',
+        ('phx_',), _random_looking,
+        entropy=3.0,
+        positives=('phx_{A:43}', 'posthog = phx_{A:43}',),
+        negatives=('phx_{A:42}', 'phx_{A:44}',),
+        source='kingfisher data/rules/posthog.yml (kingfisher.posthog.1)',
+    ),
+    _token(
+        'supabase-token', 'Supabase token', 'sbp_', '[a-z0-9]{40}', ('sbp_',),
+        entropy=3.0,
+        positives=('sbp_{h:40}', 'export SUPABASE_ACCESS_TOKEN=sbp_{a:40}',),
+        negatives=('sbp_{h:39}', 'sbp_{h:41}',),
+        source='kingfisher data/rules/supabasetoken.yml (kingfisher.supabase.1); supabase.com/docs/guides/platform/access-control',
+    ),
+    _token(
+        'nvidia-api-key', 'NVIDIA key', 'nvapi-', f'[{_URLSAFE}]{{64}}',
+        ('nvapi-',), end=f'(?![{_URLSAFE}])',
+        entropy=3.0,
+        positives=('nvapi-{u:64}', 'NVIDIA_API_KEY=nvapi-{u:64}',),
+        negatives=('nvapi-{u:63}', 'nvapi-{u:65}',),
+        source='kingfisher data/rules/nvidia.yml (nvidia NIM API keys)',
+    ),
+    _token(
+        'mongodb-atlas-service-account-secret', 'MongoDB Atlas key', 'mdb_sa_sk_',
+        f'[{_URLSAFE}]{{40}}', ('mdb_sa_sk_',), end=f'(?![{_URLSAFE}])',
+        entropy=3.0,
+        positives=('mdb_sa_sk_{u:40}', 'MDB_MCP_API_CLIENT_SECRET=mdb_sa_sk_{u:40}',),
+        negatives=('mdb_sa_sk_{u:39}', 'mdb_sa_id_{u:40}',),
+        source='kingfisher data/rules/mongodb.yml (kingfisher.mongodb.4)',
+    ),
+    _token(
+        'nuget-api-key', 'NuGet key', 'oy2', '[a-z0-9]{43}', ('oy2',),
+        _with_digit,
+        entropy=3.5,
+        positives=('oy2{a:43}', 'dotnet nuget push -k oy2{a:43}',),
+        negatives=('oy2{a:42}', 'oy2{a:44}',),
+        source='kingfisher data/rules/nuget.yml (kingfisher.nuget.1)',
+    ),
+    _token(
+        'contentful-pat', 'Contentful token', 'CFPAT-', f'[{_URLSAFE}]{{43,64}}',
+        ('cfpat-',), end=f'(?![{_URLSAFE}])',
+        entropy=3.0,
+        positives=('CFPAT-{u:43}', 'CONTENTFUL_MANAGEMENT_TOKEN=CFPAT-{u:43}',),
+        negatives=('CFPAT-{u:42}', 'CFPAT-{u:65}',),
+        source='kingfisher data/rules/contentful.yml (kingfisher.contentful.1)',
+    ),
+    _token(
+        'ubidots-token', 'Ubidots token', 'BBFF-', f'[{_B62}]{{30}}', ('bbff-',),
+        entropy=3.0,
+        positives=('BBFF-{A:30}', 'UBIDOTS_TOKEN=BBFF-{A:30}',),
+        negatives=('BBFF-{A:29}', 'BBFF-{A:31}',),
+        source='kingfisher data/rules/ubidots.yml (kingfisher.ubidots.1)',
+    ),
+    _token(
+        'google-oauth-access-token', 'Google OAuth token', r'ya29\.',
+        f'[{_URLSAFE}]{{30,}}', ('ya29.',), _random_looking,
+        end=f'(?![{_URLSAFE}])',
+        entropy=3.0,
+        positives=('ya29.{u:60}', 'Authorization: Bearer ya29.{u:120}',),
+        negatives=('ya29.{u:29}', 'ya29.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',),
+        source='kingfisher data/rules/googleoauth2.yml (kingfisher.google.oauth2.1)',
+    ),
+    _token(
+        'hubspot-private-app-token', 'HubSpot token', 'pat-(?:na|eu)1-',
+        '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}',
+        ('pat-na1-', 'pat-eu1-'), _real,
+        entropy=3.0,
+        positives=('pat-na1-{uuid}', 'Authorization: Bearer pat-eu1-{uuid}',),
+        negatives=('pat-na2-{uuid}', 'pat-na1-{h:8}-{h:4}-{h:4}-{h:12}',),
+        source='kingfisher data/rules/hubspot.yml (kingfisher.hubspot.1)',
+    ),
+    _token(
+        'zoho-token', 'Zoho token', r'1000\.', r'[a-f0-9]{32}\.[a-f0-9]{32}',
+        ('1000.',),
+        entropy=3.0,
+        positives=('1000.{h:32}.{h:32}', 'ZOHO_REFRESH_TOKEN=1000.{h:32}.{h:32}',),
+        negatives=('1000.{h:32}.{h:31}', '1000.{h:31}.{h:32}',),
+        source='kingfisher data/rules/zohocrm.yml (kingfisher.zohocrm.1)',
+    ),
+    _token(
+        'voiceflow-key', 'Voiceflow key', r'VF\.(?:DM|WS)\.',
+        rf'[a-f0-9]{{24}}\.[{_B62}]{{16}}', ('vf.dm.', 'vf.ws.'),
+        entropy=3.0,
+        positives=('VF.DM.{h:24}.{A:16}', 'VOICEFLOW_API_KEY=VF.WS.{h:24}.{A:16}',),
+        negatives=('VF.DM.{h:24}.{A:15}', 'VF.XX.{h:24}.{A:16}',),
+        source='kingfisher data/rules/voiceflow.yml (kingfisher.voiceflow.1)',
+    ),
+    _token(
+        'clickup-token', 'ClickUp token', 'pk_', '[0-9]{6,9}_[A-Z0-9]{32}',
+        ('pk_',), _with_digit,
+        entropy=3.0,
+        positives=('pk_{d:7}_{U:32}', 'CLICKUP_TOKEN=pk_{d:8}_{U:32}',),
+        negatives=('pk_{d:7}_{U:31}', 'pk_{d:5}_{U:32}',),
+        source='kingfisher data/rules/clickup.yml (kingfisher.clickup.1)',
+    ),
+    _token(
+        'buildkite-token', 'Buildkite token', 'bkua_', '[a-z0-9]{40}', ('bkua_',),
+        entropy=3.0,
+        positives=('bkua_{a:40}', 'BUILDKITE_API_TOKEN=bkua_{a:40}',),
+        negatives=('bkua_{a:39}', 'bkua_{a:41}',),
+        source='kingfisher data/rules/buildkite.yml (kingfisher.buildkite.1); trufflehog pkg/detectors/buildkite/v2',
+    ),
     _token(
         'perplexity-key', 'Perplexity key', 'pplx-', f'[{_B62}]{{48}}',
         ('pplx-',), _random_looking,
@@ -3045,26 +3205,32 @@ RULES: tuple[_Rule, ...] = (
         source='semgrep-rules generic/secrets/security/detected-hockeyapp',
     ),
     # `the slack token - 'xoxb...'`, `Using Key=...`, `api key is ...`: a
-    # value a few words after the word that names it
+    # value a few words after the word that names it; a service's `PRIVATE`
+    # or `ACCESS` key too (`pandadoc ACCESS <40>`, kingfisher's examples of
+    # services it knows by name and we do not), when the value is random
     _Rule(
         'named-value', 'credential after its name',
         # a run of 20 within the next 40 characters, or the name is skipped
         # without a look from Python
-        r'(?:token|key|secret|passw(?:or)?d|credential)s?(?![a-z])'
+        r'(?:token|key|secret|passw(?:or)?d|credential|private|access)s?(?![a-z])'
         r'(?=[^\n]{0,40}?[a-z0-9+/_=~.-]{20})',
-        ('token', 'key', 'secret', 'passw', 'credential'), _random_value,
+        ('token', 'key', 'secret', 'passw', 'credential', 'private', 'access'), _random_value,
         lower=True, generic=True, long=False, locate=_named_value,
         anchored=True,
         entropy=0.0,
-        positives=('the deploy token is {A:32}', "slack token - '{A:40}'",),
+        positives=('the deploy token is {A:32}', "slack token - '{A:40}'", 'pandadoc ACCESS {A:40}',),
         negatives=(
             'the key fix was in commit {h:40}', 'token budget is 4000 tokens',
             # a hyphenated compound of words (this project's own docs)
             'tokens by the 1-CJK-char-per-token estimate',
             # letters in alphabet order between digits: a documented sample
             "the secret is 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4'",
+            'private static final String ENDPOINT_PATH = "/v1/accounts/{a:8}";',
         ),
-        source='gitleaks cmd/generate/config/rules/generic.go',
+        source=(
+            'gitleaks cmd/generate/config/rules/generic.go; kingfisher '
+            'data/rules/*.yml (`<service> PRIVATE|ACCESS <key>` examples)'
+        ),
     ),
 )
 
@@ -3191,11 +3357,29 @@ def _f_string_field(text: str, start: int, end: int) -> bool:
     ).search(text, max(0, start - 4), start) is not None
 
 
-def _hits(text: str, lower: str, rule: _Rule) -> list[tuple[int, int]]:
+def _hits(
+        text: str, lower: str, rule: _Rule, taken: bytearray,
+        judged: dict[tuple[int, int], bool],
+) -> list[tuple[int, int]]:
+    """The rule's values.  A generic rule's value inside one found before
+    is not judged again; what is judged of a value whatever the rule (its
+    surroundings) is judged once per value (`judged`): each value costs
+    bounded work however many rules match it."""
     ret = []
     regex = _re(rule.pattern)
+    # a name followed by a run of over 200 token characters has no value
+    # (_named_value's rule): the names inside one such run are skipped
+    # after a look at the first, not looked at one by one
+    dead = -1
     for m in _matches(rule, text, lower):
         if rule.locate is not None:
+            if m.end() < dead:
+                continue
+            run = _re(r'[A-Za-z0-9+/_=~.-]*').match(text, m.end())
+            assert run is not None
+            if run.end() - m.end() > 200:
+                dead = run.end() - 200
+                continue
             span = rule.locate(text, m.end())
             if span is None:
                 continue
@@ -3203,8 +3387,12 @@ def _hits(text: str, lower: str, rule: _Rule) -> list[tuple[int, int]]:
         else:
             groups = range(regex.groups, 0, -1)
             start, end = m.span(next((i for i in groups if m[i] is not None), 0))
+        if rule.generic and taken.find(1, start, end) >= 0:
+            # (part of) a key of a specific kind, or a value a generic
+            # rule before this one found
+            continue
         value = text[start:end]
-        if _cut(text, start, end) or _f_string_field(text, start, end):
+        if not _surroundings(text, start, end, judged, False):
             continue
         if value.lower() not in _PUBLISHED and rule.check(value) and entropy(value) >= rule.entropy and (
                 rule.any_value or
@@ -3212,10 +3400,28 @@ def _hits(text: str, lower: str, rule: _Rule) -> list[tuple[int, int]]:
         ) and (
                 rule.context is None or rule.context(text, start, end)
         ) and (
-                not rule.generic or _service_shape(text, start, end)
+                not rule.generic or _surroundings(text, start, end, judged, True)
         ):
             ret.append((start, end))
+            if rule.generic:
+                taken[start:end] = b'\x01' * (end - start)
     return ret
+
+
+def _surroundings(
+        text: str, start: int, end: int, judged: dict[tuple[int, int], bool],
+        generic: bool,
+) -> bool:
+    """Whether the value's surroundings let it be a credential: not cut by
+    an odd character, not an f-string's field, and (for a generic rule)
+    in the shape of the service the text names.  Memoised per value."""
+    key = (start, -end if generic else end)
+    if key not in judged:
+        judged[key] = (
+            _service_shape(text, start, end) if generic
+            else not (_cut(text, start, end) or _f_string_field(text, start, end))
+        )
+    return judged[key]
 
 
 def _unescaped(text: str) -> str:
@@ -3242,18 +3448,22 @@ def spans(text: str) -> list[tuple[int, int, str]]:
     rules = _active(text, lower)
 
     hits: list[tuple[int, int, str]] = []  # value start, value end, kind
+    # the characters of the values found, marked: an overlap is a look at
+    # the value's own span (a list of spans to compare would cost time
+    # quadratic in the number of values)
+    taken = bytearray(len(text))
+    judged: dict[tuple[int, int], bool] = {}
     for rule in rules:
         if not rule.generic:
-            hits.extend((s, e, rule.kind) for s, e in _hits(text, lower, rule))
-    taken = [(s, e) for s, e, _ in hits]
+            hits.extend((s, e, rule.kind) for s, e in _hits(text, lower, rule, taken, judged))
+    for s, e, _ in hits:
+        taken[s:e] = b'\x01' * (e - s)
     for rule in rules:
         if rule.generic:
-            for start, end in _hits(text, lower, rule):
-                # skip a value that is (part of) a key of a specific kind,
-                # or one a generic rule before this one found
-                if not any(s < end and start < e for s, e in taken):
-                    hits.append((start, end, rule.kind))
-                    taken.append((start, end))
+            hits.extend((s, e, rule.kind) for s, e in _hits(text, lower, rule, taken, judged))
+    # the per-text memos hold the text: let it go
+    _document_breaks.cache_clear()
+    _k8s_document.cache_clear()
 
     hits.sort()
     return hits

@@ -557,6 +557,85 @@ def test_linear_time_on_1_mb_lines() -> None:
     assert slow == []
 
 
+def _hostile() -> Any:
+    """tests/corpus/secrets/hostile.py (a script, not a package module)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location('hostile', CORPUS / 'hostile.py')
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class _Counting:
+    """A compiled pattern that adds to `work` what each call may read: the
+    characters of its window for a search (`search`, `finditer`, `sub`...),
+    the characters matched for a match at a position."""
+
+    def __init__(self, pattern: re.Pattern[str], work: list[int]) -> None:
+        self.pattern = pattern
+        self.groups = pattern.groups
+        self.work = work
+
+    def _window(self, string: str, pos: int = 0, endpos: int = 1 << 62) -> None:
+        self.work[0] += max(0, min(endpos, len(string)) - pos) + 1
+
+    def search(self, string: str, *span: int) -> re.Match[str] | None:
+        self._window(string, *span)
+        return self.pattern.search(string, *span)
+
+    def fullmatch(self, string: str, *span: int) -> re.Match[str] | None:
+        self._window(string, *span)
+        return self.pattern.fullmatch(string, *span)
+
+    def finditer(self, string: str, *span: int) -> Any:
+        self._window(string, *span)
+        return self.pattern.finditer(string, *span)
+
+    def findall(self, string: str, *span: int) -> Any:
+        self._window(string, *span)
+        return self.pattern.findall(string, *span)
+
+    def split(self, string: str) -> list[str]:
+        self._window(string)
+        return self.pattern.split(string)
+
+    def sub(self, repl: Any, string: str) -> str:
+        self._window(string)
+        return self.pattern.sub(repl, string)
+
+    def match(self, string: str, *span: int) -> re.Match[str] | None:
+        m = self.pattern.match(string, *span)
+        self.work[0] += (m.end() - m.start() if m else 0) + 1
+        return m
+
+
+def test_work_is_linear_on_every_hostile_shape(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every hostile shape (tests/corpus/secrets/hostile.py: each rule's
+    keywords repeated with each separator, before long runs, its prefixes,
+    its samples repeated...) costs work linear in its size: what the regexes
+    are given to read, counted, not timed.  Four times the text costs at
+    most about four times the work (quadratic work would cost 16 times),
+    and no shape costs more than a bounded amount per character."""
+    from agitmem import secrets
+    hostile = _hostile()
+    work = [0]
+    compiled = secrets._re
+    monkeypatch.setattr(secrets, '_re', lambda p: _Counting(compiled(p), work))
+    per_char: dict[str, list[float]] = {}
+    for size in (1024, 4096):
+        for name, text in hostile.shapes(size):
+            work[0] = 0
+            scan(text, 'n.md')
+            per_char.setdefault(name, []).append(work[0] / len(text))
+    superlinear = [
+        (name, small, big) for name, (small, big) in per_char.items()
+        if big > 1.25 * small + 2
+    ]
+    assert superlinear == []
+    assert max(big for _, big in per_char.values()) < 400
+
+
 @pytest.mark.parametrize('line', [
     # a character no key holds cuts the value: a mangled copy, not a key
     "ramp token - 'ramp_sec_" + _r(19) + '?' + _r(28) + "'",
@@ -875,13 +954,15 @@ def _corpus(name: str) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize(('part', 'floor'), (
-    # bare texts, measured in round 8: 0.936, 0.684, 0.759
-    ('peers', 0.93), ('fresh', 0.68), ('fresh2', 0.75),
+    # bare texts, measured in round 8: 0.936, 0.684, 0.759; fresh3 read
+    # and tuned on in round 9: 0.350 (0.322 before)
+    ('peers', 0.93), ('fresh', 0.68), ('fresh2', 0.75), ('fresh3', 0.345),
 ))
 def test_recall_floor_on_the_parts_read(part: str, floor: float) -> None:
     """Recall on the parts read while tuning does not fall below what was
-    measured (the held-out families and fresh3 are measured by
-    bench/secrets.py only, so that no test is tuned against them)."""
+    measured (the held-out families are measured by bench/secrets.py
+    only, so that no test is tuned against them; fresh3 was read in
+    round 9)."""
     secrets = [
         c for c in _corpus(part) if c['label'] == 'secret' and
         not (part == 'peers' and c['heldout'])
