@@ -430,3 +430,44 @@ def test_the_tests_a_request_names(prompt: str | None, named: list[str]) -> None
 ])
 def test_the_places_the_decisions_keep_out_of_the_work(decisions: list[str], places: list[str]) -> None:
     assert phrases.excluded_places(decisions) == places
+
+
+@pytest.mark.parametrize('said', [
+    'A few directions from here:\n\n1. Wire the helper in\n2. Bump the library\n3. Add logging\n\nWhich would you like me to start with?',
+    'Ich sehe ein Dockerfile mit zwei Stages. Was soll ich daran als Nächstes ändern?',
+    'Womit sollen wir anfangen?',
+    "J'ai relu le fichier. Que dois-je changer ensuite ?",
+    "Par quoi je commence : les tests ou le parseur ?",
+    'He leído el script. ¿Qué debo cambiar ahora?',
+    '¿Por dónde empiezo?',
+])
+def test_a_question_what_to_do_in_more_phrasings_and_languages_is_open(said: str) -> None:
+    asked = phrases.asks(said)
+    assert asked is not None and phrases.open_question(asked)
+
+
+@pytest.mark.parametrize('said', [
+    'Should I wire the helper into intercept now?',
+    'Soll ich den User in der runtime-Stage anlegen?',
+    '¿Sigo con el fallback en previous_tag?',
+])
+def test_asking_to_go_ahead_with_one_step_is_not_an_open_question(said: str) -> None:
+    assert not phrases.open_question(phrases.asks(said) or '')
+
+
+@pytest.mark.parametrize(('prompt', 'gated'), [
+    ('run the suite and push the branch if it is green', True),
+    ('commit once the tests pass', True),
+    ('do the tests pass now? if so, commit', True),
+    ('¿ya pasan los tests de bats? si es así, haz commit', True),
+    ('Wenn die Tests grün sind, committe bitte', True),
+    ('Si les tests passent, pousse la branche', True),
+    ('如果测试通过就提交', True),
+    ('测试过了就推送', True),
+    ('push the branch', False),
+    ('commit when you are done', False),
+    ('fix the rounding, then commit', False),
+    (None, False),
+])
+def test_a_request_that_waits_on_a_pass(prompt: str | None, gated: bool) -> None:
+    assert phrases.on_pass(prompt) is gated
