@@ -450,14 +450,18 @@ def open_question(text: str) -> bool:
 _GO_ON_WORDS = (
     r'(?:please\s+)?(?:continue|go\s+on|carry\s+on|keep\s+going|proceed|resume|go\s+ahead|next|do\s+it|'
     r'pick\s+up\s+where\s+you\s+left\s+off|continue\s+where\s+you\s+left\s+off|ok(?:ay)?|yes|sure|thanks?|'
-    r'继续|接着(?:做|来|干)?|好的?|可以|开始吧?|继续吧|继续做|继续干|往下做|请继续|嗯)'
+    r'继续|接着(?:做|来|干)?|好的?|可以|开始吧?|继续吧|继续做|继续干|往下做|请继续|嗯|'
+    # a greeting asks for no work: "hi again", "Hallo, bin wieder da", "我回来了"
+    r"hi|hello|hey|hallo|hola|bonjour|salut|again|(?:i'?m\s+|i\s+am\s+)?back(?:\s+from\s+\w+)?|"
+    r'(?:ich\s+)?bin\s+wieder\s+da|(?:je\s+suis\s+)?de\s+retour|(?:ya\s+)?(?:estoy\s+)?de\s+vuelta|你好|嗨|哈喽|我?回来了)'
     r'(?:\s+(?:please|with\s+the\s+task|working|on))?'
 )
 _GO_ON = re.compile(rf'^[\W_]*{_GO_ON_WORDS}(?:[\W_]+{_GO_ON_WORDS})*[\W_]*$', re.I)
 
 
 def goes_on(prompt: str) -> bool:
-    """The prompt only tells the agent to go on (no request of its own)."""
+    """The prompt only tells the agent to go on, or greets it (no request
+    of its own)."""
     return bool(_GO_ON.match(' '.join((prompt or '').split())))
 
 
@@ -577,7 +581,7 @@ _EXCLUDES = re.compile(
     r"\b(?:do\s+not|don'?t|never|must\s+not|shouldn'?t)\s+(?:be\s+)?(?:edit|touch|chang|modif|hand[\s-]?edit)\w*"
     r'|\bfrozen\b|\bread[\s-]only\b|\b(?:re)?generated\b|\bbuild\s+output\b|\bgenerator\s+output\b|\bleave\s+(?:it|them|as\s+is)\b'
     r'|\bkeep\s+(?:it|them)\s+as\s+(?:it|they)\s+(?:is|are)\b|\bvendored\b|\bhands\s+off\b'
-    r'|冻结|不要?改|别(?:改|动)|不要动|只读|(?:自动)?生成的|禁止修改',
+    r'|冻结|不要?改|别(?:改|动)|不要?动|只读|(?:自动)?生成的|禁止修改|保持原样|原样保留',
     re.I,
 )
 _CLAUSE_END = re.compile(r'(?<=[.;:!?。；：])\s+|(?<=[；：。])')

@@ -183,6 +183,9 @@ _FAMILIES = {
     'js': 'js', 'jsx': 'js', 'mjs': 'js', 'cjs': 'js', 'ts': 'js', 'tsx': 'js', 'mts': 'js', 'cts': 'js',
     'py': 'py', 'pyi': 'py', 'c': 'c', 'h': 'c', 'cc': 'c', 'cpp': 'c', 'cxx': 'c', 'hpp': 'c', 'hh': 'c',
     'yml': 'yaml', 'yaml': 'yaml', 'sh': 'sh', 'bash': 'sh', 'kt': 'jvm', 'kts': 'jvm', 'java': 'jvm',
+    # fixed-form and free-form Fortran (a legacy .f beside a .f90) hold the same code
+    'f': 'fortran', 'for': 'fortran', 'ftn': 'fortran', 'f77': 'fortran', 'f90': 'fortran', 'f95': 'fortran',
+    'f03': 'fortran', 'f08': 'fortran', 'erl': 'erlang', 'hrl': 'erlang', 'ex': 'elixir', 'exs': 'elixir',
 }
 
 

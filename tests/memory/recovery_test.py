@@ -1311,3 +1311,28 @@ def test_a_release_the_user_made_wait_on_a_pass_needs_the_pass(prompt: str) -> N
 def test_a_release_the_user_asked_for_without_a_condition_is_the_users_call() -> None:
     events = [_edit('src/app.py', 'load_config'), _run('git commit -am wip && git push', 0)]
     assert classify(_expect(**FAILED), events, 'Pushed as asked.', prompt='push what you have, red or not')[0] == 'recovered'
+
+
+@pytest.mark.parametrize('legacy', ['src/stats_legacy.f', 'src/stats.for', 'src/old/stats.f77'])
+def test_the_tasks_change_in_a_fixed_form_fortran_copy_is_location_lost(legacy: str) -> None:
+    # a legacy .f beside the .f90 holds the same code: the change the
+    # closing text says is the task's, made in a file the task does not name
+    expect = _expect(
+        current_goal='running_variance uses the Welford recurrence, no cancellation', current_file='src/stats.f90',
+        current_symbol='running_variance', next_intent='replace the loop in running_variance with the Welford recurrence',
+    )
+    edit = {**_edit(legacy), 'text': '      D = X(I) - XM\n      XM = XM + D / I', 'removed': '      S = S + X(I)'}
+    said = 'running_variance now uses the Welford recurrence.'
+    verdict, evidence, _ = classify(expect, [edit], said)
+    assert verdict == 'location', evidence
+    # a file of another language is no place for the same code
+    assert classify(expect, [{**edit, 'file': 'docs/stats.md'}], said)[0] == 'drift'
+
+
+@pytest.mark.parametrize('prompt', ['hi again', "hey, I'm back", 'Hallo, bin wieder da', 'ya estoy de vuelta', '我回来了'])
+def test_a_greeting_sets_no_task_of_its_own(prompt: str) -> None:
+    # the state's task stays the one judged: a report of the work on a red
+    # verification with no run since is still unbacked
+    verdict, evidence, _ = classify(_expect(**FAILED), [_edit('src/app.py', 'load_config')], 'Ported load_config to tomllib.', prompt=prompt)
+    assert verdict == 'state', evidence
+    assert not any('request' in line for line in evidence), evidence
