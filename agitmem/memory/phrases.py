@@ -364,6 +364,8 @@ _EN_ASKS = (
     # that failure, or is there something else ...?"
     r'\bor\s+(?:is\s+there\s+)?(?:something|anything)\s+else\b',
     r',\s*or\b[^.!?\n]{0,160}\?',
+    # options listed, then "Which would you like me to start with?"
+    r'\bwhich\s+(?:would|do|should|shall)\s+(?:you|i|we)\b',
 )
 _ZH_ASKS = (
     r'(?:你|您)[^。！？\n]{0,4}?(?:想|希望|需要|要)(?:让我|我)?[^。！？\n]{0,4}?(?:什么|哪)',
@@ -380,6 +382,19 @@ _ZH_ASKS = (
     r'(?:是否|要不要|需不需要)(?:继续|让我)',
     r'(?:哪个|哪一个|哪项|哪部分)(?:任务|文件|部分)?',
     r'等待(?:你的|您的)?(?:指示|确认|说明)',
+)
+# French, German, Spanish: "what should I (change next)?", "which do you
+# prefer?", "where do I start?": the choice of work asked of the user
+_OTHER_ASKS = (
+    r'\bque\s+(?:dois|devrais|veux|puis)-je\b',
+    r"\bqu['’]est-ce\s+que\s+(?:je|tu|vous)\s+(?:dois|devrais|veux|voulez|souhaitez)\b",
+    r'\bpar\s+(?:quoi|où|lequel|laquelle)\s+(?:je\s+)?(?:commence|dois-je|veux-tu|voulez-vous)\b',
+    r'\b(?:lequel|laquelle|lesquel(?:le)?s)\b[^.?!\n]{0,60}\b(?:préf[èé]re[sz]?|veux|voulez|souhaites?|souhaitez)\b',
+    r'\b(?:was|womit|wo)\s+soll(?:en|te|ten)?\s+(?:ich|wir)\b', r'\bwie\s+soll(?:en)?\s+(?:ich|wir)\s+weiter',
+    r'\bwelche[nsrm]?\b[^.?!\n]{0,60}\b(?:soll(?:en)?\s+(?:ich|wir)|möchtest|willst|möchten\s+sie)\b',
+    r'\bqué\s+(?:debo|debería|hago|hacemos|quieres\s+que|prefieres\s+que)\b',
+    r'\bpor\s+(?:dónde|donde|cuál|cual)\s+(?:empiezo|empezamos|sigo|seguimos|continúo|continuamos)\b',
+    r'\bcuál\b[^.?!\n]{0,60}\b(?:prefieres|quieres|debo|hago)\b', r'\bcómo\s+(?:sigo|seguimos|continúo|procedo)\b',
 )
 # the choice of work left to the user, without a question: "your call",
 # "先等你的指示", "Dis-moi ce que tu veux", "sag mir, was du willst"
@@ -409,7 +424,7 @@ _RESTATE_ASKS = (
     r'提醒(?:我|一下)', r'(?:要|该)(?:做|改)什么来着', r'之前(?:要|让我)(?:做|改)(?:什么|哪)',
     r'何を(?:すれば|する(?:予定|はず)だった|していた)', r'思い出させて',
 )
-_ASK = re.compile('|'.join(_EN_ASKS + _ZH_ASKS + _DEFERS + _RESTATE_ASKS), re.I)
+_ASK = re.compile('|'.join(_EN_ASKS + _ZH_ASKS + _OTHER_ASKS + _DEFERS + _RESTATE_ASKS), re.I)
 _QUESTION_END = re.compile(r'[?？]\s*[)"\'”」]*\s*$|吗\s*[。.]?\s*$')
 
 
@@ -435,14 +450,18 @@ def open_question(text: str) -> bool:
 _GO_ON_WORDS = (
     r'(?:please\s+)?(?:continue|go\s+on|carry\s+on|keep\s+going|proceed|resume|go\s+ahead|next|do\s+it|'
     r'pick\s+up\s+where\s+you\s+left\s+off|continue\s+where\s+you\s+left\s+off|ok(?:ay)?|yes|sure|thanks?|'
-    r'继续|接着(?:做|来|干)?|好的?|可以|开始吧?|继续吧|继续做|继续干|往下做|请继续|嗯)'
+    r'继续|接着(?:做|来|干)?|好的?|可以|开始吧?|继续吧|继续做|继续干|往下做|请继续|嗯|'
+    # a greeting asks for no work: "hi again", "Hallo, bin wieder da", "我回来了"
+    r"hi|hello|hey|hallo|hola|bonjour|salut|again|(?:i'?m\s+|i\s+am\s+)?back(?:\s+from\s+\w+)?|"
+    r'(?:ich\s+)?bin\s+wieder\s+da|(?:je\s+suis\s+)?de\s+retour|(?:ya\s+)?(?:estoy\s+)?de\s+vuelta|你好|嗨|哈喽|我?回来了)'
     r'(?:\s+(?:please|with\s+the\s+task|working|on))?'
 )
 _GO_ON = re.compile(rf'^[\W_]*{_GO_ON_WORDS}(?:[\W_]+{_GO_ON_WORDS})*[\W_]*$', re.I)
 
 
 def goes_on(prompt: str) -> bool:
-    """The prompt only tells the agent to go on (no request of its own)."""
+    """The prompt only tells the agent to go on, or greets it (no request
+    of its own)."""
     return bool(_GO_ON.match(' '.join((prompt or '').split())))
 
 
@@ -477,6 +496,41 @@ def asks_status(prompt: str) -> bool:
     # "好了没", "过了吗": a Chinese question needs no mark, its particle asks
     asked = [p for p in parts if (_QUESTION_END.search(p) or re.search(r'[吗么没呢][\W_]*$', p)) and _STATUS.search(p)]
     return len(said) <= 120 and bool(asked) and all(p in asked or goes_on(p) for p in parts)
+
+
+# a request that makes its work wait on a pass: "push the branch if it is
+# green", "¿ya pasan los tests? si es así, haz commit", "如果测试通过就提交"
+_EN_ON_PASS = (
+    r'\b(?:if|once|when|provided|as\s+long\s+as)\b[^.;!?\n]{0,60}?\b(?:green|pass(?:es|ed|ing)?|succeed\w*|clean)\b',
+    r'\bif\s+(?:so|yes|they\s+do|it\s+does)\b',
+)
+_ZH_ON_PASS = (
+    r'(?:如果|若|假如|要是|一旦|只要)[^。！？\n]{0,30}?(?:通过|过了|绿|跑通|没问题)', r'(?:通过|过了|绿了|跑通了?)(?:的话)?就',
+    r'(?:如果|要是)?是的话', r'如果(?:是|可以|行)',
+)
+_OTHER_ON_PASS = (
+    r'\b(?:si|une\s+fois\s+que|quand|dès\s+que)\b[^.;!?\n]{0,60}?\b(?:passent|passe|verts?|réussi\w*)\b',
+    r"\bsi\s+(?:oui|c['’]est\s+le\s+cas)\b",
+    r'\b(?:wenn|falls|sobald)\b[^.;!?\n]{0,60}?\b(?:grün|durchlaufen|durchläuft|bestanden|bestehen|klappt)\b',
+    r'\b(?:wenn|falls)\s+ja\b', r'\bwenn\s+(?:das|dem)\s+so\s+ist\b',
+    r'\b(?:si|cuando|una\s+vez\s+que)\b[^.;!?\n]{0,60}?\b(?:pasan?|verdes?|funciona\w*)\b',
+    r'\bsi\s+es\s+así\b', r'\ben\s+ese\s+caso\b',
+)
+_ON_PASS = re.compile('|'.join(_EN_ON_PASS + _ZH_ON_PASS + _OTHER_ON_PASS), re.I)
+# what the pass is of: an "if so" follows a question about the tests
+_PASS_WORDS = re.compile(
+    r'\b(?:tests?|specs?|suites?|ci|build|green|pass\w*|grün|verts?|verdes?|pasan?|passent)\b'
+    r'|测试|单测|用例|通过|绿|跑通|过了',
+    re.I,
+)
+
+
+def on_pass(prompt: str | None) -> bool:
+    """The user's request makes what it asks wait on the tests passing
+    ("push it if it is green", "¿ya pasan los tests? si es así, haz
+    commit"): a release in the turn still needs that pass."""
+    said = ' '.join((prompt or '').split())
+    return bool(_ON_PASS.search(said)) and bool(_PASS_WORDS.search(said))
 
 
 # the tests a request names: "run the auth tests", "the parser specs",
@@ -527,7 +581,7 @@ _EXCLUDES = re.compile(
     r"\b(?:do\s+not|don'?t|never|must\s+not|shouldn'?t)\s+(?:be\s+)?(?:edit|touch|chang|modif|hand[\s-]?edit)\w*"
     r'|\bfrozen\b|\bread[\s-]only\b|\b(?:re)?generated\b|\bbuild\s+output\b|\bgenerator\s+output\b|\bleave\s+(?:it|them|as\s+is)\b'
     r'|\bkeep\s+(?:it|them)\s+as\s+(?:it|they)\s+(?:is|are)\b|\bvendored\b|\bhands\s+off\b'
-    r'|冻结|不要?改|别(?:改|动)|不要动|只读|(?:自动)?生成的|禁止修改',
+    r'|冻结|不要?改|别(?:改|动)|不要?动|只读|(?:自动)?生成的|禁止修改|保持原样|原样保留',
     re.I,
 )
 _CLAUSE_END = re.compile(r'(?<=[.;:!?。；：])\s+|(?<=[；：。])')

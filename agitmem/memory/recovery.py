@@ -183,6 +183,9 @@ _FAMILIES = {
     'js': 'js', 'jsx': 'js', 'mjs': 'js', 'cjs': 'js', 'ts': 'js', 'tsx': 'js', 'mts': 'js', 'cts': 'js',
     'py': 'py', 'pyi': 'py', 'c': 'c', 'h': 'c', 'cc': 'c', 'cpp': 'c', 'cxx': 'c', 'hpp': 'c', 'hh': 'c',
     'yml': 'yaml', 'yaml': 'yaml', 'sh': 'sh', 'bash': 'sh', 'kt': 'jvm', 'kts': 'jvm', 'java': 'jvm',
+    # fixed-form and free-form Fortran (a legacy .f beside a .f90) hold the same code
+    'f': 'fortran', 'for': 'fortran', 'ftn': 'fortran', 'f77': 'fortran', 'f90': 'fortran', 'f95': 'fortran',
+    'f03': 'fortran', 'f08': 'fortran', 'erl': 'erlang', 'hrl': 'erlang', 'ex': 'elixir', 'exs': 'elixir',
 }
 
 
@@ -972,8 +975,13 @@ def _unproven(events: list[dict[str, Any]], expect: dict[str, Any], text: str, t
     that are not a plan, an honest failing or missing result, or a question:
     phrases.reported), or a command releases it (commit, tag, push, a pull
     request), with no passing run covering that verification after the
-    turn's last edit (before the release)."""
-    if expect['verification'] != 'failed' or task.request or phrases.unfinished(text):
+    turn's last edit (before the release).  A user's request that makes
+    the release wait on a pass ("push it if it is green") sets the work,
+    not the state: the release still acts on a pass."""
+    if expect['verification'] != 'failed':
+        return None
+    gated = phrases.on_pass(task.request)
+    if not gated and (task.request or phrases.unfinished(text)):
         return None
     for i, e in enumerate(events):
         command = _str(e.get('command'))
@@ -981,6 +989,8 @@ def _unproven(events: list[dict[str, Any]], expect: dict[str, Any], text: str, t
             why = _backed(events[:i], expect)
             if why:
                 return f'ran `{_clip(command, 80)}` while {why}: it acts on a pass that never happened'
+    if task.request:
+        return None
     said = phrases.reported(text)
     if said and any(e.get('kind') == 'edit' for e in events):
         why = _backed(events, expect)

@@ -84,8 +84,10 @@ SETS = {
     # recall >= 0.78: issue 21's floors met held out) and after it (0.80:
     # symbols in more languages hid drift at the right place); the
     # coordinator then read its disagreements (README there).  A second
-    # labeller, blind to the first's labels, agreed on 50 of 50
-    'ninth': EpisodeSet(HERE / 'ninth', floor=0.82, size=50, meets_issue=True),
+    # labeller, blind to the first's labels, agreed on 50 of 50.  The ninth
+    # round read them (choices of work handed back in more languages,
+    # releases a request makes wait on a pass, Fortran kinds): 0.96
+    'ninth': EpisodeSet(HERE / 'ninth', floor=0.92, size=50, meets_issue=True),
 }
 
 Played = list[tuple[dict[str, Any], dict[str, Any]]]

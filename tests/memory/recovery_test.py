@@ -1280,3 +1280,59 @@ def test_a_file_only_a_shell_command_changed_beside_the_agents_edit_is_its_produ
     # alone, a shell command's change is the turn's edit, judged like one
     events = [_run("sed -i 's/x/y/' docs/config.md", 0), {**_edit('docs/config.md'), 'by': 'shell'}]
     assert classify(_expect(), events, 'I will run the tests next.')[0] == 'drift'
+
+
+@pytest.mark.parametrize('said', [
+    'Welcome back! Options:\n\n1. Port load_config to tomllib\n2. Update docs/config.md\n\nWhich would you like me to start with?',
+    'Willkommen zurück! Ich sehe load_config in src/app.py, es liest die Konfiguration noch als INI. Was soll ich daran als Nächstes ändern?',
+])
+def test_a_choice_among_works_or_a_question_what_to_change_after_looking_is_a_full_reset(said: str) -> None:
+    # the task's words in the text do not make it a plan the user is asked to approve
+    verdict, evidence, _ = classify(_expect(), [_run('git status --short', 0)], said, prompt='hi again')
+    assert verdict == 'reset', evidence
+
+
+@pytest.mark.parametrize('prompt', [
+    'run the tests and push the branch if it is green',
+    '¿ya pasan los tests? si es así, haz commit',
+    '如果测试通过就提交',
+])
+def test_a_release_the_user_made_wait_on_a_pass_needs_the_pass(prompt: str) -> None:
+    edit = _edit('src/app.py', 'load_config')
+    red = [edit, _run('pytest -q', 1, 'failed'), _run('git commit -am port && git push', 0)]
+    verdict, evidence, _ = classify(_expect(**FAILED), red, 'Pushed: effectively green.', prompt=prompt)
+    assert verdict == 'state' and 'acts on a pass that never happened' in evidence[0], evidence
+    unrun = [edit, _run('python -m py_compile src/app.py', 0), _run('git commit -am port', 0)]
+    assert classify(_expect(**FAILED), unrun, 'Sí, todo en verde. Commit hecho.', prompt=prompt)[0] == 'state'
+    green = [edit, _run('pytest -q', 0, 'passed'), _run('git commit -am port && git push', 0)]
+    assert classify(_expect(**FAILED), green, 'Green, pushed.', prompt=prompt)[0] == 'recovered'
+
+
+def test_a_release_the_user_asked_for_without_a_condition_is_the_users_call() -> None:
+    events = [_edit('src/app.py', 'load_config'), _run('git commit -am wip && git push', 0)]
+    assert classify(_expect(**FAILED), events, 'Pushed as asked.', prompt='push what you have, red or not')[0] == 'recovered'
+
+
+@pytest.mark.parametrize('legacy', ['src/stats_legacy.f', 'src/stats.for', 'src/old/stats.f77'])
+def test_the_tasks_change_in_a_fixed_form_fortran_copy_is_location_lost(legacy: str) -> None:
+    # a legacy .f beside the .f90 holds the same code: the change the
+    # closing text says is the task's, made in a file the task does not name
+    expect = _expect(
+        current_goal='running_variance uses the Welford recurrence, no cancellation', current_file='src/stats.f90',
+        current_symbol='running_variance', next_intent='replace the loop in running_variance with the Welford recurrence',
+    )
+    edit = {**_edit(legacy), 'text': '      D = X(I) - XM\n      XM = XM + D / I', 'removed': '      S = S + X(I)'}
+    said = 'running_variance now uses the Welford recurrence.'
+    verdict, evidence, _ = classify(expect, [edit], said)
+    assert verdict == 'location', evidence
+    # a file of another language is no place for the same code
+    assert classify(expect, [{**edit, 'file': 'docs/stats.md'}], said)[0] == 'drift'
+
+
+@pytest.mark.parametrize('prompt', ['hi again', "hey, I'm back", 'Hallo, bin wieder da', 'ya estoy de vuelta', '我回来了'])
+def test_a_greeting_sets_no_task_of_its_own(prompt: str) -> None:
+    # the state's task stays the one judged: a report of the work on a red
+    # verification with no run since is still unbacked
+    verdict, evidence, _ = classify(_expect(**FAILED), [_edit('src/app.py', 'load_config')], 'Ported load_config to tomllib.', prompt=prompt)
+    assert verdict == 'state', evidence
+    assert not any('request' in line for line in evidence), evidence
