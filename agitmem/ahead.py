@@ -1,7 +1,8 @@
 """Git reads begun ahead of need: where the repository is (with HEAD) and
 the working tree's `git status`, started as the first thing the process
 does for the commands that wait on them, so they run on the other core
-while Python imports the rest of agitmem.  Only os and subprocess here:
+while Python imports the rest of agitmem.  Only os and sys here (subprocess
+when a spawn cannot do):
 agitmem/__main__.py imports this before anything else (repo.py picks the
 processes up and owns what they mean)."""
 from __future__ import annotations
@@ -15,7 +16,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
     from collections.abc import Mapping
+    from signal import SIGKILL
+    from signal import SIGPIPE
     from typing import Any
+else:
+    # the C module signal.py wraps, loaded with the interpreter: signal.py
+    # imports enum, which would come before the first git call
+    from _signal import SIGKILL
+    from _signal import SIGPIPE
 
 # Variables git sets for hooks (or a user sets by hand) that would point our
 # own git calls at another index or repository.
@@ -117,9 +125,9 @@ class Child:
                 # git's to hold open
                 *((os.POSIX_SPAWN_CLOSE, fd) for fd in _inherited()),
             ]
-            import signal  # (Python ignores SIGPIPE; git gets it back, as from Popen)
+            # (Python ignores SIGPIPE; git gets it back, as from Popen)
             self.pid = os.posix_spawnp(
-                argv[0], argv, dict(env), file_actions=actions, setpgroup=0, setsigdef=(signal.SIGPIPE,),
+                argv[0], argv, dict(env), file_actions=actions, setpgroup=0, setsigdef=(SIGPIPE,),
             )
         except BaseException:
             for fd in (out_r, err_r):
@@ -148,9 +156,8 @@ class Child:
 
     def kill(self) -> None:
         if self.returncode is None:
-            import signal
             try:
-                os.kill(self.pid, signal.SIGKILL)
+                os.kill(self.pid, SIGKILL)
             except OSError:
                 pass  # gone meanwhile
 
@@ -245,9 +252,8 @@ def run_status(cwd: os.PathLike[str] | str) -> Child | subprocess.Popen[bytes]:
 
 
 def kill(proc: Child | subprocess.Popen[bytes]) -> None:
-    import signal
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
+        os.killpg(proc.pid, SIGKILL)
     except OSError:
         pass  # gone meanwhile
     proc.communicate()

@@ -189,7 +189,7 @@ import re, sys, json, os
 from agitmem import ahead
 ahead.begin(sys.argv[1:])
 kinds = [type(p).__name__ for _, p in ahead.STATUS_AHEAD] + [type(p).__name__ for p in ahead.EARLY.values()]
-imported = [m for m in ('subprocess', 'typing') if m in sys.modules]
+imported = [m for m in ('subprocess', 'typing', 'signal') if m in sys.modules]
 status = ahead.STATUS_AHEAD[0][1].communicate(timeout=60)[0]
 find = list(ahead.EARLY.values())[0].communicate(timeout=60)[0]
 with open(os.environ['PROBE_OUT'], 'w') as f:
@@ -199,8 +199,9 @@ with open(os.environ['PROBE_OUT'], 'w') as f:
 
 @pytest.mark.parametrize('before', ['', 'os.close(1)', 'os.close(0); os.close(1); os.close(2)'])
 def test_what_is_begun_ahead_is_what_git_prints(memrepo: Path, tmp_path: Path, before: str) -> None:
-    """The status and `find` begun before subprocess is imported (by
-    posix_spawn) give what git gives them run as any other read; with
+    """The status and `find` begun before subprocess, typing and
+    signal.py (and its enum, for `python -m agitmem`) are imported, by
+    posix_spawn, give what git gives them run as any other read; with
     the standard streams closed (a pipe's writing end would take one's
     number) they are begun by subprocess instead, and give the same."""
     (memrepo / 'new.py').write_text('x = 1\n')
