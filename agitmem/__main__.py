@@ -14,6 +14,8 @@ from agitmem import ahead
 # an agent runs the writes at every step (pygit2's teardown is ~25 ms of CPU)
 QUICK_EXIT = (
     ('hook', 'pre-commit'), ('hook', 'commit-msg'), ('hook', 'post-commit'),
+    # the agent hooks: every prompt, every edit, every model call
+    ('hook', 'prompt'), ('hook', 'post-edit'), ('hook', 'stop'),
     ('state', 'set'), ('verify',),
 )
 

@@ -169,4 +169,20 @@ def compile_bytecode() -> str:
         [PY, '-m', 'compileall', '-q', pkg], env=env(), capture_output=True, text=True,
     )
     said = 'bytecode caches written' if proc.returncode == 0 else 'compileall failed'
-    return f'{said} ({PY} -m compileall -q {pkg}); PYTHONDONTWRITEBYTECODE unset for the runs'
+    return f'{said} ({PY} -m compileall -q {pkg}); PYTHONDONTWRITEBYTECODE unset for the runs' + editable()
+
+
+def editable() -> str:
+    """A warning when agitmem is an editable install (`pip install -e`):
+    its import finder, loaded by a .pth file, adds about 15 ms to every
+    start of this interpreter, `python -c pass` included, and far less
+    to agitmem's own commands, so every ratio to that floor reads low."""
+    # (setuptools' finder module, imported by its .pth at start-up)
+    if not any(m.startswith('__editable__') and 'agitmem' in m for m in sys.modules):
+        return ''
+    return (
+        '\nWARNING: agitmem is an editable install in this environment: the '
+        "editable finder's start-up inflates python -c pass more than agitmem's "
+        'commands, so ratios to it read low; `pip install .` into a venv of its '
+        'own for the figures a user sees'
+    )

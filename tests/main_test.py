@@ -3,6 +3,7 @@ teardown (quick_exit) still say all they print, exit with their code, and
 run what atexit holds."""
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -99,3 +100,27 @@ def test_quick_exit_keeps_the_exit_code_of_a_failed_verification(memrepo: Path) 
     assert proc.returncode == 1
     assert 'atexit ran' in proc.stdout
     assert ('torn down' in proc.stdout) == proc.stdout.startswith('under coverage')
+
+
+def test_an_agent_hook_runs_the_atexit_functions_and_skips_the_teardown(memrepo: Path) -> None:
+    """The agent hooks (every prompt, every edit) end as the commit hooks
+    do: what atexit holds runs, the teardown does not."""
+    payload = json.dumps({
+        'session_id': 's', 'cwd': str(memrepo), 'hook_event_name': 'PostToolUse',
+        'tool_name': 'Edit', 'tool_input': {'file_path': str(memrepo / 'code.py')},
+    })
+    (memrepo / 'code.py').write_text('x = 1\n')
+    proc = subprocess.run(
+        [sys.executable, '-c', _PROBE.format(stub=''), 'hook', 'post-edit', '--agent', 'claude'],
+        cwd=memrepo, input=payload, capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ''
+    lines = proc.stdout.splitlines()
+    if lines[0] == 'under coverage':
+        assert lines[-2:] == ['atexit ran', 'torn down']
+    else:
+        assert lines[-1] == 'atexit ran'
+        assert 'torn down' not in proc.stdout
+    # the edit was seen: the hook did its work before it ended
+    assert 'code.py' in (memrepo / '.git' / 'agitmem' / 'observed.json').read_text()
