@@ -148,7 +148,7 @@ class Child:
                 self.returncode = os.waitstatus_to_exitcode(status)
         return self.returncode
 
-    def wait(self, timeout: float | None = None) -> int:
+    def wait(self) -> int:
         if self.returncode is None:
             _, status = os.waitpid(self.pid, 0)
             self.returncode = os.waitstatus_to_exitcode(status)
@@ -212,19 +212,32 @@ def _inherited() -> list[int]:
     return ret
 
 
+def _child(
+        argv: tuple[str, ...], cwd: os.PathLike[str] | str, env: Mapping[str, str],
+        *, text: bool, stderr: bool,
+) -> Child | None:
+    """`argv` begun by posix_spawn, where it can be: before `subprocess` is
+    imported and in the current directory (posix_spawn has no directory of
+    its own to run in); None where Popen is to begin it.  No git on PATH
+    raises, as Popen would."""
+    if 'subprocess' in sys.modules or os.fspath(cwd) != os.getcwd():
+        return None
+    try:
+        return Child(argv, env, text=text, stderr=stderr)
+    except FileNotFoundError:
+        raise
+    except OSError:
+        return None  # anything else: Popen, which says it better
+
+
 def spawn(
         args: tuple[str, ...], cwd: os.PathLike[str] | str, env: Mapping[str, str] | None = None,
 ) -> Child | subprocess.Popen[str]:
-    """A git read begun; in the current directory before `subprocess` is
-    imported, by posix_spawn (which has no directory of its own to run in)."""
+    """A git read begun (see _child)."""
     argv = ('git', '--no-optional-locks', *args)
-    if 'subprocess' not in sys.modules and os.fspath(cwd) == os.getcwd():
-        try:
-            return Child(argv, clean_env(env), text=True, stderr=True)
-        except OSError as e:
-            if isinstance(e, FileNotFoundError):
-                raise
-            # anything else: Popen, which says it better
+    child = _child(argv, cwd, clean_env(env), text=True, stderr=True)
+    if child is not None:
+        return child
     import subprocess
     return subprocess.Popen(
         argv, cwd=cwd, env=clean_env(env),
@@ -235,28 +248,30 @@ def spawn(
 
 
 def run_status(cwd: os.PathLike[str] | str) -> Child | subprocess.Popen[bytes]:
-    if 'subprocess' not in sys.modules and os.fspath(cwd) == os.getcwd():
-        try:
-            # with what it runs (an fsmonitor hook), one signal stops it
-            return Child(STATUS, clean_env(), text=False, stderr=False)
-        except OSError as e:
-            if isinstance(e, FileNotFoundError):
-                raise
+    """The working tree's status begun (see _child), in a process group of
+    its own: with what it runs (an fsmonitor hook), one signal stops it."""
+    child = _child(STATUS, cwd, clean_env(), text=False, stderr=False)
+    if child is not None:
+        return child
     import subprocess
     return subprocess.Popen(
         STATUS, cwd=cwd, env=clean_env(),
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        # with what it runs (an fsmonitor hook), one signal stops it
         process_group=0,
     )
 
 
-def kill(proc: Child | subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, SIGKILL)
-    except OSError:
-        pass  # gone meanwhile
-    proc.communicate()
+def kill(proc: Child | subprocess.Popen[Any]) -> tuple[Any, Any]:
+    """Stop a git process and whatever it started (ssh, a remote helper,
+    an fsmonitor hook): its own process group, so no child holds the pipes
+    open after it.  Not once it has been reaped (its group's id may be
+    another's by then).  What it wrote until then."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, SIGKILL)
+        except OSError:
+            pass  # gone meanwhile
+    return proc.communicate()
 
 
 def end_early() -> None:

@@ -87,15 +87,8 @@ class Stalled(AgitmemError):
 
 def _stop(proc: ahead.Child | subprocess.Popen[str]) -> tuple[str, str]:
     """Kill a git process and whatever it started (ssh, a remote helper,
-    the local end of a file:// transport): its own process group, so no
-    child holds the pipes open after it.  What it wrote until then."""
-    import signal
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            pass  # gone meanwhile
-    out, err = proc.communicate()
+    the local end of a file:// transport; ahead.kill): what it wrote."""
+    out, err = _kill(proc)
     return out or '', err or ''
 
 
@@ -1524,8 +1517,9 @@ def _mkstemp(directory: Path, prefix: str) -> tuple[int, str]:
 def atomic_write(path: Path, data: bytes, *, mode: int | None = None, durable: bool = True) -> None:
     """temp file in the same directory + rename: readers see old or new,
     never half a file.  Not `durable`: no fsync, for what is made again
-    from the memory when lost (a view, a cache): a crash may leave the
-    old content or none, never a torn one that is read as current."""
+    from the memory when lost (a view, a cache): after a crash it may be
+    old or empty, so what reads it checks it (the config cache's key) or
+    writes it again (the injection's view)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = _mkstemp(path.parent, f'.{path.name}.')
     try:
