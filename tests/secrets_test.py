@@ -557,10 +557,11 @@ def test_linear_time_on_1_mb_lines() -> None:
     assert slow == []
 
 
-def _hostile() -> Any:
-    """tests/corpus/secrets/hostile.py (a script, not a package module)."""
+def _script(name: str) -> Any:
+    """tests/corpus/secrets/<name>.py, a script there, not a package
+    module, imported."""
     import importlib.util
-    spec = importlib.util.spec_from_file_location('hostile', CORPUS / 'hostile.py')
+    spec = importlib.util.spec_from_file_location(name, CORPUS / f'{name}.py')
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -618,7 +619,7 @@ def test_work_is_linear_on_every_hostile_shape(monkeypatch: pytest.MonkeyPatch) 
     most about four times the work (quadratic work would cost 16 times),
     and no shape costs more than a bounded amount per character."""
     from agitmem import secrets
-    hostile = _hostile()
+    hostile = _script('hostile')
     work = [0]
     compiled = secrets._re
     monkeypatch.setattr(secrets, '_re', lambda p: _Counting(compiled(p), work))
@@ -661,23 +662,13 @@ def test_query_fragment_and_password_punctuation_are_no_cut(line: str) -> None:
     assert scan(line, 'notes.md') != []
 
 
-def _relabel() -> Any:
-    """tests/corpus/secrets/relabel.py (a script, not a package module)."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location('relabel', CORPUS / 'relabel.py')
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_corpus_labels_are_the_peers_and_the_stated_relabels() -> None:
     """peers.jsonl is what relabel.py's rules make of the peers' labels:
     each relabel is of a trufflehog negative, names its rule, and keeps
     the peer's label; applying the rules again changes nothing."""
     with open(CORPUS / 'peers.jsonl') as f:
         cases = [json.loads(line) for line in f]
-    relabel = _relabel()
+    relabel = _script('relabel')
     before = json.dumps(cases)
     assert json.dumps(relabel.apply(cases)) == before
     moved = [c for c in cases if 'relabel' in c]
@@ -725,7 +716,7 @@ def test_relabel_rules() -> None:
         {**negative(f'key = adf{key}', source='gitleaks'), 'family': 'y'},
         {**negative(f'key = {key[:20]}', source='gitleaks'), 'family': 'y'},
     ]
-    got = [c.get('relabel', '').split(':')[0] for c in _relabel().apply(cases)]
+    got = [c.get('relabel', '').split(':')[0] for c in _script('relabel').apply(cases)]
     assert got == [
         '', 'same-value', 'contains-value', 'near-copy', '', '', '', '', '',
         'same-value', '', 'peer-positive', '', 'contains-value', '',
