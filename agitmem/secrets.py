@@ -889,16 +889,17 @@ def _document_breaks(text: str) -> list[int]:
 
 @functools.lru_cache(maxsize=16)
 def _k8s_document(text: str, doc_start: int, doc_end: int) -> bool:
-    lower = _ascii_lower(text[doc_start:doc_end])
+    """Whether the YAML document text[doc_start:doc_end] has a Secret's
+    data (see _k8s_data)."""
     text = text[doc_start:doc_end]
-    doc_start, doc_end = 0, len(text)
+    lower = _ascii_lower(text)
     data = _re(r'(?m)^[ \t]*(?:data|stringdata):[ \t]*$')
-    for m in data.finditer(lower, doc_start, doc_end):
+    for m in data.finditer(lower):
         # the block: the lines indented deeper than `data:`
         indent = len(m[0]) - len(m[0].lstrip(' \t'))
         block = _re(
             rf'(?:\n[ \t]{{{indent + 1},}}[^\n]*)+',
-        ).match(text, m.end(), doc_end)
+        ).match(text, m.end())
         if block is None:
             continue
         for value in _re(
