@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,9 @@ settings.register_profile(
 settings.load_profile('agitmem')
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# time per test module at the end of every run (testing/timing.py)
+pytest_plugins = ['testing.timing']
 
 from testing.util import git
 from testing.util import ok
@@ -42,26 +47,108 @@ def git_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monkey
     for var in ('AGITMEM_REF', 'AGITMEM_AGENT', 'AGITMEM_SKIP', 'GIT_DIR',
                 'GIT_INDEX_FILE', 'GIT_WORK_TREE', 'AGENT_CONTEXT_LEN'):
         monkeypatch.delenv(var, raising=False)
+    _PRISTINE['test'] = _standard()
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    """A git repository with one code commit on main."""
-    path = tmp_path / 'repo'
-    path.mkdir()
+# -- repo and memrepo: built once per worker, copied per test ---------------------
+#
+# Building them is three git commands and an `agitmem init` (a Python process,
+# measured by coverage) per test; copying a built one is a few file copies.
+# A copy is only taken when the test's environment is the one git_env made
+# (same variables, same HOME files): a test that changed it before asking
+# for the fixture gets one built under its own environment, as before.
+
+_TEMPLATES: dict[tuple[str, object], Path] = {}
+_PRISTINE: dict[str, object] = {}
+
+
+def _content(path: Path) -> str | bytes:
+    if path.is_symlink():
+        return os.readlink(path)
+    return path.read_bytes() if path.is_file() else ''
+
+
+def _standard() -> object:
+    """The environment (variables, HOME's files) with this test's HOME as a
+    placeholder and the current test's name left out: the same for every
+    test git_env made that changed nothing since."""
+    home = os.environ['HOME']
+    env = tuple(sorted(
+        (k, v.replace(home, '~')) for k, v in os.environ.items()
+        if k != 'PYTEST_CURRENT_TEST'
+    ))
+    files = tuple(sorted(
+        (str(p.relative_to(home)), _content(p)) for p in Path(home).rglob('*')
+    ))
+    return env, files
+
+
+def _made(dest: Path, kind: str, build: Callable[[Path], None],
+          factory: pytest.TempPathFactory) -> None:
+    """Build a repository at dest, or copy the one built before under the
+    same environment."""
+    key = _standard()
+    if _PRISTINE.get('test') != key:
+        build(dest)
+        return
+    if (kind, key) not in _TEMPLATES:
+        template = factory.mktemp(f'template-{kind}') / 'repo'
+        template.mkdir()
+        build(template)
+        _TEMPLATES[kind, key] = template
+    shutil.copytree(_TEMPLATES[kind, key], dest, symlinks=True, dirs_exist_ok=True)
+    # the copy's stat data are not the index's: refreshed, the index is as
+    # git left it after the build (what a test comparing its bytes expects)
+    git('update-index', '-q', '--refresh', cwd=dest)
+
+
+def _build_repo(path: Path) -> None:
     git('init', '-q', cwd=path)
     (path / 'src').mkdir()
     (path / 'src' / 'app.py').write_text('def main():\n    return 1\n')
     (path / 'README').write_text('hello\n')
     git('add', '.', cwd=path)
     git('commit', '-q', '-m', 'initial', cwd=path)
+
+
+def _build_memrepo(path: Path) -> None:
+    _build_repo(path)
+    ok('init', cwd=path)
+
+
+def _fingerprint(path: Path) -> object:
+    """Every file under path with its size and mtime: whether anything
+    changed the repository since."""
+    return sorted(
+        (str(p), p.lstat().st_size, p.lstat().st_mtime_ns) for p in path.rglob('*')
+    )
+
+
+_UNTOUCHED: dict[Path, object] = {}
+
+
+@pytest.fixture
+def repo(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A git repository with one code commit on main."""
+    path = tmp_path / 'repo'
+    path.mkdir()
+    _made(path, 'repo', _build_repo, tmp_path_factory)
+    _UNTOUCHED.clear()
+    _UNTOUCHED[path] = _fingerprint(path)
     return path
 
 
 @pytest.fixture
-def memrepo(repo: Path) -> Path:
+def memrepo(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """repo after `agitmem init`."""
-    ok('init', cwd=repo)
+    if _UNTOUCHED.get(repo) == _fingerprint(repo):
+        # nothing changed it since it was made: the copy of one that was
+        # initialised (or one built and initialised here) replaces it
+        shutil.rmtree(repo)
+        repo.mkdir()
+        _made(repo, 'memrepo', _build_memrepo, tmp_path_factory)
+    else:
+        ok('init', cwd=repo)
     return repo
 
 
