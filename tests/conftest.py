@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -154,18 +155,30 @@ def memrepo(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 # -- this checkout as a pre-commit hook repository (precommit_test, workflows_test)
 
-@pytest.fixture(scope='session')
-def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """This checkout as it is on disk (uncommitted and untracked files
-    included), committed in a scratch repository: what pre-commit clones
-    and pip-installs, as it would from GitHub."""
+def _shared(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
+    """A directory built once per run: under pytest-xdist the workers share
+    it (the first builds it, under a lock, the others wait and take it)."""
+    base = factory.getbasetemp()
+    if os.environ.get('PYTEST_XDIST_WORKER'):
+        base = base.parent  # the run's directory, above each worker's own
+    path = base / name
+    with open(base / f'{name}.lock', 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (base / f'{name}.built').exists():
+            shutil.rmtree(path, ignore_errors=True)
+            path.mkdir()
+            build(path)
+            (base / f'{name}.built').touch()
+    return path
+
+
+def _snapshot(dest: Path) -> None:
     proc = subprocess.run(
         ('git', 'ls-files', '-co', '--exclude-standard', '-z'),
         cwd=ROOT, capture_output=True, text=True,
     )
     if proc.returncode != 0:
-        pytest.skip(f'{ROOT} is not a git checkout')
-    dest = tmp_path_factory.mktemp('hook-repo')
+        return
     for name in filter(None, proc.stdout.split('\0')):
         src = ROOT / name
         if src.is_file():
@@ -174,14 +187,26 @@ def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     ident = ('-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'commit.gpgsign=false')
     for args in (('init', '-q'), ('add', '-A'), (*ident, 'commit', '-q', '-m', 'snapshot')):
         subprocess.run(('git', *args), cwd=dest, check=True, capture_output=True)
-    sha = subprocess.run(
-        ('git', 'rev-parse', 'HEAD'), cwd=dest, check=True, capture_output=True, text=True,
-    ).stdout.strip()
-    return dest, sha
+
+
+@pytest.fixture(scope='session')
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """This checkout as it is on disk (uncommitted and untracked files
+    included), committed in a scratch repository: what pre-commit clones
+    and pip-installs, as it would from GitHub.  One for the run: with
+    pre_commit_home shared too, pre-commit builds its environment once."""
+    dest = _shared(tmp_path_factory, 'hook-repo', _snapshot)
+    proc = subprocess.run(
+        ('git', 'rev-parse', 'HEAD'), cwd=dest, capture_output=True, text=True,
+    )
+    if proc.returncode != 0:
+        pytest.skip(f'{ROOT} is not a git checkout')
+    return dest, proc.stdout.strip()
 
 
 @pytest.fixture(scope='session')
 def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One pre-commit cache for the session: the hook environment is built
-    (pip install of this checkout) once."""
-    return tmp_path_factory.mktemp('pre-commit-home')
+    """One pre-commit cache for the run, shared by the workers (pre-commit
+    locks its own store): the hook environment is built (pip install of
+    this checkout) once."""
+    return _shared(tmp_path_factory, 'pre-commit-home', lambda path: None)

@@ -78,3 +78,11 @@ def test_every_check_id_is_documented() -> None:
             ids.append(module.ID)
     assert len(ids) >= 10
     assert not [i for i in ids if f'`{i}`' not in doc]
+
+
+def test_ci_runs_the_readmes_test_command() -> None:
+    readme = (ROOT / 'README.md').read_text()
+    command = re.search(r"^pip install -e '\.\[test\]' && .+$", readme, re.M)
+    assert command is not None, 'README.md: no test command'
+    ci = (ROOT / '.ci' / 'run').read_text().rstrip().splitlines()
+    assert ci[-1] == command[0]
