@@ -13,8 +13,8 @@ import signal
 import socket
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
+from typing import IO
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
 from http.server import ThreadingHTTPServer
@@ -33,12 +33,16 @@ def free_port() -> int:
         return port
 
 
-def _listening(port: int) -> bool:
-    try:
-        with socket.create_connection((HOST, port), timeout=0.2):
-            return True
-    except OSError:
-        return False
+def _heard(stream: IO[str], ready: threading.Event, said: list[str]) -> None:
+    """Read the daemon's log (--verbose) to its end: ready is set when it
+    says it listens, or when it exited without (it could not bind)."""
+    for line in stream:
+        if 'Ready to rumble' in line:
+            said.insert(0, '')  # the mark: it listens
+            ready.set()
+        elif len(said) < 100:
+            said.append(line)
+    ready.set()
 
 
 def bare(base: Path, name: str = 'remote.git') -> Path:
@@ -99,30 +103,36 @@ def daemon(base: Path, *, max_connections: int = 64) -> Iterator[str]:
                 'git', 'daemon', '--enable=receive-pack', '--export-all',
                 f'--base-path={base}', f'--port={port}', '--reuseaddr',
                 f'--listen={HOST}', f'--max-connections={max_connections}',
-                '--informative-errors', str(base),
+                '--informative-errors', '--verbose', str(base),
             ),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE, start_new_session=True,
+            stderr=subprocess.PIPE, start_new_session=True, text=True,
+            errors='replace',
         )
-        deadline = time.monotonic() + _START_TIMEOUT
-        while proc.poll() is None and not _listening(port):
-            if time.monotonic() > deadline:
-                _stop_group(proc)
-                raise RuntimeError(f'git daemon did not listen on {port}')
-            time.sleep(0.02)
-        if proc.poll() is None:
+        # its own word that it listens, not a connection to the port: under
+        # pytest-xdist another worker's daemon may hold the same port for a
+        # moment (the one here then fails to bind, and says so)
+        ready = threading.Event()
+        said: list[str] = []
+        assert proc.stderr is not None
+        reader = threading.Thread(target=_heard, args=(proc.stderr, ready, said), daemon=True)
+        reader.start()
+        if not ready.wait(_START_TIMEOUT):
+            _stop_group(proc)
+            raise RuntimeError(f'git daemon did not listen on {port}')
+        if said[:1] == [''] and proc.poll() is None:
             break
         # the port was taken between free_port() and the bind: another one
         _stop_group(proc)
+        reader.join()
     else:
-        err = proc.stderr.read().decode() if proc.stderr else ''
-        raise RuntimeError(f'git daemon did not start: {err.strip()}')
+        raise RuntimeError(f'git daemon did not start: {"".join(said).strip()}')
     try:
         yield f'git://{HOST}:{port}/'
     finally:
         _stop_group(proc)
-        if proc.stderr is not None:
-            proc.stderr.close()
+        reader.join()
+        proc.stderr.close()
 
 
 # -- smart HTTP ----------------------------------------------------------------

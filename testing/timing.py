@@ -18,6 +18,8 @@ _LOG = os.environ.get('AGITMEM_TIMES')
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if os.environ.get('PYTEST_XDIST_WORKER'):
+        return  # the controller sees this report too: counted there once
     module = report.nodeid.split('::', 1)[0]
     _TOTALS[module] += report.duration
     if report.when == 'call':
