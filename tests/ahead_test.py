@@ -145,10 +145,21 @@ def test_a_status_begun_in_another_repository_is_not_taken(tmp_path: Path) -> No
     assert 'only_here.py' in out
 
 
-@pytest.mark.parametrize('relative', ['', '.', 'bin'])
-@pytest.mark.parametrize('argv', [
+_BEGINNERS = [
     ('load',), ('state', 'set', 'next_intent=go on'), ('verify', '--', 'true'),
     ('hook', 'session-start', '--agent', 'claude'), ('hook', 'pre-commit'),
+]
+
+
+# every command with an empty PATH entry, every relative entry with `load`;
+# the rest of the cross product repeats those (slow: the full run has it,
+# the fast tier does not)
+@pytest.mark.parametrize(('argv', 'relative'), [
+    pytest.param(
+        argv, relative, id=f'argv{i}-{relative}',
+        marks=() if relative == '' or i == 0 else pytest.mark.slow,
+    )
+    for i, argv in enumerate(_BEGINNERS) for relative in ('', '.', 'bin')
 ])
 def test_nothing_begun_runs_the_repositorys_own_git(
         memrepo: Path, tmp_path: Path, relative: str, argv: tuple[str, ...],
