@@ -334,3 +334,22 @@ def test_pre_push_strict_refuses_the_code_push(daemon_remote: Remote, tmp_path: 
     assert proc.returncode != 0
     assert 'agitmem: push refused (push_strict): memory refs not pushed' in proc.stderr
     assert tip(daemon_remote.bare, 'refs/heads/main') != tip(a, 'refs/heads/main')
+
+
+def test_a_daemon_is_not_taken_for_another_on_its_port(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Under pytest-xdist two workers may pick the same free port: the
+    daemon that could not bind it is not mistaken for the one that did
+    (which serves another worker's repositories)."""
+    mine, theirs = tmp_path / 'mine', tmp_path / 'theirs'
+    for base in (mine, theirs):
+        base.mkdir()
+    gitserver.seeded(mine)
+    with gitserver.daemon(theirs) as taken:
+        picks = [int(taken.rsplit(':', 1)[1].strip('/'))]
+        free = gitserver.free_port
+        monkeypatch.setattr(gitserver, 'free_port', lambda: picks.pop() if picks else free())
+        with gitserver.daemon(mine) as url:
+            assert url != taken
+            assert 'refs/heads/main' in git('ls-remote', url + 'remote.git', cwd=tmp_path)
