@@ -101,3 +101,27 @@ def test_blank_lines_are_no_requests(server: McpClient) -> None:
     # the next message is the answer to the next request, not an error for a blank
     server.notify('tools/list', id=99)
     assert server.message(timeout=30)['id'] == 99
+
+
+@pytest.mark.parametrize('id_', ['1.5', '{}', 'true', 'false', '[1]', 'null', '1e3', '-0.5', '{"a":1}'])
+def test_a_request_with_an_invalid_id_is_answered_with_id_null(
+        server: McpClient, memrepo: Path, id_: str,
+) -> None:
+    """An id that is no string or whole number made the SDK take the
+    request for a notification: no answer at all, the client waited for
+    ever.  JSON-RPC 2.0: an Invalid Request error whose id is null."""
+    before = count(memrepo)
+    server.send_line(f'{{"jsonrpc":"2.0","id":{id_},"method":"tools/call","params":{{"name":"note","arguments":{{"text":"x"}}}}}}')
+    answer = server.message(timeout=30)
+    assert answer['id'] is None, answer
+    assert answer['error']['code'] == -32600, answer
+    assert '"id"' in answer['error']['message']
+    # nothing was run, and the server goes on serving
+    assert count(memrepo) == before
+    assert [t['name'] for t in server.tools()][0] == 'load'
+
+
+def test_a_notification_is_still_not_answered(server: McpClient) -> None:
+    server.notify('notifications/cancelled', {'requestId': 5, 'reason': 'x'})
+    server.notify('tools/list', id=12)
+    assert server.message(timeout=30)['id'] == 12
