@@ -266,6 +266,7 @@ def install(
         current = _toml_servers(data, where.shown).get(NAME)
         if current is not None and not is_ours(current):
             raise _foreign(where)
+        why = _untrusted(current, where, root)
         if isinstance(current, dict) and {k: current.get(k) for k in want} == want and set(current) <= {'command', 'args'}:
             return []
         kept = _without_ours(text)
@@ -292,14 +293,17 @@ def install(
             )
         if write:
             atomic_write(path, new.encode())
-        return [f'{said} ({"updated" if current is not None else "added"})']
+        return [f'{said} ({_action(current, why)})']
     data = _read_json(path, where.shown)
     servers = _servers_json(data, where, create=True)
     assert servers is not None
     current = servers.get(NAME)
     if current is not None and not is_ours(current):
         raise _foreign(where)
-    new_entry: dict[str, Any] = dict(current) if isinstance(current, dict) else {}
+    why = _untrusted(current, where, root)
+    # an entry of a project's file whose env or cwd changes what runs is
+    # replaced whole: kept, it would run the project's code as agitmem
+    new_entry: dict[str, Any] = dict(current) if isinstance(current, dict) and why is None else {}
     if agent == 'claude':
         new_entry['type'] = 'stdio'
     new_entry.update(want)
@@ -308,7 +312,23 @@ def install(
     servers[NAME] = new_entry
     if write:
         atomic_write(path, _dump(data))
-    return [f'{said} ({"updated" if current is not None else "added"})']
+    return [f'{said} ({_action(current, why)})']
+
+
+def _untrusted(current: object, where: Place, root: Path) -> str | None:
+    """Why an entry of ours in a project's file is not kept as it is (None
+    when it may be; the user's own files are theirs to set an env in)."""
+    from agitmem.agents import launcher
+    if current is None or where.base != root:
+        return None
+    return launcher.entry_problem(current)
+
+
+def _action(current: object, why: str | None) -> str:
+    from agitmem import render
+    if why is not None:
+        return f'replaced: the entry there {render.line(why)}'
+    return 'updated' if current is not None else 'added'
 
 
 def _foreign(where: Place) -> AgitmemError:

@@ -119,6 +119,53 @@ def installed(agent: str, path: Path) -> dict[str, list[str]]:
     return _ours_in(settings.get('hooks'))
 
 
+def entry_problems(agent: str, path: Path) -> list[str]:
+    """What makes the hooks of a project's settings file run other code
+    than agitmem's: an agitmem hook entry whose `env` (or working
+    directory) changes what runs, or (Claude Code) the file's own `env`,
+    which its hooks inherit.  [] when nothing does, or it cannot be read."""
+    from agitmem.agents import launcher
+    try:
+        data, _ = _read_settings(path)
+    except AgitmemError:
+        return []
+    ret = []
+    hooks = data.get('hooks')
+    for name, groups in hooks.items() if isinstance(hooks, dict) else ():
+        for group in groups if isinstance(groups, list) else ():
+            inner = group.get('hooks') if isinstance(group, dict) else None
+            for hook in inner if isinstance(inner, list) else ():
+                why = launcher.entry_problem(hook) if _is_ours(hook) else None
+                if why is not None:
+                    ret.append(f'its agitmem {render_name(name)} hook {why}')
+    return ret
+
+
+def inherited_env(agent: str, root: Path) -> list[str]:
+    """Claude Code gives every hook the `env` of each settings file it
+    reads: one of the project's (.claude/settings.json, settings.local.json)
+    that sets a variable changing what runs reaches agitmem's hooks at any
+    scope.  What each such file sets, one line each."""
+    from agitmem.agents import launcher
+    if agent != 'claude':
+        return []
+    ret = []
+    for scope in ('project', 'local'):
+        try:
+            data, _ = _read_settings(settings_file(agent, scope, root))
+        except AgitmemError:
+            continue
+        why = launcher.env_problem(data.get('env'))
+        if why is not None:
+            ret.append(f'{relative(agent, scope)} {why}, and every hook inherits it')
+    return ret
+
+
+def render_name(name: object) -> str:
+    from agitmem import render
+    return render.line(str(name))
+
+
 def missing_events(agent: str, found: dict[str, list[str]]) -> list[str]:
     """The agent's event names agitmem installs that `found` lacks."""
     mod = clients.native(agent)
@@ -286,6 +333,13 @@ def install(
     rel = relative(agent, scope)
     settings, _ = _read_settings(path)
     hooks = _hooks_table(settings, path)
+    inherited = inherited_env(agent, root)
+    if inherited:
+        from agitmem import render
+        raise AgitmemError(
+            f'{render.line(inherited[0])}: agitmem\'s hooks would run the '
+            f'project\'s code; remove that env, then install; nothing was changed',
+        )
 
     changes = []
     wanted = {}
