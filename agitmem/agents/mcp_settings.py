@@ -27,7 +27,10 @@ from typing import NamedTuple
 
 from agitmem.agents import clients
 from agitmem.errors import AgitmemError
+from agitmem.repo import NotRegularFile
+from agitmem.repo import TooLarge
 from agitmem.repo import atomic_write
+from agitmem.repo import read_regular
 
 NAME = 'agitmem'
 SCOPES = ('local', 'project', 'user')
@@ -126,25 +129,27 @@ def _our_head(head: list[str]) -> bool:
 
 # -- JSON files ------------------------------------------------------------------------
 
-def _regular(path: Path, shown: str) -> bool:
-    """Whether there is a file to read: only a regular one is opened (a
-    FIFO a hostile checkout put there would block the read)."""
-    if not os.path.lexists(path):
-        return False
-    if not path.is_file():
+def _read(path: Path, shown: str) -> bytes | None:
+    """The file's bytes (None when there is none), bounded: only a regular
+    file is read (a FIFO a hostile checkout put there would block the
+    read, a link to /dev/zero would never end)."""
+    from agitmem.agents.settings import MAX_BYTES
+    try:
+        return read_regular(path, MAX_BYTES)
+    except FileNotFoundError:
+        return None
+    except NotRegularFile:
         raise AgitmemError(f'{shown}: not a regular file; nothing was changed')
-    return True
+    except TooLarge as e:
+        raise AgitmemError(f'{shown}: {e}; nothing was changed')
+    except OSError as e:
+        raise AgitmemError(f'{shown}: cannot be read ({e.strerror}); nothing was changed')
 
 
 def _read_json(path: Path, shown: str) -> dict[str, Any]:
-    if not _regular(path, shown):
+    raw = _read(path, shown)
+    if raw is None:
         return {}
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return {}
-    except OSError as e:
-        raise AgitmemError(f'{shown}: cannot be read ({e.strerror}); nothing was changed')
     try:
         text = raw.decode('utf-8-sig')
         data = json.loads(text) if text.strip() else {}
@@ -183,13 +188,12 @@ _OUR_TABLE = re.compile(r'^mcp_servers\s*\.\s*(?:agitmem|"agitmem"|\'agitmem\')(
 
 
 def _read_toml(path: Path, shown: str) -> tuple[str, dict[str, Any]]:
-    if not _regular(path, shown):
+    raw = _read(path, shown)
+    if raw is None:
         return '', {}
     try:
-        text = path.read_bytes().decode('utf-8')
-    except FileNotFoundError:
-        return '', {}
-    except (OSError, UnicodeDecodeError) as e:
+        text = raw.decode('utf-8')
+    except UnicodeDecodeError as e:
         raise AgitmemError(f'{shown}: cannot be read ({e}); nothing was changed')
     try:
         return text, tomllib.loads(text)

@@ -12,13 +12,18 @@ from agitmem.agents import clients
 from agitmem.agents import codex
 from agitmem.agents import gemini
 from agitmem.errors import AgitmemError
+from agitmem.repo import NotRegularFile
+from agitmem.repo import TooLarge
 from agitmem.repo import atomic_write
+from agitmem.repo import read_regular
 
 if TYPE_CHECKING:
     from agitmem.agents.clients import Native
 
 
 SCOPES = ('local', 'project', 'user')
+# bytes of a settings file read (a user's ~/.claude.json grows with its history)
+MAX_BYTES = 64 * 1024 * 1024
 # local for every agent: a file in the project that git ignores, so hooks
 # that need agitmem never reach a teammate's checkout without their choice
 DEFAULT_SCOPE = 'local'
@@ -226,12 +231,15 @@ def _json_error(path: str, text: str, e: json.JSONDecodeError) -> str:
 def _read_settings(path: Path) -> tuple[dict[str, object], bool]:
     """(settings, existed).  A missing or blank file reads as {}."""
     try:
-        with open(path, 'rb') as f:
-            contents = f.read()
+        contents = read_regular(path, MAX_BYTES)
     except FileNotFoundError:
         return {}, False
-    except IsADirectoryError:
-        raise AgitmemError(f'{path}: is a directory, expected a JSON file')
+    except NotRegularFile as e:
+        if e.kind == 'a directory':
+            raise AgitmemError(f'{path}: is a directory, expected a JSON file')
+        raise AgitmemError(f'{path}: not a regular file (a device or a pipe?); nothing was changed')
+    except TooLarge as e:
+        raise AgitmemError(f'{path}: {e}; nothing was changed')
     except OSError as e:  # a symlink loop, a permission
         raise AgitmemError(f'{path}: cannot be read ({e.strerror}); nothing was changed')
     try:

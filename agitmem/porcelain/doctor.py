@@ -288,9 +288,14 @@ def check_trust(repo: Repo, wheres: list[Where], home: Path, environ: Mapping[st
 
 # -- git hooks ------------------------------------------------------------------
 
+TEXT_MAX = 4 * 1024 * 1024  # bytes of a hook, config or conflicts file doctor reads
+
+
 def _text(path: Path) -> str | None:
+    """A file's text; None when it is missing, no regular file (a clone's
+    link to /dev/zero or /dev/stdin), unreadable or over TEXT_MAX."""
     try:
-        return path.read_bytes().decode('utf-8', 'replace')
+        return repo_mod.read_regular(path, TEXT_MAX).decode('utf-8', 'replace')
     except OSError:
         return None
 
