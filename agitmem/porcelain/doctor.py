@@ -211,11 +211,11 @@ def check_mcp(
                 continue
             assert argv is not None
             in_repo = where.base == repo.root  # a clone's file, not the user's
-            why, python = launcher.check_mcp(argv, path, repo.root if in_repo else None)
-            if why is None and in_repo:
-                why = launcher.entry_problem(entry)
-                if why is not None:
-                    python = None
+            # what makes it run the project's code is said first: it is
+            # never started, whatever its command line
+            why, python = (launcher.entry_problem(entry) if in_repo else None), None
+            if why is None:
+                why, python = launcher.check_mcp(argv, path, repo.root if in_repo else None)
             if why is None and python is not None:
                 if handshake is None:
                     handshake = launcher.mcp_tools_here(timeout)

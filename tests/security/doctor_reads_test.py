@@ -25,18 +25,18 @@ FILES = [
 
 
 def _doctor(repo: Path) -> subprocess.CompletedProcess[str]:
-    # stdin a pipe nobody writes to or closes: a read of /dev/stdin waits on it
-    proc = subprocess.Popen(
-        [*agitmem_argv(), 'doctor', '--json'], cwd=repo, stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
+    # stdin a pipe whose other end stays open: a read of /dev/stdin waits on it
+    read_end, write_end = os.pipe()
     try:
-        out, err = proc.communicate(timeout=120)
+        return subprocess.run(
+            [*agitmem_argv(), 'doctor', '--json'], cwd=repo, stdin=read_end,
+            capture_output=True, text=True, timeout=120,
+        )
     except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
         raise AssertionError('doctor did not end in 120 s') from None
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
 
 
 @pytest.mark.parametrize('device', ['/dev/zero', '/dev/stdin'])
