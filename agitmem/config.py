@@ -321,3 +321,65 @@ def _kept(cache: Path, key: str, text: str) -> bool:
         return False
     _PARSED[text] = kept.get('raw')
     return True
+
+
+# -- the user's own config ($AGITMEM_HOME/config.yaml, ~/.agent/config.yaml)
+#
+# Written by the user alone: no clone, fetched memory or model writes it,
+# so what it allows is what the user confirmed.  Only its own keys are
+# read here; a repository's .agent/config.yaml never reaches them.
+
+def user_home() -> Path:
+    home = os.environ.get('AGITMEM_HOME')
+    return Path(home) if home else Path.home() / '.agent'
+
+
+def user_config_shown() -> str:
+    return '$AGITMEM_HOME/config.yaml' if os.environ.get('AGITMEM_HOME') else '~/.agent/config.yaml'
+
+
+def user_settings() -> dict[str, Any]:
+    """The user's config as a mapping ({} when there is none).  Read like
+    a clone's file (bounded, a regular file only): a dotfile manager's
+    symlink is followed, a device or a pipe is refused."""
+    from agitmem import caches
+    from agitmem.memory import decode
+    path = user_home() / 'config.yaml'
+    shown = user_config_shown()
+    if not os.path.exists(path):
+        return {}
+    data = caches.read(path, MAX_BYTES)
+    if data is None:
+        raise AgitmemError(
+            f'{shown}: not a regular file of at most {MAX_BYTES // 1024} KB: make it one, or remove it',
+        )
+    text = decode(data, shown)
+    raw = {} if _is_blank(text) else _yaml(text, shown)
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise AgitmemError(f'{shown}:1: must be a mapping of settings')
+    return raw
+
+
+def user_verify_commands() -> list[list[str]]:
+    """The commands the user's own config lets the MCP `verify` tool run
+    (`verify_commands:`, each a command line, split as a shell would,
+    never run through one)."""
+    import shlex
+    raw = user_settings().get('verify_commands')
+    if raw is None:
+        return []
+    shown = user_config_shown()
+    if not isinstance(raw, list):
+        raise AgitmemError(f'{shown}: "verify_commands" must be a list of command lines')
+    ret = []
+    for item in raw:
+        try:
+            argv = shlex.split(item) if isinstance(item, str) else []
+        except ValueError:
+            argv = []
+        if not argv:
+            raise AgitmemError(f'{shown}: "verify_commands" must be a list of command lines')
+        ret.append(argv)
+    return ret

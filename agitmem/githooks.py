@@ -79,9 +79,12 @@ def record_idle(repo: Repo, config: bytes | None, idle: bool) -> None:
         pass
 
 
+_HOOK_MAX = 4 * 1024 * 1024  # bytes of a hook or config copy read
+
+
 def _read_bytes(path: Path) -> bytes | None:
     try:
-        return path.read_bytes()
+        return repo_mod.read_regular(path, _HOOK_MAX)
     except OSError:
         return None
 
@@ -220,7 +223,8 @@ def _read(path: Path) -> str | None:
     if not os.path.lexists(path):
         return None
     try:
-        return path.read_bytes().decode('utf-8', 'replace')
+        # bounded, and never a device or a pipe: a clone's hooks dir can be odd
+        return repo_mod.read_regular(path, _HOOK_MAX).decode('utf-8', 'replace')
     except OSError:
         return ''
 

@@ -118,6 +118,8 @@ def state_part(mem: Memory, fresh: Freshness) -> list[str]:
         )
         if lv.get('reason'):
             line += f': {lv["reason"]}'
+        if lv.get('reported'):
+            line += ' (reported by the agent, not run by agitmem)'
         if lv.get('at'):
             line += f' [at {lv["at"]}]'
         lines.append(line)

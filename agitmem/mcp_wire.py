@@ -5,7 +5,9 @@ past pydantic's recursion limit, not a JSON-RPC message) into an exception
 that its server drops: the client waits forever for the answer to that id.
 Here agitmem reads stdin itself, keeps each line until the SDK has read it,
 and answers one it could not with a JSON-RPC error (-32700 parse error,
--32600 invalid request) carrying the id when the line names one.  A line
+-32600 invalid request) carrying the id when the line names one.  A
+request whose id is no string or whole number (1.5, true, null, {}) the
+SDK takes for a notification: it is answered here too, with id null.  A line
 past MAX_LINE is not kept whole: it is read on to its end and answered."""
 from __future__ import annotations
 
@@ -104,6 +106,21 @@ def read_line(stream: IO[str], limit: int = MAX_LINE) -> str | Rejected:
     )
 
 
+def bad_id(line: str | Rejected) -> bool:
+    """Whether a line the SDK read as a notification names an "id": one
+    that is no string or whole number (1.5, true, null, {}, [1]) makes
+    the SDK take the request for a notification and answer nothing;
+    JSON-RPC 2.0 answers it with an error whose id is null."""
+    if isinstance(line, Rejected):
+        return False
+    try:
+        # it passed the SDK's validation: valid JSON, nested within bounds
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and 'id' in data
+
+
 def error_for(exc: Exception, line: str | Rejected) -> tuple[RequestId, int, str]:
     """The JSON-RPC error answering `line`, which the SDK could not read."""
     from agitmem import render
@@ -196,9 +213,14 @@ class Screened:
                 raise
             line = self._pending.popleft()
             if not isinstance(item, Exception):
-                self.asked(item)
-                return item  # type: ignore[no-any-return]
-            id_, code, said = error_for(item, line)
+                if not (isinstance(getattr(item, 'message', None), types.JSONRPCNotification) and bad_id(line)):
+                    self.asked(item)
+                    return item  # type: ignore[no-any-return]
+                id_, code, said = None, INVALID_REQUEST, (
+                    'Invalid Request: "id" must be a string or a whole number'
+                )
+            else:
+                id_, code, said = error_for(item, line)
             await self._write.send(SessionMessage(types.JSONRPCError(
                 jsonrpc='2.0', id=id_, error=types.ErrorData(code=code, message=said),
             )))

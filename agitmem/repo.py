@@ -1500,6 +1500,28 @@ def open_regular(path: Path | str, flags: int = os.O_RDONLY) -> tuple[int, os.st
     return fd, st
 
 
+class TooLarge(OSError):
+    """read_regular found a file over its bound."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f'over {limit // 1024:,} KB')
+        self.limit = limit
+
+
+def read_regular(path: Path | str, limit: int) -> bytes:
+    """The bytes of a file a clone may control (an agent's settings, an
+    MCP config, .pre-commit-config.yaml): a regular file only, opened
+    without waiting on a FIFO, never a device (/dev/zero, /dev/stdin, a
+    tty), and at most `limit` bytes (TooLarge past it).  FileNotFoundError
+    and NotRegularFile as open_regular raises them."""
+    fd, _ = open_regular(path)
+    with os.fdopen(fd, 'rb') as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise TooLarge(limit)
+    return data
+
+
 def _mkstemp(directory: Path, prefix: str) -> tuple[int, str]:
     """tempfile.mkstemp's new file (O_EXCL, mode 0600) without importing
     tempfile (random, shutil, weakref: a noticeable part of a hook's run

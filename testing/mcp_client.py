@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import yaml
 import queue
 import subprocess
 import threading
@@ -125,3 +127,10 @@ def served(cwd: Path) -> Iterator[McpClient]:
 
 def text(result: dict[str, Any]) -> str:
     return ''.join(c.get('text', '') for c in result['content'])
+
+
+def user_allows(*commands: str) -> None:
+    """The user's own config ($AGITMEM_HOME/config.yaml) lists `commands`."""
+    home = Path(os.environ['AGITMEM_HOME'])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / 'config.yaml').write_text(yaml.safe_dump({'verify_commands': list(commands)}))

@@ -224,7 +224,7 @@ def _python_has_agitmem(python: str) -> str | None:
     return None
 
 
-def check(command: str, path: list[str]) -> tuple[str | None, str | None]:
+def check(command: str, path: list[str], root: Path | None = None) -> tuple[str | None, str | None]:
     """(what is wrong with hook `command`, the interpreter it runs when it
     is this agitmem).  Parsed, resolved on `path`, its files read: nothing
     the command names is run."""
@@ -242,17 +242,72 @@ def check(command: str, path: list[str]) -> tuple[str | None, str | None]:
     head = launcher(argv)
     if not head:
         return 'does not run `... hook EVENT`', None
-    return check_head(head, path)
+    return check_head(head, path, root)
 
 
-def check_mcp(argv: list[str], path: list[str]) -> tuple[str | None, str | None]:
+# -- what an entry's environment may set ---------------------------------------
+#
+# An `env` in a hook or MCP entry of a cloned file can make the client run
+# the project's code: PYTHONPATH=. beats -P, PATH finds a `python3` of the
+# repository, LD_PRELOAD loads a library, NODE_OPTIONS --require, BASH_ENV
+# a script, GIT_* an ssh command, OPENSSL_CONF an engine, HOME another
+# ~/.agent/config.yaml.  Which variables can do that cannot be listed
+# once for all programs, so the few that cannot are: any other is untrusted.
+_HARMLESS_ENV = re.compile(
+    r'^(?:LANG|LANGUAGE|LC_[A-Z_]+|TZ|TERM|COLUMNS|LINES|NO_COLOR|FORCE_COLOR|'
+    r'PYTHONUNBUFFERED|PYTHONIOENCODING|PYTHONUTF8|PYTHONDONTWRITEBYTECODE)$',
+)
+
+
+def env_problem(env: object) -> str | None:
+    """What is wrong with an entry's `env` (None when it sets only
+    harmless variables, or is absent)."""
+    if env is None:
+        return None
+    if not isinstance(env, dict):
+        return 'has an `env` agitmem cannot read'
+    bad = sorted(str(k) for k in env if not (isinstance(k, str) and _HARMLESS_ENV.match(k)))
+    if not bad:
+        return None
+    more = f' (and {len(bad) - 3} more)' if len(bad) > 3 else ''
+    return (
+        f'sets {", ".join(bad[:3])}{more} in its env, which can change what '
+        f'program or module runs (a cloned file\'s code)'
+    )
+
+
+def entry_problem(entry: object) -> str | None:
+    """What makes a hook or MCP entry of a project's file untrusted beyond
+    its command line: an `env` that changes what runs, a working directory
+    it picks (`cwd`)."""
+    if not isinstance(entry, dict):
+        return None
+    for key in ('env', 'environment'):
+        why = env_problem(entry.get(key))
+        if why is not None:
+            return why
+    for key in ('cwd', 'workingDirectory', 'working_directory'):
+        if key in entry:
+            return f'sets a working directory (`{key}`), which agitmem never writes'
+    return None
+
+
+def inside(path: str, root: Path | None) -> bool:
+    """Whether `path` (resolved) is a file of the repository at `root`."""
+    if root is None:
+        return False
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def check_mcp(argv: list[str], path: list[str], root: Path | None = None) -> tuple[str | None, str | None]:
     """`check` for an MCP server entry's command line (`... mcp`)."""
     if argv[-1:] != ['mcp'] or len(argv) < 2:
         return 'does not run `... mcp`', None
-    return check_head(argv[:-1], path)
+    return check_head(argv[:-1], path, root)
 
 
-def check_head(head: list[str], path: list[str]) -> tuple[str | None, str | None]:
+def check_head(head: list[str], path: list[str], root: Path | None = None) -> tuple[str | None, str | None]:
     """(what is wrong with the launcher part of a command line, the
     interpreter it runs when it is this agitmem)."""
     program, flags = head[0], head[1:]
@@ -266,6 +321,10 @@ def check_head(head: list[str], path: list[str]) -> tuple[str | None, str | None
     found, why = _resolve(program, path)
     if found is None:
         return why, None
+    if inside(found, root):
+        # a console script is Python a clone can append to; an interpreter
+        # of the repository is the repository's program
+        return f'runs {found}, a file of the repository (a clone\'s), not an installed agitmem', None
     if flags:
         if flags[0] != '-P':
             return (

@@ -27,7 +27,10 @@ from typing import NamedTuple
 
 from agitmem.agents import clients
 from agitmem.errors import AgitmemError
+from agitmem.repo import NotRegularFile
+from agitmem.repo import TooLarge
 from agitmem.repo import atomic_write
+from agitmem.repo import read_regular
 
 NAME = 'agitmem'
 SCOPES = ('local', 'project', 'user')
@@ -126,25 +129,27 @@ def _our_head(head: list[str]) -> bool:
 
 # -- JSON files ------------------------------------------------------------------------
 
-def _regular(path: Path, shown: str) -> bool:
-    """Whether there is a file to read: only a regular one is opened (a
-    FIFO a hostile checkout put there would block the read)."""
-    if not os.path.lexists(path):
-        return False
-    if not path.is_file():
+def _read(path: Path, shown: str) -> bytes | None:
+    """The file's bytes (None when there is none), bounded: only a regular
+    file is read (a FIFO a hostile checkout put there would block the
+    read, a link to /dev/zero would never end)."""
+    from agitmem.agents.settings import MAX_BYTES
+    try:
+        return read_regular(path, MAX_BYTES)
+    except FileNotFoundError:
+        return None
+    except NotRegularFile:
         raise AgitmemError(f'{shown}: not a regular file; nothing was changed')
-    return True
+    except TooLarge as e:
+        raise AgitmemError(f'{shown}: {e}; nothing was changed')
+    except OSError as e:
+        raise AgitmemError(f'{shown}: cannot be read ({e.strerror}); nothing was changed')
 
 
 def _read_json(path: Path, shown: str) -> dict[str, Any]:
-    if not _regular(path, shown):
+    raw = _read(path, shown)
+    if raw is None:
         return {}
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return {}
-    except OSError as e:
-        raise AgitmemError(f'{shown}: cannot be read ({e.strerror}); nothing was changed')
     try:
         text = raw.decode('utf-8-sig')
         data = json.loads(text) if text.strip() else {}
@@ -183,13 +188,12 @@ _OUR_TABLE = re.compile(r'^mcp_servers\s*\.\s*(?:agitmem|"agitmem"|\'agitmem\')(
 
 
 def _read_toml(path: Path, shown: str) -> tuple[str, dict[str, Any]]:
-    if not _regular(path, shown):
+    raw = _read(path, shown)
+    if raw is None:
         return '', {}
     try:
-        text = path.read_bytes().decode('utf-8')
-    except FileNotFoundError:
-        return '', {}
-    except (OSError, UnicodeDecodeError) as e:
+        text = raw.decode('utf-8')
+    except UnicodeDecodeError as e:
         raise AgitmemError(f'{shown}: cannot be read ({e}); nothing was changed')
     try:
         return text, tomllib.loads(text)
@@ -266,6 +270,7 @@ def install(
         current = _toml_servers(data, where.shown).get(NAME)
         if current is not None and not is_ours(current):
             raise _foreign(where)
+        why = _untrusted(current, where, root)
         if isinstance(current, dict) and {k: current.get(k) for k in want} == want and set(current) <= {'command', 'args'}:
             return []
         kept = _without_ours(text)
@@ -292,14 +297,17 @@ def install(
             )
         if write:
             atomic_write(path, new.encode())
-        return [f'{said} ({"updated" if current is not None else "added"})']
+        return [f'{said} ({_action(current, why)})']
     data = _read_json(path, where.shown)
     servers = _servers_json(data, where, create=True)
     assert servers is not None
     current = servers.get(NAME)
     if current is not None and not is_ours(current):
         raise _foreign(where)
-    new_entry: dict[str, Any] = dict(current) if isinstance(current, dict) else {}
+    why = _untrusted(current, where, root)
+    # an entry of a project's file whose env or cwd changes what runs is
+    # replaced whole: kept, it would run the project's code as agitmem
+    new_entry: dict[str, Any] = dict(current) if isinstance(current, dict) and why is None else {}
     if agent == 'claude':
         new_entry['type'] = 'stdio'
     new_entry.update(want)
@@ -308,7 +316,23 @@ def install(
     servers[NAME] = new_entry
     if write:
         atomic_write(path, _dump(data))
-    return [f'{said} ({"updated" if current is not None else "added"})']
+    return [f'{said} ({_action(current, why)})']
+
+
+def _untrusted(current: object, where: Place, root: Path) -> str | None:
+    """Why an entry of ours in a project's file is not kept as it is (None
+    when it may be; the user's own files are theirs to set an env in)."""
+    from agitmem.agents import launcher
+    if current is None or where.base != root:
+        return None
+    return launcher.entry_problem(current)
+
+
+def _action(current: object, why: str | None) -> str:
+    from agitmem import render
+    if why is not None:
+        return f'replaced: the entry there {render.line(why)}'
+    return 'updated' if current is not None else 'added'
 
 
 def _foreign(where: Place) -> AgitmemError:

@@ -12,13 +12,18 @@ from agitmem.agents import clients
 from agitmem.agents import codex
 from agitmem.agents import gemini
 from agitmem.errors import AgitmemError
+from agitmem.repo import NotRegularFile
+from agitmem.repo import TooLarge
 from agitmem.repo import atomic_write
+from agitmem.repo import read_regular
 
 if TYPE_CHECKING:
     from agitmem.agents.clients import Native
 
 
 SCOPES = ('local', 'project', 'user')
+# bytes of a settings file read (a user's ~/.claude.json grows with its history)
+MAX_BYTES = 64 * 1024 * 1024
 # local for every agent: a file in the project that git ignores, so hooks
 # that need agitmem never reach a teammate's checkout without their choice
 DEFAULT_SCOPE = 'local'
@@ -119,6 +124,53 @@ def installed(agent: str, path: Path) -> dict[str, list[str]]:
     return _ours_in(settings.get('hooks'))
 
 
+def entry_problems(agent: str, path: Path) -> list[str]:
+    """What makes the hooks of a project's settings file run other code
+    than agitmem's: an agitmem hook entry whose `env` (or working
+    directory) changes what runs, or (Claude Code) the file's own `env`,
+    which its hooks inherit.  [] when nothing does, or it cannot be read."""
+    from agitmem.agents import launcher
+    try:
+        data, _ = _read_settings(path)
+    except AgitmemError:
+        return []
+    ret = []
+    hooks = data.get('hooks')
+    for name, groups in hooks.items() if isinstance(hooks, dict) else ():
+        for group in groups if isinstance(groups, list) else ():
+            inner = group.get('hooks') if isinstance(group, dict) else None
+            for hook in inner if isinstance(inner, list) else ():
+                why = launcher.entry_problem(hook) if _is_ours(hook) else None
+                if why is not None:
+                    ret.append(f'its agitmem {render_name(name)} hook {why}')
+    return ret
+
+
+def inherited_env(agent: str, root: Path) -> list[str]:
+    """Claude Code gives every hook the `env` of each settings file it
+    reads: one of the project's (.claude/settings.json, settings.local.json)
+    that sets a variable changing what runs reaches agitmem's hooks at any
+    scope.  What each such file sets, one line each."""
+    from agitmem.agents import launcher
+    if agent != 'claude':
+        return []
+    ret = []
+    for scope in ('project', 'local'):
+        try:
+            data, _ = _read_settings(settings_file(agent, scope, root))
+        except AgitmemError:
+            continue
+        why = launcher.env_problem(data.get('env'))
+        if why is not None:
+            ret.append(f'{relative(agent, scope)} {why}, and every hook inherits it')
+    return ret
+
+
+def render_name(name: object) -> str:
+    from agitmem import render
+    return render.line(str(name))
+
+
 def missing_events(agent: str, found: dict[str, list[str]]) -> list[str]:
     """The agent's event names agitmem installs that `found` lacks."""
     mod = clients.native(agent)
@@ -179,12 +231,15 @@ def _json_error(path: str, text: str, e: json.JSONDecodeError) -> str:
 def _read_settings(path: Path) -> tuple[dict[str, object], bool]:
     """(settings, existed).  A missing or blank file reads as {}."""
     try:
-        with open(path, 'rb') as f:
-            contents = f.read()
+        contents = read_regular(path, MAX_BYTES)
     except FileNotFoundError:
         return {}, False
-    except IsADirectoryError:
-        raise AgitmemError(f'{path}: is a directory, expected a JSON file')
+    except NotRegularFile as e:
+        if e.kind == 'a directory':
+            raise AgitmemError(f'{path}: is a directory, expected a JSON file')
+        raise AgitmemError(f'{path}: not a regular file (a device or a pipe?); nothing was changed')
+    except TooLarge as e:
+        raise AgitmemError(f'{path}: {e}; nothing was changed')
     except OSError as e:  # a symlink loop, a permission
         raise AgitmemError(f'{path}: cannot be read ({e.strerror}); nothing was changed')
     try:
@@ -286,6 +341,13 @@ def install(
     rel = relative(agent, scope)
     settings, _ = _read_settings(path)
     hooks = _hooks_table(settings, path)
+    inherited = inherited_env(agent, root)
+    if inherited:
+        from agitmem import render
+        raise AgitmemError(
+            f'{render.line(inherited[0])}: agitmem\'s hooks would run the '
+            f'project\'s code; remove that env, then install; nothing was changed',
+        )
 
     changes = []
     wanted = {}

@@ -10,6 +10,10 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
+from agitmem.repo import read_regular
+
+MAX_BYTES = 16 * 1024 * 1024  # a trust file is small; a link to /dev/zero is not
+
 
 def codex_home(home: Path, environ: Mapping[str, str]) -> Path:
     configured = environ.get('CODEX_HOME')
@@ -24,7 +28,7 @@ def codex_project_trusted(
     None when the file cannot be read."""
     path = codex_home(home, environ) / 'config.toml'
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(read_regular(path, MAX_BYTES).decode())
     except FileNotFoundError:
         return False
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
@@ -41,7 +45,7 @@ def codex_project_trusted(
 
 def _read_json(path: Path) -> object:
     try:
-        return json.loads(path.read_text())
+        return json.loads(read_regular(path, MAX_BYTES))
     except (OSError, ValueError):
         return None
 

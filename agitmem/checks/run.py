@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 MEMORY = '.agent/memory/'
 TATTOO = f'{MEMORY}{memory.TATTOO}'
 SNAPSHOT = f'{MEMORY}{memory.SNAPSHOT}'
+NEW_FILE_MAX = 16 * 1024 * 1024  # bytes of a working-tree file a check reads
 STATE = f'{MEMORY}{memory.STATE}'
 CONFIG = f'.agent/{memory.CONFIG}'
 USER_TATTOO = f'~/.agent/memory/{memory.TATTOO}'
@@ -243,7 +244,8 @@ class Change:
         if self.staged:
             return self._blob(f':{path}')
         try:
-            return (self.repo.root / path).read_text(errors='replace')
+            # a worktree file may be a link to a device: bounded, regular only
+            return repo_mod.read_regular(self.repo.root / path, NEW_FILE_MAX).decode('utf-8', 'replace')
         except OSError:
             return None
 

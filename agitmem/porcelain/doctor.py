@@ -69,6 +69,8 @@ class Where:
     scope: str
     shown: str
     found: dict[str, list[str]]
+    # what makes a project file's hooks run other code (settings.entry_problems)
+    problems: tuple[str, ...] = ()
 
 
 # -- agents -------------------------------------------------------------------
@@ -84,7 +86,11 @@ def installed_agents(repo: Repo, home: Path) -> list[Where]:
             seen.add(path)
             found = settings.installed(agent, path)
             if found:
-                ret.append(Where(agent, scope, settings.relative(agent, scope), found))
+                # the user's own file is theirs to set an env in; a project's is a clone's
+                problems = tuple(settings.inherited_env(agent, repo.root))
+                if scope != 'user':
+                    problems += tuple(settings.entry_problems(agent, path))
+                ret.append(Where(agent, scope, settings.relative(agent, scope), found, problems))
     return ret
 
 
@@ -93,12 +99,13 @@ def _reaches(
         path: list[str],
         here: subprocess.Popen[str] | None,
         cache: dict[str, str | None],
+        root: Path | None = None,
 ) -> str | None:
     """None when hook `command` reaches a working agitmem on `path`; else
     what is wrong.  The command is parsed and resolved, never run: the only
     program run is this agitmem, when the command calls it."""
     if command not in cache:
-        why, python = launcher.check(command, path)
+        why, python = launcher.check(command, path, root)
         if why is None and python is not None:
             if _HERE not in cache:
                 cache[_HERE] = launcher.runs_here(here)
@@ -114,6 +121,7 @@ def check_agents(
         wheres: list[Where],
         path: list[str],
         here: subprocess.Popen[str] | None = None,
+        root: Path | None = None,
 ) -> list[Finding]:
     if not wheres:
         return [Finding(
@@ -135,7 +143,7 @@ def check_agents(
         commands = sorted({c for cs in w.found.values() for c in cs})
         broken: dict[str, list[str]] = {}
         for c in commands:
-            why = _reaches(c, path, here, cache)
+            why = _reaches(c, path, here, cache, root)
             if why is not None:
                 broken.setdefault(why, []).append(c)
         for why, cs in broken.items():
@@ -145,7 +153,13 @@ def check_agents(
                 f'{w.agent}: the hook command `{render.line(cs[0])}`{more} in {w.shown}: {why}',
                 f'{reinstall}   (or install agitmem as a tool: see the README)',
             ))
-        if not missing and not broken:
+        for problem in w.problems:
+            ret.append(Finding(
+                'agent-hooks', ERROR,
+                f'{w.agent}: {w.shown}: {render.line(problem)}: the hooks would not run agitmem alone',
+                f'remove that env from {w.shown} (agitmem writes none), then `{reinstall}`',
+            ))
+        if not missing and not broken and not w.problems:
             launchers = sorted({shlex.join(launcher.launcher(shlex.split(c)) or []) for c in commands})
             ret.append(Finding(
                 'agent-hooks', OK,
@@ -196,7 +210,12 @@ def check_mcp(
                 ))
                 continue
             assert argv is not None
-            why, python = launcher.check_mcp(argv, path)
+            in_repo = where.base == repo.root  # a clone's file, not the user's
+            # what makes it run the project's code is said first: it is
+            # never started, whatever its command line
+            why, python = (launcher.entry_problem(entry) if in_repo else None), None
+            if why is None:
+                why, python = launcher.check_mcp(argv, path, repo.root if in_repo else None)
             if why is None and python is not None:
                 if handshake is None:
                     handshake = launcher.mcp_tools_here(timeout)
@@ -269,9 +288,14 @@ def check_trust(repo: Repo, wheres: list[Where], home: Path, environ: Mapping[st
 
 # -- git hooks ------------------------------------------------------------------
 
+TEXT_MAX = 4 * 1024 * 1024  # bytes of a hook, config or conflicts file doctor reads
+
+
 def _text(path: Path) -> str | None:
+    """A file's text; None when it is missing, no regular file (a clone's
+    link to /dev/zero or /dev/stdin), unreadable or over TEXT_MAX."""
     try:
-        return path.read_bytes().decode('utf-8', 'replace')
+        return repo_mod.read_regular(path, TEXT_MAX).decode('utf-8', 'replace')
     except OSError:
         return None
 
@@ -590,7 +614,7 @@ def diagnose(
     memory = _check_memory_all(repo, codex=any(w.agent == 'codex' for w in wheres))
     try:
         path = launcher.client_path(environ, login)
-        agents = check_agents(wheres, path, here)
+        agents = check_agents(wheres, path, here, repo.root)
         agents += check_mcp(repo, wheres, path, home, environ)
         git += check_git_shims(repo, path)
     finally:

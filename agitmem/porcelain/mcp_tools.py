@@ -15,9 +15,11 @@ from typing import NamedTuple
 from agitmem import render
 from agitmem.errors import AgitmemError
 from agitmem.porcelain import context
+from agitmem.porcelain import verifying
 from agitmem.porcelain.context import Context
 
 VERIFY_TIMEOUT = 600  # seconds: the longest a verify tool call may run
+COMMAND_MAX = 4096  # characters of a verify command line
 RECALL_MAX = 50
 
 
@@ -110,17 +112,24 @@ TOOLS = (
     ),
     Tool(
         'verify',
-        'Run a test command in the repository root and record its outcome as '
-        'the state\'s last_verification (result, exit code, the reason from its output).',
+        'Record a test run as the state\'s last_verification (result, exit code, '
+        'the reason from its output).  Ran it yourself: give command, exit_code '
+        'and the end of its output; it is recorded as you report it.  Without '
+        'exit_code, agitmem runs command itself only when the user\'s own '
+        'agitmem config lists it under verify_commands; any other command is refused.',
         _object(
             {
-                'command': {
-                    'type': 'array', 'items': {'type': 'string'}, 'minItems': 1,
-                    'description': 'the program and its arguments, e.g. ["pytest", "-q"]',
+                'command': _string('the command line, e.g. "pytest -q"', minLength=1, maxLength=COMMAND_MAX),
+                'exit_code': {
+                    'type': 'integer',
+                    'description': 'how the run you made ended (then nothing is run)',
                 },
+                'output': _string(
+                    'the end of that run\'s output (with exit_code)', maxLength=verifying.REPORT_MAX,
+                ),
                 'timeout_seconds': {
                     'type': 'number', 'exclusiveMinimum': 0, 'maximum': VERIFY_TIMEOUT,
-                    'description': f'stop it after this long (default {VERIFY_TIMEOUT})',
+                    'description': f'stop a run agitmem makes after this long (default {VERIFY_TIMEOUT})',
                 },
             },
             ('command',),
@@ -199,6 +208,8 @@ def _check_value(where: str, spec: dict[str, Any], value: object) -> None:
         raise AgitmemError(f'{where} must be a JSON {kind}')
     if kind == 'string' and len(value) < spec.get('minLength', 0):  # type: ignore[arg-type]
         raise AgitmemError(f'{where} must not be empty')
+    if kind == 'string' and len(value) > spec.get('maxLength', len(value)):  # type: ignore[arg-type]
+        raise AgitmemError(f'{where} is over {spec["maxLength"]:,} characters')
     if kind == 'array':
         assert isinstance(value, list)
         if len(value) < spec.get('minItems', 0):
@@ -258,12 +269,23 @@ def _fragment_add(ctx: Context, args: dict[str, Any]) -> Answer:
 
 
 def _verify(ctx: Context, args: dict[str, Any]) -> Answer:
-    from agitmem.porcelain import verifying
-    timeout = float(args.get('timeout_seconds') or VERIFY_TIMEOUT)
-    done = verifying.run(ctx, list(args['command']), save=True, timeout=timeout)
-    text = f'verification {done.result} (exit {done.exit_code}): {render.line(done.reason)}'
+    if 'exit_code' in args:
+        if 'timeout_seconds' in args:
+            raise AgitmemError('verify: timeout_seconds is for a run agitmem makes, not one you report')
+        done = verifying.report(ctx, args['command'], args['exit_code'], args.get('output', ''), save=True)
+        how = 'recorded as reported'
+    else:
+        if 'output' in args:
+            raise AgitmemError('verify: output goes with exit_code (a run you made and report)')
+        argv = verifying.confirmed(args['command'])
+        timeout = float(args.get('timeout_seconds') or VERIFY_TIMEOUT)
+        done = verifying.run(ctx, argv, save=True, timeout=timeout)
+        how = f'timed out after {timeout:g}s, stopped' if done.timed_out else 'run by agitmem'
+    result = 'timed out' if done.timed_out else done.result
+    text = f'verification {result} (exit {done.exit_code}, {how}): {render.line(done.reason)}'
     return Answer(text, {
         'result': done.result, 'exit_code': done.exit_code, 'reason': render.line(done.reason),
+        'timed_out': done.timed_out, 'reported': 'exit_code' in args,
     })
 
 

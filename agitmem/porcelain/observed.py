@@ -127,7 +127,8 @@ def defined_in(lines: list[str], start: int, end: int | None, ext: str) -> str |
 
 def _read(full: Path) -> str:
     try:
-        return full.read_text(errors='replace') if full.stat().st_size < 2_000_000 else ''
+        # bounded and a regular file only: a link to /dev/zero has size 0
+        return repo_mod.read_regular(full, 2_000_000).decode('utf-8', 'replace')
     except (OSError, ValueError):  # ValueError: a NUL in a payload's path
         return ''
 

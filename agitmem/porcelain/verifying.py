@@ -1,5 +1,10 @@
-"""`verify`: run a command, record how it ended as `last_verification`
-(the `verify` command and the MCP `verify` tool)."""
+"""`verify`: record how a test command ended as `last_verification`.
+
+The `verify` command runs what the user typed.  The MCP `verify` tool
+runs nothing a model names: it records a run the agent reports (marked
+`"reported": true`), or runs a command the user's own config lists
+(config.user_verify_commands), in a process group of its own stopped
+whole at its timeout, its output read with a bound."""
 from __future__ import annotations
 
 import os
@@ -9,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 from typing import NamedTuple
 
+from agitmem import config
 from agitmem import repo as repo_mod
 from agitmem.errors import AgitmemError
 from agitmem.memory import state as state_mod
@@ -16,12 +22,90 @@ from agitmem.memory.verification import reason
 from agitmem.porcelain import read
 from agitmem.porcelain.context import Context
 
+OUTPUT_MAX = 1024 * 1024  # bytes of a bounded run's output kept (its end)
+# seconds a bounded run's output may stay open once its program ended: a
+# daemon it left holding the pipe is not waited for
+GRACE = 1.0
+REPORT_MAX = 64 * 1024  # characters of a reported output tail kept
+
 
 class Verified(NamedTuple):
     result: str  # passed | failed
-    exit_code: int
+    exit_code: int | None  # None: stopped at its timeout
     reason: str
     output: str
+    timed_out: bool = False
+
+
+class Ran(NamedTuple):
+    code: int | None  # None: stopped at its timeout
+    output: bytes
+    timed_out: bool
+
+
+def _start(cmd: list[str], cwd: os.PathLike[str] | str, group: bool) -> subprocess.Popen[bytes]:
+    try:
+        return subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, cwd=cwd,
+            # a group of its own: what it starts is stopped with it
+            process_group=0 if group else None,
+        )
+    except (FileNotFoundError, PermissionError, NotADirectoryError) as e:
+        raise AgitmemError(f'cannot run {cmd[0]}: {e.strerror}')
+
+
+def _stop_group(proc: subprocess.Popen[bytes]) -> None:
+    import signal
+    try:
+        # its pid is its group's id, never reused while a member lives
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass  # the group is gone
+
+
+def run_bounded(cmd: list[str], cwd: os.PathLike[str] | str, timeout: float) -> Ran:
+    """Run `cmd` for at most `timeout` seconds (then its whole process
+    group is stopped), keeping the last OUTPUT_MAX bytes of its output.
+    Answers by `timeout` + GRACE whatever its children do with the pipe:
+    once the program ends, its output is read GRACE seconds more."""
+    import select
+    import time
+    proc = _start(cmd, cwd, group=True)
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    out = bytearray()
+    deadline = time.monotonic() + timeout
+    ended: float | None = None
+    try:
+        while True:
+            now = time.monotonic()
+            if ended is None and proc.poll() is not None:
+                ended = now
+            until = deadline if ended is None else min(deadline, ended + GRACE)
+            if now >= until:
+                break
+            # woken now and then to see whether the program ended
+            ready, _, _ = select.select([fd], [], [], min(until - now, 0.1))
+            if not ready:
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break  # every writer closed it
+            out += chunk
+            if len(out) > OUTPUT_MAX:
+                del out[:len(out) - OUTPUT_MAX]
+        if proc.poll() is None:
+            try:
+                proc.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+        timed_out = proc.poll() is None
+    finally:
+        _stop_group(proc)
+        proc.stdout.close()
+        proc.wait()
+    return Ran(None if timed_out else proc.returncode, bytes(out), timed_out)
 
 
 def run(
@@ -33,46 +117,67 @@ def run(
         timeout: float | None = None,
 ) -> Verified:
     """Run `cmd` in the repository's root (its output given to `echo` as
-    it comes), then record the verification in state.json.  Past
-    `timeout` seconds the command is stopped and counts as failed."""
+    it comes), then record the verification in state.json.  With a
+    `timeout`, run_bounded's bounds hold; stopped, it counts as failed."""
     if not cmd:
         raise AgitmemError('verify needs a command: agitmem verify -- CMD...')
     read.state(ctx.repo)  # refuse a broken state.json before running anything
-    try:
-        proc = subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, cwd=ctx.repo.root,
-            # bounded: a group of its own, so what it started is stopped
-            # with it (a test runner's children hold the output pipe open)
-            process_group=None if timeout is None else 0,
-        )
-    except (FileNotFoundError, PermissionError) as e:
-        raise AgitmemError(f'cannot run {cmd[0]}: {e.strerror}')
+    if timeout is not None:
+        ran = run_bounded(cmd, ctx.repo.root, timeout)
+        output = ran.output.decode('utf-8', 'replace')
+        if ran.timed_out:
+            output += f'\nstopped after {timeout:g}s\n'
+        return _record(ctx, shlex.join(cmd), ran.code, output, save=save, timed_out=ran.timed_out)
+    proc = _start(cmd, ctx.repo.root, group=False)
     assert proc.stdout is not None
     chunks: list[bytes] = []
-    if timeout is None:
-        for chunk in iter(proc.stdout.readline, b''):
-            if echo is not None:
-                echo(chunk)
-            chunks.append(chunk)
-        code = proc.wait()
-    else:
-        # the MCP tool: a command that never ends must not hold the server
-        try:
-            out, _ = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            import signal
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except OSError:
-                pass  # gone meanwhile
-            out, _ = proc.communicate()
-            out += f'\nstopped after {timeout:g}s\n'.encode()
-        chunks.append(out)
-        code = proc.returncode
-    output = b''.join(chunks).decode('utf-8', 'replace')
-    result = 'passed' if code == 0 else 'failed'
-    why = reason(output, code)
+    for chunk in iter(proc.stdout.readline, b''):
+        if echo is not None:
+            echo(chunk)
+        chunks.append(chunk)
+    code = proc.wait()
+    return _record(ctx, shlex.join(cmd), code, b''.join(chunks).decode('utf-8', 'replace'), save=save)
+
+
+def confirmed(command: str) -> list[str]:
+    """The argv of `command` when the user's own config lists it under
+    verify_commands; else an AgitmemError saying how to allow it (a
+    repository's config listing it is not enough: a clone writes that)."""
+    try:
+        argv = shlex.split(command)
+    except ValueError as e:
+        raise AgitmemError(f'verify: the command cannot be parsed ({e})')
+    if not argv:
+        raise AgitmemError('verify: "command" must not be empty')
+    if argv in config.user_verify_commands():
+        return argv
+    raise AgitmemError(
+        f'verify: `{shlex.join(argv)}` is not in verify_commands of '
+        f'{config.user_config_shown()}: agitmem runs only the commands you '
+        f'listed there; run it yourself and report its exit_code and output, '
+        f'or ask the user to add it',
+    )
+
+
+def report(
+        ctx: Context, command: str, exit_code: int, output: str, *, save: bool,
+) -> Verified:
+    """Record a run the agent made and reports (nothing is run): marked
+    `"reported": true`, its outcome as reported."""
+    read.state(ctx.repo)
+    if not command.strip():
+        raise AgitmemError('verify: "command" must not be empty')
+    return _record(ctx, command, exit_code, output[-REPORT_MAX:], save=save, reported=True)
+
+
+def _record(
+        ctx: Context, command: str, code: int | None, output: str, *,
+        save: bool, timed_out: bool = False, reported: bool = False,
+) -> Verified:
+    result = 'passed' if code == 0 and not timed_out else 'failed'
+    why = reason(output, 1 if code is None else code)
+    if timed_out:
+        why = f'timed out: {why}' if why else 'timed out'
 
     # the tree the command leaves, computed on the other core while the
     # write path (pygit2) is imported
@@ -80,12 +185,17 @@ def run(
     from agitmem.porcelain import state
     tree = repo_mod.worktree_tree(ctx.repo)
     verification: dict[str, Any] = {
-        'command': shlex.join(cmd),
+        'command': command,
         'result': result,
         'exit_code': code,
         'reason': why,
         'at': state_mod.now_iso(),
         'tree': tree,
     }
+    if timed_out:
+        verification['timed_out'] = True
+    if reported:
+        # the agent's word, not a run agitmem saw
+        verification['reported'] = True
     state.update(ctx, {'last_verification': verification}, event='verify', save=save, tree=tree)
-    return Verified(result, code, why, output)
+    return Verified(result, code, why, output, timed_out)

@@ -3,6 +3,7 @@ client (testing/mcp_client.py), in real repositories."""
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ import pytest
 from testing.mcp_client import McpClient
 from testing.mcp_client import served
 from testing.mcp_client import text
+from testing.mcp_client import user_allows
 from testing.util import agitmem_argv
 from testing.util import count
 from testing.util import git
@@ -87,22 +89,44 @@ def test_load_gives_the_injection_block(server: McpClient, memrepo: Path) -> Non
     assert result['structuredContent']['tokens'] > 0
 
 
-def test_verify_records_the_outcome(server: McpClient, memrepo: Path) -> None:
-    failed = server.call('verify', {'command': [sys.executable, '-c', 'import sys; print("E boom"); sys.exit(3)']})
-    assert failed['structuredContent']['result'] == 'failed'
-    assert failed['structuredContent']['exit_code'] == 3
-    state = json.loads(mem(memrepo, 'state.json').read_text())
-    assert state['last_verification']['exit_code'] == 3
-    assert message(memrepo).startswith('verify: last_verification')
-    passed = server.call('verify', {'command': [sys.executable, '-c', 'pass']})
-    assert passed['structuredContent']['result'] == 'passed'
+FAIL = shlex.join([sys.executable, '-c', 'import sys; print("E boom"); sys.exit(3)'])
+PASS = shlex.join([sys.executable, '-c', 'pass'])
+SLEEP = shlex.join([sys.executable, '-c', 'import time; time.sleep(60)'])
 
 
-def test_verify_stops_a_command_past_its_timeout(server: McpClient) -> None:
-    result = server.call('verify', {
-        'command': [sys.executable, '-c', 'import time; time.sleep(60)'], 'timeout_seconds': 0.5,
-    })
+def test_verify_runs_a_command_the_user_listed(memrepo: Path) -> None:
+    user_allows(FAIL, PASS)
+    with served(memrepo) as server:
+        failed = server.call('verify', {'command': FAIL})
+        assert failed['structuredContent']['result'] == 'failed'
+        assert failed['structuredContent']['exit_code'] == 3
+        assert failed['structuredContent']['reported'] is False
+        state = json.loads(mem(memrepo, 'state.json').read_text())
+        assert state['last_verification']['exit_code'] == 3
+        assert 'reported' not in state['last_verification']
+        assert message(memrepo).startswith('verify: last_verification')
+        passed = server.call('verify', {'command': PASS})
+        assert passed['structuredContent']['result'] == 'passed'
+
+
+def test_verify_records_a_run_the_agent_reports(server: McpClient, memrepo: Path) -> None:
+    result = server.call('verify', {'command': 'make check', 'exit_code': 2, 'output': 'E   assert 1 == 2\n1 failed'})
+    assert result['structuredContent'] == {
+        'result': 'failed', 'exit_code': 2, 'reason': result['structuredContent']['reason'],
+        'timed_out': False, 'reported': True,
+    }
+    assert 'recorded as reported' in text(result)
+    lv = json.loads(mem(memrepo, 'state.json').read_text())['last_verification']
+    assert (lv['command'], lv['exit_code'], lv['result'], lv['reported']) == ('make check', 2, 'failed', True)
+
+
+def test_verify_stops_a_command_past_its_timeout(memrepo: Path) -> None:
+    user_allows(SLEEP)
+    with served(memrepo) as server:
+        result = server.call('verify', {'command': SLEEP, 'timeout_seconds': 0.5})
     assert result['structuredContent']['result'] == 'failed'
+    assert result['structuredContent']['timed_out'] is True
+    assert 'timed out' in text(result)
 
 
 def test_recovery_reports_none_yet(server: McpClient) -> None:
@@ -123,9 +147,13 @@ def test_recovery_reports_none_yet(server: McpClient) -> None:
     ('state_set', {'current_goal': 'a', 'other': {'current_goal': 'b'}}, 'given twice'),
     ('fragment_add', {'goal': 'g', 'next': 'n', 'refs': ['Z-9']}, 'no fragment Z-9'),
     ('fragment_add', {'goal': 'g', 'next': 'n', 'refs': 'A-001'}, '"refs" must be a JSON array'),
-    ('verify', {'command': []}, '"command" must not be empty'),
-    ('verify', {'command': ['/nonexistent/prog']}, 'cannot run /nonexistent/prog'),
-    ('verify', {'command': ['true'], 'timeout_seconds': 0}, 'must be more than 0'),
+    ('verify', {'command': ''}, '"command" must not be empty'),
+    ('verify', {'command': ['true']}, '"command" must be a JSON string'),
+    ('verify', {'command': '/nonexistent/prog'}, 'is not in verify_commands of'),
+    ('verify', {'command': 'true', 'timeout_seconds': 0}, 'must be more than 0'),
+    ('verify', {'command': 'true', 'exit_code': 0, 'timeout_seconds': 5}, 'not one you report'),
+    ('verify', {'command': 'true', 'output': 'x'}, 'output goes with exit_code'),
+    ('verify', {'command': 'x' * 5000}, 'is over 4,096 characters'),
     ('recall', {'query': 'x', 'limit': 0}, 'must be at least 1'),
     ('recall', {'query': 'x', 'limit': True}, 'must be a JSON integer'),
     ('recovery', {'n': 1.5}, 'must be a JSON integer'),
@@ -202,7 +230,7 @@ def test_a_client_that_writes_its_calls_and_closes_stdin_gets_every_answer(memre
         {'jsonrpc': '2.0', 'method': 'notifications/initialized'},
         *(
             {'jsonrpc': '2.0', 'id': 10 + i, 'method': 'tools/call', 'params': {
-                'name': 'verify', 'arguments': {'command': [sys.executable, '-c', 'import time; time.sleep(0.3)']},
+                'name': 'verify', 'arguments': {'command': 'sleep 0.3', 'exit_code': 0},
             }}
             for i in range(3)
         ),

@@ -3,6 +3,9 @@ starts children that outlive it, calls with huge or deep arguments, request
 lines the SDK cannot read (each still answered)."""
 from __future__ import annotations
 
+import os
+import shlex
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +15,7 @@ import pytest
 from testing.mcp_client import McpClient
 from testing.mcp_client import served
 from testing.mcp_client import text
+from testing.mcp_client import user_allows
 from testing.util import count
 
 
@@ -21,16 +25,96 @@ def server(memrepo: Path) -> Iterator[McpClient]:
         yield client
 
 
-def test_verify_timeout_stops_what_the_command_started(server: McpClient) -> None:
+def test_verify_runs_no_program_the_model_names(server: McpClient, memrepo: Path, tmp_path: Path) -> None:
+    """The tool ran any program the model named, writing outside the
+    repository too: now only what the user's own config lists."""
+    marker = tmp_path / 'PWNED'
+    before = count(memrepo)
+    for command in (f'touch {marker}', f'sh -c "touch {marker}"', 'true'):
+        result = server.call('verify', {'command': command})
+        assert result.get('isError') is True, result
+        assert 'is not in verify_commands of $AGITMEM_HOME/config.yaml' in text(result)
+    assert not marker.exists()
+    assert count(memrepo) == before
+
+
+def test_a_command_only_the_repository_lists_is_not_run(memrepo: Path, tmp_path: Path) -> None:
+    """A clone's .agent/config.yaml names its own commands: not runnable
+    until the user lists them in their own config."""
+    marker = tmp_path / 'PWNED'
+    command = f'touch {marker}'
+    (memrepo / '.agent' / 'config.yaml').write_text(f'verification_commands: ["{command}"]\n')
+    with served(memrepo) as server:
+        result = server.call('verify', {'command': command})
+        assert result.get('isError') is True
+        assert not marker.exists()
+        user_allows(command)  # the user confirms it
+        result = server.call('verify', {'command': command})
+        assert result['structuredContent']['result'] == 'passed', result
+    assert marker.exists()
+
+
+def test_a_user_config_that_is_a_device_is_refused(server: McpClient, memrepo: Path) -> None:
+    home = Path(os.environ['AGITMEM_HOME'])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / 'config.yaml').symlink_to('/dev/zero')
+    result = server.call('verify', {'command': 'true'})
+    assert result.get('isError') is True
+    assert 'not a regular file' in text(result)
+
+
+def test_verify_timeout_stops_what_the_command_started(memrepo: Path) -> None:
     """A test runner that forks (sh running sleep; npm running node) and
     hangs: past timeout_seconds the whole group is stopped and the server
     answers, instead of waiting for the children to let go of the output
     pipe (it waited the full 60 s)."""
-    began = time.monotonic()
-    result = server.call('verify', {'command': ['sh', '-c', 'sleep 60; :'], 'timeout_seconds': 0.5})
-    assert time.monotonic() - began < 30
+    user_allows('sh -c "sleep 60; :"')
+    with served(memrepo) as server:
+        began = time.monotonic()
+        result = server.call('verify', {'command': 'sh -c "sleep 60; :"', 'timeout_seconds': 0.5})
+        assert time.monotonic() - began < 10
     assert result['structuredContent']['result'] == 'failed'
-    assert 'stopped after 0.5s' in text(result)
+    assert result['structuredContent']['timed_out'] is True
+    assert 'timed out after 0.5s' in text(result)
+
+
+@pytest.mark.parametrize('command', [
+    # ends at once, leaving a child in its group that holds the output open
+    'sh -c "sleep 60 & exit 0"',
+    # the child leaves the group (a daemon): it cannot be stopped, and is not waited for
+    'sh -c "setsid sleep 60 & exit 0"',
+])
+def test_a_daemon_holding_the_output_does_not_hold_the_server(memrepo: Path, command: str) -> None:
+    """The server blocked well past timeout_seconds on the open pipe,
+    then said passed: now it answers within a second or two of the
+    program's end."""
+    user_allows(command)
+    with served(memrepo) as server:
+        began = time.monotonic()
+        result = server.call('verify', {'command': command, 'timeout_seconds': 30})
+        took = time.monotonic() - began
+    assert took < 10, took
+    assert result['structuredContent']['exit_code'] == 0
+
+
+def test_a_daemon_that_never_ends_is_timed_out_not_passed(memrepo: Path) -> None:
+    command = 'sh -c "exec sleep 60"'
+    user_allows(command)
+    with served(memrepo) as server:
+        began = time.monotonic()
+        result = server.call('verify', {'command': command, 'timeout_seconds': 1})
+        assert time.monotonic() - began < 10
+    assert result['structuredContent']['result'] == 'failed'
+    assert result['structuredContent']['exit_code'] is None
+
+
+def test_verify_reads_its_output_with_a_bound(memrepo: Path) -> None:
+    command = shlex.join([sys.executable, '-c', 'import sys; sys.stdout.write("x" * 60_000_000 + "\\n1 passed\\n")'])
+    user_allows(command)
+    with served(memrepo) as server:
+        result = server.call('verify', {'command': command, 'timeout_seconds': 120})
+    assert result['structuredContent']['result'] == 'passed'
+    assert result['structuredContent']['reason'] == '1 passed'
 
 
 @pytest.mark.parametrize(('name', 'args', 'said'), [
@@ -101,3 +185,27 @@ def test_blank_lines_are_no_requests(server: McpClient) -> None:
     # the next message is the answer to the next request, not an error for a blank
     server.notify('tools/list', id=99)
     assert server.message(timeout=30)['id'] == 99
+
+
+@pytest.mark.parametrize('id_', ['1.5', '{}', 'true', 'false', '[1]', 'null', '1e3', '-0.5', '{"a":1}'])
+def test_a_request_with_an_invalid_id_is_answered_with_id_null(
+        server: McpClient, memrepo: Path, id_: str,
+) -> None:
+    """An id that is no string or whole number made the SDK take the
+    request for a notification: no answer at all, the client waited for
+    ever.  JSON-RPC 2.0: an Invalid Request error whose id is null."""
+    before = count(memrepo)
+    server.send_line(f'{{"jsonrpc":"2.0","id":{id_},"method":"tools/call","params":{{"name":"note","arguments":{{"text":"x"}}}}}}')
+    answer = server.message(timeout=30)
+    assert answer['id'] is None, answer
+    assert answer['error']['code'] == -32600, answer
+    assert '"id"' in answer['error']['message']
+    # nothing was run, and the server goes on serving
+    assert count(memrepo) == before
+    assert [t['name'] for t in server.tools()][0] == 'load'
+
+
+def test_a_notification_is_still_not_answered(server: McpClient) -> None:
+    server.notify('notifications/cancelled', {'requestId': 5, 'reason': 'x'})
+    server.notify('tools/list', id=12)
+    assert server.message(timeout=30)['id'] == 12
