@@ -282,8 +282,10 @@ def settle(ctx: Context, remote: str, state: RemoteState, *, push: bool) -> Repo
 
 def delete_remote(repo: Repo, remote: str, doomed: dict[str, str]) -> list[str]:
     """Delete memory refs on the remote, each only if it is still at the
-    sha we judged (a lease: a push meanwhile wins); then their copies here.
-    Returns the names deleted."""
+    sha judged (a lease on that exact commit, which the caller holds safe
+    here); then their copies here.  A ref that moved meanwhile (a
+    teammate's push) is not deleted: it is fetched here, to safety, and
+    said.  Returns the names deleted."""
     if not doomed:
         return []
     leases = [f'--force-with-lease={MEMORY_NS}{n}:{sha}' for n, sha in sorted(doomed.items())]
@@ -294,14 +296,74 @@ def delete_remote(repo: Repo, remote: str, doomed: dict[str, str]) -> list[str]:
         parts = line.split('\t')
         if len(parts) >= 2 and parts[0] == '-' and parts[1].startswith(':'):
             done.append(parts[1][1:].removeprefix(MEMORY_NS))
-    if proc.returncode != 0 and not done:
+    moved = sorted(set(doomed) - set(done)) if 'stale info' in proc.stdout else []
+    if proc.returncode != 0 and not done and not moved:
         print(
             f'agitmem: memory refs not deleted on {remote}: '
             f'{sharing.said(proc.stderr, f"exit {proc.returncode}")}', file=sys.stderr,
         )
     for name in done:
         repo_mod.git('update-ref', '-d', f'{REMOTES_NS}{remote}/{name}', cwd=repo.root, check=False)
+    keep_safe(repo, remote, moved)
     return sorted(done)
+
+
+def remote_memory(repo: Repo, remote: str, names: list[str]) -> dict[str, str]:
+    """branch -> the sha of its memory ref on the remote now (bounded)."""
+    if not names:
+        return {}
+    wanted = {MEMORY_NS + n for n in names}
+    proc = net_git(repo, 'ls-remote', '--refs', remote, *sorted(wanted))
+    if proc.returncode != 0:
+        raise AgitmemError(
+            f'git ls-remote {remote} failed: {repo_mod.error_line(proc.stderr, f"exit {proc.returncode}")}',
+        )
+    ret = {}
+    for line in proc.stdout.splitlines():
+        sha, _, ref = line.partition('\t')
+        if ref in wanted:  # ls-remote matches by tail: a/refs/agitmem/heads/x too
+            ret[ref.removeprefix(MEMORY_NS)] = sha
+    return ret
+
+
+def keep_safe(repo: Repo, remote: str, names: list[str]) -> None:
+    """Memory on the remote that this clone was about to delete but does
+    not hold (a teammate pushed it after it was judged, or it was never
+    fetched): left there, and fetched into refs/agitmem/remotes/<remote>/,
+    where `agitmem prune` retires it once a base's memory holds it."""
+    if not names:
+        return
+    specs = [f'+{MEMORY_NS}{n}:{REMOTES_NS}{remote}/{n}' for n in names]
+    proc = net_git(
+        repo, 'fetch', '--quiet', '--no-tags', '--no-write-fetch-head',
+        '--recurse-submodules=no', '--no-filter', remote, *specs,
+    )
+    where = (
+        'fetched here to ' + ', '.join(f'{REMOTES_NS}{remote}/{n}' for n in names)
+        if proc.returncode == 0 else
+        f'not fetched: {sharing.said(proc.stderr, f"exit {proc.returncode}")}'
+    )
+    print(repo_mod.shown(
+        f'agitmem: kept {", ".join(MEMORY_NS + n for n in names)} on {remote}: it holds '
+        f'memory this clone does not have (pushed since it was judged); {where}',
+    ), file=sys.stderr)
+
+
+def _safe(pr: pygit2.Repository, sha: str | None, holders: list[str]) -> bool:
+    """Is the commit sha here, in the history of one of holders (the
+    refs that keep a branch's memory here: its own, the attic)?"""
+    if sha is None:
+        return False
+    try:
+        commit = pr.get(sha)
+    except ValueError:
+        return False
+    if not isinstance(commit, pygit2.Commit):
+        return False
+    return any(
+        (t := store.tip(pr, ref)) is not None and store.contains(pr, t.id, commit.id)
+        for ref in holders
+    )
 
 
 # -- a branch deleted by our own push ------------------------------------------------
@@ -320,15 +382,18 @@ def deleted(stdin: str) -> list[str]:
 @dataclass(frozen=True)
 class Deletion:
     state: RemoteState
-    names: tuple[str, ...]
+    # branch -> the refs that keep its memory here (its own, the attic):
+    # the remote's copy is deleted only when one of them holds it
+    holders: dict[str, list[str]]
 
 
 def before_push(ctx: Context, remote: str, stdin: str) -> Deletion | None:
     """pre-push, when the push deletes branches on the remote: their memory
-    goes too.  Memory whose code landed in the base is merged into the
-    base's first (this push carries it); our copies move to the attic, so
-    nothing is lost here.  A branch still here whose memory is in no base
-    keeps it (it stays on the remote too).  after_push deletes them there."""
+    goes too, whether or not their code landed, once it is safe here.
+    Memory whose code landed in the base is merged into the base's first
+    (this push carries it).  A branch still here keeps its memory as it
+    is; the memory of one gone here moves to the attic.  after_push
+    deletes them on the remote, each leased on a commit kept here."""
     names = [n for n in deleted(stdin) if MEMORY_NS + n != ctx.ref]
     if not names:
         return None
@@ -336,13 +401,14 @@ def before_push(ctx: Context, remote: str, stdin: str) -> Deletion | None:
     pr = store.open_repo(ctx.repo)
     base_ref = MEMORY_NS + state.base
     base_code = _rev(ctx.repo, f'refs/remotes/{remote}/{state.base}') or _rev(ctx.repo, HEADS + state.base)
-    doomed = []
+    holders: dict[str, list[str]] = {}
     for name in names:
         if name == state.base:
             continue
         tracking = f'{REMOTES_NS}{remote}/{name}'
         where = [r for r in (MEMORY_NS + name, tracking) if store.tip(pr, r) is not None]
         tips = [t for t in (store.tip(pr, r) for r in where) if t is not None]
+        stays = False  # the branch is still here, its memory in no base
         if not _held(pr, store.tip(pr, base_ref), tips):
             head = code_head(ctx.repo, pr, remote, name, tips)
             if base_code is not None and head is not None and landed(ctx.repo, head, base_code):
@@ -351,32 +417,43 @@ def before_push(ctx: Context, remote: str, stdin: str) -> Deletion | None:
                 for r in where:
                     merge_in(ctx, base_ref, r, label, subject)
             elif _rev(ctx.repo, HEADS + name) is not None:
+                stays = True
                 print(repo_mod.shown(
-                    f'agitmem: kept the memory of {name} (here and on {remote}): the '
-                    f'branch is still here and its memory is in no base yet',
+                    f'agitmem: kept the memory of {name} here: the branch is still '
+                    f'here and its memory is in no base yet',
                 ), file=sys.stderr)
-                continue
         local = store.tip(pr, MEMORY_NS + name)
+        kept = [MEMORY_NS + name] if stays and local is not None else []
         for r in where:
             t = store.tip(pr, r)
+            if r in kept:
+                continue
             if r == tracking and t is not None and local is not None and store.contains(pr, local.id, t.id):
-                continue  # our own copy, moved aside, holds it
+                continue  # our own copy (kept, or moved aside) holds it
             attic = store.move_aside(ctx.repo, r, f'{name} deleted on {remote}')
             print(repo_mod.shown(f'agitmem: the memory of {name} moved to {attic}'))
-        doomed.append(name)
-    return Deletion(state, tuple(doomed))
+            kept.append(attic)
+        holders[name] = kept
+    return Deletion(state, holders)
 
 
 def after_push(ctx: Context, remote: str, deletion: Deletion | None) -> None:
-    """pre-push, once the memory is pushed: delete the memory refs of the
-    branches this push deletes, on the remote."""
-    if deletion is None:
+    """pre-push, once the memory is pushed: delete on the remote the memory
+    refs of the branches this push deletes, each leased on the exact
+    commit the remote has now, and only when a ref here holds it (that
+    push may have moved it; a teammate may have pushed memory this clone
+    never fetched: that is fetched to safety instead, and said)."""
+    if deletion is None or not deletion.holders:
         return
-    doomed = {n: deletion.state.memory[n] for n in deletion.names if n in deletion.state.memory}
+    now = remote_memory(ctx.repo, remote, sorted(deletion.holders))
+    pr = store.open_repo(ctx.repo)
+    doomed = {n: sha for n, sha in now.items() if _safe(pr, sha, deletion.holders[n])}
+    keep_safe(ctx.repo, remote, sorted(set(now) - set(doomed)))
     for name in delete_remote(ctx.repo, remote, doomed):
         print(repo_mod.shown(f'agitmem: deleted {MEMORY_NS}{name} on {remote} with its branch'))
-    for name in deletion.names:
-        repo_mod.git('update-ref', '-d', f'{REMOTES_NS}{remote}/{name}', cwd=ctx.repo.root, check=False)
+    for name in deletion.holders:
+        if name not in now:  # gone there: our copy of it is safe here
+            repo_mod.git('update-ref', '-d', f'{REMOTES_NS}{remote}/{name}', cwd=ctx.repo.root, check=False)
 
 
 # -- the forge's job: a pull request merged on the server ------------------------------

@@ -102,16 +102,99 @@ def test_fetch_prune_in_another_clone_drops_the_deleted_memory(
     assert tip(other, 'refs/agitmem/remotes/origin/f2') is None
 
 
-def test_push_delete_of_an_unmerged_branch_still_here_keeps_its_memory(
+def test_push_delete_of_an_unmerged_branch_still_here_retires_its_memory_there(
         team: tuple[Path, Path, Path],
 ) -> None:
+    """Unmerged, but its branch is still here: its memory stays here as it
+    is, so the remote's copy (which that memory holds) goes."""
     remote, dev, _ = team
     feature(dev, 'wip', 'wip idea')
+    before = tip(dev, 'refs/agitmem/heads/wip')
     proc = run('git', 'push', 'origin', '--delete', 'wip', cwd=dev)
     assert proc.returncode == 0, proc.stderr
-    assert 'kept the memory of wip' in proc.stderr
-    assert 'refs/agitmem/heads/wip' in memory_refs(remote)
-    assert tip(dev, 'refs/agitmem/heads/wip')
+    assert 'kept the memory of wip here' in proc.stderr
+    assert 'deleted refs/agitmem/heads/wip on origin with its branch' in proc.stdout
+    assert memory_refs(remote) == [MAIN]
+    assert tip(dev, 'refs/agitmem/heads/wip') == before
+    assert 'wip idea' in notes(dev, 'refs/agitmem/heads/wip')
+    assert _attic(dev) == []
+
+
+def _teammate_pushes(forge: Path, branch: str, note: str) -> str:
+    """A teammate's memory commit on top of the remote's memory of branch,
+    pushed straight to the remote (this clone never fetches it)."""
+    ref = f'refs/agitmem/heads/{branch}'
+    git('fetch', '-q', 'origin', f'+{ref}:refs/mate', cwd=forge)
+    text = git('show', 'refs/mate:notes.md', cwd=forge) + f'- 2026-01-01 00:00 {note}\n'
+    (forge / 'mate-notes.md').write_text(text)
+    blob = git('hash-object', '-w', 'mate-notes.md', cwd=forge).strip()
+    env = {'GIT_INDEX_FILE': str(forge / '.git' / 'mate-index')}
+    git('read-tree', 'refs/mate', cwd=forge, env=env)
+    git('update-index', '--cacheinfo', f'100644,{blob},notes.md', cwd=forge, env=env)
+    tree = git('write-tree', cwd=forge, env=env).strip()
+    sha = git('commit-tree', tree, '-p', 'refs/mate', '-m', f'note: {note}', cwd=forge).strip()
+    git('push', '-q', 'origin', f'{sha}:{ref}', cwd=forge)
+    return sha
+
+
+def test_push_delete_never_deletes_a_teammates_memory_this_clone_never_fetched(
+        team: tuple[Path, Path, Path],
+) -> None:
+    """The deletion is leased on the memory this clone judged and keeps
+    (the attic), not on whatever the remote has now: a teammate's newer
+    memory stays there, and is fetched here to safety."""
+    remote, dev, forge = team
+    feature(dev, 'f2', 'f2 keeps sessions in redis')
+    forge_merge(forge, 'f2', 'squash', 2, delete=False)
+    git('pull', '-q', cwd=dev)
+    theirs = _teammate_pushes(forge, 'f2', 'f2 teammate: redis needs a password')
+    proc = run('git', 'push', 'origin', '--delete', 'f2', cwd=dev)
+    assert proc.returncode == 0, proc.stderr
+    assert tip(remote, 'refs/agitmem/heads/f2') == theirs
+    assert tip(dev, 'refs/agitmem/remotes/origin/f2') == theirs
+    assert 'kept refs/agitmem/heads/f2 on origin: it holds memory this clone does not have' in proc.stderr
+    assert 'deleted refs/agitmem/heads/f2' not in proc.stdout
+    # the memory judged is in the attic; prune retires the rest once merged
+    assert [a.split('@')[0] for a in _attic(dev)] == ['refs/agitmem/attic/heads/f2']
+    out = ok('prune', cwd=dev)
+    assert 'deleted refs/agitmem/heads/f2 on origin' in out
+    assert 'f2 teammate: redis needs a password' in notes(dev)
+    assert memory_refs(remote) == [MAIN]
+
+
+def test_push_delete_of_a_branch_whose_memory_was_never_fetched_keeps_it(
+        team: tuple[Path, Path, Path],
+) -> None:
+    """Nothing of it here: nothing is deleted there."""
+    remote, dev, forge = team
+    git('switch', '-q', '-c', 'theirs', cwd=forge)
+    git('commit', '-q', '--allow-empty', '-m', 'theirs', cwd=forge)
+    git('push', '-q', 'origin', 'theirs', cwd=forge)
+    git('fetch', '-q', 'origin', 'refs/agitmem/heads/main:refs/agitmem/heads/main', cwd=forge)
+    git('push', '-q', 'origin', 'refs/agitmem/heads/main:refs/agitmem/heads/theirs', cwd=forge)
+    assert tip(dev, 'refs/agitmem/remotes/origin/theirs') is None
+    theirs = tip(remote, 'refs/agitmem/heads/theirs')
+    proc = run('git', 'push', 'origin', '--delete', 'theirs', cwd=dev)
+    assert proc.returncode == 0, proc.stderr
+    assert tip(remote, 'refs/agitmem/heads/theirs') == theirs
+    assert tip(dev, 'refs/agitmem/remotes/origin/theirs') == theirs
+
+
+def test_push_delete_of_an_unmerged_branch_merges_a_teammates_memory_before_deleting(
+        team: tuple[Path, Path, Path],
+) -> None:
+    """Still here and unmerged: the memory push merges the teammate's
+    newer memory into ours, and the remote's copy goes only once ours
+    holds it."""
+    remote, dev, forge = team
+    feature(dev, 'wip', 'wip idea')
+    _teammate_pushes(forge, 'wip', 'wip teammate: tried it')
+    proc = run('git', 'push', 'origin', '--delete', 'wip', cwd=dev)
+    assert proc.returncode == 0, proc.stderr
+    assert memory_refs(remote) == [MAIN]
+    assert notes(dev, 'refs/agitmem/heads/wip')[-2:] == ['wip idea', 'wip teammate: tried it'] or (
+        'wip teammate: tried it' in notes(dev, 'refs/agitmem/heads/wip')
+    )
 
 
 def test_push_delete_of_a_branch_gone_here_keeps_a_copy_in_the_attic(
@@ -203,10 +286,10 @@ def test_prune_retires_merged_memory_here_and_on_the_remote(
 
 
 def test_a_remote_delete_is_refused_when_the_ref_moved_since_it_was_judged(
-        team: tuple[Path, Path, Path],
+        team: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str],
 ) -> None:
     """The remote deletion is a compare-and-swap on the sha judged merged:
-    memory pushed meanwhile is never deleted."""
+    memory pushed meanwhile is never deleted, and is fetched to safety."""
     remote, dev, _ = team
     feature(dev, 'f1', 'f1 note')
     judged = tip(remote, 'refs/agitmem/heads/f1')
@@ -215,8 +298,9 @@ def test_a_remote_delete_is_refused_when_the_ref_moved_since_it_was_judged(
     repo = repo_mod.find(dev)
     assert forge_mod.delete_remote(repo, 'origin', {'f1': judged}) == []
     assert tip(remote, 'refs/agitmem/heads/f1') == tip(remote)
+    assert tip(dev, 'refs/agitmem/remotes/origin/f1') == tip(remote)
+    assert 'kept refs/agitmem/heads/f1 on origin' in capsys.readouterr().err
     # at the sha judged, it goes, and our copy of the remote's with it
-    git('fetch', '-q', cwd=dev)
     assert forge_mod.delete_remote(repo, 'origin', {'f1': str(tip(remote))}) == ['f1']
     assert memory_refs(remote) == [MAIN]
     assert tip(dev, 'refs/agitmem/remotes/origin/f1') is None
