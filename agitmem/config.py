@@ -20,6 +20,10 @@ DEFAULTS: dict[str, Any] = {
     # seconds a fetch or push of memory may take before it is stopped
     # ($AGITMEM_NETWORK_TIMEOUT wins)
     'network_timeout': 30,
+    # seconds RELATED (after a compaction) may search memory history not
+    # read before; clamped to 0.05..5 (a hook must answer well within a
+    # client's limit: Gemini CLI stops one at 15 s)
+    'related_seconds': 1.0,
     'context_window': None,  # tokens; None: the agent's own (see hook.py)
     'max_rules': 20,  # tattoo rules before `tattoo-size` warns
     'max_file_kb': 256,  # a memory file larger than this is refused
@@ -43,6 +47,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     'checkpoint_at': (float, int),
     'push_strict': (bool,),
     'network_timeout': (int, float),
+    'related_seconds': (int, float),
     'context_window': (int, type(None)),
     'max_rules': (int,),
     'max_file_kb': (int,),

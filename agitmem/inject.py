@@ -66,6 +66,8 @@ class Memory(NamedTuple):
     # state's goal (porcelain/recall.py's hits), and the query that found them
     related: list[dict[str, Any]] = []
     recall_query: str = ''
+    # a line when the search for them stopped at its deadline
+    related_stopped: str = ''
 
 
 class Block(NamedTuple):
@@ -207,6 +209,8 @@ def related_part(mem: Memory) -> list[str]:
         state = 'current' if h.get('current') else 'removed since'
         text = h['text'] if len(h['text']) <= RELATED_CHARS else h['text'][:RELATED_CHARS] + '...'
         lines.append(f'- {what} ({state}, {where}, {h["file"]}): {text}')
+    if mem.related_stopped:
+        lines.append(mem.related_stopped)
     if not lines:
         return []
     head = (
@@ -269,6 +273,7 @@ def rendered(mem: Memory, fresh: Freshness) -> tuple[Memory, Freshness]:
         observed=_rendered(mem.observed),
         related=_rendered(mem.related),
         recall_query=render.line(mem.recall_query),
+        related_stopped=render.line(mem.related_stopped),
     )
     fresh = fresh._replace(
         state_changed=_rendered(fresh.state_changed),
@@ -333,7 +338,7 @@ def build(
     # RELATED is a pointer to more (`recall`): it goes before anything
     # the injection guarantees
     if not fits(text) and related:
-        cut['related'] = len(related) - 1
+        cut['related'] = len(mem.related)
         related.clear()
         text = render()
     # oldest first within each layer, layers in the fixed cut order

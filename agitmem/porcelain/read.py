@@ -144,10 +144,17 @@ def freshness(repo: Repo, state: dict[str, Any], ref: str | None = None) -> inje
     )
 
 
-def related(repo: Repo, ref: str, mem: inject.Memory) -> inject.Memory:
+# RELATED's deadline, whatever config.yaml says: a hook must answer well
+# within a client's own limit (Gemini CLI stops one at 15 s)
+RELATED_SECONDS = (0.05, 5.0)
+
+
+def related(repo: Repo, ref: str, mem: inject.Memory, seconds: float = 1.0) -> inject.Memory:
     """After a compaction: up to 3 older items of the memory history that
     match the state's goal and next intent and are not shown already
-    (DESIGN.md section 12), and the `recall` query that shows more."""
+    (DESIGN.md section 12), and the `recall` query that shows more.  The
+    search has `seconds` (clamped) to read history not cached yet: past
+    them it stops, and a line says so (the next search goes on)."""
     query = recall_query(' '.join(
         v for v in (mem.state.get('current_goal'), mem.state.get('next_intent'))
         if isinstance(v, str)
@@ -155,6 +162,7 @@ def related(repo: Repo, ref: str, mem: inject.Memory) -> inject.Memory:
     if not query:
         return mem
     import dataclasses
+    import time
 
     import pygit2
 
@@ -165,15 +173,30 @@ def related(repo: Repo, ref: str, mem: inject.Memory) -> inject.Memory:
         *mem.notes[-NEWEST:],
         *recall.decisions(mem.snapshot),
     ]
+    seconds = min(max(seconds, RELATED_SECONDS[0]), RELATED_SECONDS[1])
+    start = time.monotonic()
+    progress = recall.Progress()
     try:
-        hits = recall.related_in(repo, ref, query, exclude=set(shown))
+        hits = recall.related_in(
+            repo, ref, query, exclude=set(shown),
+            bound=recall.Bound(start + seconds), progress=progress,
+        )
     except (AgitmemError, OSError, ValueError, KeyError, pygit2.GitError) as e:
         # the memory goes to the agent without them: recall is an extra
         audit.log(repo.agent_dir, 'read related', f'left out: {e}')
         return mem
+    stopped = ''
+    if progress.stopped:
+        stopped = (
+            f'RELATED: search stopped after {time.monotonic() - start:.1f} s '
+            f'(read {progress.read} of {progress.total} memory commits not '
+            f'searched before; the next search goes on from there)'
+        )
+        audit.log(repo.agent_dir, 'read related', stopped)
     return mem._replace(
         related=[{**dataclasses.asdict(h), 'text': recall.summary(h)} for h in hits],
         recall_query=query,
+        related_stopped=stopped,
     )
 
 
@@ -202,7 +225,7 @@ def injection(
     mem = layers(repo, cfg)
     mem = mem._replace(observed=observed.load(repo))
     if after_compact and ref is not None:
-        mem = related(repo, ref, mem)
+        mem = related(repo, ref, mem, cfg['related_seconds'])
     block = inject.build(
         mem,
         budget_tokens=cfg['budget_tokens'],
