@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -279,6 +280,7 @@ def load_read(repo: Repo) -> tuple[dict[str, Any], bytes | None]:
     round a check."""
     from agitmem import caches
     from agitmem.memory import decode
+    from agitmem.memory import decode_shown
     path = repo.config_path
     shown = f'.agent/{path.name}'
     if not os.path.lexists(path):
@@ -293,7 +295,14 @@ def load_read(repo: Repo) -> tuple[dict[str, Any], bytes | None]:
             f'{shown}: not a regular file of at most {MAX_BYTES // 1024} KB '
             f'(a link to a device or a pipe?): make it one, or remove it',
         )
-    text = decode(data, shown)
+    replaced = data.decode('utf-8', 'replace')
+    if replaced.encode() != data:
+        # the settings still hold (a cloned one may carry a stray byte in a
+        # comment): YAML takes no surrogate, so each such byte is read as
+        # U+FFFD, and said so; a BOM, NUL or CRLF is refused as ever
+        said = (decode_shown(data, shown)[1] or '').split(', shown as')[0]
+        print(f'agitmem: {said}, read as U+FFFD', file=sys.stderr)
+    text = decode(replaced.encode(), shown)
     if _is_blank(text) or text in _PARSED:
         return parse(text, shown), data
     cache = cache_path(repo)

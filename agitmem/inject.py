@@ -68,6 +68,9 @@ class Memory(NamedTuple):
     recall_query: str = ''
     # a line when the search for them stopped at its deadline
     related_stopped: str = ''
+    # one line per memory file holding bytes that are not UTF-8 (shown
+    # escaped): named in the block, never cut
+    unreadable: tuple[str, ...] = ()
 
 
 class Block(NamedTuple):
@@ -312,6 +315,7 @@ def build(
     head = [RESTATE, authority(mem, fresh)] if after_compact else []
     if fresh.memory_of:
         head.append(fresh.memory_of)
+    head.extend(f'NOTE: {u}' for u in mem.unreadable)
     tattoo = tattoo_part(mem)
     state = state_part(mem, fresh)
     observed = observed_part(mem, fresh)
@@ -374,7 +378,7 @@ def build(
             tattoo, lambda t: len(_render(head, t, state, [], {}, [], [], [])),
         )
         text = _render(head, tattoo, state, [], {}, [], [], [])
-    warnings = []
+    warnings = list(mem.unreadable)
     if fresh.unknown:
         warnings.append(f'state and working tree not compared: {fresh.unknown}')
     if not fits(text):
