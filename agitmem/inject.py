@@ -71,6 +71,10 @@ class Memory(NamedTuple):
     # one line per memory file holding bytes that are not UTF-8 (shown
     # escaped): named in the block, never cut
     unreadable: tuple[str, ...] = ()
+    # after a compaction: the client's summary of it, and the user's last
+    # request, read for a wait-for-me and for steps done the summary
+    # calls pending (memory/directives.py)
+    summary: str = ''
 
 
 class Block(NamedTuple):
@@ -223,6 +227,44 @@ def related_part(mem: Memory) -> list[str]:
     return [head, *lines]
 
 
+def wait_part(mem: Memory) -> list[str]:
+    """WAIT, first of all: the user's last request or the summary asks the
+    agent to wait for the user's decision (a client's "continue without
+    asking" overrode that in real sessions)."""
+    from agitmem.memory import directives
+    requests = [r for r in mem.observed.get('requests', ()) if isinstance(r, dict) and r.get('text')]
+    for where, text in (('their last request', requests[-1]['text'] if requests else ''), ('the summary', mem.summary)):
+        said = directives.wait_request(text) if isinstance(text, str) else None
+        if said:
+            return [
+                f'WAIT: the user asked you to wait for their decision before acting '
+                f'({where}: "{said}"); ask, do not act. This comes before next_intent.',
+            ]
+    return []
+
+
+def done_part(mem: Memory, fresh: Freshness) -> list[str]:
+    """Where the summary calls pending a step the memory records as done:
+    which is true, with the step and its time."""
+    from agitmem.memory import directives
+    if not mem.summary:
+        return []
+    st = mem.state
+    when = str(st.get('updated_at') or '')[11:16]
+    at = f'step {st.get("step", 0)}' + (f', {when}' if when else '')
+    done = [v for v in (st.get('last_action'),) if isinstance(v, str) and v]
+    snap_done = [t.lstrip('-* ').strip() for _, t in snapshot_mod.content_lines(
+        snapshot_mod.parse(mem.snapshot).get(snapshot_mod.DONE))]
+    lines = []
+    for item, _ in directives.done_but_pending(mem.summary, done + snap_done)[:3]:
+        who = f'STATE ({at})' if item in done else 'the snapshot\'s Done'
+        lines.append(
+            f"The summary calls '{item}' pending; {who} records it done: it is done"
+            + (' (unless marked STALE below).' if fresh.state_changed is not None else '.'),
+        )
+    return lines
+
+
 def _render(
         head: list[str],
         tattoo: list[str],
@@ -277,6 +319,7 @@ def rendered(mem: Memory, fresh: Freshness) -> tuple[Memory, Freshness]:
         related=_rendered(mem.related),
         recall_query=render.line(mem.recall_query),
         related_stopped=render.line(mem.related_stopped),
+        summary=render.text(mem.summary),
     )
     fresh = fresh._replace(
         state_changed=_rendered(fresh.state_changed),
@@ -313,6 +356,9 @@ def build(
 ) -> Block:
     mem, fresh = rendered(mem, fresh)
     head = [RESTATE, authority(mem, fresh)] if after_compact else []
+    if after_compact:
+        head[:0] = wait_part(mem)
+        head.extend(done_part(mem, fresh))
     if fresh.memory_of:
         head.append(fresh.memory_of)
     head.extend(f'NOTE: {u}' for u in mem.unreadable)

@@ -250,6 +250,7 @@ def injection(
         *,
         after_compact: bool,
         ref: str | None = None,
+        summary: str | None = None,
 ) -> inject.Block:
     """The injection block, also written to .agent/injected_context.txt:
     exactly what the agent was given, for the user to look at."""
@@ -259,7 +260,7 @@ def injection(
     from agitmem import inject
     from agitmem.porcelain import observed
     mem = layers(repo, cfg)
-    mem = mem._replace(observed=observed.load(repo))
+    mem = mem._replace(observed=observed.load(repo), summary=(summary or '')[:20_000] if after_compact else '')
     if after_compact and ref is not None:
         mem = related(repo, ref, mem, cfg['related_seconds'])
     block = inject.build(

@@ -103,3 +103,39 @@ def test_a_bad_byte_written_here_is_still_refused_on_save(memrepo: Path) -> None
     block = ok('load', cwd=memrepo)
     assert '- caf\\udce9' in block
     assert 'NOTE: .agent/memory/notes.md: 1 byte(s) not UTF-8 (the first on line 2), shown as \\udce9' in block
+
+
+# -- issue 38: a summary a stage behind, a user who asked to wait ----------------
+
+def _hook(repo: Path, event: str, payload: dict[str, object]) -> str:
+    proc = agitmem('hook', event, '--agent', 'claude', input=json.dumps(payload), cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_after_compaction_wait_first_and_done_over_the_summary(memrepo: Path) -> None:
+    ok('state', 'set', 'current_goal=move the config loader into index.ts',
+       'last_action=deleted loadConfig from loader.ts', 'next_intent=update the README', cwd=memrepo)
+    base = {'session_id': 's', 'cwd': str(memrepo)}
+    _hook(memrepo, 'prompt', {**base, 'hook_event_name': 'UserPromptSubmit',
+                              'prompt': 'Finish the move, then wait for my go-ahead before touching the README.'})
+    summary = 'Pending Tasks:\n- Delete loadConfig from loader.ts\n- Update the README\n'
+    _hook(memrepo, 'pre-compact', {**base, 'hook_event_name': 'PostCompact', 'compact_summary': summary})
+    out = _hook(memrepo, 'session-start', {**base, 'hook_event_name': 'SessionStart', 'source': 'compact'})
+    block = json.loads(out)['hookSpecificOutput']['additionalContext']
+    lines = block.splitlines()
+    # WAIT comes first, ahead of the instruction to go on from next_intent
+    assert lines[1] == (
+        'WAIT: the user asked you to wait for their decision before acting (their last '
+        'request: "Finish the move, then wait for my go-ahead before touching the README."); '
+        'ask, do not act. This comes before next_intent.'
+    )
+    assert lines[2].startswith('Your context was just compacted.')
+    (done,) = [ln for ln in lines if ln.startswith('The summary calls')]
+    assert done.startswith(
+        "The summary calls 'deleted loadConfig from loader.ts' pending; STATE (step 1, ",
+    )
+    assert done.endswith(') records it done: it is done.')
+    # a plain load (no compaction) says neither
+    plain = ok('load', cwd=memrepo)
+    assert 'WAIT:' not in plain and 'The summary calls' not in plain
