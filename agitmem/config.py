@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,10 @@ DEFAULTS: dict[str, Any] = {
     # seconds a fetch or push of memory may take before it is stopped
     # ($AGITMEM_NETWORK_TIMEOUT wins)
     'network_timeout': 30,
+    # seconds RELATED (after a compaction) may search memory history not
+    # read before; clamped to 0.05..5 (a hook must answer well within a
+    # client's limit: Gemini CLI stops one at 15 s)
+    'related_seconds': 1.0,
     'context_window': None,  # tokens; None: the agent's own (see hook.py)
     'max_rules': 20,  # tattoo rules before `tattoo-size` warns
     'max_file_kb': 256,  # a memory file larger than this is refused
@@ -43,6 +48,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     'checkpoint_at': (float, int),
     'push_strict': (bool,),
     'network_timeout': (int, float),
+    'related_seconds': (int, float),
     'context_window': (int, type(None)),
     'max_rules': (int,),
     'max_file_kb': (int,),
@@ -274,6 +280,7 @@ def load_read(repo: Repo) -> tuple[dict[str, Any], bytes | None]:
     round a check."""
     from agitmem import caches
     from agitmem.memory import decode
+    from agitmem.memory import decode_shown
     path = repo.config_path
     shown = f'.agent/{path.name}'
     if not os.path.lexists(path):
@@ -288,7 +295,14 @@ def load_read(repo: Repo) -> tuple[dict[str, Any], bytes | None]:
             f'{shown}: not a regular file of at most {MAX_BYTES // 1024} KB '
             f'(a link to a device or a pipe?): make it one, or remove it',
         )
-    text = decode(data, shown)
+    replaced = data.decode('utf-8', 'replace')
+    if replaced.encode() != data:
+        # the settings still hold (a cloned one may carry a stray byte in a
+        # comment): YAML takes no surrogate, so each such byte is read as
+        # U+FFFD, and said so; a BOM, NUL or CRLF is refused as ever
+        said = (decode_shown(data, shown)[1] or '').split(', shown as')[0]
+        print(f'agitmem: {said}, read as U+FFFD', file=sys.stderr)
+    text = decode(replaced.encode(), shown)
     if _is_blank(text) or text in _PARSED:
         return parse(text, shown), data
     cache = cache_path(repo)

@@ -66,6 +66,15 @@ class Memory(NamedTuple):
     # state's goal (porcelain/recall.py's hits), and the query that found them
     related: list[dict[str, Any]] = []
     recall_query: str = ''
+    # a line when the search for them stopped at its deadline
+    related_stopped: str = ''
+    # one line per memory file holding bytes that are not UTF-8 (shown
+    # escaped): named in the block, never cut
+    unreadable: tuple[str, ...] = ()
+    # after a compaction: the client's summary of it, and the user's last
+    # request, read for a wait-for-me and for steps done the summary
+    # calls pending (memory/directives.py)
+    summary: str = ''
 
 
 class Block(NamedTuple):
@@ -209,6 +218,8 @@ def related_part(mem: Memory) -> list[str]:
         state = 'current' if h.get('current') else 'removed since'
         text = h['text'] if len(h['text']) <= RELATED_CHARS else h['text'][:RELATED_CHARS] + '...'
         lines.append(f'- {what} ({state}, {where}, {h["file"]}): {text}')
+    if mem.related_stopped:
+        lines.append(mem.related_stopped)
     if not lines:
         return []
     head = (
@@ -216,6 +227,44 @@ def related_part(mem: Memory) -> list[str]:
         f'`agitmem recall "{mem.recall_query}"`)'
     )
     return [head, *lines]
+
+
+def wait_part(mem: Memory) -> list[str]:
+    """WAIT, first of all: the user's last request or the summary asks the
+    agent to wait for the user's decision (a client's "continue without
+    asking" overrode that in real sessions)."""
+    from agitmem.memory import directives
+    requests = [r for r in mem.observed.get('requests', ()) if isinstance(r, dict) and r.get('text')]
+    for where, text in (('their last request', requests[-1]['text'] if requests else ''), ('the summary', mem.summary)):
+        said = directives.wait_request(text) if isinstance(text, str) else None
+        if said:
+            return [
+                f'WAIT: the user asked you to wait for their decision before acting '
+                f'({where}: "{said}"); ask, do not act. This comes before next_intent.',
+            ]
+    return []
+
+
+def done_part(mem: Memory, fresh: Freshness) -> list[str]:
+    """Where the summary calls pending a step the memory records as done:
+    which is true, with the step and its time."""
+    from agitmem.memory import directives
+    if not mem.summary:
+        return []
+    st = mem.state
+    when = str(st.get('updated_at') or '')[11:16]
+    at = f'step {st.get("step", 0)}' + (f', {when}' if when else '')
+    done = [v for v in (st.get('last_action'),) if isinstance(v, str) and v]
+    snap_done = [t.lstrip('-* ').strip() for _, t in snapshot_mod.content_lines(
+        snapshot_mod.parse(mem.snapshot).get(snapshot_mod.DONE))]
+    lines = []
+    for item, _ in directives.done_but_pending(mem.summary, done + snap_done)[:3]:
+        who = f'STATE ({at})' if item in done else 'the snapshot\'s Done'
+        lines.append(
+            f"The summary calls '{item}' pending; {who} records it done: it is done"
+            + (' (unless marked STALE below).' if fresh.state_changed is not None else '.'),
+        )
+    return lines
 
 
 def _render(
@@ -271,6 +320,8 @@ def rendered(mem: Memory, fresh: Freshness) -> tuple[Memory, Freshness]:
         observed=_rendered(mem.observed),
         related=_rendered(mem.related),
         recall_query=render.line(mem.recall_query),
+        related_stopped=render.line(mem.related_stopped),
+        summary=render.text(mem.summary),
     )
     fresh = fresh._replace(
         state_changed=_rendered(fresh.state_changed),
@@ -307,8 +358,12 @@ def build(
 ) -> Block:
     mem, fresh = rendered(mem, fresh)
     head = [RESTATE, authority(mem, fresh)] if after_compact else []
+    if after_compact:
+        head[:0] = wait_part(mem)
+        head.extend(done_part(mem, fresh))
     if fresh.memory_of:
         head.append(fresh.memory_of)
+    head.extend(f'NOTE: {u}' for u in mem.unreadable)
     tattoo = tattoo_part(mem)
     state = state_part(mem, fresh)
     observed = observed_part(mem, fresh)
@@ -335,7 +390,7 @@ def build(
     # RELATED is a pointer to more (`recall`): it goes before anything
     # the injection guarantees
     if not fits(text) and related:
-        cut['related'] = len(related) - 1
+        cut['related'] = len(mem.related)
         related.clear()
         text = render()
     # oldest first within each layer, layers in the fixed cut order
@@ -371,7 +426,7 @@ def build(
             tattoo, lambda t: len(_render(head, t, state, [], {}, [], [], [])),
         )
         text = _render(head, tattoo, state, [], {}, [], [], [])
-    warnings = []
+    warnings = list(mem.unreadable)
     if fresh.unknown:
         warnings.append(f'state and working tree not compared: {fresh.unknown}')
     if not fits(text):

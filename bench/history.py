@@ -110,6 +110,37 @@ def grow(repo: Path, commits: int) -> None:
     (repo / '.git' / 'agitmem' / 'base').write_text(f'{new_tip}\n')
 
 
+def grow_heavy(repo: Path, commits: int = 400, kb: int = 200) -> None:
+    """commits memory commits on REF each rewriting a notes.md of about kb
+    KB in place (20 lines changed, none appended: every commit costs
+    recall a large blob), by git fast-import; the worktree's memory then
+    matches the new tip.  The history after which a hook's RELATED search
+    once took 12-16 s."""
+    tip = run('git', 'rev-parse', REF, cwd=repo).strip()
+    lines = [f'- note {i} about the loader, the index and the build' for i in range(kb * 1024 // 52)]
+    out = io.BytesIO()
+    when = int(time.time()) - commits * 60
+    msg = b'save: notes.md\n\nAgitmem-Event: save\nCode-Branch: main\n'
+    for c in range(commits):
+        for j in range(20):
+            at = (c * 37 + j * 101) % len(lines)
+            lines[at] = f'- note {at} revised in step {c}: the loader and the index'
+        notes = ('\n'.join(lines) + '\n').encode()
+        out.write(f'commit {REF}\n'.encode())
+        out.write(f'committer bench <bench@example.com> {when + c * 60} +0000\n'.encode())
+        out.write(f'data {len(msg)}\n'.encode() + msg)
+        if c == 0:
+            out.write(f'from {tip}\n'.encode())
+        out.write(f'M 100644 inline notes.md\ndata {len(notes)}\n'.encode() + notes + b'\n')
+    subprocess.run(
+        ('git', 'fast-import', '--quiet', '--force'), cwd=repo,
+        input=out.getvalue(), check=True, env={**os.environ, **ENV},
+    )
+    (repo / '.agent' / 'memory' / 'notes.md').write_bytes(notes)
+    new_tip = run('git', 'rev-parse', REF, cwd=repo).strip()
+    (repo / '.git' / 'agitmem' / 'base').write_text(f'{new_tip}\n')
+
+
 def median_time(fn: Callable[[], object], reps: int) -> float:
     times = []
     for _ in range(reps):

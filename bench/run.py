@@ -321,7 +321,7 @@ def history(plan: Plan, mod: ModuleType, commits: int, work: Path) -> None:
     n = f'{commits:,}'
     ops = (('save', 'save'), ('log', 'log -n 20'), ('rollback', 'rollback'))
     labels = [f'agitmem {label} ({n}-commit history)' for _, label in ops]
-    if not plan.wants(*labels, *recall_labels(n)):
+    if not plan.wants(*labels, *recall_labels(n), HEAVY_LABEL):
         return
     small = mod.new_repo(work / 'history-1')
     big = mod.new_repo(work / f'history-{commits}')
@@ -334,6 +334,22 @@ def history(plan: Plan, mod: ModuleType, commits: int, work: Path) -> None:
     for (op, label), row in zip(ops, labels):
         plan.row(row, f'{op}-{n}', f'{op}-1', f'{label}, 1 commit', 1.2)
     recall(plan, big, n, work)
+    heavy_related(plan, mod, work)
+
+
+HEAVY_LABEL = 'agitmem load --after-compact (400 commits rewriting a 200 KB notes.md, RELATED cold)'
+
+
+def heavy_related(plan: Plan, mod: ModuleType, work: Path) -> None:
+    """The block after a compaction on a heavy memory history (issue 37),
+    its RELATED search cold each run: held by its deadline (related_seconds,
+    1 s), against plain `load` on the same repository."""
+    root = mod.new_repo(work / 'heavy')
+    mod.grow_heavy(root)
+    c.sh(*c.AGITMEM, 'state', 'set', 'current_goal=move the loader into the index', cwd=root)
+    plan.agitmem('load-heavy', ['load'], root)
+    plan.agitmem('load-heavy-compact', ['load', '--after-compact'], root, pre='rm -rf .git/agitmem/recall')
+    plan.row(HEAVY_LABEL, 'load-heavy-compact', 'load-heavy', 'agitmem load, same repository')
 
 
 RECALL_QUERY = 'note 4321'  # a word every note holds, and one only one does

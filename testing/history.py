@@ -70,3 +70,21 @@ def checkout(repo: Path, ref: str = REF) -> None:
         if isinstance(obj, pygit2.Blob) and entry.name != 'config.yaml':
             (root / str(entry.name)).write_bytes(obj.data)
     (Path(pr.path) / 'agitmem' / 'base').write_text(f'{top.id} {ref}\n')
+
+
+def heavy(repo: Path, commits: int, kb: int, *, keep: str = '') -> None:
+    """commits memory commits each rewriting a notes.md of about kb KB in
+    place (a few lines changed in the middle, none appended): the history
+    whose every commit costs recall a large blob.  keep: a note held by
+    the first commit only (an old match for RELATED to find)."""
+    base = [f'- note {i} about the build and its many parts' for i in range(kb * 1024 // 44)]
+
+    def steps() -> Iterable[dict[str, str | None]]:
+        lines = list(base)
+        yield {'notes.md': '\n'.join([f'- {keep}', *lines]) + '\n' if keep else '\n'.join(lines) + '\n'}
+        for c in range(1, commits):
+            for j in range(5):
+                at = (c * 37 + j * 101) % len(lines)
+                lines[at] = f'- note {at} revised in step {c}'
+            yield {'notes.md': '\n'.join(lines) + '\n'}
+    grow(repo, steps())

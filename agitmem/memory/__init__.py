@@ -44,6 +44,36 @@ def decode(data: bytes, path: str) -> str:
     return text
 
 
+def decode_shown(data: bytes, path: str) -> tuple[str, str | None]:
+    """A memory file's text to show (the injection, `load`): one from a
+    cloned memory ref may hold anything, and one bad byte must not keep
+    the rest of the memory from the agent.  Bytes that are not UTF-8 are
+    kept as surrogates and NUL bytes as they are (render shows each
+    escaped: \\udcXX, the byte in its last two digits; \\u0000); a byte
+    order mark and CRs before LF are left out.  The second value names
+    the file and what is odd in it in one line; None when nothing is."""
+    said = []
+    if data.startswith(b'\xef\xbb\xbf'):
+        data = data[3:]
+        said.append('a byte order mark (left out)')
+    try:
+        text = data.decode('utf-8')
+    except UnicodeDecodeError as e:
+        text = data.decode('utf-8', 'surrogateescape')
+        n = sum(1 for c in text if '\udc80' <= c <= '\udcff')
+        line = data[:e.start].count(b'\n') + 1
+        said.append(
+            f'{n} byte(s) not UTF-8 (the first on line {line}), shown as '
+            f'\\udc{data[e.start]:02x}',
+        )
+    if '\0' in text:
+        line = text[:text.index('\0')].count('\n') + 1
+        said.append(f'{text.count(chr(0))} NUL byte(s) (the first on line {line}), shown as \\u0000')
+    if '\r\n' in text:
+        text = text.replace('\r\n', '\n')  # an editor's line endings: nothing lost
+    return text, f'{path}: {"; ".join(said)}' if said else None
+
+
 def bullets(text: str) -> list[tuple[int, str]]:
     """(line number, text) of each "- " line: tattoo rules and notes."""
     ret = []

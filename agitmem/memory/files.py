@@ -36,6 +36,11 @@ def read_memory(
     for path in walk(root):
         rel = path.relative_to(root).as_posix()
         files[rel] = _read_checked(path, f'.agent/memory/{rel}', limit)
+    for rel, data in files.items():
+        # a file as the ref holds it goes back as it was, whatever its
+        # bytes (a cloned memory ref's): refused, it would stop every save
+        if checked is None or not checked(rel, data):
+            memory.decode(data, f'.agent/memory/{rel}')
     _check_shape(files)
     if repo.config_path.is_symlink():
         raise AgitmemError(
@@ -46,6 +51,8 @@ def read_memory(
         files[memory.CONFIG] = _read_checked(
             repo.config_path, '.agent/config.yaml', limit,
         )
+        if checked is None or not checked(memory.CONFIG, files[memory.CONFIG]):
+            memory.decode(files[memory.CONFIG], '.agent/config.yaml')
     check_layers({k: v for k, v in files.items() if checked is None or not checked(k, v)})
     return files
 
@@ -97,9 +104,7 @@ def _read_checked(path: Path, shown: str, limit: int) -> bytes:
             f'({limit // 1024} KB); trim it (or `agitmem archive`) or raise '
             f'max_file_kb in .agent/config.yaml',
         )
-    data = path.read_bytes()
-    memory.decode(data, shown)
-    return data
+    return path.read_bytes()
 
 
 def check_layers(files: Files) -> None:

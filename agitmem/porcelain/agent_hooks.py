@@ -65,9 +65,27 @@ def restore(repo: Repo) -> None:
     notices.say(said)
 
 
-def _injection(repo: Repo, cfg: dict[str, Any], *, after_compact: bool) -> inject.Block:
+def _injection(
+        repo: Repo, cfg: dict[str, Any], *, after_compact: bool, summary: str | None = None,
+) -> inject.Block:
     from agitmem.porcelain import read
-    return read.injection(repo, cfg, after_compact=after_compact, ref=context.make(repo, cfg).ref)
+    return read.injection(
+        repo, cfg, after_compact=after_compact, ref=context.make(repo, cfg).ref, summary=summary,
+    )
+
+
+def _summary(payload: agents.Payload, hs: dict[str, Any]) -> str | None:
+    """The client's summary of the compaction just made: kept from a
+    PostCompact that came first, else the payload's or the transcript's
+    (Claude Code's SessionStart comes before its PostCompact).  A summary
+    is advice to the block: one that cannot be read is left out."""
+    stash = hs.get('compaction')
+    if isinstance(stash, dict) and isinstance(stash.get('summary'), str):
+        return str(stash['summary'])
+    try:
+        return records.summary(payload)
+    except Exception:
+        return None
 
 
 def _warned(block: inject.Block) -> str | None:
@@ -75,9 +93,9 @@ def _warned(block: inject.Block) -> str | None:
 
 
 def _block(repo: Repo, cfg: dict[str, Any], agent: str, event: str,
-           *, after_compact: bool) -> tuple[str, str]:
+           *, after_compact: bool, summary: str | None = None) -> tuple[str, str]:
     """(the hook's output, the injection in it)"""
-    block = _injection(repo, cfg, after_compact=after_compact)
+    block = _injection(repo, cfg, after_compact=after_compact, summary=summary)
     return agents.envelope(agent, event, context=block.text, message=_warned(block)), block.text
 
 
@@ -111,7 +129,9 @@ def session_start(payload: agents.Payload) -> str:
         sessions.write(repo, key, fresh)
         return _block(repo, cfg, payload.agent, 'session-start', after_compact=False)[0]
     audit.log(repo.agent_dir, 'hook session-start', f're-inject after compaction ({payload.agent})')
-    out, text = _block(repo, cfg, payload.agent, 'session-start', after_compact=True)
+    out, text = _block(
+        repo, cfg, payload.agent, 'session-start', after_compact=True, summary=_summary(payload, fresh),
+    )
     stash = fresh.get('compaction')
     trigger = stash.get('trigger') if isinstance(stash, dict) else None
     # an automatic compaction comes in the middle of a turn, which goes on
@@ -261,7 +281,7 @@ def before_model(payload: agents.Payload) -> str:
     checkpoints.compressed(repo, hs, before if before is not None else sessions.int_of(hs.get('context')))
     hs['checkpoint_asked'] = False  # a new window: ask again at 70%
     audit.log(repo.agent_dir, 'hook prompt', f're-inject before the next model call: compaction ({new[-1]})')
-    block = _injection(repo, cfg, after_compact=True)
+    block = _injection(repo, cfg, after_compact=True, summary=_summary(payload, hs))
     # the turn goes on now, in the same prompt
     records.open_(repo, cfg, payload, hs, trigger='compact', injection=block.text, prompted=True)
     sessions.write(repo, key, hs)
@@ -326,7 +346,10 @@ def prompt(payload: agents.Payload) -> str:
         else 'after compaction' if pending else f'prompt {prompts}'
     )
     audit.log(repo.agent_dir, 'hook prompt', f're-inject: {why}')
-    out, text = _block(repo, cfg, payload.agent, 'prompt', after_compact=compacted)
+    out, text = _block(
+        repo, cfg, payload.agent, 'prompt', after_compact=compacted,
+        summary=_summary(payload, hs) if compacted else None,
+    )
     if compacted:
         records.open_(
             repo, cfg, payload, hs,

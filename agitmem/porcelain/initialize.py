@@ -44,11 +44,14 @@ def fetched_config(data: bytes, ref: str, default: bytes) -> bytes:
     line) a file that is no valid config, before anything is written."""
     from agitmem.memory import decode
     shown = f'.agent/config.yaml on {repo_mod.short_ref(ref)}'
-    text = decode(data, shown)
+    # a byte that is not UTF-8 (in a comment, most likely) is adopted as
+    # it is, read as U+FFFD (config.load says so); a BOM, NUL or CRLF is not
+    text = decode(data.decode('utf-8', 'replace').encode(), shown)
     loose = _loosened(config.parse(text, shown))
     if not loose:
         return data
     cfg = config.parse(text, shown)
+    text = data.decode('utf-8', 'surrogateescape')  # commented out, the bytes kept
     for key in loose:
         print(
             f'agitmem: {shown}: {key}: {cfg[key]} not taken (the default '
@@ -61,10 +64,11 @@ def fetched_config(data: bytes, ref: str, default: bytes) -> bytes:
         f'# not taken from fetched memory (agitmem init): {line}' if key_line.match(line) else line
         for line in text.splitlines(keepends=True)
     )
-    if _loosened(config.parse(kept, shown)):
+    adopted = kept.encode('utf-8', 'surrogateescape')
+    if _loosened(config.parse(adopted.decode('utf-8', 'replace'), shown)):
         print(f'agitmem: {shown}: not adopted, the default settings are written', file=sys.stderr)
         return default
-    return kept.encode()
+    return adopted
 
 
 def initialize(repo: Repo, ref: str | None) -> list[str]:
@@ -115,7 +119,7 @@ def initialize(repo: Repo, ref: str | None) -> list[str]:
         adopt = fetched_config(
             source[memory.CONFIG], top_ref, (templates / memory.CONFIG).read_bytes(),
         )
-    bound = config.parse(adopt.decode()) if adopt is not None else config.load(repo)
+    bound = config.parse(adopt.decode('utf-8', 'replace')) if adopt is not None else config.load(repo)
     if top is not None:
         store.check_tree(pr, top.tree, max_file_kb=bound['max_file_kb'])
     repo.memory_dir.mkdir(parents=True, exist_ok=True)

@@ -30,11 +30,11 @@ def user_home() -> Path:
     return Path(home) if home else Path.home() / '.agent'
 
 
-def read_text(path: Path, shown: str, *, follow_symlink: bool = False) -> str | None:
-    """A memory file's text, None when it does not exist.  Like a save, it
+def read_bytes(path: Path, shown: str, *, follow_symlink: bool = False) -> bytes | None:
+    """A memory file's bytes, None when it does not exist.  Like a save, it
     takes only a regular file: a symlink (which could point anywhere), a
     FIFO (which would block the read forever) or a directory is refused in
-    one line, as is anything but UTF-8/LF text."""
+    one line."""
     try:
         st = os.stat(path) if follow_symlink else os.lstat(path)
     except FileNotFoundError:
@@ -43,7 +43,26 @@ def read_text(path: Path, shown: str, *, follow_symlink: bool = False) -> str | 
         raise AgitmemError(f'{shown}: is a symlink; memory files must be regular files')
     if not stat.S_ISREG(st.st_mode):
         raise AgitmemError(f'{shown}: not a regular file')
-    return memory.decode(path.read_bytes(), shown)
+    return path.read_bytes()
+
+
+def read_text(path: Path, shown: str, *, follow_symlink: bool = False) -> str | None:
+    """A memory file's text to change and write back (None when it does not
+    exist): only UTF-8/LF text, anything else refused in one line."""
+    data = read_bytes(path, shown, follow_symlink=follow_symlink)
+    return None if data is None else memory.decode(data, shown)
+
+
+def shown_text(path: Path, shown: str, problems: list[str], *, follow_symlink: bool = False) -> str:
+    """A memory file's text to show ('' when it does not exist): bytes that
+    are not UTF-8 are kept, escaped where shown, and named in problems."""
+    data = read_bytes(path, shown, follow_symlink=follow_symlink)
+    if data is None:
+        return ''
+    text, problem = memory.decode_shown(data, shown)
+    if problem:
+        problems.append(problem)
+    return text
 
 
 def layer(repo: Repo, name: str) -> str:
@@ -72,16 +91,31 @@ def user_tattoo(cfg: dict[str, Any]) -> str:
 
 
 def layers(repo: Repo, cfg: dict[str, Any]) -> inject.Memory:
+    """The memory to show.  A file holding bytes that are not UTF-8 (a
+    cloned memory ref may) is shown with them escaped and named once in
+    `unreadable`: the rest of the memory still reaches the agent."""
     from agitmem import inject  # the injection's: not every read pays for it
-    user = user_tattoo(cfg)
-    state_text = layer(repo, memory.STATE)
+    problems: list[str] = []
+    user = ''
+    if cfg['user_tattoo']:
+        # the user's own file may be a symlink (dotfile managers make them)
+        user = shown_text(
+            user_home() / 'memory' / memory.TATTOO, f'~/.agent/memory/{memory.TATTOO}',
+            problems, follow_symlink=True,
+        )
+
+    def layer_text(name: str) -> str:
+        return shown_text(repo.memory_dir / name, f'.agent/memory/{name}', problems)
+
+    state_text = layer_text(memory.STATE)
     return inject.Memory(
         user_tattoo=user,
-        project_tattoo=layer(repo, memory.TATTOO),
+        project_tattoo=layer_text(memory.TATTOO),
         state=state_mod.parse(state_text, '.agent/memory/state.json') if state_text.strip() else {},
-        snapshot=layer(repo, memory.SNAPSHOT),
-        fragments=fragments_mod.parse(layer(repo, memory.FRAGMENTS), '.agent/memory/fragments.jsonl'),
-        notes=notes_mod.parse(layer(repo, memory.NOTES)),
+        snapshot=layer_text(memory.SNAPSHOT),
+        fragments=fragments_mod.parse(layer_text(memory.FRAGMENTS), '.agent/memory/fragments.jsonl'),
+        notes=notes_mod.parse(layer_text(memory.NOTES)),
+        unreadable=tuple(problems),
     )
 
 
@@ -144,10 +178,17 @@ def freshness(repo: Repo, state: dict[str, Any], ref: str | None = None) -> inje
     )
 
 
-def related(repo: Repo, ref: str, mem: inject.Memory) -> inject.Memory:
+# RELATED's deadline, whatever config.yaml says: a hook must answer well
+# within a client's own limit (Gemini CLI stops one at 15 s)
+RELATED_SECONDS = (0.05, 5.0)
+
+
+def related(repo: Repo, ref: str, mem: inject.Memory, seconds: float = 1.0) -> inject.Memory:
     """After a compaction: up to 3 older items of the memory history that
     match the state's goal and next intent and are not shown already
-    (DESIGN.md section 12), and the `recall` query that shows more."""
+    (DESIGN.md section 12), and the `recall` query that shows more.  The
+    search has `seconds` (clamped) to read history not cached yet: past
+    them it stops, and a line says so (the next search goes on)."""
     query = recall_query(' '.join(
         v for v in (mem.state.get('current_goal'), mem.state.get('next_intent'))
         if isinstance(v, str)
@@ -155,6 +196,7 @@ def related(repo: Repo, ref: str, mem: inject.Memory) -> inject.Memory:
     if not query:
         return mem
     import dataclasses
+    import time
 
     import pygit2
 
@@ -164,16 +206,33 @@ def related(repo: Repo, ref: str, mem: inject.Memory) -> inject.Memory:
         *(f.get('id', '') for f in mem.fragments[-NEWEST:]),
         *mem.notes[-NEWEST:],
         *recall.decisions(mem.snapshot),
+        # the tattoo is shown whole: its history's rules are not news
+        *(t for _, t in memory.bullets(f'{mem.user_tattoo}\n{mem.project_tattoo}')),
     ]
+    seconds = min(max(seconds, RELATED_SECONDS[0]), RELATED_SECONDS[1])
+    start = time.monotonic()
+    progress = recall.Progress()
     try:
-        hits = recall.related_in(repo, ref, query, exclude=set(shown))
+        hits = recall.related_in(
+            repo, ref, query, exclude=set(shown),
+            bound=recall.Bound(start + seconds), progress=progress,
+        )
     except (AgitmemError, OSError, ValueError, KeyError, pygit2.GitError) as e:
         # the memory goes to the agent without them: recall is an extra
         audit.log(repo.agent_dir, 'read related', f'left out: {e}')
         return mem
+    stopped = ''
+    if progress.stopped:
+        stopped = (
+            f'RELATED: search stopped after {time.monotonic() - start:.1f} s '
+            f'(read {progress.read} of {progress.total} memory commits not '
+            f'searched before; the next search goes on from there)'
+        )
+        audit.log(repo.agent_dir, 'read related', stopped)
     return mem._replace(
         related=[{**dataclasses.asdict(h), 'text': recall.summary(h)} for h in hits],
         recall_query=query,
+        related_stopped=stopped,
     )
 
 
@@ -191,6 +250,7 @@ def injection(
         *,
         after_compact: bool,
         ref: str | None = None,
+        summary: str | None = None,
 ) -> inject.Block:
     """The injection block, also written to .agent/injected_context.txt:
     exactly what the agent was given, for the user to look at."""
@@ -200,9 +260,9 @@ def injection(
     from agitmem import inject
     from agitmem.porcelain import observed
     mem = layers(repo, cfg)
-    mem = mem._replace(observed=observed.load(repo))
+    mem = mem._replace(observed=observed.load(repo), summary=(summary or '')[:20_000] if after_compact else '')
     if after_compact and ref is not None:
-        mem = related(repo, ref, mem)
+        mem = related(repo, ref, mem, cfg['related_seconds'])
     block = inject.build(
         mem,
         budget_tokens=cfg['budget_tokens'],

@@ -44,6 +44,9 @@ _K1, _B = 1.2, 0.75  # BM25's usual constants
 # RELATED reads at most this many commits not in the cache yet (about a
 # second's worth of reading)
 RELATED_MAX_NEW = 2000
+# and at most this many bytes of blobs, whatever its deadline: a heavy
+# history (hundreds of large notes.md) is read over several compactions
+RELATED_MAX_BYTES = 64 * 1024 * 1024
 # patterns, compiled when first used (the Chinese ranges take a warm
 # search's worth of time to compile; most queries are ASCII)
 _PATTERNS = {
@@ -59,6 +62,25 @@ def _pattern(name: str) -> re.Pattern[str]:
     return re.compile(_PATTERNS[name])
 # the fields of a fragment that are its text, in the order they read
 _FRAGMENT_TEXT = ('goal', 'basis', 'action', 'result', 'next')
+
+
+@dataclass(frozen=True)
+class Bound:
+    """How much of a history not in the cache yet one search may read:
+    a deadline (time.monotonic()) and a number of blob bytes.  Reading
+    stops between two commits; what was read is cached, and the next
+    search goes on from there."""
+    until: float
+    max_bytes: int = RELATED_MAX_BYTES
+
+
+@dataclass
+class Progress:
+    """What a bounded search read: commits of the history, and whether it
+    stopped before the tip (then: after how long)."""
+    read: int = 0
+    total: int = 0
+    stopped: bool = False
 
 
 @dataclass(frozen=True)
@@ -192,6 +214,10 @@ _FLAT = {
 }
 
 
+# the files whose every line is one item (or none)
+_LINE_ITEMS = (memory.NOTES, memory.TATTOO, memory.FRAGMENTS)
+
+
 _FILE = (pygit2.GIT_FILEMODE_BLOB, pygit2.GIT_FILEMODE_BLOB_EXECUTABLE)
 
 
@@ -205,6 +231,7 @@ class _Reader:
         self.archives: dict[pygit2.Oid, dict[str, pygit2.Oid]] = {}
         self.top = top  # the commit being read
         self.raw: dict[pygit2.Oid, bytes] = {}
+        self.bytes_read = 0  # of blobs, each read once while at hand
 
     def entries(self, tree: pygit2.Tree) -> dict[str, pygit2.Oid]:
         """What recall reads of a memory tree: the flat files, and each
@@ -263,23 +290,34 @@ class _Reader:
 
     def _data(self, oid: pygit2.Oid) -> bytes:
         try:
-            return store.blob_data(self.pr, oid, str(oid))
+            data = store.blob_data(self.pr, oid, str(oid))
         except AgitmemError:
             return b''  # a blob a remote made huge: not read, found empty
+        self.bytes_read += len(data)
+        return data
 
     def added(self, path: str, old: pygit2.Oid | None, new: pygit2.Oid) -> tuple[Items, Items]:
-        """(items in new, items gone since old) for one file.  A file that
-        only grew (notes and fragments are appended to) is parsed in its
-        new lines only."""
-        if old is not None and path in (memory.NOTES, memory.FRAGMENTS) and new not in self.blobs:
+        """(items new or changed in new, items gone since old) for one
+        file; what both hold is dated by _gone and _mark_current.  A file
+        of one item a line (notes, fragments, tattoo) is parsed in the
+        lines that differ only: a large notes.md rewritten in place each
+        commit costs its changed lines, not all of them."""
+        if old is not None and path in _LINE_ITEMS and new not in self.blobs:
             before, after = self.data(old), self.data(new)
+            parse = _FLAT[path]
             if after.startswith(before) and before.endswith(b'\n'):
-                return _FLAT[path](_decode(after[len(before):])), {}
+                return parse(_decode(after[len(before):])), {}
+            was, now_is = before.split(b'\n'), after.split(b'\n')
+            was_set, now_set = set(was), set(now_is)
+            came = parse(_decode(b'\n'.join(x for x in now_is if x not in was_set)))
+            went = parse(_decode(b'\n'.join(x for x in was if x not in now_set)))
+            return came, {k: v for k, v in went.items() if k not in came}
         now = self.items(path, new)
         if old is None:
             return now, {}
         then = self.items(path, old)
-        return now, {k: v for k, v in then.items() if k not in now}
+        changed = {k: v for k, v in now.items() if then.get(k) != v}
+        return changed, {k: v for k, v in then.items() if k not in now}
 
 
 # -- the index of one memory ref -------------------------------------------------
@@ -368,8 +406,15 @@ class Index:
 
     # -- building --------------------------------------------------------------
 
-    def walk(self, pr: pygit2.Repository, top: pygit2.Commit, since: str | None) -> None:
-        """Read the commits from top back to `since` (exclusive), oldest first."""
+    def walk(
+            self, pr: pygit2.Repository, top: pygit2.Commit, since: str | None,
+            bound: Bound | None = None, progress: Progress | None = None,
+    ) -> None:
+        """Read the commits from top back to `since` (exclusive), oldest
+        first; with a bound, stop between two commits when it is reached:
+        the index then holds the history up to the last commit read."""
+        import time
+        progress = progress if progress is not None else Progress()
         reader = _Reader(pr, top)
         walker = pr.walk(top.id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
         if since is not None:
@@ -388,7 +433,20 @@ class Index:
                 hit = entries[c.tree_id] = store.whole(pr, c.tree, lambda: reader.entries(c.tree))
             return hit
 
-        for c in walker:
+        walked: Iterable[pygit2.Commit] = walker
+        if bound is not None:
+            # counted first (walking commits is cheap; reading blobs costs)
+            listed = list(walker)
+            progress.total, walked = len(listed), listed
+        done = None
+        for c in walked:
+            if bound is not None and done is not None and (
+                    time.monotonic() >= bound.until or reader.bytes_read >= bound.max_bytes
+            ):
+                progress.stopped = True
+                break
+            done = c
+            progress.read += 1
             reader.top = c
             pos = len(self.commits)
             hexid = str(c.id)
@@ -417,6 +475,8 @@ class Index:
                 for path in then.keys() - now.keys():
                     for key in reader.items(path, then[path]):
                         self._gone(key, ppos)
+        if progress.stopped and done is not None:
+            top = done  # the index as of the last commit read
         reader.top = top
         self._mark_current(reader, of(top), positions[str(top.id)])
         self.tip = str(top.id)
@@ -624,10 +684,12 @@ def _cache_path(repo: Repo, ref: str) -> Path:
 
 def index(
         repo: Repo, pr: pygit2.Repository, ref: str, *, max_new: int | None = None,
+        bound: Bound | None = None, progress: Progress | None = None,
 ) -> Index | None:
     """The index of ref as its tip is now: the cached one, extended by the
     commits since its tip, or built again; None when ref has no memory,
-    or when that means reading more than max_new commits."""
+    or when that means reading more than max_new commits.  With a bound,
+    the index may stop short of the tip (progress says so)."""
     top = store.tip(pr, ref)
     if top is None:
         return None
@@ -645,7 +707,7 @@ def index(
     # a parent a fetched commit lacks: fetched, or one line saying so
     if max_new is not None and store.whole(pr, top, lambda: _more_than(pr, top, since, max_new)):
         return None
-    store.whole(pr, top, lambda: idx.walk(pr, top, since))
+    store.whole(pr, top, lambda: idx.walk(pr, top, since, bound, progress))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         repo_mod.atomic_write(path, idx.dump())
@@ -689,6 +751,7 @@ def fragment_ids(text: str) -> list[str]:
 def _search(
         repo: Repo, ref: str, query: str, *, limit: int, all_branches: bool,
         exclude: Collection[str] = (), min_words: int = 1, max_new: int | None = None,
+        bound: Bound | None = None, progress: Progress | None = None,
 ) -> list[Hit]:
     pr = store.open_repo(repo)
     refs = memory_refs(pr, ref) if all_branches else [ref]
@@ -698,7 +761,7 @@ def _search(
     # key -> (which wins when refs share the item, rank, (index, item, score))
     ranked: dict[str, tuple[tuple[bool, int], tuple[float, int, int], tuple[Index, int, float]]] = {}
     for n, r in enumerate(refs):
-        idx = index(repo, pr, r, max_new=max_new)
+        idx = index(repo, pr, r, max_new=max_new, bound=bound, progress=progress)
         if idx is None:
             continue
         found = _matches(idx, words, min_words)
@@ -769,6 +832,7 @@ def related(ctx: Context, text: str, *, exclude: Collection[str], limit: int = 3
 
 def related_in(
         repo: Repo, ref: str, text: str, *, exclude: Collection[str], limit: int = 3,
+        bound: Bound | None = None, progress: Progress | None = None,
 ) -> list[Hit]:
     words = tokens(text)
     if not words:
@@ -779,4 +843,5 @@ def related_in(
     return _search(
         repo, ref, text, limit=limit, all_branches=False, exclude=exclude,
         min_words=min(2, len(set(words))), max_new=RELATED_MAX_NEW,
+        bound=bound, progress=progress,
     )

@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from testing.history import REF
 from testing.history import checkout
 from testing.history import grow
+from testing.history import heavy
 from testing.util import bad
 from testing.util import git
 from testing.util import mem
@@ -315,3 +317,33 @@ def test_related_never_reads_a_long_cold_history_in_a_hook(memrepo: Path) -> Non
     assert not (memrepo / '.git' / 'agitmem' / 'recall').exists()
     ok('recall', 'loader', cwd=memrepo)
     assert 'the loader must not import index ts' in ok('load', '--after-compact', cwd=memrepo)
+
+
+def _stopped(block: str) -> tuple[int, int]:
+    (line,) = [ln for ln in block.splitlines() if ln.startswith('RELATED: search stopped after ')]
+    m = re.search(r'\(read (\d+) of (\d+) memory commits not searched before; the next search goes on from there\)$', line)
+    assert m, line
+    return int(m[1]), int(m[2])
+
+
+def test_related_stops_at_its_deadline_on_a_heavy_history(memrepo: Path) -> None:
+    """Hundreds of memory commits each rewriting a large notes.md: RELATED
+    stops at its deadline and the block goes out with what was found and
+    a line saying so; the next compaction's search goes on from where it
+    stopped, and once the history is read the line is gone."""
+    heavy(memrepo, 200, 100, keep='the loader must not import index ts')
+    checkout(memrepo)
+    with open(memrepo / '.agent' / 'config.yaml', 'a') as f:
+        f.write('related_seconds: 0.01\n')  # clamped to the least, 0.05 s
+    ok('state', 'set', 'current_goal=move the loader into index ts', cwd=memrepo)
+    block = ok('load', '--after-compact', cwd=memrepo)
+    assert 'current_goal: move the loader into index ts' in block
+    assert block.rstrip().endswith('===== AGENT MEMORY END =====')
+    read, total = _stopped(block)
+    assert 1 <= read < total == 202  # init, the 200, the state set
+    again = ok('load', '--after-compact', cwd=memrepo)
+    assert _stopped(again)[1] == total - read
+    ok('recall', 'loader', cwd=memrepo)  # no deadline: reads the rest
+    done = ok('load', '--after-compact', cwd=memrepo)
+    assert 'search stopped' not in done
+    assert 'notes.md): the loader must not import index ts' in done
