@@ -446,6 +446,41 @@ def open_question(text: str) -> bool:
     return bool(_ASK.search(text or ''))
 
 
+# -- asking where the code is ---------------------------------------------------------
+# "where is loadConfig defined?", "which file has the retry logic?", "I can't
+# find parse_range", "找不到 loadConfig", "它定义在哪个文件？": the agent knows
+# the work and has lost its place (not "where were we?", "where should I
+# start?", which ask for the work itself)
+_EN_WHERE = (
+    r"\bwhere\s+(?:is|are|was|were|does|do|did|'s)\s+(?!(?:we|i|you)\b)(?:the\s+|this\s+|that\s+|our\s+)?[`'\"]?[\w./:$-]+",
+    r'\bwhere\s+(?:\w+\s+){0,3}?(?:is|are)\s+(?:defined|declared|implemented|located|kept|stored|registered)\b',
+    r'\bwhere\s+(?:\w+\s+){0,3}?(?:lives?|sits?)\b',
+    r'\bwhich\s+(?:file|module|package|class|directory|folder|source\s+file)\s+(?:has|holds|contains|defines|declares|is|does|should|implements|owns)\b',
+    r"\b(?:can'?t|cannot|can\s+not|couldn'?t|could\s+not|unable\s+to|don'?t|do\s+not|didn'?t|did\s+not)\s+(?:seem\s+to\s+)?(?:find|locate)\b",
+    r'\b(?:point|direct)\s+me\s+to\s+(?:the\s+)?(?:file|code|module|function|definition|place)\b',
+    r'\bnot\s+(?:sure|certain)\s+where\s+(?!(?:we|i)\s+(?:left|were|are|stopped)\b)(?:the\s+)?[\w./`$-]+\s+(?:is|are|lives?|was)\b',
+)
+_ZH_WHERE = (
+    r'找不到', r'没(?:有)?找到', r'(?:定义|实现|声明|位于|放)在哪', r'在哪(?:个|一个)?(?:文件|模块|目录|函数|类)',
+    r'哪个(?:文件|模块|目录)(?:里|中)?(?:有|定义|实现|包含)', r'(?:代码|函数|文件)在哪',
+)
+_OTHER_WHERE = (
+    r"\bo[uù]\s+(?:est|sont|se\s+trouve(?:nt)?)\s+(?:d[ée]fini|la\s+fonction|le\s+fichier|le\s+code)",
+    r'\bje\s+ne\s+trouve\s+pas\b', r'\bwo\s+(?:ist|liegt|steht|befindet\s+sich)\b(?!\s+(?:wir|ich)\b)',
+    r'\b(?:finde|fand)\s+(?:\S+\s+){1,3}nicht\b', r'\bd[oó]nde\s+(?:est[aá]|se\s+(?:define|encuentra))\b', r'\bno\s+encuentro\b',
+)
+_WHERE = re.compile('|'.join(_EN_WHERE + _ZH_WHERE + _OTHER_WHERE), re.I)
+
+
+def asks_where(text: str) -> str | None:
+    """The sentence of `text` that asks where the code to change is, or
+    says it cannot be found, else None."""
+    for sentence in _SENTENCE.split(text or ''):
+        if _WHERE.search(sentence):
+            return ' '.join(sentence.split())[:200]
+    return None
+
+
 # -- prompts that only say "go on" -----------------------------------------------------
 _GO_ON_WORDS = (
     r'(?:please\s+)?(?:continue|go\s+on|carry\s+on|keep\s+going|proceed|resume|go\s+ahead|next|do\s+it|'

@@ -43,8 +43,11 @@ TITLES = {
     'recovered': 'recovered', 'drift': 'goal drift', 'location': 'location lost',
     'state': 'state confusion', 'reset': 'full reset', 'unknown': 'unknown',
 }
-# first-turn events kept as evidence
+# first-turn events kept as evidence: the first EVENTS (the first that
+# breaks a condition decides) and the last TAIL (a long turn's last edits
+# and the test runs after them back or belie its closing words)
 EVENTS = 20
+TAIL = 20
 TEXT_CHARS = 600
 
 # a test command a claim names: the run that backs it must be that one
@@ -136,6 +139,14 @@ def expectation(
         'verification_reason': _str(lv.get('reason')),
         'verification_command': _str(lv.get('command')),
     }
+
+
+def keep(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The first turn's events once `new` are added to `old` (what `keep`
+    returned before): the first EVENTS and the last TAIL; those between
+    neither start the turn nor end it."""
+    both = [*old, *new]
+    return both[:EVENTS] + both[EVENTS:][-TAIL:]
 
 
 def _sound(expect: dict[str, Any]) -> dict[str, Any]:
@@ -1082,6 +1093,12 @@ def classify(
     if redone:
         return done('state', redone)
     asked = phrases.asks(text)
+    lost = phrases.asks_where(text) if not edits else None
+    if lost and told.goal >= 1 and told.goal >= told.other and (_restates(phrases.words(text), task.text) or told.goal >= 2):
+        # the goal stated, its place not: it asks where the code is (or
+        # says it cannot find it) instead of the user having to say the
+        # goal again
+        return done('location', f'closing text states the task but asks where its code is: "{lost}"')
     if not edits and asked:
         plan = phrases.words(text)
         if not phrases.open_question(asked) and _restates(plan, task.text):

@@ -321,6 +321,29 @@ def test_asking_the_user_what_to_do_is_full_reset(said: str) -> None:
     assert evidence[0].startswith('closing text asks the user what to do with no tool use: "')
 
 
+@pytest.mark.parametrize('said', [
+    'Next: replace the INI parsing in load_config with tomllib. Where is load_config defined?',
+    'I need to port load_config to tomllib, but I cannot find load_config in this checkout.',
+    'To replace the INI parsing with tomllib: which file has load_config?',
+    '要把 load_config 的 INI 解析换成 tomllib，但我找不到 load_config，它定义在哪个文件？',
+])
+def test_asking_where_the_tasks_code_is_is_location_lost(said: str) -> None:
+    # the goal stated, its place lost: not a hand-back of the choice of work
+    events = [_run('ls src', 0)]
+    verdict, evidence, _ = classify(_expect(), events, said)
+    assert verdict == 'location', evidence
+    assert evidence[0].startswith('closing text states the task but asks where its code is: "')
+
+
+@pytest.mark.parametrize('said', [
+    "I can't find anything in progress. What would you like me to work on?",
+    'Could you remind me which file we were editing',
+    'Where should I start?',
+])
+def test_asking_where_without_the_task_is_a_reset(said: str) -> None:
+    assert classify(_expect(), [], said)[0] == 'reset'
+
+
 def test_asking_after_reading_around_is_still_full_reset() -> None:
     events = [_run('ls src', 0), _run('cat README.md', 0), _run('find . -name "*.py"', 0)]
     verdict, evidence, first = classify(_expect(), events, 'What would you like me to do?')
@@ -465,16 +488,30 @@ def test_evidence_and_first_action_are_capped() -> None:
     assert verdict == 'state' and len(evidence[0]) < 400
 
 
-def test_the_first_turn_keeps_at_most_EVENTS_events() -> None:
+def test_the_first_turn_keeps_its_first_EVENTS_and_last_TAIL_events() -> None:
     hs: dict[str, Any] = {}
     assert note_events(hs, [_edit('a.py')]) is False  # no record open
     hs['recovery'] = {'id': 'x', 'events': None}
     assert note_events(hs, []) is False
-    for i in range(3 * recovery.EVENTS):
+    n = 3 * (recovery.EVENTS + recovery.TAIL)
+    for i in range(n):
         assert note_events(hs, [_edit(f'f{i}.py')])
     events = hs['recovery']['events']
-    assert len(events) == recovery.EVENTS
-    assert events[0]['file'] == 'f0.py'  # the first ones are what counts
+    assert len(events) == recovery.EVENTS + recovery.TAIL
+    # the first ones decide what broke first, the last ones what backs the end
+    assert [e['file'] for e in events[:recovery.EVENTS]] == [f'f{i}.py' for i in range(recovery.EVENTS)]
+    assert [e['file'] for e in events[recovery.EVENTS:]] == [f'f{i}.py' for i in range(n - recovery.TAIL, n)]
+
+
+def test_a_long_turns_closing_claim_is_backed_by_its_last_run() -> None:
+    # many edits at the task's place, then the covering run and the claim:
+    # the run is no less there for coming after the first EVENTS events
+    hs: dict[str, Any] = {'recovery': {'id': 'x', 'events': []}}
+    for _ in range(2 * recovery.EVENTS):
+        note_events(hs, [_edit('src/app.py', 'load_config')])
+    note_events(hs, [_run('pytest tests/test_app.py', 0, 'passed')])
+    verdict, evidence, _ = classify(_expect(**FAILED), hs['recovery']['events'], 'Ported load_config to tomllib; all tests pass.')
+    assert verdict == 'recovered', evidence
 
 
 _VALUE = st.recursive(
