@@ -226,6 +226,21 @@ def _tests_of(test: str, path: str) -> bool:
     return (m[1] or m[2]) == stem if m else name == stem and _TEST_DIR.search(test) is not None
 
 
+_DOCUMENTS = frozenset(('md', 'markdown', 'mdx', 'rst', 'txt', 'adoc', 'asciidoc', 'org', 'textile'))
+
+
+def _document(path: str) -> bool:
+    """A document (README.md, docs/*.rst): it holds no code change;
+    writing it is documenting, a task of its own."""
+    return _kind(path) in _DOCUMENTS
+
+
+def _names_a_file(text: str, path: str) -> bool:
+    """`text` names a file of `path`'s kind (its language): a place the
+    task's change could have been meant for."""
+    return any(_kind(p) == _kind(path) for p in re.findall(r'[\w./-]*\w\.[A-Za-z]\w*', text))
+
+
 def _mentions_loosely(text: str, path: str) -> bool:
     """`path` is named in `text`, or its file name without the extension
     is ("the README" for README.md)."""
@@ -471,16 +486,19 @@ def _says_other(told: _Serves) -> bool:
     return told.item is not None and told.other >= 2 and told.other > told.goal
 
 
-def _off_task(serves: _Serves, told: _Serves, placed: bool, in_symbol: bool = False) -> str | None:
+def _off_task(serves: _Serves, told: _Serves, placed: bool, in_symbol: bool = False, near: bool = False) -> str | None:
     """Why an edit serves another task, or None: it matches that task
     better than the goal (by two words, or by one where it is not at the
     task's place and the closing text does not say it did the task), or
     as well as the goal while the agent's closing text, its own account
     of the turn, says it did the other task.  The closing text confirms
     a lean, or outweighs one word (away from the task's place, where the
-    place says nothing for the goal); it never turns a stronger one."""
+    place says nothing for the goal); it never turns a stronger one.
+    `near`: the edit is beside the task's place in a turn that works at
+    it, or no place is recorded: being there says nothing against the
+    goal, so one word of another task's does not decide."""
     says = _says_other(told)
-    weak = not placed and not _tells_goal(serves, told)
+    weak = not placed and not near and not _tells_goal(serves, told)
     if serves.item and (
         serves.other > serves.goal and (serves.other >= 2 or weak) or serves.other == serves.goal and says
     ):
@@ -527,7 +545,7 @@ def _same_symbol(got: str, want: str) -> bool:
 
 def _judge_edit(
         expect: dict[str, Any], task: _Task, e: dict[str, Any], at_current: bool, told: _Serves, at_symbol: bool = False,
-        helpers: frozenset[str] = frozenset(),
+        helpers: frozenset[str] = frozenset(), touches: bool = False,
 ) -> tuple[str, str]:
     """(verdict, why) of one edit: on the task, the task's change in the
     wrong place, another task's, or a step done again.  `at_current`: the
@@ -582,7 +600,7 @@ def _judge_edit(
     # an edit outside any function (an import, top-level code) is at the
     # task's place only in a turn that changes current_symbol too
     placed = bool(f) and f == current and (not want or _same_symbol(symbol, want) or not symbol and at_symbol)
-    off = _off_task(serves, told, placed, bool(symbol) and bool(want) and _same_symbol(symbol, want))
+    off = _off_task(serves, told, placed, bool(symbol) and bool(want) and _same_symbol(symbol, want), f != current and (touches or not current))
     if off:
         return 'drift', f'{of}: {off}'
     # a function the task names, in its words: not as a part of a file's
@@ -623,6 +641,14 @@ def _judge_edit(
         return 'recovered', f'{where}: {named}'
     if at_current and _tests_of(f, current) and serves.goal >= serves.other:
         return 'recovered', f'{where}: the tests of current_file {current}, after changing it'
+    # (a document holds no code change, and a file another task names is
+    # that task's: those are judged below)
+    beside = not _document(f) and not _mentions_loosely(task.other, f) and serves.goal >= serves.other and not _says_other(told)
+    if touches and beside:
+        # the turn does the task at its place: a change beside it that
+        # points to no other task (an import, a type, a test, a caller
+        # after current_symbol) goes with it
+        return 'recovered', f'{where}: beside the task\'s place, which the turn also changes'
     if f and task.request and _in_directory(task.request, f) and serves.goal >= serves.other:
         return 'recovered', f'{where}: in a place the user\'s request names'
     if symbol and _names(said, symbol) and not current:
@@ -630,6 +656,10 @@ def _judge_edit(
     if want and _names(written, want) and _kind(f) == _kind(current or f):
         return 'recovered', f'{where}: a reference to current_symbol {want}, which the task changes'
     told_goal = _tells_goal(serves, told)
+    if not current and task.text.strip() and not _names_a_file(task.text, f) and (beside or told_goal and not _says_other(told)):
+        # no place recorded and none of this kind named: a change for the
+        # task (or pointing to no other) cannot be in the wrong place
+        return 'recovered', f'{where}: the task\'s change, and no place is recorded for it (no current_file)'
     if (serves.goal >= 1 and serves.goal >= serves.other or told_goal) and _kind(f) == _kind(current or f):
         # the task's change where it could be made (a README cannot hold a
         # code change: documenting is another task)
@@ -637,6 +667,10 @@ def _judge_edit(
         return 'location', f'{of}: the change the task asks for{by}, in a file the task does not name (current_file is {current or "not set"})'
     if f and _mentions_loosely(task.other, f):
         return 'drift', f'{where}: a file of another task (Todo or a side remark of the summary)'
+    if current and not serves.other and not _says_other(told) and _kind(f) == _kind(current):
+        # nothing in the edit or the agent's account points to another
+        # task: the task's work, away from its place
+        return 'location', f'{where}: nothing in it points to another task, and it is not the task\'s place (current_file is {current})'
     return 'drift', f'{where}: a file neither the task nor its current_file ({current or "not set"}) names'
 
 
@@ -1062,8 +1096,12 @@ def classify(
         if e.get('file') == expect['current_file'] and _same_symbol(_str(e.get('symbol')), expect['current_symbol'])
     )
     helpers = frozenset(n for e in edits for n in phrases.defined(_str(e.get('text'))) if _names(calls, n))
+    # the turn works at the task's place: current_file, or a file the task names
+    touches = any(
+        bool(f) and (f == expect['current_file'] or _mentions(task.text, f)) for f in (_str(e.get('file')) for e in edits)
+    )
     for e in edits:
-        judged.append((e, *_judge_edit(expect, task, e, at_current, told, at_symbol, helpers)))
+        judged.append((e, *_judge_edit(expect, task, e, at_current, told, at_symbol, helpers, touches)))
         at_current = at_current or (bool(expect['current_file']) and e.get('file') == expect['current_file'])
     wrong = next(((e, v, why) for e, v, why in judged if v != 'recovered'), None)
     # a release's bookkeeping (CHANGELOG, a version bump) acts on the belief

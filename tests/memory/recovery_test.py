@@ -95,14 +95,59 @@ def test_a_side_topic_of_the_summary_is_goal_drift() -> None:
 
 
 @pytest.mark.parametrize('path', [
-    'src/other.py',  # next to current_file: nearness on disk is not the task
-    'tests/app.py',  # the same stem
-    'docs/changelog.md',
+    'docs/changelog.md',  # a document holds no code change
+    'config/app.toml',  # nor a file of another kind than current_file's
 ])
 def test_an_edit_the_task_does_not_name_is_goal_drift(path: str) -> None:
     verdict, evidence, _ = classify(_expect(), [_edit(path)], 'Updating.')
     assert verdict == 'drift', evidence
     assert evidence == [f'edit {path}: a file neither the task nor its current_file (src/app.py) names']
+
+
+@pytest.mark.parametrize('path', [
+    'src/other.py',  # next to current_file
+    'tests/app.py',  # the same stem
+])
+def test_code_away_from_the_tasks_place_that_points_to_no_other_task_is_location_lost(path: str) -> None:
+    # goal drift needs another task to drift to (its words, a file it
+    # names); without one, the edit is the task's, in the wrong place
+    verdict, evidence, _ = classify(_expect(), [_edit(path)], 'Updating.')
+    assert verdict == 'location', evidence
+    assert evidence == [f'edit {path}: nothing in it points to another task, and it is not the task\'s place (current_file is src/app.py)']
+    expect = _expect(todo=['add a --verbose flag to the CLI'])
+    edit = {**_edit(path), 'text': 'parser.add_argument("--verbose", action="store_true")  # verbose flag'}
+    assert classify(expect, [edit], 'Updating.')[0] == 'drift'
+
+
+def test_an_edit_beside_the_tasks_place_in_a_turn_that_works_at_it_goes_with_it() -> None:
+    # a type, an import, a test written before or after the change itself
+    change = {**_edit('src/app.py', 'load_config'), 'text': 'data = tomllib.loads(text)'}
+    beside = {**_edit('src/types.py', 'Config'), 'text': 'port: int  # read from TOML'}
+    for events in ([change, beside], [beside, change]):
+        verdict, evidence, _ = classify(_expect(), events, None)
+        assert verdict == 'recovered', evidence
+    assert 'beside the task\'s place, which the turn also changes' in classify(_expect(), [beside, change], None)[1][0]
+    # alone, the same edit is the task's change in the wrong place
+    assert classify(_expect(), [beside], None)[0] == 'location'
+    # a file another task names is that task's, beside the place or not
+    docs = {**_edit('docs/config.md'), 'text': 'port is read from TOML'}
+    assert classify(_expect(), [change, docs], None)[0] == 'drift'
+
+
+def test_without_a_recorded_place_the_tasks_change_is_not_misplaced() -> None:
+    # no current_file (a summary that names no file): the place is unknown,
+    # so only which task an edit serves is judged
+    expect = _expect(current_file='', current_symbol='', in_progress=[])
+    edit = {**_edit('src/settings.py', 'read_settings'), 'text': 'import tomllib\n    data = tomllib.load(f)'}
+    verdict, evidence, _ = classify(expect, [edit], None)
+    assert verdict == 'recovered', evidence
+    assert evidence == ['edit src/settings.py in read_settings: the task\'s change, and no place is recorded for it (no current_file)']
+    # another task's words still decide
+    verbose = {**_edit('src/cli.py'), 'text': 'parser.add_argument("--verbose", action="store_true")  # verbose flag'}
+    assert classify({**expect, 'todo': ['add a --verbose flag to the CLI']}, [verbose], None)[0] == 'drift'
+    # a file the task names of that kind is the place it was meant for
+    named = _expect(current_file='', current_symbol='', next_intent='replace the INI parsing in src/loader.py with tomllib')
+    assert classify(named, [edit], None)[0] == 'location'
 
 
 def test_a_later_todo_item_is_goal_drift() -> None:
@@ -1075,10 +1120,11 @@ def test_the_tests_of_current_file_after_changing_it_are_the_tasks_place() -> No
     verdict, evidence, _ = classify(_expect(), [change, imports], None)
     assert verdict == 'recovered', evidence
     assert evidence[0].startswith('all 2 edits on the task')
-    # before the change itself, the test file is not yet its place
-    assert classify(_expect(), [imports, change], None)[0] == 'location'
-    # the test file of another file is not
-    assert classify(_expect(), [change, {**_edit('tests/test_cli.py'), 'text': 'import tomllib'}], None)[0] != 'recovered'
+    # before the change itself too: the turn changes the task's place
+    assert classify(_expect(), [imports, change], None)[0] == 'recovered'
+    # without it, the test file (of current_file or another) is not the place
+    assert classify(_expect(), [imports], None)[0] == 'location'
+    assert classify(_expect(), [{**_edit('tests/test_cli.py'), 'text': 'import tomllib'}], None)[0] == 'location'
 
 
 def test_a_change_for_the_users_added_requirement_elsewhere_in_current_file_is_the_task() -> None:
