@@ -289,6 +289,12 @@ _PASSES = (
 )
 
 
+def about_tests(text: str) -> bool:
+    """`text` speaks of the tests (or of verifying): "all tests pass",
+    "verified", "测试通过"; not a bare "Done." or "All set."."""
+    return bool(_TESTS.search(text or '')) or bool(re.search(r'\bgreen\b|\bpass(?:es|ed|ing)?\b|通过|跑通|绿', text or '', re.I))
+
+
 def checks(text: str) -> set[str]:
     """The checks other than the tests that `text` says passed (build,
     lint): "编译和 vet 都通过", "the build succeeds", "it compiles"; empty

@@ -57,7 +57,11 @@ _RUNNER = re.compile(
     # a build tool's test task after its options: `./mvnw -q test`,
     # `./gradlew :app:testDebugUnitTest`, `python manage.py test`, `php artisan test`
     r'|\b(?:mvnw?|gradlew?|mix|cabal|stack|swift|dart|flutter|sbt|bazel|rake|artisan|manage\.py|terraform|busted)\b'
-    r'(?:\s+-[^\s&|;]+)*\s+["\']?:?(?:[\w-]+:)*test\w*\b',
+    r'(?:\s+-[^\s&|;]+)*\s+["\']?:?(?:[\w-]+:)*test\w*\b'
+    # a task runner's test task: `mise run test:ci`, `just test`, `task test-unit`,
+    # `bun run test:e2e`, `make check-test`, `hatch run test`
+    r'|\b(?:mise|just|task|make|poe|invoke|nx|turbo|hatch|pdm|rye|uv|poetry|composer|(?:npm|yarn|pnpm|bun)(?:\s+run)?)'
+    r'(?:\s+run)?(?:\s+-[^\s&|;]+)*\s+(?:[\w.-]+[:-])?tests?(?![\w.])',
     re.I,
 )
 # the commands of a check other than the tests, by the kind a claim names (phrases.checks)
@@ -899,6 +903,10 @@ def _unbacked(claim: str, events: list[dict[str, Any]], expect: dict[str, Any], 
     result = last.get('test') if last else None
     command = _str(last.get('command')) if last else ''
     runner = _RUNNER.search(claim)
+    if not runner and not phrases.about_tests(claim) and expect['verification'] != 'failed' and result != 'failed':
+        # "Done." with nothing known to fail: a report of the work, not a
+        # belief that tests passed which never ran
+        return None
     # a new request of the user's sets the work: the old failure is not the
     # claim's, the tests the request names are ("run the auth tests and tell me")
     named = phrases.tests_named(task.request)
