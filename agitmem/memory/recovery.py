@@ -660,9 +660,14 @@ def _judge_edit(
     if want and _names(written, want) and _kind(f) == _kind(current or f):
         return 'recovered', f'{where}: a reference to current_symbol {want}, which the task changes'
     told_goal = _tells_goal(serves, told)
-    if not current and task.text.strip() and not _names_a_file(task.text, f) and (beside or told_goal and not _says_other(told)):
-        # no place recorded and none of this kind named: a change for the
-        # task (or pointing to no other) cannot be in the wrong place
+    step = f'{expect["next_intent"]}\n{task.request or ""}'
+    if (
+        not current and task.text.strip() and not _names_a_file(step, f) and not _mentions_loosely(task.other, f)
+        and (serves.goal >= serves.other or told_goal) and not _says_other(told)
+    ):
+        # no place recorded, and the next step names none of this kind: a
+        # change for the task (or pointing to no other) cannot be in the
+        # wrong place
         return 'recovered', f'{where}: the task\'s change, and no place is recorded for it (no current_file)'
     if (serves.goal >= 1 and serves.goal >= serves.other or told_goal) and _kind(f) == _kind(current or f):
         # the task's change where it could be made (a README cannot hold a
