@@ -150,6 +150,8 @@ _EN_UNVERIFIED = (
     r"\b(?:not|n't|never)\s+(?:\w+\s+){0,3}?(?:run|ran|tested|verified|re-?run)\b(?!\s+into)",
     r'\b(?:untested|unverified)\b',
     r'\btests?\s+(?:\w+\s+){0,2}?still\s+fail',
+    # "passed last run but fails now": the same breath reports a failure
+    r'\b(?:but|now|still)\s+(?:\w+\s+){0,2}?fail(?:s|ing)\b|\bfails?\s+now\b',
 )
 _ZH_UNVERIFIED = (r'(?:没|未|还没)有?(?:跑|运行|执行|测试|测|验证)', r'(?:仍然?|还是|依然)(?:失败|是?红)')
 _UNVERIFIED = re.compile('|'.join(_EN_UNVERIFIED + _ZH_UNVERIFIED), re.I)
@@ -445,6 +447,15 @@ def asks(text: str) -> str | None:
     if _QUESTION_END.search(tail) or _ASK.search(last):
         return ' '.join(last.split())[-200:]
     return None
+
+
+def before_question(text: str) -> str:
+    """`text` without the sentences that end it by asking the user (its
+    closing question, asks()): what it says before it asks."""
+    sentences = [s for s in _SENTENCE.split((text or '').strip()) if s.strip()]
+    while sentences and (_QUESTION_END.search(sentences[-1]) or _ASK.search(sentences[-1])):
+        sentences.pop()
+    return ' '.join(sentences)
 
 
 def open_question(text: str) -> bool:

@@ -803,6 +803,18 @@ _LOOKS = re.compile(
 )
 
 
+# commands that change something beyond the working tree's files or by
+# them: a commit, a merge, a push, a pull request, an install, a restart,
+# a migration, a file moved or written
+_ACTS = re.compile(
+    r'\bgit\s+(?:-\S+\s+)*(?:commit|push|merge|rebase|cherry-pick|tag|mv|rm|add|stash|reset|revert|am|apply)\b'
+    r'|\bgh\s+(?:pr|issue|release)\s+(?:create|edit|merge|close|comment)\b'
+    r'|\b(?:npm|pnpm|yarn|bun|pip|pip3|uv|poetry|cargo|go|gem|bundle|composer)\s+(?:install|add|remove|publish|get|update|upgrade)\b'
+    r'|\b(?:migrate|deploy|kill|pkill|systemctl\s+(?:restart|start|stop)|docker(?:\s+compose|-compose)?\s+(?:up|restart|start|stop|build|run))\b'
+    r'|^\s*(?:mv|cp|rm|mkdir|touch|ln|chmod|patch)\s|\bsed\s+-i\b|\btee\s|[^2&]>\s*[\w./~-]',
+)
+
+
 def _command_again(expect: dict[str, Any], task: _Task, events: list[dict[str, Any]]) -> str | None:
     """Why the turn runs again a command that last_action or Done records
     as run (`git mv a b`, a generator), or None: not a test run, not a
@@ -1150,6 +1162,19 @@ def classify(
         # says it cannot find it) instead of the user having to say the
         # goal again
         return done('location', f'closing text states the task but asks where its code is: "{lost}"')
+    # commands that do something (a commit, a migration, a deploy; not a
+    # look, a test or a check) and a closing text that reports the task's
+    # work, before any question: the turn took the task up
+    acted = [e for e in events if e.get('kind') == 'command' and not e.get('test') and _ACTS.search(_str(e.get('command')))]
+    before = phrases.before_question(text)
+    # what it did and what it says it did, against the task's words
+    told_before = _serves(task, _content(' '.join([*(_str(e.get('command')) for e in acted), *phrases.reports(before)])))
+    if (
+        not edits and acted and phrases.reports(before) and not phrases.unfinished(phrases.reports(before)[-1])
+        and told_before.goal >= 2 and told_before.goal > told_before.other
+    ):
+        # (a question after it offers the next work: no hand-back of this one)
+        return done('recovered', f'ran `{_clip(_str(acted[-1].get("command")), 80)}` and the closing text reports the task\'s work: "{_clip(before, 120)}"')
     if not edits and asked:
         plan = phrases.words(text)
         if not phrases.open_question(asked) and _restates(plan, task.text):
@@ -1175,9 +1200,11 @@ def classify(
         return done('recovered', f'closing text names current_file {expect["current_file"]}')
     # seed 004: a turn that ends without taking the task up again, only
     # looking around or talking, did not recover; it is the reset's shape
-    if len(phrases.words(text)) >= 3:
+    if len(phrases.words(text)) >= 3 and task.text.strip():
         how = f'{len(events)} command(s), no edit, no test run the state asks for' if events else 'no tool use'
         return done('reset', f'{how}, and the closing text neither states the task nor takes it up: "{_clip(text)}"')
+    if not task.text.strip() and text.strip():
+        return done('unknown', 'no task recorded (no state, summary or request) to hold the turn against')
     if events:
         return done('unknown', f'{len(events)} command(s), no edit, no test run the state asks for, nothing said: nothing to judge by')
     return done('unknown', 'no tool use, and next to nothing said: nothing to judge by')

@@ -1419,3 +1419,42 @@ def test_a_greeting_sets_no_task_of_its_own(prompt: str) -> None:
     verdict, evidence, _ = classify(_expect(**FAILED), [_edit('src/app.py', 'load_config')], 'Ported load_config to tomllib.', prompt=prompt)
     assert verdict == 'state', evidence
     assert not any('request' in line for line in evidence), evidence
+
+
+# -- real sessions: ordinary recovered behaviour is not a failure ------------------------
+
+def test_a_report_that_says_nothing_of_tests_needs_a_known_failure_to_be_confusion() -> None:
+    events = [_edit('src/app.py', 'load_config')]
+    # nothing recorded as failing: "Done." is a report, not a belief in a pass
+    assert classify(_expect(), events, 'Done. load_config reads TOML now.')[0] == 'recovered'
+    # a claim about the tests still needs a run
+    assert classify(_expect(), events, 'Done. All tests pass.')[0] == 'state'
+    # and a known failure still needs a covering pass
+    assert classify(_expect(**FAILED), events, 'Done. load_config reads TOML now.')[0] == 'state'
+
+
+@pytest.mark.parametrize('command', ['mise run test:ci 2>&1 | tail -20', 'just test', 'bun run test:e2e', 'hatch run test'])
+def test_a_task_runners_test_task_backs_a_claim(command: str) -> None:
+    events = [_edit('src/app.py', 'load_config'), _run(command, 0)]
+    verdict, evidence, _ = classify(_expect(), events, 'load_config reads TOML; all tests pass.')
+    assert verdict == 'recovered', evidence
+
+
+def test_commands_that_do_the_next_step_and_a_report_of_it_are_recovered() -> None:
+    expect = _expect(next_intent='stage the changed files and create the commit', current_goal='commit the TOML port')
+    events = [_run('git status', 0), _run('git add src/app.py', 0), _run('git commit -m "Read the config as TOML"', 0)]
+    said = 'Let me create the commit.\n\nCommitted the TOML port as `33e31c16`; the working tree is clean.'
+    verdict, evidence, _ = classify(expect, events, said)
+    assert verdict == 'recovered', evidence
+    assert evidence[0].startswith('ran `git commit')
+    # a question after the report offers the next work: no hand-back of this one
+    verdict, evidence, _ = classify(expect, events, said + ' Should I look at the docs next, or is there anything else?')
+    assert verdict == 'recovered', evidence
+    # looking around only, then asking, is still the reset
+    assert classify(expect, [_run('git status', 0)], 'What would you like me to do?')[0] == 'reset'
+
+
+def test_talking_with_no_task_recorded_is_unknown_not_a_reset() -> None:
+    verdict, evidence, _ = classify({}, [], 'Updated the public issue and created the epic with five children.')
+    assert verdict == 'unknown'
+    assert evidence == ['no task recorded (no state, summary or request) to hold the turn against']
