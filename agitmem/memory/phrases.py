@@ -453,7 +453,7 @@ def before_question(text: str) -> str:
     """`text` without the sentences that end it by asking the user (its
     closing question, asks()): what it says before it asks."""
     sentences = [s for s in _SENTENCE.split((text or '').strip()) if s.strip()]
-    while sentences and (_QUESTION_END.search(sentences[-1]) or _ASK.search(sentences[-1])):
+    while sentences and (_QUESTION_END.search(sentences[-1][-400:]) or _ASK.search(sentences[-1][-400:])):
         sentences.pop()
     return ' '.join(sentences)
 
@@ -492,7 +492,8 @@ _WHERE = re.compile('|'.join(_EN_WHERE + _ZH_WHERE + _OTHER_WHERE), re.I)
 def asks_where(text: str) -> str | None:
     """The sentence of `text` that asks where the code to change is, or
     says it cannot be found, else None."""
-    for sentence in _SENTENCE.split(text or ''):
+    # its closing words: where it stopped (and a bound on the work)
+    for sentence in _SENTENCE.split((text or '')[-1000:]):
         if _WHERE.search(sentence):
             return ' '.join(sentence.split())[:200]
     return None

@@ -1458,3 +1458,12 @@ def test_talking_with_no_task_recorded_is_unknown_not_a_reset() -> None:
     verdict, evidence, _ = classify({}, [], 'Updated the public issue and created the epic with five children.')
     assert verdict == 'unknown'
     assert evidence == ['no task recorded (no state, summary or request) to hold the turn against']
+
+
+def test_a_huge_closing_text_is_read_by_its_closing_words() -> None:
+    # a hostile or runaway closing text: the where-question and the question
+    # that ends it are looked for in its last words only (bounded work)
+    said = 'x ' * 100_000 + 'Next: replace the INI parsing in load_config with tomllib. Where is load_config defined?'
+    assert classify(_expect(), [_run('ls src', 0)], said)[0] == 'location'
+    before = recovery.phrases.before_question('x ' * 100_000 + '. What should I do?')
+    assert before.startswith('x x') and 'What' not in before
