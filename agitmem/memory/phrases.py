@@ -150,6 +150,8 @@ _EN_UNVERIFIED = (
     r"\b(?:not|n't|never)\s+(?:\w+\s+){0,3}?(?:run|ran|tested|verified|re-?run)\b(?!\s+into)",
     r'\b(?:untested|unverified)\b',
     r'\btests?\s+(?:\w+\s+){0,2}?still\s+fail',
+    # "passed last run but fails now": the same breath reports a failure
+    r'\b(?:but|now|still)\s+(?:\w+\s+){0,2}?fail(?:s|ing)\b|\bfails?\s+now\b',
 )
 _ZH_UNVERIFIED = (r'(?:没|未|还没)有?(?:跑|运行|执行|测试|测|验证)', r'(?:仍然?|还是|依然)(?:失败|是?红)')
 _UNVERIFIED = re.compile('|'.join(_EN_UNVERIFIED + _ZH_UNVERIFIED), re.I)
@@ -287,6 +289,12 @@ _TESTS = re.compile(r'\b(?:tests?|specs?|suites?|pytest|jest|vitest|mocha|rspec|
 _PASSES = (
     r'[^.。!！?？\n]{0,24}?(?:\b(?:pass\w*|succeed\w*|green|clean|works|exits?\s+0|ok)\b|通过|成功|没有?(?:报错|错误))'
 )
+
+
+def about_tests(text: str) -> bool:
+    """`text` speaks of the tests (or of verifying): "all tests pass",
+    "verified", "测试通过"; not a bare "Done." or "All set."."""
+    return bool(_TESTS.search(text or '')) or bool(re.search(r'\bgreen\b|\bpass(?:es|ed|ing)?\b|通过|跑通|绿', text or '', re.I))
 
 
 def checks(text: str) -> set[str]:
@@ -441,9 +449,54 @@ def asks(text: str) -> str | None:
     return None
 
 
+def before_question(text: str) -> str:
+    """`text` without the sentences that end it by asking the user (its
+    closing question, asks()): what it says before it asks."""
+    sentences = [s for s in _SENTENCE.split((text or '').strip()) if s.strip()]
+    while sentences and (_QUESTION_END.search(sentences[-1][-400:]) or _ASK.search(sentences[-1][-400:])):
+        sentences.pop()
+    return ' '.join(sentences)
+
+
 def open_question(text: str) -> bool:
     """`text` asks what to do (not leave to the user a plan it states)."""
     return bool(_ASK.search(text or ''))
+
+
+# -- asking where the code is ---------------------------------------------------------
+# "where is loadConfig defined?", "which file has the retry logic?", "I can't
+# find parse_range", "找不到 loadConfig", "它定义在哪个文件？": the agent knows
+# the work and has lost its place (not "where were we?", "where should I
+# start?", which ask for the work itself)
+_EN_WHERE = (
+    r"\bwhere\s+(?:is|are|was|were|does|do|did|'s)\s+(?!(?:we|i|you)\b)(?:the\s+|this\s+|that\s+|our\s+)?[`'\"]?[\w./:$-]+",
+    r'\bwhere\s+(?:\w+\s+){0,3}?(?:is|are)\s+(?:defined|declared|implemented|located|kept|stored|registered)\b',
+    r'\bwhere\s+(?:\w+\s+){0,3}?(?:lives?|sits?)\b',
+    r'\bwhich\s+(?:file|module|package|class|directory|folder|source\s+file)\s+(?:has|holds|contains|defines|declares|is|does|should|implements|owns)\b',
+    r"\b(?:can'?t|cannot|can\s+not|couldn'?t|could\s+not|unable\s+to|don'?t|do\s+not|didn'?t|did\s+not)\s+(?:seem\s+to\s+)?(?:find|locate)\b",
+    r'\b(?:point|direct)\s+me\s+to\s+(?:the\s+)?(?:file|code|module|function|definition|place)\b',
+    r'\bnot\s+(?:sure|certain)\s+where\s+(?!(?:we|i)\s+(?:left|were|are|stopped)\b)(?:the\s+)?[\w./`$-]+\s+(?:is|are|lives?|was)\b',
+)
+_ZH_WHERE = (
+    r'找不到', r'没(?:有)?找到', r'(?:定义|实现|声明|位于|放)在哪', r'在哪(?:个|一个)?(?:文件|模块|目录|函数|类)',
+    r'哪个(?:文件|模块|目录)(?:里|中)?(?:有|定义|实现|包含)', r'(?:代码|函数|文件)在哪',
+)
+_OTHER_WHERE = (
+    r"\bo[uù]\s+(?:est|sont|se\s+trouve(?:nt)?)\s+(?:d[ée]fini|la\s+fonction|le\s+fichier|le\s+code)",
+    r'\bje\s+ne\s+trouve\s+pas\b', r'\bwo\s+(?:ist|liegt|steht|befindet\s+sich)\b(?!\s+(?:wir|ich)\b)',
+    r'\b(?:finde|fand)\s+(?:\S+\s+){1,3}nicht\b', r'\bd[oó]nde\s+(?:est[aá]|se\s+(?:define|encuentra))\b', r'\bno\s+encuentro\b',
+)
+_WHERE = re.compile('|'.join(_EN_WHERE + _ZH_WHERE + _OTHER_WHERE), re.I)
+
+
+def asks_where(text: str) -> str | None:
+    """The sentence of `text` that asks where the code to change is, or
+    says it cannot be found, else None."""
+    # its closing words: where it stopped (and a bound on the work)
+    for sentence in _SENTENCE.split((text or '')[-1000:]):
+        if _WHERE.search(sentence):
+            return ' '.join(sentence.split())[:200]
+    return None
 
 
 # -- prompts that only say "go on" -----------------------------------------------------

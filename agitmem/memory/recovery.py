@@ -43,8 +43,11 @@ TITLES = {
     'recovered': 'recovered', 'drift': 'goal drift', 'location': 'location lost',
     'state': 'state confusion', 'reset': 'full reset', 'unknown': 'unknown',
 }
-# first-turn events kept as evidence
+# first-turn events kept as evidence: the first EVENTS (the first that
+# breaks a condition decides) and the last TAIL (a long turn's last edits
+# and the test runs after them back or belie its closing words)
 EVENTS = 20
+TAIL = 20
 TEXT_CHARS = 600
 
 # a test command a claim names: the run that backs it must be that one
@@ -54,7 +57,11 @@ _RUNNER = re.compile(
     # a build tool's test task after its options: `./mvnw -q test`,
     # `./gradlew :app:testDebugUnitTest`, `python manage.py test`, `php artisan test`
     r'|\b(?:mvnw?|gradlew?|mix|cabal|stack|swift|dart|flutter|sbt|bazel|rake|artisan|manage\.py|terraform|busted)\b'
-    r'(?:\s+-[^\s&|;]+)*\s+["\']?:?(?:[\w-]+:)*test\w*\b',
+    r'(?:\s+-[^\s&|;]+)*\s+["\']?:?(?:[\w-]+:)*test\w*\b'
+    # a task runner's test task: `mise run test:ci`, `just test`, `task test-unit`,
+    # `bun run test:e2e`, `make check-test`, `hatch run test`
+    r'|\b(?:mise|just|task|make|poe|invoke|nx|turbo|hatch|pdm|rye|uv|poetry|composer|(?:npm|yarn|pnpm|bun)(?:\s+run)?)'
+    r'(?:\s+run)?(?:\s+-[^\s&|;]+)*\s+(?:[\w.-]+[:-])?tests?(?![\w.])',
     re.I,
 )
 # the commands of a check other than the tests, by the kind a claim names (phrases.checks)
@@ -138,6 +145,14 @@ def expectation(
     }
 
 
+def keep(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The first turn's events once `new` are added to `old` (what `keep`
+    returned before): the first EVENTS and the last TAIL; those between
+    neither start the turn nor end it."""
+    both = [*old, *new]
+    return both[:EVENTS] + both[EVENTS:][-TAIL:]
+
+
 def _sound(expect: dict[str, Any]) -> dict[str, Any]:
     """`expect` with text where text belongs: it comes back from the
     session's hook state, which may be damaged."""
@@ -213,6 +228,21 @@ def _tests_of(test: str, path: str) -> bool:
     name = test.rsplit('/', 1)[-1].rsplit('.', 1)[0]
     m = _TEST_NAME.match(name)
     return (m[1] or m[2]) == stem if m else name == stem and _TEST_DIR.search(test) is not None
+
+
+_DOCUMENTS = frozenset(('md', 'markdown', 'mdx', 'rst', 'txt', 'adoc', 'asciidoc', 'org', 'textile'))
+
+
+def _document(path: str) -> bool:
+    """A document (README.md, docs/*.rst): it holds no code change;
+    writing it is documenting, a task of its own."""
+    return _kind(path) in _DOCUMENTS
+
+
+def _names_a_file(text: str, path: str) -> bool:
+    """`text` names a file of `path`'s kind (its language): a place the
+    task's change could have been meant for."""
+    return any(_kind(p) == _kind(path) for p in re.findall(r'[\w./-]*\w\.[A-Za-z]\w*', text))
 
 
 def _mentions_loosely(text: str, path: str) -> bool:
@@ -460,16 +490,19 @@ def _says_other(told: _Serves) -> bool:
     return told.item is not None and told.other >= 2 and told.other > told.goal
 
 
-def _off_task(serves: _Serves, told: _Serves, placed: bool, in_symbol: bool = False) -> str | None:
+def _off_task(serves: _Serves, told: _Serves, placed: bool, in_symbol: bool = False, near: bool = False) -> str | None:
     """Why an edit serves another task, or None: it matches that task
     better than the goal (by two words, or by one where it is not at the
     task's place and the closing text does not say it did the task), or
     as well as the goal while the agent's closing text, its own account
     of the turn, says it did the other task.  The closing text confirms
     a lean, or outweighs one word (away from the task's place, where the
-    place says nothing for the goal); it never turns a stronger one."""
+    place says nothing for the goal); it never turns a stronger one.
+    `near`: the edit is beside the task's place in a turn that works at
+    it, or no place is recorded: being there says nothing against the
+    goal, so one word of another task's does not decide."""
     says = _says_other(told)
-    weak = not placed and not _tells_goal(serves, told)
+    weak = not placed and not near and not _tells_goal(serves, told)
     if serves.item and (
         serves.other > serves.goal and (serves.other >= 2 or weak) or serves.other == serves.goal and says
     ):
@@ -516,7 +549,7 @@ def _same_symbol(got: str, want: str) -> bool:
 
 def _judge_edit(
         expect: dict[str, Any], task: _Task, e: dict[str, Any], at_current: bool, told: _Serves, at_symbol: bool = False,
-        helpers: frozenset[str] = frozenset(),
+        helpers: frozenset[str] = frozenset(), touches: bool = False,
 ) -> tuple[str, str]:
     """(verdict, why) of one edit: on the task, the task's change in the
     wrong place, another task's, or a step done again.  `at_current`: the
@@ -571,7 +604,7 @@ def _judge_edit(
     # an edit outside any function (an import, top-level code) is at the
     # task's place only in a turn that changes current_symbol too
     placed = bool(f) and f == current and (not want or _same_symbol(symbol, want) or not symbol and at_symbol)
-    off = _off_task(serves, told, placed, bool(symbol) and bool(want) and _same_symbol(symbol, want))
+    off = _off_task(serves, told, placed, bool(symbol) and bool(want) and _same_symbol(symbol, want), f != current and (touches or not current))
     if off:
         return 'drift', f'{of}: {off}'
     # a function the task names, in its words: not as a part of a file's
@@ -612,6 +645,14 @@ def _judge_edit(
         return 'recovered', f'{where}: {named}'
     if at_current and _tests_of(f, current) and serves.goal >= serves.other:
         return 'recovered', f'{where}: the tests of current_file {current}, after changing it'
+    # (a document holds no code change, and a file another task names is
+    # that task's: those are judged below)
+    beside = not _document(f) and not _mentions_loosely(task.other, f) and serves.goal >= serves.other and not _says_other(told)
+    if touches and beside:
+        # the turn does the task at its place: a change beside it that
+        # points to no other task (an import, a type, a test, a caller
+        # after current_symbol) goes with it
+        return 'recovered', f'{where}: beside the task\'s place, which the turn also changes'
     if f and task.request and _in_directory(task.request, f) and serves.goal >= serves.other:
         return 'recovered', f'{where}: in a place the user\'s request names'
     if symbol and _names(said, symbol) and not current:
@@ -619,6 +660,15 @@ def _judge_edit(
     if want and _names(written, want) and _kind(f) == _kind(current or f):
         return 'recovered', f'{where}: a reference to current_symbol {want}, which the task changes'
     told_goal = _tells_goal(serves, told)
+    step = f'{expect["next_intent"]}\n{task.request or ""}'
+    if (
+        not current and task.text.strip() and not _names_a_file(step, f) and not _mentions_loosely(task.other, f)
+        and (serves.goal >= serves.other or told_goal) and not _says_other(told)
+    ):
+        # no place recorded, and the next step names none of this kind: a
+        # change for the task (or pointing to no other) cannot be in the
+        # wrong place
+        return 'recovered', f'{where}: the task\'s change, and no place is recorded for it (no current_file)'
     if (serves.goal >= 1 and serves.goal >= serves.other or told_goal) and _kind(f) == _kind(current or f):
         # the task's change where it could be made (a README cannot hold a
         # code change: documenting is another task)
@@ -626,6 +676,10 @@ def _judge_edit(
         return 'location', f'{of}: the change the task asks for{by}, in a file the task does not name (current_file is {current or "not set"})'
     if f and _mentions_loosely(task.other, f):
         return 'drift', f'{where}: a file of another task (Todo or a side remark of the summary)'
+    if current and not serves.other and not _says_other(told) and _kind(f) == _kind(current):
+        # nothing in the edit or the agent's account points to another
+        # task: the task's work, away from its place
+        return 'location', f'{where}: nothing in it points to another task, and it is not the task\'s place (current_file is {current})'
     return 'drift', f'{where}: a file neither the task nor its current_file ({current or "not set"}) names'
 
 
@@ -749,6 +803,18 @@ _LOOKS = re.compile(
 )
 
 
+# commands that change something beyond the working tree's files or by
+# them: a commit, a merge, a push, a pull request, an install, a restart,
+# a migration, a file moved or written
+_ACTS = re.compile(
+    r'\bgit\s+(?:-\S+\s+)*(?:commit|push|merge|rebase|cherry-pick|tag|mv|rm|add|stash|reset|revert|am|apply)\b'
+    r'|\bgh\s+(?:pr|issue|release)\s+(?:create|edit|merge|close|comment)\b'
+    r'|\b(?:npm|pnpm|yarn|bun|pip|pip3|uv|poetry|cargo|go|gem|bundle|composer)\s+(?:install|add|remove|publish|get|update|upgrade)\b'
+    r'|\b(?:migrate|deploy|kill|pkill|systemctl\s+(?:restart|start|stop)|docker(?:\s+compose|-compose)?\s+(?:up|restart|start|stop|build|run))\b'
+    r'|^\s*(?:mv|cp|rm|mkdir|touch|ln|chmod|patch)\s|\bsed\s+-i\b|\btee\s|[^2&]>\s*[\w./~-]',
+)
+
+
 def _command_again(expect: dict[str, Any], task: _Task, events: list[dict[str, Any]]) -> str | None:
     """Why the turn runs again a command that last_action or Done records
     as run (`git mv a b`, a generator), or None: not a test run, not a
@@ -854,6 +920,10 @@ def _unbacked(claim: str, events: list[dict[str, Any]], expect: dict[str, Any], 
     result = last.get('test') if last else None
     command = _str(last.get('command')) if last else ''
     runner = _RUNNER.search(claim)
+    if not runner and not phrases.about_tests(claim) and expect['verification'] != 'failed' and result != 'failed':
+        # "Done." with nothing known to fail: a report of the work, not a
+        # belief that tests passed which never ran
+        return None
     # a new request of the user's sets the work: the old failure is not the
     # claim's, the tests the request names are ("run the auth tests and tell me")
     named = phrases.tests_named(task.request)
@@ -1051,8 +1121,12 @@ def classify(
         if e.get('file') == expect['current_file'] and _same_symbol(_str(e.get('symbol')), expect['current_symbol'])
     )
     helpers = frozenset(n for e in edits for n in phrases.defined(_str(e.get('text'))) if _names(calls, n))
+    # the turn works at the task's place: current_file, or a file the task names
+    touches = any(
+        bool(f) and (f == expect['current_file'] or _mentions(task.text, f)) for f in (_str(e.get('file')) for e in edits)
+    )
     for e in edits:
-        judged.append((e, *_judge_edit(expect, task, e, at_current, told, at_symbol, helpers)))
+        judged.append((e, *_judge_edit(expect, task, e, at_current, told, at_symbol, helpers, touches)))
         at_current = at_current or (bool(expect['current_file']) and e.get('file') == expect['current_file'])
     wrong = next(((e, v, why) for e, v, why in judged if v != 'recovered'), None)
     # a release's bookkeeping (CHANGELOG, a version bump) acts on the belief
@@ -1082,6 +1156,25 @@ def classify(
     if redone:
         return done('state', redone)
     asked = phrases.asks(text)
+    lost = phrases.asks_where(text) if not edits else None
+    if lost and told.goal >= 1 and told.goal >= told.other and (_restates(phrases.words(text), task.text) or told.goal >= 2):
+        # the goal stated, its place not: it asks where the code is (or
+        # says it cannot find it) instead of the user having to say the
+        # goal again
+        return done('location', f'closing text states the task but asks where its code is: "{lost}"')
+    # commands that do something (a commit, a migration, a deploy; not a
+    # look, a test or a check) and a closing text that reports the task's
+    # work, before any question: the turn took the task up
+    acted = [e for e in events if e.get('kind') == 'command' and not e.get('test') and _ACTS.search(_str(e.get('command')))]
+    before = phrases.before_question(text)
+    # what it did and what it says it did, against the task's words
+    told_before = _serves(task, _content(' '.join([*(_str(e.get('command')) for e in acted), *phrases.reports(before)])))
+    if (
+        not edits and acted and phrases.reports(before) and not phrases.unfinished(phrases.reports(before)[-1])
+        and told_before.goal >= 2 and told_before.goal > told_before.other
+    ):
+        # (a question after it offers the next work: no hand-back of this one)
+        return done('recovered', f'ran `{_clip(_str(acted[-1].get("command")), 80)}` and the closing text reports the task\'s work: "{_clip(before, 120)}"')
     if not edits and asked:
         plan = phrases.words(text)
         if not phrases.open_question(asked) and _restates(plan, task.text):
@@ -1107,9 +1200,11 @@ def classify(
         return done('recovered', f'closing text names current_file {expect["current_file"]}')
     # seed 004: a turn that ends without taking the task up again, only
     # looking around or talking, did not recover; it is the reset's shape
-    if len(phrases.words(text)) >= 3:
+    if len(phrases.words(text)) >= 3 and task.text.strip():
         how = f'{len(events)} command(s), no edit, no test run the state asks for' if events else 'no tool use'
         return done('reset', f'{how}, and the closing text neither states the task nor takes it up: "{_clip(text)}"')
+    if not task.text.strip() and text.strip():
+        return done('unknown', 'no task recorded (no state, summary or request) to hold the turn against')
     if events:
         return done('unknown', f'{len(events)} command(s), no edit, no test run the state asks for, nothing said: nothing to judge by')
     return done('unknown', 'no tool use, and next to nothing said: nothing to judge by')

@@ -227,12 +227,13 @@ def is_open(hs: dict[str, Any]) -> bool:
 
 
 def note_events(hs: dict[str, Any], events: list[dict[str, Any]]) -> bool:
-    """Add the first turn's tool events; False when no record is open."""
+    """Add the first turn's tool events (the first and the last of a long
+    turn: recovery.keep); False when no record is open."""
     rec = hs.get('recovery')
     if not isinstance(rec, dict) or not events:
         return False
     old = rec.get('events')
-    rec['events'] = [*(old if isinstance(old, list) else []), *events][:recovery_mod.EVENTS]
+    rec['events'] = recovery_mod.keep(old if isinstance(old, list) else [], events)
     return True
 
 

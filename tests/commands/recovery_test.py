@@ -116,11 +116,21 @@ def test_first_edit_on_current_file_is_recovered(agentrepo: Path) -> None:
     assert row['evidence'] == ['edit src/app.py in load_config: current_file, current_symbol']
 
 
-def test_an_edit_next_to_current_file_is_goal_drift(agentrepo: Path) -> None:
+def test_an_edit_next_to_current_file_for_a_side_remark_is_goal_drift(agentrepo: Path) -> None:
     # nearness on disk is not sameness of goal
+    compact(agentrepo, summary='We were porting load_config to TOML. The user also wants a --verbose flag later.')
+    data = edit(agentrepo, 'src/other.py', 2)
+    data['tool_input']['new_string'] = '    parser.add_argument("--verbose", action="store_true")  # verbose flag'
+    turn(agentrepo, data)
+    assert report(agentrepo)['compactions'][0]['verdict'] == 'drift'
+
+
+def test_an_edit_next_to_current_file_that_points_to_no_other_task_is_location_lost(agentrepo: Path) -> None:
+    # goal drift needs another task to drift to
     compact(agentrepo)
     turn(agentrepo, edit(agentrepo, 'src/other.py', 2))
-    assert report(agentrepo)['compactions'][0]['verdict'] == 'drift'
+    row, = report(agentrepo)['compactions']
+    assert row['verdict'] == 'location', row['evidence']
 
 
 def test_the_tasks_change_in_another_file_is_location_lost(agentrepo: Path) -> None:

@@ -95,14 +95,59 @@ def test_a_side_topic_of_the_summary_is_goal_drift() -> None:
 
 
 @pytest.mark.parametrize('path', [
-    'src/other.py',  # next to current_file: nearness on disk is not the task
-    'tests/app.py',  # the same stem
-    'docs/changelog.md',
+    'docs/changelog.md',  # a document holds no code change
+    'config/app.toml',  # nor a file of another kind than current_file's
 ])
 def test_an_edit_the_task_does_not_name_is_goal_drift(path: str) -> None:
     verdict, evidence, _ = classify(_expect(), [_edit(path)], 'Updating.')
     assert verdict == 'drift', evidence
     assert evidence == [f'edit {path}: a file neither the task nor its current_file (src/app.py) names']
+
+
+@pytest.mark.parametrize('path', [
+    'src/other.py',  # next to current_file
+    'tests/app.py',  # the same stem
+])
+def test_code_away_from_the_tasks_place_that_points_to_no_other_task_is_location_lost(path: str) -> None:
+    # goal drift needs another task to drift to (its words, a file it
+    # names); without one, the edit is the task's, in the wrong place
+    verdict, evidence, _ = classify(_expect(), [_edit(path)], 'Updating.')
+    assert verdict == 'location', evidence
+    assert evidence == [f'edit {path}: nothing in it points to another task, and it is not the task\'s place (current_file is src/app.py)']
+    expect = _expect(todo=['add a --verbose flag to the CLI'])
+    edit = {**_edit(path), 'text': 'parser.add_argument("--verbose", action="store_true")  # verbose flag'}
+    assert classify(expect, [edit], 'Updating.')[0] == 'drift'
+
+
+def test_an_edit_beside_the_tasks_place_in_a_turn_that_works_at_it_goes_with_it() -> None:
+    # a type, an import, a test written before or after the change itself
+    change = {**_edit('src/app.py', 'load_config'), 'text': 'data = tomllib.loads(text)'}
+    beside = {**_edit('src/types.py', 'Config'), 'text': 'port: int  # read from TOML'}
+    for events in ([change, beside], [beside, change]):
+        verdict, evidence, _ = classify(_expect(), events, None)
+        assert verdict == 'recovered', evidence
+    assert 'beside the task\'s place, which the turn also changes' in classify(_expect(), [beside, change], None)[1][0]
+    # alone, the same edit is the task's change in the wrong place
+    assert classify(_expect(), [beside], None)[0] == 'location'
+    # a file another task names is that task's, beside the place or not
+    docs = {**_edit('docs/config.md'), 'text': 'port is read from TOML'}
+    assert classify(_expect(), [change, docs], None)[0] == 'drift'
+
+
+def test_without_a_recorded_place_the_tasks_change_is_not_misplaced() -> None:
+    # no current_file (a summary that names no file): the place is unknown,
+    # so only which task an edit serves is judged
+    expect = _expect(current_file='', current_symbol='', in_progress=[])
+    edit = {**_edit('src/settings.py', 'read_settings'), 'text': 'import tomllib\n    data = tomllib.load(f)'}
+    verdict, evidence, _ = classify(expect, [edit], None)
+    assert verdict == 'recovered', evidence
+    assert evidence == ['edit src/settings.py in read_settings: the task\'s change, and no place is recorded for it (no current_file)']
+    # another task's words still decide
+    verbose = {**_edit('src/cli.py'), 'text': 'parser.add_argument("--verbose", action="store_true")  # verbose flag'}
+    assert classify({**expect, 'todo': ['add a --verbose flag to the CLI']}, [verbose], None)[0] == 'drift'
+    # a file the task names of that kind is the place it was meant for
+    named = _expect(current_file='', current_symbol='', next_intent='replace the INI parsing in src/loader.py with tomllib')
+    assert classify(named, [edit], None)[0] == 'location'
 
 
 def test_a_later_todo_item_is_goal_drift() -> None:
@@ -321,6 +366,29 @@ def test_asking_the_user_what_to_do_is_full_reset(said: str) -> None:
     assert evidence[0].startswith('closing text asks the user what to do with no tool use: "')
 
 
+@pytest.mark.parametrize('said', [
+    'Next: replace the INI parsing in load_config with tomllib. Where is load_config defined?',
+    'I need to port load_config to tomllib, but I cannot find load_config in this checkout.',
+    'To replace the INI parsing with tomllib: which file has load_config?',
+    '要把 load_config 的 INI 解析换成 tomllib，但我找不到 load_config，它定义在哪个文件？',
+])
+def test_asking_where_the_tasks_code_is_is_location_lost(said: str) -> None:
+    # the goal stated, its place lost: not a hand-back of the choice of work
+    events = [_run('ls src', 0)]
+    verdict, evidence, _ = classify(_expect(), events, said)
+    assert verdict == 'location', evidence
+    assert evidence[0].startswith('closing text states the task but asks where its code is: "')
+
+
+@pytest.mark.parametrize('said', [
+    "I can't find anything in progress. What would you like me to work on?",
+    'Could you remind me which file we were editing',
+    'Where should I start?',
+])
+def test_asking_where_without_the_task_is_a_reset(said: str) -> None:
+    assert classify(_expect(), [], said)[0] == 'reset'
+
+
 def test_asking_after_reading_around_is_still_full_reset() -> None:
     events = [_run('ls src', 0), _run('cat README.md', 0), _run('find . -name "*.py"', 0)]
     verdict, evidence, first = classify(_expect(), events, 'What would you like me to do?')
@@ -465,16 +533,30 @@ def test_evidence_and_first_action_are_capped() -> None:
     assert verdict == 'state' and len(evidence[0]) < 400
 
 
-def test_the_first_turn_keeps_at_most_EVENTS_events() -> None:
+def test_the_first_turn_keeps_its_first_EVENTS_and_last_TAIL_events() -> None:
     hs: dict[str, Any] = {}
     assert note_events(hs, [_edit('a.py')]) is False  # no record open
     hs['recovery'] = {'id': 'x', 'events': None}
     assert note_events(hs, []) is False
-    for i in range(3 * recovery.EVENTS):
+    n = 3 * (recovery.EVENTS + recovery.TAIL)
+    for i in range(n):
         assert note_events(hs, [_edit(f'f{i}.py')])
     events = hs['recovery']['events']
-    assert len(events) == recovery.EVENTS
-    assert events[0]['file'] == 'f0.py'  # the first ones are what counts
+    assert len(events) == recovery.EVENTS + recovery.TAIL
+    # the first ones decide what broke first, the last ones what backs the end
+    assert [e['file'] for e in events[:recovery.EVENTS]] == [f'f{i}.py' for i in range(recovery.EVENTS)]
+    assert [e['file'] for e in events[recovery.EVENTS:]] == [f'f{i}.py' for i in range(n - recovery.TAIL, n)]
+
+
+def test_a_long_turns_closing_claim_is_backed_by_its_last_run() -> None:
+    # many edits at the task's place, then the covering run and the claim:
+    # the run is no less there for coming after the first EVENTS events
+    hs: dict[str, Any] = {'recovery': {'id': 'x', 'events': []}}
+    for _ in range(2 * recovery.EVENTS):
+        note_events(hs, [_edit('src/app.py', 'load_config')])
+    note_events(hs, [_run('pytest tests/test_app.py', 0, 'passed')])
+    verdict, evidence, _ = classify(_expect(**FAILED), hs['recovery']['events'], 'Ported load_config to tomllib; all tests pass.')
+    assert verdict == 'recovered', evidence
 
 
 _VALUE = st.recursive(
@@ -1038,10 +1120,11 @@ def test_the_tests_of_current_file_after_changing_it_are_the_tasks_place() -> No
     verdict, evidence, _ = classify(_expect(), [change, imports], None)
     assert verdict == 'recovered', evidence
     assert evidence[0].startswith('all 2 edits on the task')
-    # before the change itself, the test file is not yet its place
-    assert classify(_expect(), [imports, change], None)[0] == 'location'
-    # the test file of another file is not
-    assert classify(_expect(), [change, {**_edit('tests/test_cli.py'), 'text': 'import tomllib'}], None)[0] != 'recovered'
+    # before the change itself too: the turn changes the task's place
+    assert classify(_expect(), [imports, change], None)[0] == 'recovered'
+    # without it, the test file (of current_file or another) is not the place
+    assert classify(_expect(), [imports], None)[0] == 'location'
+    assert classify(_expect(), [{**_edit('tests/test_cli.py'), 'text': 'import tomllib'}], None)[0] == 'location'
 
 
 def test_a_change_for_the_users_added_requirement_elsewhere_in_current_file_is_the_task() -> None:
@@ -1336,3 +1419,51 @@ def test_a_greeting_sets_no_task_of_its_own(prompt: str) -> None:
     verdict, evidence, _ = classify(_expect(**FAILED), [_edit('src/app.py', 'load_config')], 'Ported load_config to tomllib.', prompt=prompt)
     assert verdict == 'state', evidence
     assert not any('request' in line for line in evidence), evidence
+
+
+# -- real sessions: ordinary recovered behaviour is not a failure ------------------------
+
+def test_a_report_that_says_nothing_of_tests_needs_a_known_failure_to_be_confusion() -> None:
+    events = [_edit('src/app.py', 'load_config')]
+    # nothing recorded as failing: "Done." is a report, not a belief in a pass
+    assert classify(_expect(), events, 'Done. load_config reads TOML now.')[0] == 'recovered'
+    # a claim about the tests still needs a run
+    assert classify(_expect(), events, 'Done. All tests pass.')[0] == 'state'
+    # and a known failure still needs a covering pass
+    assert classify(_expect(**FAILED), events, 'Done. load_config reads TOML now.')[0] == 'state'
+
+
+@pytest.mark.parametrize('command', ['mise run test:ci 2>&1 | tail -20', 'just test', 'bun run test:e2e', 'hatch run test'])
+def test_a_task_runners_test_task_backs_a_claim(command: str) -> None:
+    events = [_edit('src/app.py', 'load_config'), _run(command, 0)]
+    verdict, evidence, _ = classify(_expect(), events, 'load_config reads TOML; all tests pass.')
+    assert verdict == 'recovered', evidence
+
+
+def test_commands_that_do_the_next_step_and_a_report_of_it_are_recovered() -> None:
+    expect = _expect(next_intent='stage the changed files and create the commit', current_goal='commit the TOML port')
+    events = [_run('git status', 0), _run('git add src/app.py', 0), _run('git commit -m "Read the config as TOML"', 0)]
+    said = 'Let me create the commit.\n\nCommitted the TOML port as `33e31c16`; the working tree is clean.'
+    verdict, evidence, _ = classify(expect, events, said)
+    assert verdict == 'recovered', evidence
+    assert evidence[0].startswith('ran `git commit')
+    # a question after the report offers the next work: no hand-back of this one
+    verdict, evidence, _ = classify(expect, events, said + ' Should I look at the docs next, or is there anything else?')
+    assert verdict == 'recovered', evidence
+    # looking around only, then asking, is still the reset
+    assert classify(expect, [_run('git status', 0)], 'What would you like me to do?')[0] == 'reset'
+
+
+def test_talking_with_no_task_recorded_is_unknown_not_a_reset() -> None:
+    verdict, evidence, _ = classify({}, [], 'Updated the public issue and created the epic with five children.')
+    assert verdict == 'unknown'
+    assert evidence == ['no task recorded (no state, summary or request) to hold the turn against']
+
+
+def test_a_huge_closing_text_is_read_by_its_closing_words() -> None:
+    # a hostile or runaway closing text: the where-question and the question
+    # that ends it are looked for in its last words only (bounded work)
+    said = 'x ' * 100_000 + 'Next: replace the INI parsing in load_config with tomllib. Where is load_config defined?'
+    assert classify(_expect(), [_run('ls src', 0)], said)[0] == 'location'
+    before = recovery.phrases.before_question('x ' * 100_000 + '. What should I do?')
+    assert before.startswith('x x') and 'What' not in before
