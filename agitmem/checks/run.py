@@ -17,6 +17,7 @@ from typing import NamedTuple
 from typing import TYPE_CHECKING
 
 from agitmem import memory
+from agitmem import paths
 from agitmem import repo as repo_mod
 from agitmem.checks import Finding
 from agitmem.checks import IDS
@@ -297,6 +298,7 @@ def run(
         return state_vs_worktree.check(
             state, snapshot, root=repo.root, state_path=STATE,
             snapshot_path=SNAPSHOT, state_text=state_text,
+            fold=paths.folding(repo),
         )
 
     def verification_stale_() -> list[Finding]:

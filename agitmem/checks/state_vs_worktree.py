@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from agitmem import paths
 from agitmem.checks import Finding
 from agitmem.checks import json_line
 from agitmem.memory import snapshot as snapshot_mod
@@ -22,14 +23,22 @@ _SUFFIX = re.compile(r'(?:::\S+|:\d+(?::\d+)?)$')
 READ_MAX = 8_000_000  # bytes of current_file read to find current_symbol
 
 
-def _resolve(root: Path, name: str) -> Path | None:
+def _resolve(root: Path, name: str, fold: paths.Folding = paths.PLAIN) -> Path | None:
     """The file `name` (relative to the repository, or absolute), also
-    with a `:line` / `::test` suffix taken off; None when neither exists."""
+    with a `:line` / `::test` suffix taken off; None when neither exists.
+    Where the file system folds names (`fold`), `Src/Über.py` is found as
+    the working tree spells it (`src/über.py`)."""
     for candidate in (name, _SUFFIX.sub('', name)):
         path = Path(candidate)
         path = path if path.is_absolute() else root / path
         if candidate and os.path.lexists(path):
             return path
+    if fold != paths.PLAIN:
+        for candidate in (name, _SUFFIX.sub('', name)):
+            if candidate and not Path(candidate).is_absolute():
+                found = paths.on_disk(root, candidate, fold)
+                if found:
+                    return root / found
     return None
 
 
@@ -95,11 +104,12 @@ def check(
         state_path: str,
         snapshot_path: str,
         state_text: str = '',
+        fold: paths.Folding = paths.PLAIN,
 ) -> list[Finding]:
     ret = []
     current = state.get('current_file')
     if isinstance(current, str) and current.strip():
-        found = _resolve(root, current.strip())
+        found = _resolve(root, current.strip(), fold)
         if found is None:
             sparse, renamed = _gone_how(root, current.strip())
             if not sparse:
@@ -139,7 +149,7 @@ def check(
             term = term.strip()
             if (
                     '/' in term and _PATH.match(_SUFFIX.sub('', term)) and
-                    '://' not in term and _resolve(root, term) is None
+                    '://' not in term and _resolve(root, term, fold) is None
             ):
                 ret.append(
                     Finding(

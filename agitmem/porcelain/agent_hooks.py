@@ -18,6 +18,7 @@ from typing import Any
 from agitmem import agents
 from agitmem import audit
 from agitmem import config
+from agitmem import paths
 from agitmem import repo as repo_mod
 from agitmem.agents import gemini
 from agitmem.agents import transcript
@@ -185,8 +186,14 @@ def _in_memory(repo: Repo, path: str, cwd: str | None) -> bool:
     try:
         p.resolve().relative_to(repo.memory_dir.resolve())
     except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop
+        pass
+    else:
+        return True
+    if paths.folding(repo) == paths.PLAIN:
         return False
-    return True
+    # `.Agent/Memory/state.json` on a file system that folds case
+    rel = paths.relative(repo, path, cwd)
+    return rel is not None and f'{rel}/'.startswith('.agent/memory/')
 
 
 def _shell_writes_memory(payload: agents.Payload) -> bool:

@@ -19,6 +19,7 @@ from typing import Any
 
 from agitmem import caches
 from agitmem import memory
+from agitmem import paths
 from agitmem import repo as repo_mod
 from agitmem.agents import tools
 from agitmem.memory import definitions
@@ -81,13 +82,9 @@ def enclosing(lines: list[str], start: int, ext: str) -> str | None:
 
 
 def _relative(repo: Repo, path: str, cwd: str | None) -> str:
-    p = Path(path)
-    if not p.is_absolute():
-        p = Path(cwd or repo.root) / p
-    try:
-        return p.resolve().relative_to(repo.root.resolve()).as_posix()
-    except (ValueError, OSError, RuntimeError):
-        return path
+    # as the working tree spells it: on a file system that folds case or
+    # decomposes names, the agent's `Src/Über.py` is git's `src/über.py`
+    return paths.relative(repo, path, cwd) or path
 
 
 def _locate(edit: tools.Edit, text: str) -> tuple[int | None, int | None]:

@@ -15,6 +15,7 @@ from typing import Any
 
 from agitmem import audit
 from agitmem import memory
+from agitmem import paths
 from agitmem import repo as repo_mod
 from agitmem.errors import AgitmemError
 from agitmem.memory import recovery as recovery_mod
@@ -80,6 +81,11 @@ def _expectation(repo: Repo) -> tuple[dict[str, Any], dict[str, Any]]:
         state = state_mod.parse(raw, f'.agent/memory/{memory.STATE}') if raw.strip() else {}
     except AgitmemError:
         state = {}
+    current = state.get('current_file')
+    if isinstance(current, str) and current:
+        # compared with the edits' files, which the hooks record as git
+        # knows them: `Src/Über.py` is `src/über.py` where names fold
+        state = {**state, 'current_file': paths.known(repo, current)}
     snap = snapshot_mod.parse(text(memory.SNAPSHOT))
 
     def lines(name: str) -> list[str]:

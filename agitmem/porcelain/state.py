@@ -6,6 +6,7 @@ from typing import Any
 
 from agitmem import audit
 from agitmem import memory
+from agitmem import paths
 from agitmem import repo as repo_mod
 from agitmem.errors import AgitmemError
 from agitmem.memory import state as state_mod
@@ -56,4 +57,9 @@ def set_values(ctx: Context, changes: dict[str, Any], *, save: bool) -> dict[str
                 f'are set on every update)' if key else 'an empty key',
             )
     read.state(ctx.repo)  # a broken state.json is reported before anything is written
+    current = changes.get('current_file')
+    if isinstance(current, str) and current:
+        # the file as git knows it (`src/über.py` for `Src/Über.py` where
+        # the file system folds names): the hooks' observed edits name it so
+        changes = {**changes, 'current_file': paths.known(ctx.repo, current)}
     return update(ctx, changes, event='state', save=save)
