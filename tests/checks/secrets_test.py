@@ -31,14 +31,15 @@ def test_key_in_notes_is_an_error_without_the_key() -> None:
 
 
 def test_blocking_takes_memory_commit_paths() -> None:
-    found = secrets.blocking({
+    found, hit = secrets.blocking({
         'notes.md': f'- {AWS_KEY}\n'.encode(),
         'config.yaml': f'# {GITHUB_TOKEN}\n'.encode(),
         'archive/2026/11/30-x.md': b'- nothing\n',
-    })
+    }, scanner.NOTHING)
     assert sorted((f.path, f.line) for f in found) == [
         ('.agent/config.yaml', 1), (NOTES, 1),
     ]
+    assert hit == {'notes.md', 'config.yaml'}
 
 
 def test_in_refs_reads_every_memory_tip(memrepo: Path) -> None:
