@@ -3567,20 +3567,40 @@ def _spans(text: str, free: frozenset[tuple[int, int]] = frozenset()) -> list[tu
     return hits
 
 
+def _judged_end(text: str, end: int, kind: str) -> int:
+    """Where the value that a fingerprint, pattern or marker judges ends.
+    A key block's header and a Kubernetes secret's `kind: Secret` line are
+    the same in every one: what is judged is the block (to its end marker)
+    or the document (to its next `---` or `kind:`), never one line."""
+    if kind == 'private key block':
+        dashes = text.find('-----', end)
+        if dashes < 0:
+            return len(text)
+        stop = _re(_KEY_END).match(_ascii_lower(text[dashes:dashes + 100]))
+        return dashes + stop.end() if stop else dashes
+    if kind == 'Kubernetes secret':
+        ends = [i for i in (text.find('\n---', end), text.find('kind:', end)) if i >= 0]
+        return min(ends, default=len(text))
+    return end
+
+
 def _found(text: str, allow: Allow) -> list[tuple[int, int, str, str]]:
     """(start, end, kind, why allowed or '') of each value in the
-    unescaped `text`.  An allowed value hides nothing: the values that
+    unescaped `text` (end: `_judged_end`).  An allowed value hides nothing: the values that
     overlap it are found again and judged on their own (an allowed sample
     key inside a longer `password=` value does not let the value by)."""
     marked = any(m in text for m in MARKERS)
     if not marked and allow is NOTHING:
-        return [(s, e, k, '') for s, e, k in _spans(text)]
+        return [(s, _judged_end(text, e, k), k, '') for s, e, k in _spans(text)]
 
     def judged(hits: list[tuple[int, int, str]]) -> list[tuple[int, int, str, str]]:
-        lines = _marked_lines(text, sorted({(s, e) for s, e, _ in hits})) if marked else set()
-        return [(s, e, k, _allowed(text, s, e, lines, allow)) for s, e, k in hits]
-    found = judged(_spans(text))
-    free = frozenset((s, e) for s, e, _, why in found if why)
+        whole = [(s, _judged_end(text, e, k), k) for s, e, k in hits]
+        lines = _marked_lines(text, sorted({(s, e) for s, e, _ in whole})) if marked else set()
+        return [(s, e, k, _allowed(text, s, e, lines, allow)) for s, e, k in whole]
+    hits = _spans(text)
+    found = judged(hits)
+    # the spans as the scan found them (not the judged ends): what `free` names
+    free = frozenset((s, e) for (s, e, _), (*_, why) in zip(hits, found) if why)
     return judged(_spans(text, free)) if free else found
 
 
