@@ -91,11 +91,24 @@ def _catch_up(ctx: Context, pr: pygit2.Repository, files: store.Files) -> store.
     return merged
 
 
+def _saved_config(ctx: Context, files: store.Files) -> dict[str, object]:
+    """The settings of the config.yaml this write commits (a merge may
+    bring a fetched one's fingerprints: each allows one value only), else
+    this worktree's."""
+    if memory.CONFIG not in files:
+        return ctx.cfg
+    from agitmem import config
+    try:
+        return config.parse(files[memory.CONFIG].decode('utf-8', 'replace'), f'.agent/{memory.CONFIG}')
+    except AgitmemError:
+        return ctx.cfg  # the schema check's to report
+
+
 def _refuse_secrets(ctx: Context, files: store.Files, msg: str = '', *, remember: bool = False) -> None:
     # credentials never reach the ref (from where they would be pushed):
     # neither in a memory file nor in a message built from user text; the
     # allowlist is the one `agitmem check` and pre-push honour
-    allow = allowlist(ctx.cfg)
+    allow = allowlist(_saved_config(ctx, files))
     found, hit = blocking(files, allow)
     found += blocking_message(msg, allow) if msg else []
     if found:
