@@ -382,7 +382,8 @@ _ASSIGN = (
     r'''(?<=["']),(?=[ \t]*\\?["']))[ \t]*'''
 )
 # unquoted, a value ends at `&name=` (the next parameter of a query
-# string) and at a character that is not ASCII (`密钥=...的`); a quoted
+# string), at `;` and `,` (but a password's: `_PASSWORD_VALUE`) and at a
+# character that is not ASCII (`密钥=...的`); a quoted
 # value may carry its language's prefix (C#'s verbatim `@"..."`, Python's
 # `f"..."`, `r'...'`, `b"..."`), which is not the value
 _BARE = r'''[^\x00-\x20"'`,;\\&\x7f-\U0010ffff]'''
@@ -391,6 +392,9 @@ _VALUE = (
     r'''(?:\\?"([^"\n]*?)\\?"|'([^'\n]*)')|`([^`\n]*)`|'''
     rf'''({_BARE}+(?:&(?![a-z_]+=){_BARE}*)*))'''
 )
+# a password's: inside, `;` and `,` are its characters (`p;ss,w0rd`); a key
+# or token holds none, it ends there (`Key=<key>;<more>`)
+_PASSWORD_VALUE = _VALUE.replace('(?:&(?!', r'''(?:(?:&|[;,](?=[^\x00-\x20"'`,;\\&]))(?!''')
 # what may follow the keyword in a name: `token2`, `_key_id`, `Token_v2`
 _NAME_TAIL = r'[a-z0-9_.-]{0,20}?'
 _PRIVATE_KEY = r'-----begin (?:[a-z0-9]+ )*private key(?: block)?-----'
@@ -570,7 +574,9 @@ def _assignment(
     }.get(id, _assigned_value)
     context = _password_context if id == 'password-assignment' else _not_a_test_name
     return _context(
-        id, kind, f'{keyword}{tail}{_ASSIGN}{_VALUE}', keywords, check,
+        id, kind,
+        f'{keyword}{tail}{_ASSIGN}{_PASSWORD_VALUE if id == "password-assignment" else _VALUE}',
+        keywords, check,
         context=context, generic=True, **kw,
     )
 

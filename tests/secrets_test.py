@@ -1107,3 +1107,23 @@ def test_a_key_block_or_kubernetes_secret_is_judged_whole() -> None:
     k8s = 'kind: Secret\napiVersion: v1\ndata:\n  ca.pem: ' + base64.b64encode(bytes(range(24))).decode() + '\n'
     line = scanner.Allow(frozenset({scanner.fingerprint('kind: Secret')}))
     assert _allowed(k8s, line) == [(1, 'Kubernetes secret', '')]
+
+
+@pytest.mark.parametrize('text', [
+    'DB_PASS' + 'WORD=p;ss,w0rd1',
+    'pass' + 'word: p;ss,w0rd1Xy',
+    'jdbc:mysql://db.internal/x?user=root&pass' + 'word=p;ss,w0rd1',
+])
+def test_an_unquoted_password_holding_semicolons_and_commas_is_found(text: str) -> None:
+    assert scan(text, 'n.md') == [Secret('n.md', 1, 'password assignment')]
+
+
+def test_a_semicolon_or_comma_still_ends_a_value_before_a_name_or_space() -> None:
+    pw = 'S3cretPw' + '1234'
+    for text, value in (
+            (f'connect(pass' f'word={pw}, host=x)', pw),
+            (f'$pass' f'word={pw};', pw),
+            (f'Server=x;pass' f'word={pw};Database=d', pw),
+    ):
+        (start, end, _), = scanner.spans(text)
+        assert text[start:end] == value, text
