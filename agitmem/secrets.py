@@ -394,7 +394,9 @@ _VALUE = (
 )
 # a password's: inside, `;` and `,` are its characters (`p;ss,w0rd`); a key
 # or token holds none, it ends there (`Key=<key>;<more>`)
-_PASSWORD_VALUE = _VALUE.replace('(?:&(?!', r'''(?:(?:&|[;,](?=[^\x00-\x20"'`,;\\&]))(?!''')
+_PASSWORD_VALUE = _VALUE.replace(
+    '(?:&(?!', r'''(?:[&;,](?!(?<=[;,])(?:[\x00-\x20"'`,;\\&]|$))(?!''',
+)
 # what may follow the keyword in a name: `token2`, `_key_id`, `Token_v2`
 _NAME_TAIL = r'[a-z0-9_.-]{0,20}?'
 _PRIVATE_KEY = r'-----begin (?:[a-z0-9]+ )*private key(?: block)?-----'
