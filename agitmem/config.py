@@ -38,6 +38,9 @@ DEFAULTS: dict[str, Any] = {
     # npm/yarn/pnpm test, jest, vitest, go/cargo/mvn/gradle/make test, ctest, rspec,
     # and the runners of more languages: verification.DEFAULT_COMMANDS)
     'verification_commands': None,
+    # false alarms of the secret scanner dismissed: `allow:` fingerprints
+    # of values (`patterns:` only in the user's own config: user_secrets)
+    'secrets': None,
 }
 MAX_BYTES = 1024 * 1024  # a config.yaml is a few hundred bytes
 _TYPES: dict[str, tuple[type, ...]] = {
@@ -59,6 +62,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     'fetch_refspec': (bool,),
     'enforce': (list,),
     'verification_commands': (list, type(None)),
+    'secrets': (dict, type(None)),
 }
 
 
@@ -137,6 +141,10 @@ def settings(raw: object, text: str, path: str) -> dict[str, Any]:
         raise AgitmemError(
             f'{path}:{_key_line(text, "verification_commands")}: '
             f'"verification_commands" must be a list of commands',
+        )
+    if cfg['secrets'] is not None:
+        cfg['secrets'] = secrets_allow(
+            cfg['secrets'], f'{path}:{_key_line(text, "secrets")}', user=False,
         )
     # enforce rules are checked now: a config `check` cannot apply is never
     # saved
@@ -252,6 +260,77 @@ def enforce_rules(
             )
         ret.append(out)
     return ret
+
+
+# -- secrets: the scanner's allowlist (secrets.Allow) ------------------------
+
+_FINGERPRINT = re.compile(r'sha256:[0-9a-f]{64}')
+
+
+def secrets_allow(value: object, where: str, *, user: bool) -> dict[str, list[str]]:
+    """A `secrets:` setting, checked: `allow`, fingerprints of values the
+    scanner printed; `patterns`, regexes a whole value matches, only in
+    the user's own config (`user`): a memory config comes with a clone or
+    a fetch, and a pattern there (`.*`) would dismiss every finding."""
+    if not isinstance(value, dict):
+        raise AgitmemError(f'{where}: "secrets" must be a mapping (allow: [...])')
+    known = ('allow', 'patterns') if user else ('allow',)
+    for key in value:
+        if key == 'patterns' and not user:
+            raise AgitmemError(
+                f'{where}: "secrets: patterns" is honoured only in your own '
+                f'config ($AGITMEM_HOME/config.yaml, else ~/.agent/config.yaml), '
+                f'never in a memory config; list fingerprints under `allow:`',
+            )
+        if key not in known:
+            raise AgitmemError(f'{where}: unknown key "secrets: {key}" (known: {", ".join(known)})')
+    allow = value.get('allow') or []
+    if not isinstance(allow, list) or not all(
+            isinstance(f, str) and _FINGERPRINT.fullmatch(f) for f in allow
+    ):
+        raise AgitmemError(
+            f'{where}: "secrets: allow" must be a list of fingerprints '
+            f'(sha256: and 64 hex digits, as `agitmem check` prints them)',
+        )
+    patterns = value.get('patterns') or []
+    if not isinstance(patterns, list):
+        raise AgitmemError(f'{where}: "secrets: patterns" must be a list of regexes')
+    for n, pattern in enumerate(patterns, 1):
+        _rule_regex(pattern, 'patterns', f'{where}: secrets pattern {n}')
+        if re.fullmatch(pattern, ''):
+            raise AgitmemError(
+                f'{where}: secrets pattern {n} {pattern!r} matches an empty '
+                f'value: it would dismiss any finding; make it match the values',
+            )
+    return {'allow': list(allow), 'patterns': list(patterns)}
+
+
+def user_path() -> Path:
+    home = os.environ.get('AGITMEM_HOME')
+    return (Path(home) if home else Path.home() / '.agent') / 'config.yaml'
+
+
+def user_secrets() -> dict[str, list[str]]:
+    """The `secrets:` of the user's own config ($AGITMEM_HOME/config.yaml,
+    else ~/.agent/config.yaml; only that key is read there), checked; empty
+    lists when there is none."""
+    path = user_path()
+    if not os.path.lexists(path):
+        return {'allow': [], 'patterns': []}
+    from agitmem import caches
+    from agitmem.memory import decode
+    data = caches.read(path, MAX_BYTES)
+    if data is None:
+        raise AgitmemError(f'{path}: not a regular file of at most {MAX_BYTES // 1024} KB')
+    text = decode(data, str(path))
+    raw = None if _is_blank(text) else _yaml(text, str(path))
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise AgitmemError(f'{path}:1: must be a mapping of settings')
+    if raw.get('secrets') is None:
+        return {'allow': [], 'patterns': []}
+    return secrets_allow(raw['secrets'], f'{path}:{_key_line(text, "secrets")}', user=True)
 
 
 def cache_path(repo: Repo) -> Path:

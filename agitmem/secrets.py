@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import math
 import re
 from collections import Counter
@@ -42,6 +43,76 @@ class Secret(NamedTuple):
     path: str  # where it was found: a file, or e.g. 'commit message'
     line: int
     kind: str  # human name, e.g. 'AWS access key'
+    # `fingerprint(value)`: what the memory config's `secrets: allow:`
+    # names to dismiss this one value
+    fingerprint: str = ''
+    allowed: str = ''  # why it does not block ('': it does)
+
+
+# -- dismissing a false alarm --------------------------------------------------
+
+# a marker on the line allows the findings wholly on that line (gitleaks'
+# and detect-secrets' own markers too, so a line allowed for them is here)
+MARKERS = ('agitmem:allow', 'gitleaks:allow', 'pragma: allowlist secret')
+_MARKER_RE = '|'.join(re.escape(m) for m in MARKERS)
+FINGERPRINT = 'sha256:'
+
+
+def fingerprint(value: str) -> str:
+    """The fingerprint of one value: SHA-256 of a fixed prefix and the value
+    (the prefix keeps tables of plain SHA-256 of common passwords out)."""
+    import hashlib
+    data = b'agitmem secrets allow\0' + value.encode('utf-8', 'surrogatepass')
+    return FINGERPRINT + hashlib.sha256(data).hexdigest()
+
+
+class Allow:
+    """What dismisses a finding: fingerprints of exact values (the memory
+    config's and the user's), patterns a whole value matches (the user's own
+    config only, checked for ReDoS when read), and the inline markers
+    (always)."""
+    __slots__ = ('fingerprints', 'patterns')
+
+    def __init__(
+            self, fingerprints: frozenset[str] = frozenset(),
+            patterns: tuple[re.Pattern[str], ...] = (),
+    ) -> None:
+        self.fingerprints = fingerprints
+        self.patterns = patterns
+
+    def __repr__(self) -> str:
+        return f'Allow({sorted(self.fingerprints)!r}, {[p.pattern for p in self.patterns]!r})'
+
+
+NOTHING = Allow()
+
+
+def _marked_lines(text: str, hits: list[tuple[int, int]]) -> set[int]:
+    """Where the lines begin that carry a marker outside every value found
+    (`hits`, sorted): a marker inside a value (the secret's own characters,
+    or another value's on the line) allows nothing."""
+    ends = list(itertools.accumulate((e for _, e in hits), max))
+    ret = set()
+    for m in _re(_MARKER_RE).finditer(text):
+        # the values starting before the marker ends: does one reach into it?
+        i = bisect.bisect_left(hits, (m.end(), 0))
+        if i == 0 or ends[i - 1] <= m.start():
+            ret.add(text.rfind('\n', 0, m.start()) + 1)
+    return ret
+
+
+def _allowed(text: str, start: int, end: int, marked: set[int], allow: Allow) -> str:
+    """Why the value [start, end) is allowed, or '' (`marked`: where the
+    lines with a marker begin; a value over several lines, a key block, is
+    never allowed so)."""
+    value = text[start:end]
+    if allow.fingerprints and fingerprint(value) in allow.fingerprints:
+        return 'fingerprint'
+    if any(p.fullmatch(value) for p in allow.patterns):
+        return 'pattern'
+    if marked and text.rfind('\n', 0, start) + 1 in marked and '\n' not in text[start:end]:
+        return 'marker'
+    return ''
 
 
 def entropy(s: str) -> float:
@@ -311,7 +382,8 @@ _ASSIGN = (
     r'''(?<=["']),(?=[ \t]*\\?["']))[ \t]*'''
 )
 # unquoted, a value ends at `&name=` (the next parameter of a query
-# string) and at a character that is not ASCII (`密钥=...的`); a quoted
+# string), at `;` and `,` (but a password's: `_PASSWORD_VALUE`) and at a
+# character that is not ASCII (`密钥=...的`); a quoted
 # value may carry its language's prefix (C#'s verbatim `@"..."`, Python's
 # `f"..."`, `r'...'`, `b"..."`), which is not the value
 _BARE = r'''[^\x00-\x20"'`,;\\&\x7f-\U0010ffff]'''
@@ -319,6 +391,11 @@ _VALUE = (
     r'''(?:(?:@|[rbuf]{1,2})?(?=\\?["'])'''
     r'''(?:\\?"([^"\n]*?)\\?"|'([^'\n]*)')|`([^`\n]*)`|'''
     rf'''({_BARE}+(?:&(?![a-z_]+=){_BARE}*)*))'''
+)
+# a password's: inside, `;` and `,` are its characters (`p;ss,w0rd`); a key
+# or token holds none, it ends there (`Key=<key>;<more>`)
+_PASSWORD_VALUE = _VALUE.replace(
+    '(?:&(?!', r'''(?:[&;,](?!(?<=[;,])(?:[\x00-\x20"'`,;\\&]|$))(?!''',
 )
 # what may follow the keyword in a name: `token2`, `_key_id`, `Token_v2`
 _NAME_TAIL = r'[a-z0-9_.-]{0,20}?'
@@ -499,7 +576,9 @@ def _assignment(
     }.get(id, _assigned_value)
     context = _password_context if id == 'password-assignment' else _not_a_test_name
     return _context(
-        id, kind, f'{keyword}{tail}{_ASSIGN}{_VALUE}', keywords, check,
+        id, kind,
+        f'{keyword}{tail}{_ASSIGN}{_PASSWORD_VALUE if id == "password-assignment" else _VALUE}',
+        keywords, check,
         context=context, generic=True, **kw,
     )
 
@@ -778,10 +857,20 @@ _URL_WORDS = frozenset({
 })
 
 
+# a variable as the whole password (`$DB_PASS`, `$1`) is no password;
+# `${...}`, `$(...)`, `{{ }}`, `%(...)s`, `<...>` anywhere are _STAND_IN's
+_URL_REFERENCE = r'\$(?:[A-Za-z_][A-Za-z0-9_]*|[0-9])'
+# what RFC 3986 keeps out of userinfo (raw, not %-encoded) and templates
+# and code are made of: `{password}`, `[PASSWORD]`, `{A:16}`, `(?=[a-z]{8}`
+_NOT_USERINFO = frozenset('[]{}\\')
+
+
 def _url_password(value: str) -> bool:
     """`scheme://user:PASSWORD@host`: a real-looking password (a digit or
     both cases, 6 or more characters, or a word of 8 or more that is no
-    stock one), not `password`, `${PASS}`, `%s` or a mask (`**`)."""
+    stock one), not `password`, `${PASS}`, `$PASS`, `%s` or a mask (`**`).
+    Userinfo may hold RFC 3986's sub-delims (`!$&'()*+,;=`): `pa$$w0rd`
+    and `p;ss,w0rd` are passwords."""
     digit, lower, upper = _classes(value)
     return (
         len(value) >= 6 and (
@@ -791,9 +880,10 @@ def _url_password(value: str) -> bool:
         ) and
         value.lower() not in _URL_WORDS and
         _re(_STAND_IN).search(value) is None and
+        _re(_URL_REFERENCE).fullmatch(value) is None and
         # a single `*` is a character like another, `**` a mask
         '**' not in value and
-        not any(c in '$([{\\' for c in value) and
+        _NOT_USERINFO.isdisjoint(value) and
         # `%40` is an encoded `@` (`P%40ssw0rd`); `%s`, `%-5d` a format
         _re(r'%(?![0-9A-Fa-f]{2})[-+ #0-9.]*[A-Za-z](?![A-Za-z0-9])').search(value) is None and
         _re(r'%(?![0-9A-Fa-f]{2})(?![-+ #0-9.]*[A-Za-z])').search(value) is None
@@ -806,6 +896,10 @@ def _url_scheme(text: str, start: int, end: int) -> bool:
     scheme = _re(r'[A-Za-z0-9+.-]*://[^/\s:@"\'`]*:$').search(text, max(0, start - 300), start)
     # and the host after the `@` is a host (`@?abbitmq-host` is mangled)
     if text[end + 1:end + 2] in ('?', '^', '*', '#'):
+        return False
+    # a `'` is userinfo's own (RFC 3986 sub-delims), unless the URL is
+    # inside a string a `'` quotes: then it closes that string
+    if "'" in text[start:end] and text.count("'", _line_start(text, start), start) % 2:
         return False
     return scheme is None or scheme.start() == 0 or text[scheme.start() - 1] not in '?$^*#'
 
@@ -3013,7 +3107,7 @@ RULES: tuple[_Rule, ...] = (
         source='gitleaks cmd/generate/config/rules/generic.go',
     ),
     _context(
-        'url-password', 'password in URL', r'://[^/\s:@"\'`]*:([^/\s:"\'`]+)@',
+        'url-password', 'password in URL', r'://[^/\s:@"\'`]*:([^/\s"`]+)@',
         ('://',), _url_password, generic=True, context=_url_scheme,
         entropy=0.0,
         positives=(
@@ -3344,8 +3438,11 @@ def _cut(text: str, start: int, end: int) -> bool:
     right = _re(r'[^\s\'"`]{0,200}').match(text, end)
     assert left is not None and right is not None
     cut = _re(_CUT_IN_URL if '://' in text[left.start():right.end()] else _CUT)
+    # a URL's password: its user is userinfo too, where `$` is a character
+    # like another (`postgres://$USER:...@`); only the scheme can be cut
+    userinfo = _re(r'://[^/\s:@"\'`]*:$').search(text, left.start(), start)
     return bool(
-        cut.search(text, max(0, left.start() - 1), start + 1) or
+        cut.search(text, max(0, left.start() - 1), userinfo.start() + 1 if userinfo else start + 1) or
         cut.search(text, max(0, end - 1), right.end())
     )
 
@@ -3361,11 +3458,13 @@ def _f_string_field(text: str, start: int, end: int) -> bool:
 def _hits(
         text: str, lower: str, rule: _Rule, taken: bytearray,
         judged: dict[tuple[int, int], bool],
+        free: frozenset[tuple[int, int]] = frozenset(),
 ) -> list[tuple[int, int]]:
     """The rule's values.  A generic rule's value inside one found before
-    is not judged again; what is judged of a value whatever the rule (its
-    surroundings) is judged once per value (`judged`): each value costs
-    bounded work however many rules match it."""
+    is not judged again (unless that one is `free`: allowed); what is
+    judged of a value whatever the rule (its surroundings) is judged once
+    per value (`judged`): each value costs bounded work however many rules
+    match it."""
     ret = []
     regex = _re(rule.pattern)
     # a name followed by a run of over 200 token characters has no value
@@ -3404,7 +3503,7 @@ def _hits(
                 not rule.generic or _surroundings(text, start, end, judged, True)
         ):
             ret.append((start, end))
-            if rule.generic:
+            if rule.generic and (start, end) not in free:
                 taken[start:end] = b'\x01' * (end - start)
     return ret
 
@@ -3444,7 +3543,12 @@ def _unescaped(text: str) -> str:
 def spans(text: str) -> list[tuple[int, int, str]]:
     """Where the likely credentials in `text` are: (start, end, kind) of
     each value, in order (to redact them)."""
-    text = _unescaped(text)
+    return _spans(_unescaped(text))
+
+
+def _spans(text: str, free: frozenset[tuple[int, int]] = frozenset()) -> list[tuple[int, int, str]]:
+    """`spans` of unescaped text; a value in `free` (allowed) hides no
+    other value that overlaps it: each is judged on its own."""
     lower = _ascii_lower(text)
     rules = _active(text, lower)
 
@@ -3458,10 +3562,11 @@ def spans(text: str) -> list[tuple[int, int, str]]:
         if not rule.generic:
             hits.extend((s, e, rule.kind) for s, e in _hits(text, lower, rule, taken, judged))
     for s, e, _ in hits:
-        taken[s:e] = b'\x01' * (e - s)
+        if (s, e) not in free:
+            taken[s:e] = b'\x01' * (e - s)
     for rule in rules:
         if rule.generic:
-            hits.extend((s, e, rule.kind) for s, e in _hits(text, lower, rule, taken, judged))
+            hits.extend((s, e, rule.kind) for s, e in _hits(text, lower, rule, taken, judged, free))
     # the per-text memos hold the text: let it go
     _document_breaks.cache_clear()
     _k8s_document.cache_clear()
@@ -3470,20 +3575,65 @@ def spans(text: str) -> list[tuple[int, int, str]]:
     return hits
 
 
-def scan(text: str, where: str) -> list[Secret]:
-    """Likely credentials in `text`, in line order.  `where` names the text
-    in the findings: a file's path, or e.g. 'commit message'."""
-    hits = spans(text)
+def _judged_end(text: str, end: int, kind: str) -> int:
+    """Where the value that a fingerprint, pattern or marker judges ends.
+    A key block's header and a Kubernetes secret's `kind: Secret` line are
+    the same in every one: what is judged is the block (to its end marker)
+    or the document (to its next `---` or `kind:`), never one line."""
+    if kind == 'private key block':
+        dashes = text.find('-----', end)
+        if dashes < 0:
+            return len(text)
+        stop = _re(_KEY_END).match(_ascii_lower(text[dashes:dashes + 100]))
+        return dashes + stop.end() if stop else dashes
+    if kind == 'Kubernetes secret':
+        ends = [i for i in (text.find('\n---', end), text.find('kind:', end)) if i >= 0]
+        return min(ends, default=len(text))
+    return end
+
+
+def _found(text: str, allow: Allow) -> list[tuple[int, int, str, str]]:
+    """(start, end, kind, why allowed or '') of each value in the
+    unescaped `text` (end: `_judged_end`).  An allowed value hides nothing: the values that
+    overlap it are found again and judged on their own (an allowed sample
+    key inside a longer `password=` value does not let the value by)."""
+    marked = any(m in text for m in MARKERS)
+    if not marked and allow is NOTHING:
+        return [(s, _judged_end(text, e, k), k, '') for s, e, k in _spans(text)]
+
+    def judged(hits: list[tuple[int, int, str]]) -> list[tuple[int, int, str, str]]:
+        whole = [(s, _judged_end(text, e, k), k) for s, e, k in hits]
+        lines = _marked_lines(text, sorted({(s, e) for s, e, _ in whole})) if marked else set()
+        return [(s, e, k, _allowed(text, s, e, lines, allow)) for s, e, k in whole]
+    hits = _spans(text)
+    found = judged(hits)
+    # the spans as the scan found them (not the judged ends): what `free` names
+    free = frozenset((s, e) for (s, e, _), (*_, why) in zip(hits, found) if why)
+    return judged(_spans(text, free)) if free else found
+
+
+def scan(text: str, where: str, allow: Allow | None = None) -> list[Secret]:
+    """Likely credentials in `text`, in line order, each with its value's
+    fingerprint; with `allow`, those it allows say why (`allowed`) and the
+    rest block.  `where` names the text in the findings: a file's path, or
+    e.g. 'commit message'."""
+    plain = _unescaped(text)
+    hits = _found(plain, allow or NOTHING)
     ret: list[Secret] = []
     seen = set()
     line, pos = 1, 0
-    for start, _, kind in hits:
+    for start, end, kind, why in hits:
         line += text.count('\n', pos, start)
         pos = start
-        if (line, kind) not in seen:
-            seen.add((line, kind))
-            ret.append(Secret(where, line, kind))
+        if (line, kind, why) not in seen:
+            seen.add((line, kind, why))
+            ret.append(Secret(where, line, kind, fingerprint(plain[start:end]), why))
     return ret
+
+
+def blocking(secrets: list[Secret]) -> list[Secret]:
+    """The secrets no allowance dismisses."""
+    return [s for s in secrets if not s.allowed]
 
 
 def findings(secrets: list[Secret]) -> list[Finding]:
@@ -3491,11 +3641,20 @@ def findings(secrets: list[Secret]) -> list[Finding]:
         Finding(
             'secrets', 'error',
             f'{s.path}:{s.line}: possible {s.kind}; remove it from the file '
-            f'(and revoke it if it is real) before saving or committing',
+            f'(and revoke it if it is real) before saving or committing'
+            f'{dismiss(s)}',
             path=s.path, line=s.line,
         )
         for s in secrets
     ]
+
+
+def dismiss(s: Secret) -> str:
+    """How a false alarm is dismissed, for a finding's one line."""
+    return (
+        f' (a false alarm? add `agitmem:allow` to the line, or '
+        f'{s.fingerprint} to `secrets: allow:` in .agent/config.yaml)'
+    )
 
 
 def redact(text: str) -> str:

@@ -13,12 +13,17 @@ import pytest
 from agitmem.secrets import entropy
 from agitmem.secrets import findings
 from agitmem.secrets import RULES
-from agitmem.secrets import scan
+from agitmem import secrets as scanner
 from agitmem.secrets import Secret
 from agitmem.secrets import TOKEN_CHARS
 
 ROOT = pathlib.Path(__file__).parent.parent
 CORPUS = ROOT / 'tests' / 'corpus' / 'secrets'
+
+
+def scan(text: str, where: str) -> list[Secret]:
+    """The findings by place and kind (their fingerprints are tested apart)."""
+    return [Secret(s.path, s.line, s.kind) for s in scanner.scan(text, where)]
 
 # Fake keys are put together at run time, so that no file of this repository
 # holds one: the scanner (and anyone else's) must find nothing in it.
@@ -965,3 +970,160 @@ def test_recall_floor_on_the_parts_read(part: str, floor: float) -> None:
 def test_ordinary_text_has_no_false_positive() -> None:
     flagged = [c['text'][:60] for c in _corpus('ordinary') if scan(c['text'], 'n.md')]
     assert flagged == []
+
+
+# -- URL userinfo (RFC 3986: sub-delims `!$&'()*+,;=` and %-encoded) ----------
+
+# `|` stands for the `:` before the password (put back at run time): no
+# line of this file holds a URL with a password
+@pytest.mark.parametrize('url', [
+    'postgres://admin|pa$$w0rd@db.internal/x',
+    'https://u|abc$def9@host',
+    'mysql://root|p;ss,w0rd@h',
+    'mysql://root|p!ss(w0rd)@db.internal',
+    "mysql://root|p'ss,w0rd1@db.internal",
+    'amqp://user|p&ss=w0rd1@mq.internal',
+    'postgres://u|pa;ss9word@db.internal',
+    'postgres://$USER|S3cretPassw0rd1@db.internal',
+    'redis://|a*b+c=1x@cache.internal',
+])
+def test_url_password_holding_sub_delims_is_found(url: str) -> None:
+    url = url.replace('|', ':')
+    for text in (url, f'- note: {url}', f'DATABASE_URL={url}', json.dumps({'url': url})):
+        assert scan(text, 'n.md') == [Secret('n.md', 1, 'password in URL')], text
+
+
+@pytest.mark.parametrize('url', [
+    'postgres://admin:${DB_PASS}@db.internal/x',
+    'postgres://admin:$DB_PASS@db.internal/x',
+    'postgres://admin:$1@db.internal/x',
+    'postgres://admin:$(cat /run/pw)@db.internal/x',
+    'postgres://admin:%(password)s@db.internal/x',
+    'postgres://admin:{{ pass }}@db.internal/x',
+    'postgres://admin:{password}@db.internal/x',
+    'postgres://admin:[PASSWORD]@db.internal/x',
+    'postgres://admin:<password>@db.internal/x',
+    'postgres://admin:****@db.internal/x',
+    'postgres://admin:xxxxxxxx@db.internal/x',
+    # the `'` closes the string the URL is in: no password
+    "url = 'mysql://root:pss,w0rd' + '@db.internal'",
+])
+def test_url_password_stand_ins_are_not_found(url: str) -> None:
+    assert scan(url, 'n.md') == []
+
+
+# -- dismissing a false alarm ------------------------------------------------------
+
+TOKEN = 'ghp' + '_' + _RANDOM
+AWS = 'AKIA' + 'QYLPMN4RZT7W2XHB'
+
+
+def _allowed(text: str, allow: scanner.Allow = scanner.NOTHING) -> list[tuple[int, str, str]]:
+    return [(s.line, s.kind, s.allowed) for s in scanner.scan(text, 'n.md', allow)]
+
+
+def test_fingerprint_is_of_the_value_alone() -> None:
+    fp = scanner.fingerprint(TOKEN)
+    assert re.fullmatch('sha256:[0-9a-f]{64}', fp)
+    found, = scanner.scan(f'- a\n- deploy with {TOKEN} today\n', 'n.md')
+    assert found.fingerprint == fp
+    # the same value anywhere, in any line, has the same fingerprint
+    assert scanner.scan(f'x {TOKEN}', 'm.md')[0].fingerprint == fp
+    assert fp != scanner.fingerprint(TOKEN[:-1])
+
+
+def test_a_fingerprint_allows_exactly_its_value() -> None:
+    allow = scanner.Allow(frozenset({scanner.fingerprint(TOKEN)}))
+    assert _allowed(f'- {TOKEN}\n', allow) == [(1, 'GitHub token', 'fingerprint')]
+    other = 'ghp' + '_' + _RANDOM[::-1]
+    assert _allowed(f'- {other}\n', allow) == [(1, 'GitHub token', '')]
+    # the fingerprint of a short or empty value, of a part of the key, of
+    # the line: none allows the key
+    for part in ('', 'ghp_', TOKEN[:-1], TOKEN[4:], f'- {TOKEN}'):
+        allow = scanner.Allow(frozenset({scanner.fingerprint(part)}))
+        assert _allowed(f'- {TOKEN}', allow) == [(1, 'GitHub token', '')], part
+
+
+def test_an_allowed_value_inside_a_longer_value_lets_the_longer_one_by_not() -> None:
+    allow = scanner.Allow(frozenset({scanner.fingerprint(AWS)}))
+    found = _allowed(f'pass' f'word: {AWS}/Q7vL4wR8tB3nY6c', allow)
+    assert (1, 'AWS access key', 'fingerprint') in found
+    assert (1, 'password assignment', '') in found
+
+
+@pytest.mark.parametrize('marker', ['agitmem:allow', 'gitleaks:allow', 'pragma: allowlist secret'])
+def test_a_marker_allows_its_own_line(marker: str) -> None:
+    assert _allowed(f'- a\n- {TOKEN}  # {marker}\n') == [(2, 'GitHub token', 'marker')]
+    assert _allowed(f'- a # {marker}\n- {TOKEN}\n- b # {marker}\n') == [(2, 'GitHub token', '')]
+
+
+def test_a_marker_cannot_allow_what_is_not_wholly_on_its_line() -> None:
+    # inside the secret itself: its characters cannot allow it
+    assert _allowed(f'- pass' f'word={TOKEN}agitmem:allow{_RANDOM}\n')[0][2] == ''
+    # inside another value on the line
+    for line in (
+            f'- {TOKEN} password={_RANDOM[:10]}agitmem:allow{_RANDOM[10:20]}\n',
+            f'- {TOKEN} url=postgres://u:{_RANDOM[:10]}agitmem:allow@db.internal\n',
+    ):
+        assert [a for _, _, a in _allowed(line)] == ['', ''], line
+    # a key block starting on the marked line
+    block = (
+        '-----BEGIN RSA PRIVATE ' + 'KEY----- agitmem:allow\n' +
+        '\n'.join([base64.b64encode(bytes(range(i, i + 48))).decode() for i in range(0, 240, 48)]) +
+        '\n-----END RSA PRIVATE ' + 'KEY-----\n'
+    )
+    assert [a for _, _, a in _allowed(block)] == [''] * len(_allowed(block)) != []
+    # a JSON string's escaped line breaks: the marker on another line of it
+    assert _allowed(json.dumps({'note': f'deploy\n{TOKEN}\nagitmem:allow'}))[0][2] == ''
+    assert _allowed(json.dumps({'note': f'deploy\n{TOKEN} agitmem:allow'}))[0][2] == 'marker'
+
+
+def test_a_pattern_allows_the_values_it_matches_whole() -> None:
+    allow = scanner.Allow(patterns=(re.compile('ghp_Zx9k[A-Za-z0-9]+'),))
+    assert _allowed(f'- {TOKEN}', allow) == [(1, 'GitHub token', 'pattern')]
+    # a part of the value matching is not enough
+    allow = scanner.Allow(patterns=(re.compile('ghp_Zx9k'),))
+    assert _allowed(f'- {TOKEN}', allow) == [(1, 'GitHub token', '')]
+
+
+def test_findings_print_the_fingerprint_and_the_marker() -> None:
+    found, = findings(scanner.scan(f'- {TOKEN}', 'n.md'))
+    assert scanner.fingerprint(TOKEN) in found.message
+    assert 'agitmem:allow' in found.message
+    assert TOKEN not in found.message
+
+
+def test_a_key_block_or_kubernetes_secret_is_judged_whole() -> None:
+    """Their value as found (the header, `kind: Secret`) is the same in
+    every one: its fingerprint allows none of them, the whole block's
+    allows that block only."""
+    body = '\n'.join(base64.b64encode(bytes(range(i, i + 48))).decode() for i in range(0, 240, 48))
+    block = '-----BEGIN RSA PRIVATE ' + 'KEY-----\n' + body + '\n-----END RSA PRIVATE ' + 'KEY-----'
+    header = scanner.Allow(frozenset({scanner.fingerprint(block.partition('\n')[0])}))
+    assert _allowed(block + '\n', header) == [(1, 'private key block', '')]
+    whole = scanner.Allow(frozenset({scanner.fingerprint(block)}))
+    assert _allowed(block + '\n', whole) == [(1, 'private key block', 'fingerprint')]
+    assert _allowed(block.replace(body[:8], body[8:16]) + '\n', whole) == [(1, 'private key block', '')]
+    k8s = 'kind: Secret\napiVersion: v1\ndata:\n  ca.pem: ' + base64.b64encode(bytes(range(24))).decode() + '\n'
+    line = scanner.Allow(frozenset({scanner.fingerprint('kind: Secret')}))
+    assert _allowed(k8s, line) == [(1, 'Kubernetes secret', '')]
+
+
+@pytest.mark.parametrize('text', [
+    'DB_PASS' + 'WORD=p;ss,w0rd1',
+    'pass' + 'word: p;ss,w0rd1Xy',
+    'jdbc:mysql://db.internal/x?user=root&pass' + 'word=p;ss,w0rd1',
+])
+def test_an_unquoted_password_holding_semicolons_and_commas_is_found(text: str) -> None:
+    assert scan(text, 'n.md') == [Secret('n.md', 1, 'password assignment')]
+
+
+def test_a_semicolon_or_comma_still_ends_a_value_before_a_name_or_space() -> None:
+    pw = 'S3cretPw' + '1234'
+    for text, value in (
+            (f'connect(pass' f'word={pw}, host=x)', pw),
+            (f'$pass' f'word={pw};', pw),
+            (f'Server=x;pass' f'word={pw};Database=d', pw),
+    ):
+        (start, end, _), = scanner.spans(text)
+        assert text[start:end] == value, text

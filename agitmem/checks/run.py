@@ -137,10 +137,11 @@ SECRETS = 'secrets'  # checks/secrets.py's ID, imported only to scan
 ENFORCE = 'enforce'  # checks/enforce.py's, imported only for rules
 
 
-def scanned_check(repo: Repo, texts: dict[str, str]) -> list[Finding]:
+def scanned_check(repo: Repo, texts: dict[str, str], cfg: dict[str, Any]) -> list[Finding]:
     """The secrets check of texts (shown path -> content), the texts
     scanned clean before (checks/scanned.py) left out: when all are, the
-    scanner is not even imported."""
+    scanner is not even imported.  A text with an allowed finding is no
+    clean one: it is scanned every time."""
     key = scanned.scanner_key()
     known = scanned.clean(repo, key)
     done = set(known)
@@ -148,8 +149,7 @@ def scanned_check(repo: Repo, texts: dict[str, str]) -> list[Finding]:
     if not todo:
         return []
     from agitmem.checks import secrets
-    found = secrets.check(todo)
-    flagged = {f.path for f in found}
+    found, flagged = secrets.scanned(todo, secrets.allowlist(cfg))
     scanned.remember(repo, key, known, [scanned.digest(t) for p, t in todo.items() if p not in flagged])
     return found
 
@@ -337,7 +337,7 @@ def run(
         )
 
     def secrets_() -> list[Finding]:
-        return scanned_check(repo, mem.texts())
+        return scanned_check(repo, mem.texts(), cfg)
 
     def size_() -> list[Finding]:
         return size.check(mem.sizes, max_file_kb=cfg['max_file_kb'])

@@ -3,6 +3,10 @@ shared: a key in it is never saved, committed or pushed.  The scanner
 itself is agitmem/secrets.py; this adapts it to memory files."""
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+from agitmem import config
 from agitmem import memory
 from agitmem import repo as repo_mod
 from agitmem import secrets
@@ -13,12 +17,35 @@ from agitmem.repo import Repo
 ID = 'secrets'
 
 
-def check(texts: dict[str, str]) -> list[Finding]:
-    """texts: shown path -> content of each memory file."""
-    found = []
+def allowlist(cfg: Mapping[str, Any]) -> secrets.Allow:
+    """What dismisses a finding, the one allowlist every scan of memory
+    honours (check, save, pre-commit, pre-push): the fingerprints of the
+    memory config (`cfg`, .agent/config.yaml as loaded: it may have come
+    with a clone, so it allows exact values only), the user's own
+    config's fingerprints and patterns, and the inline markers."""
+    own = cfg.get('secrets') or {}
+    user = config.user_secrets()
+    fingerprints = frozenset([*own.get('allow', ()), *user['allow']])
+    if not fingerprints and not user['patterns']:
+        return secrets.NOTHING
+    import re
+    return secrets.Allow(fingerprints, tuple(re.compile(p) for p in user['patterns']))
+
+
+def scanned(texts: Mapping[str, str], allow: secrets.Allow) -> tuple[list[Finding], set[str]]:
+    """The findings that block in texts (shown path -> content of each
+    memory file), and the paths holding any finding, allowed or not (not
+    clean: checks/scanned.py does not remember them, so an allowance
+    taken back blocks again)."""
+    found: list[secrets.Secret] = []
     for path, text in texts.items():
-        found.extend(secrets.scan(text, path))
-    return secrets.findings(found)
+        found.extend(secrets.scan(text, path, allow))
+    return secrets.findings(secrets.blocking(found)), {s.path for s in found}
+
+
+def check(texts: Mapping[str, str], allow: secrets.Allow = secrets.NOTHING) -> list[Finding]:
+    """texts: shown path -> content of each memory file."""
+    return scanned(texts, allow)[0]
 
 
 def shown(path: str) -> str:
@@ -28,19 +55,22 @@ def shown(path: str) -> str:
     return f'.agent/memory/{path}'
 
 
-def blocking(files: dict[str, bytes]) -> list[Finding]:
+def blocking(files: Mapping[str, bytes], allow: secrets.Allow) -> tuple[list[Finding], set[str]]:
     """For `save`: the secrets in files (memory commit path -> content),
-    which must not be committed to the memory ref."""
-    return check({
+    which must not be committed to the memory ref; and the memory commit
+    paths of the files holding any finding, allowed or not."""
+    by_shown = {shown(path): path for path in files}
+    found, hit = scanned({
         shown(path): data.decode('utf-8', 'replace')
         for path, data in files.items()
-    })
+    }, allow)
+    return found, {by_shown[p] for p in hit}
 
 
 MESSAGE = 'commit message'
 
 
-def blocking_message(msg: str) -> list[Finding]:
+def blocking_message(msg: str, allow: secrets.Allow = secrets.NOTHING) -> list[Finding]:
     """For every memory commit agitmem writes: the secrets in its message.
     Messages are built from user text (`save -m`, note and state values in
     subjects, fragment goals) and are pushed like the files; a key in one
@@ -49,22 +79,25 @@ def blocking_message(msg: str) -> list[Finding]:
         Finding(
             ID, 'error',
             f'{MESSAGE}:{s.line}: possible {s.kind}; take it out of the text '
-            f'given for the message (and revoke it if it is real)',
+            f'given for the message (and revoke it if it is real){secrets.dismiss(s)}',
             line=s.line,
         )
-        for s in secrets.scan(msg, MESSAGE)
+        for s in secrets.blocking(secrets.scan(msg, MESSAGE, allow))
     ]
 
 
-def in_blob(path: str, data: bytes) -> list[secrets.Secret]:
+def in_blob(path: str, data: bytes, allow: secrets.Allow = secrets.NOTHING) -> list[secrets.Secret]:
     """For the pre-push scan of every memory commit a push sends: the
-    secrets in one blob (a memory commit path).  Scanning is linear in the
-    size and compiles only the rules whose keywords the blob holds, so the
-    caller needs only to skip blobs it has scanned already."""
-    return secrets.scan(data.decode('utf-8', 'replace'), path)
+    secrets in one blob (a memory commit path) that block.  Scanning is
+    linear in the size and compiles only the rules whose keywords the blob
+    holds, so the caller needs only to skip blobs it has scanned already."""
+    return secrets.blocking(secrets.scan(data.decode('utf-8', 'replace'), path, allow))
 
 
-def in_refs(repo: Repo, prefix: str = repo_mod.MEMORY_NS) -> list[Finding]:
+def in_refs(
+        repo: Repo, prefix: str = repo_mod.MEMORY_NS,
+        allow: secrets.Allow = secrets.NOTHING,
+) -> list[Finding]:
     """Secrets in the saved memory a push would send: the files at the tip
     of each memory ref (each distinct tree read once, as one diff against
     the empty tree, so a file's lines keep their numbers)."""
@@ -92,20 +125,20 @@ def in_refs(repo: Repo, prefix: str = repo_mod.MEMORY_NS) -> list[Finding]:
         for a in diffs.added_lines(diff):
             lines.setdefault(a.path, []).append(a.text)
         for path, texts in lines.items():
-            for s in secrets.scan('\n'.join(texts), path):
+            for s in secrets.blocking(secrets.scan('\n'.join(texts), path, allow)):
                 ret.append(
                     Finding(
                         ID, 'error',
                         f'possible {s.kind} in saved memory; remove it from '
                         f'{shown(path)}, `agitmem save`, and revoke it if it '
-                        f'is real (older memory commits still hold it)',
+                        f'is real (older memory commits still hold it){secrets.dismiss(s)}',
                         path=f'{ref}:{path}', line=s.line,
                     ),
                 )
     return ret
 
 
-def in_push(repo: Repo, remote: str | None) -> list[Finding]:
+def in_push(repo: Repo, remote: str | None, allow: secrets.Allow = secrets.NOTHING) -> list[Finding]:
     """Secrets in every memory commit a push would send, not only at the
     tips: each commit's message and each blob new to the remote (as far as
     refs/agitmem/remotes/<remote>/ knows), every blob scanned once.  All
@@ -142,10 +175,10 @@ def in_push(repo: Repo, remote: str | None) -> list[Finding]:
                     ID, 'error',
                     f'possible {s.kind} in the message of memory commit '
                     f'{oid[:12]}; it would be pushed: rewrite that memory '
-                    f'history or drop the ref, and revoke the key',
+                    f'history or drop the ref, and revoke the key{secrets.dismiss(s)}',
                     path=f'commit {oid[:12]}', line=s.line,
                 )
-                for s in secrets.scan(msg, MESSAGE)
+                for s in secrets.blocking(secrets.scan(msg, MESSAGE, allow))
             )
         elif kind == 'blob':
             path = named.get(oid, oid)
@@ -154,10 +187,10 @@ def in_push(repo: Repo, remote: str | None) -> list[Finding]:
                     ID, 'error',
                     f'possible {s.kind} in a memory commit this push sends '
                     f'({shown(path)}); remove it, `agitmem save`, and revoke '
-                    f'it (the older commit still holds it)',
+                    f'it (the older commit still holds it){secrets.dismiss(s)}',
                     path=f'blob {oid[:12]}:{path}', line=s.line,
                 )
-                for s in secrets.scan(body, path)
+                for s in secrets.blocking(secrets.scan(body, path, allow))
             )
     return ret
 

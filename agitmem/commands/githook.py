@@ -131,9 +131,10 @@ def pre_push(args: list[str], stdin: str) -> int:
     if secrets.ID not in checking.skipped():
         mem = run.read_memory(ctx.repo, max_file_kb=ctx.cfg['max_file_kb'])
         remote = _arg(args, 0, 'PRE_COMMIT_REMOTE_NAME')
+        allow = secrets.allowlist(ctx.cfg)
         found = (
-            secrets.check(mem.texts()) + secrets.in_refs(ctx.repo) +
-            secrets.in_push(ctx.repo, remote)
+            secrets.check(mem.texts(), allow) + secrets.in_refs(ctx.repo, allow=allow) +
+            secrets.in_push(ctx.repo, remote, allow)
         )
         if found:
             checking.report(found, as_json=False)

@@ -544,7 +544,8 @@ def refused_by_secrets(ctx: Context, remote: str) -> bool:
     from agitmem.porcelain import checking
     if secrets.ID in checking.skipped():
         return False
-    found = secrets.in_refs(ctx.repo) + secrets.in_push(ctx.repo, remote)
+    allow = secrets.allowlist(ctx.cfg)
+    found = secrets.in_refs(ctx.repo, allow=allow) + secrets.in_push(ctx.repo, remote, allow)
     if found:
         checking.report(found, as_json=False)
         print('agitmem: push refused: memory holds likely credentials', file=sys.stderr)

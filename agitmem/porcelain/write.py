@@ -19,6 +19,7 @@ from agitmem import audit
 from agitmem import memory
 from agitmem import repo as repo_mod
 from agitmem import store
+from agitmem.checks.secrets import allowlist
 from agitmem.checks.secrets import blocking
 from agitmem.checks.secrets import blocking_message
 from agitmem.errors import AgitmemError
@@ -90,17 +91,35 @@ def _catch_up(ctx: Context, pr: pygit2.Repository, files: store.Files) -> store.
     return merged
 
 
-def _refuse_secrets(files: store.Files, msg: str = '', repo: Repo | None = None) -> None:
+def _saved_config(ctx: Context, files: store.Files) -> dict[str, object]:
+    """The settings of the config.yaml this write commits (a merge may
+    bring a fetched one's fingerprints: each allows one value only), else
+    this worktree's."""
+    if memory.CONFIG not in files:
+        return ctx.cfg
+    from agitmem import config
+    try:
+        return config.parse(files[memory.CONFIG].decode('utf-8', 'replace'), f'.agent/{memory.CONFIG}')
+    except AgitmemError:
+        return ctx.cfg  # the schema check's to report
+
+
+def _refuse_secrets(ctx: Context, files: store.Files, msg: str = '', *, remember: bool = False) -> None:
     # credentials never reach the ref (from where they would be pushed):
-    # neither in a memory file nor in a message built from user text
-    found = blocking(files) + (blocking_message(msg) if msg else [])
+    # neither in a memory file nor in a message built from user text; the
+    # allowlist is the one `agitmem check` and pre-push honour
+    allow = allowlist(_saved_config(ctx, files))
+    found, hit = blocking(files, allow)
+    found += blocking_message(msg, allow) if msg else []
     if found:
         more = f' (and {len(found) - 1} more)' if len(found) > 1 else ''
         raise AgitmemError(found[0].message + more)
-    if repo is not None and files:
+    if remember and files:
         # the pre-commit hook's secrets check need not scan them again
+        # (but a file holding an allowed value is no clean one: scanned
+        # every time, so an allowance taken back blocks again)
         from agitmem.checks import scanned
-        scanned.remember_files(repo, files)
+        scanned.remember_files(ctx.repo, {k: v for k, v in files.items() if k not in hit})
 
 
 def save(
@@ -188,14 +207,14 @@ def _save_plainly(
         )
     if not files:
         return None
-    _refuse_secrets({k: v for k, v in files.items() if checked(k, v) is None}, repo=ctx.repo)
+    _refuse_secrets(ctx, {k: v for k, v in files.items() if checked(k, v) is None}, remember=True)
     try:
         tree = store.plain_tree(ctx.repo, top, files, checked)
         if subject is None:
             names = store.plain_changed(top, files, checked)
             subject = f'{event}: {", ".join(names) or "no change"}'
         msg = store.message(subject, event=event, branch=ctx.branch, head=ctx.head, body=body)
-        _refuse_secrets({}, f'{subject}\n\n{body}')
+        _refuse_secrets(ctx, {}, f'{subject}\n\n{body}')
         oid = store.plain_commit(ctx.repo, ctx.ref, top, tree, msg=msg, force=force)
     except store.Race:
         return None
@@ -237,7 +256,7 @@ def _save(
         )
     if worktree and parents is None:
         files = _catch_up(ctx, pr, files)
-    _refuse_secrets({k: v for k, v in files.items() if checked(k, v) is None}, repo=ctx.repo)
+    _refuse_secrets(ctx, {k: v for k, v in files.items() if checked(k, v) is None}, remember=True)
     try:
         tree = store.build_tree(pr, files, checked)
         if parents is not None:
@@ -246,7 +265,7 @@ def _save(
             msg = store.message(
                 subject, event=event, branch=ctx.branch, head=ctx.head, body=body,
             )
-            _refuse_secrets({}, f'{subject}\n\n{body}')
+            _refuse_secrets(ctx, {}, f'{subject}\n\n{body}')
             oid: pygit2.Oid | None = store.commit_merge(
                 ctx.repo, pr, ctx.ref, tree, msg=msg,
                 parents=[parents[0].id, parents[1].id], old=parents[0].id,
@@ -262,7 +281,7 @@ def _save(
             msg = store.message(
                 subject, event=event, branch=ctx.branch, head=ctx.head, body=body,
             )
-            _refuse_secrets({}, f'{subject}\n\n{body}')
+            _refuse_secrets(ctx, {}, f'{subject}\n\n{body}')
             oid = store.commit(ctx.repo, pr, ctx.ref, tree, msg=msg, force=force)
     except (OSError, pygit2.GitError) as e:
         raise _unwritten(ctx, e)

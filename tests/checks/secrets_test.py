@@ -8,6 +8,7 @@ from agitmem.checks import secrets
 from agitmem.repo import find
 from agitmem.repo import Repo
 from testing.util import agitmem
+from testing.util import bad
 from testing.util import git
 from testing.util import mem
 from testing.util import ok
@@ -31,14 +32,15 @@ def test_key_in_notes_is_an_error_without_the_key() -> None:
 
 
 def test_blocking_takes_memory_commit_paths() -> None:
-    found = secrets.blocking({
+    found, hit = secrets.blocking({
         'notes.md': f'- {AWS_KEY}\n'.encode(),
         'config.yaml': f'# {GITHUB_TOKEN}\n'.encode(),
         'archive/2026/11/30-x.md': b'- nothing\n',
-    })
+    }, scanner.NOTHING)
     assert sorted((f.path, f.line) for f in found) == [
         ('.agent/config.yaml', 1), (NOTES, 1),
     ]
+    assert hit == {'notes.md', 'config.yaml'}
 
 
 def test_in_refs_reads_every_memory_tip(memrepo: Path) -> None:
@@ -132,3 +134,87 @@ def test_in_blob_decodes_and_scans() -> None:
     found, = secrets.in_blob('notes.md', f'- a\n- {AWS_KEY}\n'.encode() + b'\xff\n')
     assert (found.path, found.line, found.kind) == ('notes.md', 2, 'AWS access key')
     assert secrets.in_blob('notes.md', b'\x00\xff binary') == []
+
+
+# -- dismissing a false alarm: the one allowlist of check, save and push -----------
+
+def _config(repo: Path, text: str) -> None:
+    (repo / '.agent' / 'config.yaml').write_text(text)
+
+
+def _user_config(text: str) -> Path:
+    import os
+    path = Path(os.environ['AGITMEM_HOME']) / 'config.yaml'
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_check_prints_the_fingerprint_a_config_allows(memrepo: Path) -> None:
+    with open(mem(memrepo, 'notes.md'), 'a') as f:
+        f.write(f'- deploy with {AWS_KEY}\n')
+    proc = agitmem('check', cwd=memrepo)
+    assert proc.returncode == 1
+    fp = scanner.fingerprint(AWS_KEY)
+    assert fp in proc.stdout and AWS_KEY not in proc.stdout
+    _config(memrepo, f'secrets:\n  allow:\n    - {fp}\n')
+    assert 'secrets' not in ok('check', cwd=memrepo)
+    ok('save', cwd=memrepo)
+    # taken back: the file is no clean one the pre-commit hook skips
+    _config(memrepo, '')
+    assert agitmem('check', '--staged', cwd=memrepo).returncode == 1
+    assert agitmem('check', cwd=memrepo).returncode == 1
+
+
+def test_save_and_check_honour_the_marker_on_the_line_only(memrepo: Path) -> None:
+    with open(mem(memrepo, 'notes.md'), 'a') as f:
+        f.write(f'- the sample key {AWS_KEY} of the docs  agitmem:allow\n')
+    ok('save', cwd=memrepo)
+    assert 'secrets' not in ok('check', cwd=memrepo)
+    with open(mem(memrepo, 'notes.md'), 'a') as f:
+        f.write(f'- {GITHUB_TOKEN}\n- agitmem:allow\n')
+    assert 'possible GitHub token' in bad('save', cwd=memrepo)
+
+
+def test_a_message_marker_allows_the_message(memrepo: Path) -> None:
+    ok('save', '-m', f'the docs sample {AWS_KEY} agitmem:allow', cwd=memrepo)
+    assert 'possible AWS' in bad('save', '-m', f'deploy {AWS_KEY}', cwd=memrepo)
+
+
+def test_a_memory_config_cannot_allow_by_pattern(memrepo: Path) -> None:
+    _config(memrepo, "secrets:\n  patterns: ['.+']\n")
+    err = bad('save', cwd=memrepo)
+    assert 'honoured only in your own config' in err
+
+
+def test_a_fingerprint_must_be_one(memrepo: Path) -> None:
+    _config(memrepo, 'secrets:\n  allow: [AKIA]\n')
+    assert 'must be a list of fingerprints' in bad('save', cwd=memrepo)
+
+
+def test_user_patterns_allow_and_are_guarded(memrepo: Path) -> None:
+    with open(mem(memrepo, 'notes.md'), 'a') as f:
+        f.write(f'- deploy with {AWS_KEY}\n')
+    _user_config("secrets:\n  patterns: ['AKIAQYLPMN4RZT7W[A-Z0-9]{4}']\n")
+    ok('save', cwd=memrepo)
+    assert 'secrets' not in ok('check', cwd=memrepo)
+    _user_config("secrets:\n  patterns: ['(a+)+b']\n")
+    assert 'exponential time' in bad('check', cwd=memrepo)
+    _user_config("secrets:\n  patterns: ['x*']\n")
+    assert 'matches an empty value' in bad('check', cwd=memrepo)
+
+
+def test_pre_push_honours_the_same_allowlist(memrepo: Path, tmp_path: Path) -> None:
+    remote = tmp_path / 'remote.git'
+    git('init', '-q', '--bare', str(remote), cwd=tmp_path)
+    git('remote', 'add', 'origin', str(remote), cwd=memrepo)
+    with open(mem(memrepo, 'notes.md'), 'a') as f:
+        f.write(f'- the sample key {AWS_KEY} agitmem:allow\n')
+    ok('save', cwd=memrepo)
+    _commit_to_ref(memrepo, 'refs/agitmem/heads/feature', 'notes.md', f'- {GITHUB_TOKEN}\n')
+    found = secrets.in_refs(_repo(memrepo), allow=scanner.NOTHING)
+    assert [f.path for f in found] == ['refs/agitmem/heads/feature:notes.md']
+    allow = scanner.Allow(frozenset({scanner.fingerprint(GITHUB_TOKEN)}))
+    assert secrets.in_refs(_repo(memrepo), allow=allow) == []
+    assert secrets.in_push(_repo(memrepo), 'origin', allow) == []
+    assert len(secrets.in_push(_repo(memrepo), 'origin', scanner.NOTHING)) == 1
