@@ -228,6 +228,12 @@ def from_summary(summary: str, before: _Before) -> dict[str, Any]:
     done: list[str] = []
     plan = parts.get('current_plan', '')
     in_progress = [_clip(current)] if current else []
+    # the files the summary says are in play (Claude Code's "Files and Code
+    # Sections"): the work's places, as a state's current_file is
+    files_part = part('files and code sections', 'files', 'file_system_state', 'key files')
+    paths = list(dict.fromkeys(re.findall(r'(?<![\w/.-])(?:[\w.-]+/)*[\w-]+\.[A-Za-z]\w{0,9}\b', files_part)))[:20]
+    if paths:
+        in_progress.append('files: ' + ', '.join(paths))
     todo = _items(pending)[:10]
     for line in _items(plan):
         mark = re.match(r'\[(DONE|IN PROGRESS|TODO)\]\s*(.*)', line, re.I)
@@ -249,10 +255,13 @@ def from_summary(summary: str, before: _Before) -> dict[str, Any]:
     }
     flight = '\n'.join([step, current, *in_progress])
     # the place: the newest file edited before that the work in flight
-    # names, else the newest file edited
+    # names; none where it names none (a guess would make every other
+    # file the wrong place)
     files = [f for f, _ in before.edits]
     named = [f for f in reversed(files) if _named(flight, f)]
-    place = named[0] if named else (files[-1] if files else '')
+    place = named[0] if named else ''
+    if not goal and not flight.strip() and before.prompt:
+        state['current_goal'] = _clip(before.prompt, 300)
     if place:
         state['current_file'] = place
         symbols = [s for f, s in reversed(before.edits) if f == place and s]
