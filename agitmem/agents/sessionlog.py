@@ -342,8 +342,8 @@ class _Codex:
                 yield Item('tool', {'run': (command, code if isinstance(code, int) else None, out)})
                 return
         m = _CODEX_CODE.search(text[:4096])
-        out = _CODEX_OUTPUT.search(text)
-        yield Item('tool', {'run': (command, int(m[1]) if m else None, out[1] if out else text)})
+        said = _CODEX_OUTPUT.search(text)
+        yield Item('tool', {'run': (command, int(m[1]) if m else None, said[1] if said else text)})
 
 
 # -- Gemini CLI ----------------------------------------------------------------------
@@ -475,7 +475,7 @@ def items(path: str, client: str | None = None) -> Iterator[tuple[str, Item]]:
     """(client, item) of each thing the log at `path` records, in order;
     `client` None: told from its first record.  Raises logread.Refused
     for a path that is no regular file."""
-    reader = None
+    reader: _Claude | _Codex | _Gemini | None = None
     if path.endswith('.json'):  # an older Gemini CLI's whole-session document
         doc = _load(logread.document(path))
         if doc is not None and isinstance(doc.get('messages'), list):
@@ -494,7 +494,7 @@ def items(path: str, client: str | None = None) -> Iterator[tuple[str, Item]]:
             client = client or client_of(first)
             if client is None:
                 return
-            reader = {'claude': _Claude, 'codex': _Codex, 'gemini': _Gemini}[client]()
+            reader = _Claude() if client == 'claude' else _Codex() if client == 'codex' else _Gemini()
             for item in reader.feed(first):
                 yield client, item
             continue
@@ -502,9 +502,8 @@ def items(path: str, client: str | None = None) -> Iterator[tuple[str, Item]]:
             continue
         obj = _load(raw)
         if obj is not None:
-            assert client is not None
             for item in reader.feed(obj):
-                yield client, item
+                yield client or '?', item
 
 
 def _load(raw: bytes) -> dict[str, Any] | None:

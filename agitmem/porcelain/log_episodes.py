@@ -12,6 +12,7 @@ to the agent handing back), its tool events as observed.py makes them
 from a hook payload, and all the agent said in it."""
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import re
 from collections.abc import Iterator
@@ -33,7 +34,8 @@ SUMMARY_CHARS = judging.SUMMARY_CHARS
 PROMPT_CHARS = judging.PROMPT_CHARS
 
 
-class Found(NamedTuple):
+@dataclasses.dataclass(frozen=True)
+class Found:
     """One compaction, judged."""
     file: str
     session: str
@@ -105,7 +107,7 @@ def _relative(path: str, cwd: str) -> str:
 _CFG: dict[str, Any] = {}
 
 
-def tool_events(data: dict[str, Any], cwd: str) -> tuple[list[dict[str, Any]], list[tools.ShellRun]]:
+def tool_events(data: dict[str, Any], cwd: str, whole: bool = True) -> tuple[list[dict[str, Any]], list[tools.ShellRun]]:
     """The recovery log's events of one finished tool call, as the hooks
     make them from its payload (observed.edit_event / command_event); the
     enclosing definition from the file's text as the log has it after the
@@ -119,7 +121,9 @@ def tool_events(data: dict[str, Any], cwd: str) -> tuple[list[dict[str, Any]], l
             rel = _relative(e.path, cwd)
             if '.agent/' in f'/{rel}':
                 continue  # memory and agitmem's own files are not the work
-            after = data.get('after')
+            after = data.get('after') if whole else None
+            # (before a compaction, only where the work was: the edit's own
+            # lines say that much, at a fraction of a whole file's cost)
             text = after if isinstance(after, str) and len(after) < 2_000_000 else _local(e)
             _, _, symbol, twice = observed.place(e, rel, text)
             events.append(observed.edit_event(e, rel, symbol, twice))
@@ -228,13 +232,16 @@ def from_summary(summary: str, before: _Before) -> dict[str, Any]:
     done: list[str] = []
     plan = parts.get('current_plan', '')
     in_progress = [_clip(current)] if current else []
-    # the files the summary says are in play (Claude Code's "Files and Code
-    # Sections"): the work's places, as a state's current_file is
-    files_part = part('files and code sections', 'files', 'file_system_state', 'key files')
-    paths = list(dict.fromkeys(re.findall(r'(?<![\w/.-])(?:[\w.-]+/)*[\w-]+\.[A-Za-z]\w{0,9}\b', files_part)))[:20]
+    # the files the summary names (Claude Code's "Files and Code
+    # Sections", its current work): the work's places, as a state's
+    # current_file is
+    paths = list(dict.fromkeys(re.findall(r'(?<![\w/.-])(?:[\w.-]+/)*[\w-]+\.[A-Za-z]\w{0,9}\b', summary)))[:40]
     if paths:
         in_progress.append('files: ' + ', '.join(paths))
-    todo = _items(pending)[:10]
+    # a summary's pending tasks are the rest of the user's request, not
+    # other work (a Todo item of agitmem's snapshot is another goal)
+    in_progress += [_clip(t, 300) for t in _items(pending)[:10]]
+    todo: list[str] = []
     for line in _items(plan):
         mark = re.match(r'\[(DONE|IN PROGRESS|TODO)\]\s*(.*)', line, re.I)
         if not mark:
@@ -388,7 +395,7 @@ def _note(before: _Before, kind: str, data: dict[str, Any], cwd: str) -> None:
     if kind == 'prompt':
         before.prompt = data['text'][:PROMPT_CHARS]
     elif kind == 'tool':
-        events, runs = tool_events(data, cwd)
+        events, runs = tool_events(data, cwd, whole=False)
         before.see(events, runs)
 
 

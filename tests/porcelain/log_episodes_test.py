@@ -169,12 +169,9 @@ def test_real_sessions_parse_and_their_compactions_are_found(tmp_path: Path) -> 
     logs = sorted((DEV / 'logs').glob('*.jsonl'))
     proc = json.loads(ok('recovery', 'audit', '--json', str(DEV / 'logs'), cwd=tmp_path))
     assert proc['skipped'] == 0 and proc['logs'] == len(logs)
-    labels = DEV / 'labels.jsonl'
-    if labels.is_file():
-        want = set()
-        for line in labels.read_text().splitlines():
-            row = json.loads(line) if line.strip() else None
-            if isinstance(row, dict) and 'file' in row and 'index' in row:
-                want.add((os.path.basename(str(row['file'])), int(row['index'])))
-        got = {(os.path.basename(str(f['file'])), int(f['index'])) for f in proc['compactions']}
+    import yaml
+    labelled = yaml.safe_load((DEV / 'labels.yaml').read_text()) if (DEV / 'labels.yaml').is_file() else []
+    want = {(os.path.basename(str(row['file'])), int(row['index'])) for row in labelled}
+    got = {(os.path.basename(str(f['file'])), int(f['index'])) for f in proc['compactions']}
+    if want:
         assert got == want
