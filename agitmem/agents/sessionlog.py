@@ -124,6 +124,8 @@ def client_of(first: dict[str, Any]) -> str | None:
 
 _CLAUDE_SKIP = re.compile(r'\A\s*<(?:local-command-|command-name>|command-message>|command-args>|system-reminder>|bash-)')
 _CLAUDE_NEW = re.compile(r'<command-name>/(clear|new|reset)</command-name>')
+# the tools agitmem's post-edit hook is installed for (agents/claude.py)
+_CLAUDE_TOOLS = frozenset(('Write', 'Edit', 'MultiEdit', 'NotebookEdit', 'Bash'))
 _CONTINUED = 'This session is being continued from a previous conversation'
 
 
@@ -217,6 +219,8 @@ class _Claude:
         if call is None:
             return
         name, tin = call
+        if name not in _CLAUDE_TOOLS:
+            return  # reads, searches, sub-agents: what the hooks' matcher leaves out
         result = o.get('toolUseResult')
         raw: dict[str, Any] = {'tool_name': name, 'tool_input': tin, 'hook_event_name': 'PostToolUse'}
         if part.get('is_error') is True:

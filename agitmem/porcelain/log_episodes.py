@@ -68,11 +68,13 @@ class _Episode:
 
 
 class _Before:
-    """What was observed before a compaction (bounded)."""
+    """What was observed before a compaction (bounded): the last edits'
+    places, the last test run (kept raw: its reason is read only for a
+    compaction judged without agitmem's state), the user's last request."""
 
     def __init__(self) -> None:
         self.edits: list[tuple[str, str | None]] = []
-        self.test: tuple[str, str, str] | None = None  # (result, command, reason)
+        self.test: tuple[bool, tools.ShellRun] | None = None  # (failed, the run)
         self.prompt = ''
 
     def copy(self) -> _Before:
@@ -80,16 +82,18 @@ class _Before:
         ret.edits, ret.test, ret.prompt = list(self.edits), self.test, self.prompt
         return ret
 
-    def see(self, events: list[dict[str, Any]], runs: list[tools.ShellRun]) -> None:
-        for e in events:
-            if e.get('kind') == 'edit':
-                self.edits = [*self.edits, (str(e.get('file')), e.get('symbol'))][-BEFORE:]
-            elif e.get('kind') == 'command' and e.get('test'):
-                run = next((r for r in runs if e['command'] and r.command.startswith(e['command'][:40])), None)
-                code = run.exit_code if run and run.exit_code is not None else (1 if e['test'] == 'failed' else 0)
-                reason = verification.reason(run.output, code) if run else ''
-                from agitmem import secrets
-                self.test = (e['test'], e['command'], secrets.redact(reason))
+    def verification(self) -> dict[str, Any] | None:
+        """The last test run as state.json's last_verification would have it."""
+        if self.test is None:
+            return None
+        from agitmem import secrets
+        failed, run = self.test
+        code = run.exit_code if run.exit_code is not None else int(failed)
+        return {
+            'result': 'failed' if failed else 'passed',
+            'command': observed.redacted_clip(run.command, observed.COMMAND_CHARS),
+            'reason': secrets.redact(verification.reason(run.output, code)),
+        }
 
 
 # -- the tool events -------------------------------------------------------------
@@ -275,8 +279,9 @@ def from_summary(summary: str, before: _Before) -> dict[str, Any]:
         symbol = next((s for s in symbols if re.search(rf'(?<![\w$]){re.escape(s.rsplit(".", 1)[-1])}(?![\w$])', flight)), None)
         if symbol:
             state['current_symbol'] = symbol
-    if before.test:
-        state['last_verification'] = {'result': before.test[0], 'command': before.test[1], 'reason': before.test[2]}
+    lv = before.verification()
+    if lv:
+        state['last_verification'] = lv
     return recovery_mod.expectation(state, in_progress[:20], [_clip(goal, 300)] if goal else [], todo[:20], done[:20])
 
 
@@ -395,8 +400,22 @@ def _note(before: _Before, kind: str, data: dict[str, Any], cwd: str) -> None:
     if kind == 'prompt':
         before.prompt = data['text'][:PROMPT_CHARS]
     elif kind == 'tool':
-        events, runs = tool_events(data, cwd, whole=False)
-        before.see(events, runs)
+        raw = data.get('raw')
+        if isinstance(raw, dict) and raw.get('tool_name') != 'apply_patch' and not data.get('paths'):
+            run = tools.shell_run(raw)
+        else:
+            given = data.get('run')
+            run = tools.ShellRun(given[0], given[1], given[2]) if isinstance(given, tuple) and len(given) == 3 else None
+        if run is not None:
+            # of a command before the compaction only a test run matters
+            patterns = _CFG.get('verification_commands') or verification.DEFAULT_COMMANDS
+            if verification.is_test_run(run.command, patterns):
+                before.test = (observed.run_failed(run), tools.ShellRun(run.command, run.exit_code, tools.bounded(run.output)))
+            return
+        events, _ = tool_events(data, cwd, whole=False)
+        for e in events:
+            if e.get('kind') == 'edit':
+                before.edits = [*before.edits, (str(e.get('file')), e.get('symbol'))][-BEFORE:]
 
 
 def judge(ep: _Episode, meta: dict[str, str], text: str | None) -> tuple[str, list[str], str | None]:
