@@ -58,6 +58,7 @@ def audit(paths: list[str], client: str | None, since: str | None, as_json: bool
         logs = [(client, f) for f in log_episodes.iter_logs(paths)]
     else:
         root = _root()
+        log_episodes.configure(root)
         logs = [(c, f) for c, f in logdirs.find(root, client)]
     found: list[log_episodes.Found] = []
     seen: set[str] = set()

@@ -111,6 +111,19 @@ def _relative(path: str, cwd: str) -> str:
 _CFG: dict[str, Any] = {}
 
 
+def configure(root: str) -> None:
+    """Audit a repository's sessions with its own settings: which commands
+    are test runs (`verification_commands`, as its hooks take them)."""
+    from agitmem import config
+    from agitmem.agents import logread
+    from agitmem.errors import AgitmemError
+    try:
+        text = logread.document(f'{root}/.agent/config.yaml', 1 << 20).decode('utf-8', 'replace')
+        _CFG.update(config.parse(text, '.agent/config.yaml'))
+    except (logread.Refused, AgitmemError):
+        pass  # no settings, or damaged ones: the defaults, as a hook would
+
+
 def tool_events(data: dict[str, Any], cwd: str, whole: bool = True) -> tuple[list[dict[str, Any]], list[tools.ShellRun]]:
     """The recovery log's events of one finished tool call, as the hooks
     make them from its payload (observed.edit_event / command_event); the

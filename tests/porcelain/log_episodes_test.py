@@ -175,3 +175,38 @@ def test_real_sessions_parse_and_their_compactions_are_found(tmp_path: Path) -> 
     got = {(os.path.basename(str(f['file'])), int(f['index'])) for f in proc['compactions']}
     if want:
         assert got == want
+
+
+def _claude_log(root: Path, records: list[dict[str, object]]) -> str:
+    base = {'sessionId': 's1', 'version': '2.1.50', 'cwd': str(root), 'isSidechain': False}
+    return ''.join(json.dumps({**base, **r}) + '\n' for r in records)
+
+
+def test_a_repositorys_own_test_commands_count(tmp_path: Path) -> None:
+    """With no PATH, the repository's `verification_commands` say which
+    commands are test runs, as they do for its hooks: a claim backed by
+    `mise run test` is no state confusion there."""
+    root = tmp_path / 'repo'
+    root.mkdir()
+    git('init', '-q', cwd=root)
+    home = tmp_path / 'home'
+    d = home / '.claude' / 'projects' / re.sub(r'[^A-Za-z0-9]', '-', str(root))
+    d.mkdir(parents=True)
+    run = {'type': 'assistant', 'message': {'content': [{'type': 'tool_use', 'id': 't1', 'name': 'Bash', 'input': {'command': 'mise run test'}}]}}
+    ran = {'type': 'user', 'message': {'content': [{'type': 'tool_result', 'tool_use_id': 't1', 'content': 'ok'}]},
+           'toolUseResult': {'stdout': 'ok', 'stderr': '', 'interrupted': False}}
+    (d / 's1.jsonl').write_text(_claude_log(root, [
+        {'type': 'user', 'timestamp': '2026-02-01T10:00:00Z', 'message': {'role': 'user', 'content': 'fix the date parser in src/dates.py'}},
+        {'type': 'system', 'subtype': 'compact_boundary', 'uuid': 'b1', 'timestamp': '2026-02-01T11:00:00Z', 'compactMetadata': {'trigger': 'auto'}},
+        {'type': 'user', 'isCompactSummary': True, 'message': {'role': 'user', 'content': 'Summary:\n1. Primary Request and Intent:\n fix the date parser in src/dates.py\n'}},
+        run, ran,
+        {'type': 'assistant', 'message': {'content': [{'type': 'text', 'text': 'All tests pass.'}]}},
+        {'type': 'system', 'subtype': 'stop_hook_summary'},
+    ]))
+    env = {'HOME': str(home), 'CLAUDE_CONFIG_DIR': str(home / '.claude')}
+    (found,) = _audit(cwd=root, env=env)
+    assert found['verdict'] == 'state', found  # `mise run test` is no test run by default
+    (root / '.agent').mkdir()
+    (root / '.agent' / 'config.yaml').write_text('verification_commands:\n  - mise run test\n')
+    (found,) = _audit(cwd=root, env=env)
+    assert found['verdict'] != 'state', found
