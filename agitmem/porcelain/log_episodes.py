@@ -17,6 +17,7 @@ import datetime
 import re
 from collections.abc import Iterator
 from pathlib import PurePosixPath
+from pathlib import PureWindowsPath
 from typing import Any
 from typing import NamedTuple
 
@@ -98,7 +99,17 @@ class _Before:
 
 # -- the tool events -------------------------------------------------------------
 
+_DRIVE = re.compile(r'\A[A-Za-z]:[\\/]')
+
+
 def _relative(path: str, cwd: str) -> str:
+    if _DRIVE.match(path) or _DRIVE.match(cwd):
+        # a session on Windows: its paths compare case-insensitively, by \ or /
+        w = PureWindowsPath(path)
+        try:
+            return w.relative_to(cwd).as_posix() if cwd else w.as_posix()
+        except ValueError:
+            return w.as_posix()
     p = PurePosixPath(path)
     if cwd and p.is_absolute():
         try:
