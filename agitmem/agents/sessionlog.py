@@ -469,10 +469,27 @@ _WANTED = (
 # records that repeat what other records said (Claude Code's copies of each
 # API request): never parsed
 _COPIES = (b'"type":"api-request', b'"type": "api-request')
+# Claude Code records that never matter, by their type near the start of
+# the line (hooks' and tools' progress is a large part of a real log)
+_NOISE = (b'"type":"progress"', b'"type":"file-history-snapshot"', b'"type":"queue-operation"', b'"type":"api-request')
 
 
-def _wanted(line: bytes) -> bool:
-    return not any(c in line[:4096] for c in _COPIES) and any(w in line for w in _WANTED)
+# a Codex record's type comes first: the ones the audit reads
+_CODEX_READ = (b'"type":"response_item"', b'"type":"compacted"', b'"type":"session_meta"')
+_CODEX_ENDS = (b'"task_complete"', b'"turn_aborted"')
+
+
+def _wanted(line: bytes, client: str | None = None) -> bool:
+    if client == 'codex':
+        head = line[:160].replace(b'": "', b'":"')
+        if b'"type":"' in head:
+            if any(t in head for t in _CODEX_READ):
+                return True
+            return b'"type":"event_msg"' in head and any(e in line[:400] for e in _CODEX_ENDS)
+    head = line[:1024]
+    if any(n in head for n in _NOISE) or any(c in line[:4096] for c in _COPIES):
+        return False
+    return any(w in line for w in _WANTED)
 
 
 def items(path: str, client: str | None = None) -> Iterator[tuple[str, Item]]:
@@ -502,7 +519,7 @@ def items(path: str, client: str | None = None) -> Iterator[tuple[str, Item]]:
             for item in reader.feed(first):
                 yield client, item
             continue
-        if not _wanted(raw):
+        if not _wanted(raw, client):
             continue
         obj = _load(raw)
         if obj is not None:

@@ -436,10 +436,15 @@ def _note(before: _Before, kind: str, data: dict[str, Any], cwd: str) -> None:
             if verification.is_test_run(run.command, patterns):
                 before.test = (observed.run_failed(run), tools.ShellRun(run.command, run.exit_code, tools.bounded(run.output)))
             return
-        events, _ = tool_events(data, cwd, whole=False)
-        for e in events:
-            if e.get('kind') == 'edit':
-                before.edits = [*before.edits, (str(e.get('file')), e.get('symbol'))][-BEFORE:]
+        # an edit before it: its file, and the definition its own lines are in
+        paths = tuple(p for p in data.get('paths') or () if isinstance(p, str))
+        for e in tools.edits(raw, paths) if isinstance(raw, dict) else ():
+            rel = _relative(e.path, cwd)
+            if '.agent/' in f'/{rel}':
+                continue
+            lines = e.text[:observed.CHANGED_CHARS].splitlines()
+            symbol = observed.defined_in(lines, 1, len(lines), rel.rsplit('.', 1)[-1].lower() if '.' in rel.rsplit('/', 1)[-1] else '') if lines else None
+            before.edits = [*before.edits, (rel, symbol)][-BEFORE:]
 
 
 def judge(ep: _Episode, meta: dict[str, str], text: str | None) -> tuple[str, list[str], str | None]:
