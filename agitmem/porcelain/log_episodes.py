@@ -263,7 +263,9 @@ def from_summary(summary: str, before: _Before) -> dict[str, Any]:
     # the files the summary names (Claude Code's "Files and Code
     # Sections", its current work): the work's places, as a state's
     # current_file is
-    paths = list(dict.fromkeys(re.findall(r'(?<![\w/.-])(?:[\w.-]+/)*[\w-]+\.[A-Za-z]\w{0,9}\b', summary)))[:40]
+    # and the files edited last before it (what the hooks show as OBSERVED)
+    named = re.findall(r'(?<![\w/.-])(?:[\w.-]+/)*[\w-]+\.[A-Za-z]\w{0,9}\b', summary)
+    paths = list(dict.fromkeys([*named, *(f for f, _ in reversed(before.edits))]))[:40]
     if paths:
         in_progress.append('files: ' + ', '.join(paths))
     # a summary's pending tasks are the rest of the user's request, not

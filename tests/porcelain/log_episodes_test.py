@@ -210,3 +210,40 @@ def test_a_repositorys_own_test_commands_count(tmp_path: Path) -> None:
     (root / '.agent' / 'config.yaml').write_text('verification_commands:\n  - mise run test\n')
     (found,) = _audit(cwd=root, env=env)
     assert found['verdict'] != 'state', found
+
+
+def test_the_task_from_a_summary_without_agitmem() -> None:
+    """Without agitmem's block, the yardstick is the client's summary:
+    Claude Code's sections, Gemini CLI's <state_snapshot> plan; the file
+    in flight only where the summary names one edited before."""
+    from agitmem.porcelain import log_episodes as le
+    before = le._Before()
+    before.edits = [('src/other.py', 'helper'), ('src/dates.py', 'parse_date')]
+    claude = (
+        'Summary:\n1. Primary Request and Intent:\n   Fix the date parser.\n'
+        '8. Current Work:\n   Editing parse_date in src/dates.py to accept ISO weeks.\n'
+        '7. Pending Tasks:\n   - Update the changelog\n'
+        '9. Optional Next Step:\n   Run the date tests after finishing parse_date.\n'
+    )
+    expect = le.from_summary(claude, before)
+    assert expect['current_goal'] == 'Fix the date parser.'
+    assert expect['next_intent'] == 'Run the date tests after finishing parse_date.'
+    assert (expect['current_file'], expect['current_symbol']) == ('src/dates.py', 'parse_date')
+    assert 'Update the changelog' in expect['in_progress'] and expect['todo'] == []
+    gemini = (
+        '<state_snapshot><overall_goal>Port the loader to TOML.</overall_goal>'
+        '<current_plan>1. [DONE] Read the loader.\n2. [IN PROGRESS] Replace configparser.\n3. [TODO] Delete the INI parser.</current_plan>'
+        '</state_snapshot>'
+    )
+    expect = le.from_summary(gemini, le._Before())
+    assert expect['current_goal'] == 'Port the loader to TOML.'
+    assert expect['next_intent'] == 'Replace configparser.'
+    assert expect['done'] == ['Read the loader.'] and expect['todo'] == ['Delete the INI parser.']
+    assert expect['current_file'] == ''
+
+
+def test_windows_paths_are_made_relative() -> None:
+    from agitmem.porcelain import log_episodes as le
+    assert le._relative('D:\\repo\\website\\src\\a.css', 'D:\\repo') == 'website/src/a.css'
+    assert le._relative('/w/repo/src/a.py', '/w/repo') == 'src/a.py'
+    assert le._relative('/elsewhere/a.py', '/w/repo') == '/elsewhere/a.py'
