@@ -192,8 +192,8 @@ def test_a_repositorys_own_test_commands_count(tmp_path: Path) -> None:
     home = tmp_path / 'home'
     d = home / '.claude' / 'projects' / re.sub(r'[^A-Za-z0-9]', '-', str(root))
     d.mkdir(parents=True)
-    run = {'type': 'assistant', 'message': {'content': [{'type': 'tool_use', 'id': 't1', 'name': 'Bash', 'input': {'command': 'mise run test'}}]}}
-    ran = {'type': 'user', 'message': {'content': [{'type': 'tool_result', 'tool_use_id': 't1', 'content': 'ok'}]},
+    run: dict[str, object] = {'type': 'assistant', 'message': {'content': [{'type': 'tool_use', 'id': 't1', 'name': 'Bash', 'input': {'command': 'mise run test'}}]}}
+    ran: dict[str, object] = {'type': 'user', 'message': {'content': [{'type': 'tool_result', 'tool_use_id': 't1', 'content': 'ok'}]},
            'toolUseResult': {'stdout': 'ok', 'stderr': '', 'interrupted': False}}
     (d / 's1.jsonl').write_text(_claude_log(root, [
         {'type': 'user', 'timestamp': '2026-02-01T10:00:00Z', 'message': {'role': 'user', 'content': 'fix the date parser in src/dates.py'}},
