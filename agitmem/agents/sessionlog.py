@@ -111,6 +111,8 @@ def client_of(first: dict[str, Any]) -> str | None:
     """The client a log's first record says wrote it."""
     if first.get('type') == 'session_meta' or ('payload' in first and 'timestamp' in first and 'type' in first):
         return 'codex'
+    if 'instructions' in first and 'id' in first and 'timestamp' in first:
+        return 'codex'  # an early Codex rollout: a bare header, then bare items
     if 'sessionId' in first and ('projectHash' in first or 'startTime' in first or 'messages' in first):
         return 'gemini'
     if 'sessionId' in first or first.get('type') in (
@@ -259,6 +261,10 @@ def _claude_after(name: str, tin: dict[str, Any], result: dict[str, Any]) -> str
 
 # -- Codex -------------------------------------------------------------------------
 
+_CODEX_ITEMS = frozenset((
+    'message', 'function_call', 'function_call_output', 'custom_tool_call', 'custom_tool_call_output',
+    'local_shell_call', 'local_shell_call_output', 'reasoning',
+))
 _CODEX_CODE = re.compile(r'(?m)^(?:Exit code: |Process exited with code )(\d+)')
 _CODEX_OUTPUT = re.compile(r'(?ms)^Output:\n?(.*)\Z')
 
@@ -271,6 +277,14 @@ class _Codex:
 
     def feed(self, o: dict[str, Any]) -> Iterator[Item]:
         kind = o.get('type')
+        if 'payload' not in o:
+            if 'instructions' in o and not self.meta:  # an early rollout's header
+                self.meta = True
+                yield Item('meta', {'session': _str(o.get('id')), 'version': '', 'cwd': ''})
+                return
+            if kind in _CODEX_ITEMS:  # an early rollout's bare item
+                o = {'type': 'response_item', 'payload': o}
+                kind = 'response_item'
         p = _dict(o.get('payload'))
         if kind == 'session_meta':
             if not self.meta:
@@ -475,17 +489,24 @@ _NOISE = (b'"type":"progress"', b'"type":"file-history-snapshot"', b'"type":"que
 
 
 # a Codex record's type comes first: the ones the audit reads
-_CODEX_READ = (b'"type":"response_item"', b'"type":"compacted"', b'"type":"session_meta"')
+_CODEX_READ = (
+    b'"type":"response_item"', b'"type":"compacted"', b'"type":"session_meta"',
+    # an early rollout's bare items
+    b'"type":"function_call', b'"type":"custom_tool_call', b'"type":"local_shell_call', b'"type":"message"',
+)
 _CODEX_ENDS = (b'"task_complete"', b'"turn_aborted"')
+_CODEX_SKIP = (b'"type":"turn_context"', b'"type":"world_state"', b'"type":"token_usage_record"')
 
 
 def _wanted(line: bytes, client: str | None = None) -> bool:
     if client == 'codex':
         head = line[:160].replace(b'": "', b'":"')
-        if b'"type":"' in head:
-            if any(t in head for t in _CODEX_READ):
-                return True
-            return b'"type":"event_msg"' in head and any(e in line[:400] for e in _CODEX_ENDS)
+        if any(t in head for t in _CODEX_READ):
+            return True
+        if b'"type":"event_msg"' in head:
+            return any(e in line[:400] for e in _CODEX_ENDS)
+        if any(t in head for t in _CODEX_SKIP):
+            return False
     head = line[:1024]
     if any(n in head for n in _NOISE) or any(c in line[:4096] for c in _COPIES):
         return False
