@@ -197,10 +197,13 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
             'recovery', help='compactions and how the agent recovered from each',
             description='With no action: the report (seed 004\'s table). '
             '`show N`: one compaction in full. `mark N ok|drift|location|state|reset`: '
-            'your verdict, which overrides the heuristic.',
+            'your verdict, which overrides the heuristic. `audit [PATH ...]`: the compactions '
+            'in the clients\' own session logs (this repository\'s, or the logs named), judged alike.',
         )
-        p.add_argument('words', nargs='*', metavar='show N | mark N VERDICT')
+        p.add_argument('words', nargs='*', metavar='show N | mark N VERDICT | audit [PATH ...]')
         p.add_argument('--since', metavar='DATE', help='only compactions from DATE (YYYY-MM-DD) on')
+        p.add_argument('--client', metavar='C', help='audit: only claude, codex or gemini logs')
+        p.add_argument('--html', metavar='FILE', help='audit: also write the report as one self-contained page')
         _add_ref(p)
         _add_json(p)
 
@@ -348,6 +351,12 @@ def _run(args: argparse.Namespace) -> int:
     if cmd == 'mcp':
         from agitmem.commands.mcp import mcp
         return mcp(VERSION)
+    if cmd == 'recovery' and args.words[:1] == ['audit']:
+        # a client's logs, from anywhere: no repository needed
+        from agitmem.commands.recovery_audit import audit
+        return audit(args.words[1:], args.client, args.since, args.json, args.html)
+    if cmd == 'recovery' and (args.client or args.html):
+        raise AgitmemError('--client and --html are for `recovery audit`')
     if cmd in ('install', 'uninstall'):
         from agitmem.commands.install import install
         return install(
@@ -561,6 +570,23 @@ def _printable_streams() -> None:
         sys.stderr = cast(TextIO, _Escaped(sys.stderr))
 
 
+def _options_first(argv: list[str]) -> list[str]:
+    """`recovery audit PATH --json --since D PATH`: its options before the
+    words (argparse takes no positional after an option)."""
+    words, options, rest = argv[:2], [], iter(argv[2:])
+    for a in rest:
+        if a == '--':
+            words += list(rest)
+            break
+        if a in ('--since', '--client', '--html', '--ref'):
+            options += [a, next(rest, '')]
+        elif a.startswith('-') and a != '-':
+            options.append(a)
+        else:
+            words.append(a)
+    return [words[0], *options, *words[1:]]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # a short run that allocates much as it imports (pygit2 alone makes
     # thousands of objects) and frees by reference counting: the cyclic
@@ -587,6 +613,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             repo_mod.start_tree(None)
         own = argv[:argv.index('--')] if '--' in argv else argv
         repo_mod.start_early(identity=argv[0] != 'load' and '--no-save' not in own)
+    if argv[:2] == ['recovery', 'audit']:
+        argv = _options_first(argv)
     args = _parser(only).parse_args(argv)
     if args.command == 'hook':
         return _hook(args.event, args.agent, args.hook_args)

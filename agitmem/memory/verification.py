@@ -36,6 +36,9 @@ DEFAULT_COMMANDS = (
     'mix test', 'cabal test', 'stack test', 'swift test', 'dart test', 'flutter test', 'busted',
     'php artisan test', 'phpunit', 'dotnet test', 'sbt test', 'bazel test', 'rake test', 'bats',
     'manage.py test', 'terraform test', 'bun test', 'deno test',
+    # task runners' test tasks (`mise run test:ci`, `just test`, `task test`:
+    # a pattern's last word `test` also names `test:ci` or `test-unit`)
+    'mise run test', 'mise test', 'just test', 'task test',
 )
 # words that run the next one: `python -m pytest`, `npx jest`, `uv run tox`
 _WRAPPERS = frozenset((
@@ -138,6 +141,15 @@ def is_test_run(command: str, patterns: list[str] | tuple[str, ...]) -> bool:
             continue
         first = rest[0] if rest[0].startswith('./') else rest[0].rsplit('/', 1)[-1]
         rest = [first, *rest[1:]]
-        if any(rest[:len(w)] == w for w in wanted):
+        if any(rest[:len(w)] == w or _task_of(rest[:len(w)], w) for w in wanted):
             return True
     return False
+
+
+def _task_of(words: list[str], pattern: list[str]) -> bool:
+    """`words` run a task of the pattern's test task: `npm run test:ci`
+    for `npm run test`, `just test-unit` for `just test`."""
+    return (
+        len(words) == len(pattern) >= 2 and pattern[-1] == 'test' and words[:-1] == pattern[:-1]
+        and re.match(r'test[:-]\w', words[-1]) is not None
+    )

@@ -182,14 +182,21 @@ def clip_text(text: str) -> str:
 
 def edit_entry(repo: Repo, edit: tools.Edit, cwd: str | None) -> dict[str, Any]:
     rel = _relative(repo, edit.path, cwd)
-    text = _read(repo.root / rel)
+    start, end, symbol, again = place(edit, rel, _read(repo.root / rel))
+    return {
+        'file': rel, 'lines': [start, end] if start is not None else None, 'symbol': symbol,
+        'twice': again, 'at': state_mod.now_iso(),
+    }
+
+
+def place(edit: tools.Edit, rel: str, text: str) -> tuple[int | None, int | None, str | None, bool]:
+    """(first line, last line, the definition it is in, whether the file
+    defines that twice) of an edit of `rel`, whose text after the edit is
+    `text` (the file on disk for a hook; the log's own copy for an audit)."""
     start, end = _locate(edit, text)
     lines = text.splitlines()
     symbol = defined_in(lines, start, end, _ext(rel)) if start is not None and text else None
-    return {
-        'file': rel, 'lines': [start, end] if start is not None else None, 'symbol': symbol,
-        'twice': twice(lines, symbol, _ext(rel)), 'at': state_mod.now_iso(),
-    }
+    return start, end, symbol, twice(lines, symbol, _ext(rel))
 
 
 def _push(items: object, entry: dict[str, Any], keep: int) -> list[dict[str, Any]]:
@@ -246,40 +253,61 @@ def record_tool(
         entry = edit_entry(repo, e, cwd)
         twice = entry.pop('twice')
         data['edits'] = _push(data.get('edits'), {**entry, 'session': session}, EDITS)
-        added, gone = changed(e.text, e.removed)
-        edited = {'kind': 'edit', 'file': entry['file'], 'symbol': entry['symbol'], 'text': clip_text(added)}
-        if gone:
-            edited['removed'] = clip_text(gone)
-        events.append({**edited, 'twice': True} if twice else edited)
+        events.append(edit_event(e, entry['file'], entry['symbol'], twice))
     if run is not None:
-        command = redacted_clip(run.command, COMMAND_CHARS)  # a command line may hold a token
+        event = command_event(run, cfg)
         data['commands'] = _push(
             data.get('commands'),
-            {'command': command, 'exit_code': run.exit_code, 'at': state_mod.now_iso(), 'session': session},
+            {'command': event['command'], 'exit_code': run.exit_code, 'at': state_mod.now_iso(), 'session': session},
             COMMANDS,
         )
-        event: dict[str, Any] = {'kind': 'command', 'command': command, 'exit_code': run.exit_code, 'test': None}
-        from agitmem.memory import verification
-        if run.exit_code is None:
-            # no exit code (Codex): what the output says of the run, if it says
-            event['outcome'] = verification.outcome(run.output)
-        patterns = cfg.get('verification_commands') or verification.DEFAULT_COMMANDS
-        if verification.is_test_run(run.command, patterns):
-            lv = _verification(repo, command, run)
-            event['test'] = lv['result']
+        if event['test']:
+            _verification(repo, event['command'], run)
         events.append(event)
     _store(repo, data)
     return events
 
 
+# -- one tool event as the recovery log's events ---------------------------------
+# The hooks (record_tool) and `recovery audit` (porcelain/log_episodes.py,
+# reading a client's own log) make a first turn's events here, so that one
+# classifier judges the same episode either way.
+
+def edit_event(e: tools.Edit, rel: str, symbol: str | None, twice: bool) -> dict[str, Any]:
+    """An edit of the file `rel`, in `symbol`: the lines it added and took out."""
+    added, gone = changed(e.text, e.removed)
+    edited = {'kind': 'edit', 'file': rel, 'symbol': symbol, 'text': clip_text(added)}
+    if gone:
+        edited['removed'] = clip_text(gone)
+    return {**edited, 'twice': True} if twice else edited
+
+
+def run_failed(run: tools.ShellRun) -> bool:
+    """A test run failed: its exit code, or where the client gives none
+    (Codex), what its output says."""
+    from agitmem.memory import verification
+    return verification.failed_by_output(run.output) if run.exit_code is None else run.exit_code != 0
+
+
+def command_event(run: tools.ShellRun, cfg: dict[str, Any]) -> dict[str, Any]:
+    """A shell command with its exit status; a test run (config
+    `verification_commands`) with its result."""
+    from agitmem.memory import verification
+    command = redacted_clip(run.command, COMMAND_CHARS)  # a command line may hold a token
+    event: dict[str, Any] = {'kind': 'command', 'command': command, 'exit_code': run.exit_code, 'test': None}
+    if run.exit_code is None:
+        # no exit code (Codex): what the output says of the run, if it says
+        event['outcome'] = verification.outcome(run.output)
+    patterns = cfg.get('verification_commands') or verification.DEFAULT_COMMANDS
+    if verification.is_test_run(run.command, patterns):
+        event['test'] = 'failed' if run_failed(run) else 'passed'
+    return event
+
+
 def _verification(repo: Repo, command: str, run: tools.ShellRun) -> dict[str, Any]:
     from agitmem.memory import verification
-    if run.exit_code is None:
-        failed = verification.failed_by_output(run.output)
-        code = None
-    else:
-        failed = run.exit_code != 0
-        code = run.exit_code
+    failed = run_failed(run)
+    code = run.exit_code
     from agitmem import secrets
     lv = {
         'command': command,

@@ -258,19 +258,7 @@ def close(
     events = [e for e in rec.get('events') or () if isinstance(e, dict)]
     prompt = rec.get('prompt') if isinstance(rec.get('prompt'), str) else None
     summary = rec.get('summary') if isinstance(rec.get('summary'), str) else None
-    if text is None and not events:
-        verdict, evidence, first = 'unknown', ['compacted again before the turn after the last compaction did anything'], None
-    else:
-        from agitmem import secrets
-        if text:
-            text = secrets.redact(text)
-        for e in events:
-            for key in ('text', 'removed'):
-                if isinstance(e.get(key), str):
-                    e[key] = secrets.redact(e[key])
-        verdict, evidence, first = recovery_mod.classify(expect, events, text, prompt, summary)
-        if text is None:
-            evidence.append('compacted again before the turn ended: judged on what it did until then')
+    verdict, evidence, first, text = judge(expect, events, text, prompt, summary)
     _append(repo, {
         'kind': 'verdict',
         'id': rec['id'],
@@ -284,6 +272,33 @@ def close(
         'tokens_after': tokens_after,
     })
     return verdict
+
+
+def judge(
+        expect: dict[str, Any],
+        events: list[dict[str, Any]],
+        text: str | None,
+        prompt: str | None,
+        summary: str | None,
+) -> tuple[str, list[str], str | None, str | None]:
+    """(verdict, evidence, first action, the text as judged) of a first
+    turn after a compaction: the one judge of the hooks' records and of
+    `recovery audit`'s episodes read back from a client's log.  `text`
+    None: compacted again before the turn ended.  Secrets are taken out
+    of the text and of the events' lines (in place) first."""
+    if text is None and not events:
+        return 'unknown', ['compacted again before the turn after the last compaction did anything'], None, None
+    from agitmem import secrets
+    if text:
+        text = secrets.redact(text)
+    for e in events:
+        for key in ('text', 'removed'):
+            if isinstance(e.get(key), str):
+                e[key] = secrets.redact(e[key])
+    verdict, evidence, first = recovery_mod.classify(expect, events, text, prompt, summary)
+    if text is None:
+        evidence.append('compacted again before the turn ended: judged on what it did until then')
+    return verdict, evidence, first, text
 
 
 def mark(repo: Repo, n: int, verdict: str) -> dict[str, Any]:

@@ -260,6 +260,13 @@ def test_enclosing_definition(ext: str, text: str, line: int, symbol: str | None
     ('cargo build', False),
     ('echo pytest', False),
     ('git commit -m "make test pass"', False),
+    # task runners' test tasks, as real sessions run them
+    ('mise run test:ci 2>&1 | tail -50', True),
+    ('mise run fmt && mise run lint && mise run test:ci', True),
+    ('npm run test:unit', True),
+    ('just test-all', True),
+    ('mise run testing-notes', False),
+    ('mise run lint', False),
 ))
 def test_default_verification_commands(command: str, is_test: bool) -> None:
     assert verification.is_test_run(command, verification.DEFAULT_COMMANDS) is is_test

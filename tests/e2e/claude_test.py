@@ -467,3 +467,10 @@ def test_recovery_report_classifies_four_behaviours(claude: ClaudeHarness) -> No
     assert "--- the injection given ---" in shown and "restate" in shown
     table = agitmem(claude, "recovery").stdout
     assert table.splitlines()[0] == "4 compaction(s); 0 verdict(s) marked by hand (0.0%)"
+
+    # the same compactions read back from Claude Code's own log (found under
+    # the harness's HOME, by the repository's path) get the hooks' verdicts
+    audited = json.loads(agitmem(claude, "recovery", "audit", "--json").stdout)["compactions"]
+    assert [(a["session"], a["index"], a["client"]) for a in audited] == [(session, i, "claude") for i in range(4)], audited
+    assert [a["verdict"] for a in audited] == [r["verdict"] for r in rows], json.dumps(audited, indent=1)
+    assert all(a["agitmem"] and a["client_version"] and a["timestamp"] for a in audited), audited

@@ -190,6 +190,12 @@ def test_auto_compaction_reinjects_with_restate(codex: CodexHarness) -> None:
     assert (row["agent"], row["trigger"], row["session"]) == ("codex", "auto", session)
     assert row["checkpoint"] and row["verdict"], row
     assert api.summary_text in agitmem(codex, "recovery", "show", "1").stdout
+    # (g) the same compaction read back from Codex's own rollout (found under
+    # $CODEX_HOME by its session_meta cwd) gets the hooks' verdict
+    (audited,) = json.loads(agitmem(codex, "recovery", "audit", "--json").stdout)["compactions"]
+    assert (audited["client"], audited["session"], audited["index"]) == ("codex", session, 0), audited
+    assert audited["verdict"] == {"unknown": "unjudgeable"}.get(row["verdict"], row["verdict"]), (audited, row)
+    assert audited["client_version"] and audited["agitmem"], audited
 
 
 def _wait_for(condition: Any, what: str, timeout: float = 60) -> None:

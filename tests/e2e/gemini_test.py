@@ -369,6 +369,11 @@ def test_auto_compression_is_in_the_recovery_log(headless: Scenario) -> None:
     # seen first by BeforeModel, in the same prompt; BeforeAgent of run4 does not count it again
     assert "hook prompt: re-inject before the next model call" in audit_log(headless.h)
     assert "<state_snapshot>" in _agitmem(headless.h, "recovery", "show", "1")
+    # the same compression read back from Gemini CLI's own chat files (found
+    # through ~/.gemini/projects.json) gets the hooks' verdict, once
+    (audited,) = json.loads(_agitmem(headless.h, "recovery", "audit", "--json", stdout_only=True))["compactions"]
+    assert (audited["client"], audited["index"], audited["agitmem"]) == ("gemini", 0, True), audited
+    assert audited["verdict"] == {"unknown": "unjudgeable"}.get(rows[0]["verdict"], rows[0]["verdict"]), (audited, rows)
 
 
 def test_manual_compress_in_interactive_mode(interactive: Scenario) -> None:

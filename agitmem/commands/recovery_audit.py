@@ -1,0 +1,109 @@
+"""`agitmem recovery audit [PATH ...] [--client C] [--since DATE] [--json]
+[--html FILE]`: the compactions in the clients' own session logs, each
+judged as `agitmem recovery` judges the hooks' records.  With no PATH:
+this repository's sessions where each client keeps them; with PATHs, any
+logs, no repository needed."""
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import sys
+
+from agitmem import render
+from agitmem.agents import logdirs
+from agitmem.agents import logread
+from agitmem.errors import AgitmemError
+from agitmem.memory import recovery as recovery_mod
+from agitmem.porcelain import log_episodes
+
+CLIENTS = ('claude', 'codex', 'gemini')
+_TITLES = {**recovery_mod.TITLES, 'unjudgeable': 'unjudgeable'}
+
+
+def _date(since: str | None) -> datetime.date | None:
+    if since is None:
+        return None
+    try:
+        return datetime.date.fromisoformat(since)
+    except ValueError:
+        raise AgitmemError(f'--since {since}: not a date (YYYY-MM-DD)')
+
+
+def _root() -> str:
+    from agitmem import repo as repo_mod
+    out = repo_mod.git('rev-parse', '--show-toplevel', cwd=os.getcwd(), check=False)
+    if out.returncode != 0 or not out.stdout.strip():
+        raise AgitmemError('recovery audit: not in a git repository; name the logs to read (recovery audit PATH ...)')
+    return out.stdout.strip()
+
+
+def _pct(value: object) -> str:
+    return f'{value:5.1f}%' if isinstance(value, (int, float)) else '     -'
+
+
+def _mask(text: str) -> str:
+    from agitmem import secrets
+    return secrets.redact(text)
+
+
+def audit(paths: list[str], client: str | None, since: str | None, as_json: bool, html_file: str | None) -> int:
+    if client is not None and client not in CLIENTS:
+        raise AgitmemError(f'--client {client}: one of {", ".join(CLIENTS)}')
+    date = _date(since)
+    for p in paths:
+        if not os.path.lexists(p):
+            raise AgitmemError(f'recovery audit: {render.line(p)}: no such file or directory')
+    if paths:
+        logs = [(client, f) for f in log_episodes.iter_logs(paths)]
+    else:
+        root = _root()
+        log_episodes.configure(root)
+        logs = [(c, f) for c, f in logdirs.find(root, client)]
+    found: list[log_episodes.Found] = []
+    seen: set[str] = set()
+    skipped = read = 0
+    for c, f in logs:
+        try:
+            result = log_episodes.audit_file(f, c, seen)
+        except logread.Refused as e:
+            if f in paths:  # named by the user: no log to read there
+                raise AgitmemError(f'recovery audit: {render.line(f)}: {e}')
+            print(f'agitmem: recovery audit: {render.line(f)}: skipped ({e})', file=sys.stderr)
+            skipped += 1
+            continue
+        if result.client is None or (client is not None and result.client != client):
+            continue  # no client's log (a project's own *.jsonl)
+        read += 1
+        found += result.found
+    found = log_episodes.since(found, date)
+    if html_file:
+        from agitmem.porcelain import audit_page
+        text = _mask(audit_page.page(found))
+        try:
+            with open(html_file, 'w', encoding='utf-8', errors='backslashreplace') as out:
+                out.write(text)
+        except OSError as e:
+            raise AgitmemError(f'--html {render.line(html_file)}: cannot write: {e.strerror}')
+    if as_json:
+        listed = [
+            {
+                'file': f.file, 'session': f.session, 'index': f.index, 'timestamp': f.timestamp,
+                'client': f.client, 'client_version': f.client_version, 'verdict': f.verdict,
+                'evidence': f.evidence, 'agitmem': f.agitmem, 'state_from': f.state_from,
+                'first_action': f.first_action,
+            }
+            for f in found
+        ]
+        summary = {name: row for name, row in log_episodes.table(found)}
+        print(_mask(json.dumps({'compactions': listed, 'summary': summary, 'logs': read, 'skipped': skipped}, indent=2, ensure_ascii=False)))
+        return 0
+    print(f'{len(found)} compaction(s) in {read} session log(s)' + (f' ({skipped} skipped)' if skipped else ''))
+    if found:
+        head = f'{"":22} {"n":>5} ' + ' '.join(f'{_TITLES[v]:>15}' for v in log_episodes.VERDICTS)
+        print(head)
+        for name, row in log_episodes.table(found):
+            print(f'{render.line(name):22} {row["n"]:>5} ' + ' '.join(f'{_pct(row[v]):>15}' for v in log_episodes.VERDICTS))
+    if html_file:
+        print(f'page written: {render.line(html_file)}')
+    return 0
