@@ -2,13 +2,13 @@
 (the `verify` command and the MCP `verify` tool)."""
 from __future__ import annotations
 
-import os
 import shlex
 import subprocess
 from collections.abc import Callable
 from typing import Any
 from typing import NamedTuple
 
+from agitmem import platforms
 from agitmem import repo as repo_mod
 from agitmem.errors import AgitmemError
 from agitmem.memory import state as state_mod
@@ -44,7 +44,7 @@ def run(
             stdin=subprocess.DEVNULL, cwd=ctx.repo.root,
             # bounded: a group of its own, so what it started is stopped
             # with it (a test runner's children hold the output pipe open)
-            process_group=None if timeout is None else 0,
+            **({} if timeout is None else platforms.group_kwargs()),
         )
     except (FileNotFoundError, PermissionError) as e:
         raise AgitmemError(f'cannot run {cmd[0]}: {e.strerror}')
@@ -61,12 +61,7 @@ def run(
         try:
             out, _ = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            import signal
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except OSError:
-                pass  # gone meanwhile
-            out, _ = proc.communicate()
+            out, _ = platforms.stop(proc)
             out += f'\nstopped after {timeout:g}s\n'.encode()
         chunks.append(out)
         code = proc.returncode
