@@ -257,3 +257,17 @@ def test_the_probe_runs_agitmem_the_way_hooks_do(memrepo: Path, kind: str) -> No
     )
     assert proc.returncode == 0, proc.stderr
     assert agitmem_argv()  # the console script exists beside it
+
+
+@pytest.mark.parametrize(('kind', 'named', 'unchecked'), [
+    ('linux', 'Linux', 0), ('windows', 'Windows', 2), ('macos', 'macOS', 0),
+])
+def test_doctor_names_the_platform_and_what_it_cannot_check(
+        memrepo: Path, kind: str, named: str, unchecked: int,
+) -> None:
+    proc = _sim(kind, 'doctor', '--json', cwd=memrepo)
+    assert 'Traceback' not in proc.stderr, proc.stderr
+    findings = [f for f in json.loads(proc.stdout)['findings'] if f['check'] == 'platform']
+    assert findings[0]['level'] == 'ok' and named in findings[0]['message']
+    gaps = [f for f in findings[1:] if f['message'].startswith('not checked on this platform')]
+    assert len(gaps) == unchecked and all(f['level'] == 'warning' for f in gaps)

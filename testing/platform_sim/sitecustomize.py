@@ -57,9 +57,12 @@ def _windows() -> None:
 
     class _WindowsFileLock:
         def __init__(self, path: str, timeout: float = -1) -> None:
-            self.path, self.timeout, self.fd = path, timeout, -1
+            self.path, self.timeout, self.fd, self.depth = path, timeout, -1, 0
 
         def __enter__(self) -> _WindowsFileLock:
+            self.depth += 1  # re-entrant, as filelock's locks are
+            if self.depth > 1:
+                return self
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
             deadline = time.monotonic() + (self.timeout if self.timeout >= 0 else 1e9)
             while True:
@@ -68,6 +71,7 @@ def _windows() -> None:
                     break
                 except OSError:
                     if time.monotonic() > deadline:
+                        self.depth -= 1
                         os.close(fd)
                         raise filelock.Timeout(self.path) from None
                     time.sleep(0.01)
@@ -75,8 +79,10 @@ def _windows() -> None:
             return self
 
         def __exit__(self, *exc: object) -> None:
-            os.close(self.fd)  # closing releases it
-            self.fd = -1
+            self.depth -= 1
+            if self.depth == 0:
+                os.close(self.fd)  # closing releases it
+                self.fd = -1
 
     filelock.FileLock = _WindowsFileLock  # type: ignore[misc,assignment]
     sys.modules['fcntl'] = None  # type: ignore[assignment]  # ImportError, as on Windows
