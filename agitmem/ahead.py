@@ -10,20 +10,16 @@ from __future__ import annotations
 import os
 import sys
 
+from agitmem import platforms
+from agitmem.platforms import Child as Child
+
 # typing is not imported ahead of the first git call (mypy takes any name
 # TYPE_CHECKING as true)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
     from collections.abc import Mapping
-    from signal import SIGKILL
-    from signal import SIGPIPE
     from typing import Any
-else:
-    # the C module signal.py wraps, loaded with the interpreter: signal.py
-    # imports enum, which would come before the first git call
-    from _signal import SIGKILL
-    from _signal import SIGPIPE
 
 # Variables git sets for hooks (or a user sets by hand) that would point our
 # own git calls at another index or repository.
@@ -94,124 +90,6 @@ def early_key(cwd: os.PathLike[str] | str, args: tuple[str, ...], env: Mapping[s
     return str(cwd), args, tuple(sorted(env.items())) if env else ()
 
 
-class Child:
-    """A git process begun by `os.posix_spawnp`, before `subprocess` is
-    imported (its import is a fifth of the time from exec to the first git
-    call): what repo.py asks of a `subprocess.Popen` (communicate with a
-    bound, poll, kill, wait, pid, returncode), in its own process group as
-    `spawn` starts it, stdin from /dev/null, stdout (and stderr when
-    wanted) read through pipes."""
-
-    def __init__(self, argv: tuple[str, ...], env: Mapping[str, str], *, text: bool, stderr: bool) -> None:
-        self.args = argv
-        self.text = text
-        self.returncode: int | None = None
-        self._fds: dict[int, list[bytes]] = {}
-        out_r, out_w = os.pipe()
-        err_r, err_w = os.pipe() if stderr else (-1, -1)
-        self._out, self._err = out_r, err_r
-        try:
-            if min(out_w, err_w if stderr else 3) <= 2:
-                # a standard stream was closed and a pipe took its number:
-                # dup2 onto itself would leave it close-on-exec
-                raise OSError('a standard stream is closed')
-            actions: list[tuple[Any, ...]] = [
-                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                (os.POSIX_SPAWN_DUP2, out_w, 1),
-                (os.POSIX_SPAWN_DUP2, err_w, 2) if stderr else
-                (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
-                # what Popen's close_fds does: descriptors this process
-                # was given to keep (an agent's, a hook manager's) are not
-                # git's to hold open
-                *((os.POSIX_SPAWN_CLOSE, fd) for fd in _inherited()),
-            ]
-            # (Python ignores SIGPIPE; git gets it back, as from Popen)
-            self.pid = os.posix_spawnp(
-                argv[0], argv, dict(env), file_actions=actions, setpgroup=0, setsigdef=(SIGPIPE,),
-            )
-        except BaseException:
-            for fd in (out_r, err_r):
-                if fd >= 0:
-                    os.close(fd)
-            raise
-        finally:
-            for fd in (out_w, err_w):
-                if fd >= 0:
-                    os.close(fd)
-        self._fds = {fd: [] for fd in (out_r, err_r) if fd >= 0}
-        self._read: dict[int, bytes] = {}
-
-    def poll(self) -> int | None:
-        if self.returncode is None:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                self.returncode = os.waitstatus_to_exitcode(status)
-        return self.returncode
-
-    def wait(self) -> int:
-        if self.returncode is None:
-            _, status = os.waitpid(self.pid, 0)
-            self.returncode = os.waitstatus_to_exitcode(status)
-        return self.returncode
-
-    def kill(self) -> None:
-        if self.returncode is None:
-            try:
-                os.kill(self.pid, SIGKILL)
-            except OSError:
-                pass  # gone meanwhile
-
-    def communicate(self, input: None = None, timeout: float | None = None) -> tuple[Any, Any]:
-        """(stdout, stderr) once both pipes end and the process has
-        exited; past `timeout` seconds `subprocess.TimeoutExpired`, what
-        was read kept for the next call (as Popen does)."""
-        import select
-        import time
-        deadline = None if timeout is None else time.monotonic() + timeout
-        poller = select.poll()
-        for fd in self._fds:
-            poller.register(fd, select.POLLIN)
-        while self._fds:
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
-                import subprocess
-                raise subprocess.TimeoutExpired(list(self.args), timeout or 0)
-            for fd, _ in poller.poll(None if left is None else left * 1000):
-                chunk = os.read(fd, 1 << 16)
-                if chunk:
-                    self._fds[fd].append(chunk)
-                else:
-                    poller.unregister(fd)
-                    self._read[fd] = b''.join(self._fds.pop(fd))
-                    os.close(fd)
-        self.wait()
-        out = self._read.get(self._out, b'')
-        err = self._read.get(self._err) if self._err >= 0 else None
-        if self.text:
-            return (
-                out.decode('utf-8', 'surrogateescape'),
-                None if err is None else err.decode('utf-8', 'surrogateescape'),
-            )
-        return out, err
-
-
-def _inherited() -> list[int]:
-    """This process's descriptors above stderr a child would inherit
-    (Linux's /proc; elsewhere none are known, and none are closed)."""
-    try:
-        fds = [int(fd) for fd in os.listdir('/proc/self/fd')]
-    except (OSError, ValueError):
-        return []
-    ret = []
-    for fd in fds:
-        try:
-            if fd > 2 and os.get_inheritable(fd):
-                ret.append(fd)
-        except OSError:
-            pass  # listdir's own, closed since
-    return ret
-
-
 def _child(
         argv: tuple[str, ...], cwd: os.PathLike[str] | str, env: Mapping[str, str],
         *, text: bool, stderr: bool,
@@ -220,7 +98,7 @@ def _child(
     imported and in the current directory (posix_spawn has no directory of
     its own to run in); None where Popen is to begin it.  No git on PATH
     raises, as Popen would."""
-    if 'subprocess' in sys.modules or os.fspath(cwd) != os.getcwd():
+    if 'subprocess' in sys.modules or os.fspath(cwd) != os.getcwd() or not platforms.can_spawn():
         return None
     try:
         return Child(argv, env, text=text, stderr=stderr)
@@ -243,7 +121,7 @@ def spawn(
         argv, cwd=cwd, env=clean_env(env),
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True, encoding='utf-8', errors='surrogateescape',
-        process_group=0,  # stopped whole past its bound (repo.git_each)
+        **platforms.group_kwargs(),  # stopped whole past its bound (repo.git_each)
     )
 
 
@@ -257,21 +135,14 @@ def run_status(cwd: os.PathLike[str] | str) -> Child | subprocess.Popen[bytes]:
     return subprocess.Popen(
         STATUS, cwd=cwd, env=clean_env(),
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        process_group=0,
+        **platforms.group_kwargs(),
     )
 
 
 def kill(proc: Child | subprocess.Popen[Any]) -> tuple[Any, Any]:
     """Stop a git process and whatever it started (ssh, a remote helper,
-    an fsmonitor hook): its own process group, so no child holds the pipes
-    open after it.  Not once it has been reaped (its group's id may be
-    another's by then).  What it wrote until then."""
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, SIGKILL)
-        except OSError:
-            pass  # gone meanwhile
-    return proc.communicate()
+    an fsmonitor hook): platforms.stop.  What it wrote until then."""
+    return platforms.stop(proc)
 
 
 def end_early() -> None:

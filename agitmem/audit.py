@@ -6,6 +6,7 @@ import stat
 import time
 from pathlib import Path
 
+from agitmem import platforms
 from agitmem import render
 
 
@@ -30,7 +31,8 @@ def log(agent_dir: Path, event: str, detail: str = '') -> None:
         pass  # the log is an aid; never fail a command over it
 
 
-_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, 'O_CLOEXEC', 0)
+_DIR = os.O_RDONLY | platforms.O_DIRECTORY | platforms.O_NOFOLLOW | platforms.O_CLOEXEC
+_FILE = platforms.O_NONBLOCK | platforms.O_NOCTTY | platforms.O_CLOEXEC
 
 
 def open_log(agent_dir: Path, name: str, flags: int) -> int:
@@ -40,6 +42,21 @@ def open_log(agent_dir: Path, name: str, flags: int) -> int:
     ~/.bashrc had each line appended there.  log/ is made when O_CREAT.
     O_NONBLOCK on the open: a FIFO does not hang it.  OSError (ELOOP for a
     symlink), or ValueError when it is no regular file."""
+    if platforms.dir_fds():
+        fd = _open_at(agent_dir, name, flags)
+    else:
+        fd = _open_checked(agent_dir, name, flags)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ValueError('not a regular file')
+    if platforms.O_NONBLOCK:
+        os.set_blocking(fd, True)
+    return fd
+
+
+def _open_at(agent_dir: Path, name: str, flags: int) -> int:
+    """Each component opened relative to the last, none followed: no
+    swap between a check and an open."""
     top = os.open(agent_dir, _DIR)
     try:
         if flags & os.O_CREAT:
@@ -51,14 +68,19 @@ def open_log(agent_dir: Path, name: str, flags: int) -> int:
     finally:
         os.close(top)
     try:
-        fd = os.open(
-            name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, 'O_NOCTTY', 0) | getattr(os, 'O_CLOEXEC', 0),
-            0o644, dir_fd=logs,
-        )
+        return platforms.open_nofollow(name, flags | _FILE, dir_fd=logs)
     finally:
         os.close(logs)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise ValueError('not a regular file')
-    os.set_blocking(fd, True)
-    return fd
+
+
+def _open_checked(agent_dir: Path, name: str, flags: int) -> int:
+    """Where directories cannot be opened (Windows): each component
+    checked to be no link just before the open."""
+    import errno
+    logs = agent_dir / 'log'
+    if flags & os.O_CREAT and not os.path.lexists(logs):
+        logs.mkdir(mode=0o755, exist_ok=True)
+    for d in (agent_dir, logs):
+        if platforms.linked(d) or not d.is_dir():
+            raise OSError(errno.ELOOP, 'a link or no directory', str(d))
+    return platforms.open_nofollow(logs / name, flags | _FILE)

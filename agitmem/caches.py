@@ -8,6 +8,8 @@ import os
 import stat
 from pathlib import Path
 
+from agitmem import platforms
+
 LIMIT = 4_000_000  # bytes: far above what agitmem writes to a cache file
 
 
@@ -15,7 +17,7 @@ def read(path: Path, limit: int = LIMIT) -> bytes | None:
     """The file's bytes; None when it is missing, not a regular file,
     unreadable or over `limit` bytes."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, 'O_CLOEXEC', 0))
+        fd = os.open(path, os.O_RDONLY | platforms.O_NONBLOCK | platforms.O_CLOEXEC | platforms.O_BINARY)
     except OSError:
         return None
     with open(fd, 'rb') as f:

@@ -18,11 +18,12 @@ if TYPE_CHECKING:
 
     from agitmem.porcelain.context import Context
 
+from agitmem import __version__
 from agitmem import ahead
 from agitmem.errors import AgitmemError
 from agitmem.errors import CheckFailed
 
-VERSION = '0.1.0'
+VERSION = __version__
 
 
 def _columns() -> int:

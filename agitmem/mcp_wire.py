@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING
 from typing import Any
 from typing import Self
 
+from agitmem import platforms
+
 if TYPE_CHECKING:
     from mcp.shared.message import SessionMessage
 
@@ -271,9 +273,8 @@ def claim_stdin() -> IO[str]:
     """The client's stdin on a descriptor of its own, fd 0 pointed at the
     null device: what the tools start reads EOF, never the client's
     requests (the SDK does the same when it reads stdin itself)."""
-    import fcntl
     import io
-    wire = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+    wire = platforms.dup_private(0)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)

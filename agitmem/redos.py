@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import contextlib
 import re
-import signal
-import threading
 from collections.abc import Generator
 from collections.abc import Sequence
 from typing import Any
+
+from agitmem import platforms
 
 try:
     from re import _constants as _c  # type: ignore[attr-defined]
@@ -296,16 +296,8 @@ def _on_alarm(signum: int, frame: object) -> None:
 def time_limit(seconds: float) -> Generator[None]:
     """Raise OutOfTime in the body once `seconds` have passed (and, rarely,
     just as it ends: callers catch it around the `with`)."""
-    if (
-            not hasattr(signal, 'setitimer') or
-            threading.current_thread() is not threading.main_thread()
-    ):
-        yield
-        return
-    old = signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    token = platforms.set_alarm(seconds, _on_alarm)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, signal.SIG_DFL if old is None else old)
+        platforms.cancel_alarm(token)

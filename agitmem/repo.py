@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from agitmem import ahead
+from agitmem import platforms
 from agitmem.ahead import FIND as _FIND
 from agitmem.ahead import FIND_HEAD as _FIND_HEAD
 from agitmem.ahead import clean_env as clean_env  # callers know it as repo's
@@ -128,7 +129,7 @@ def git(
             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True, encoding='utf-8', errors='surrogateescape',
             # a group of its own, so a stalled call is stopped whole
-            process_group=0,
+            **platforms.group_kwargs(),
         )
     except FileNotFoundError as e:
         raise _not_run(e, cwd)
@@ -578,14 +579,14 @@ _CHAINS: list[_Tree] = []
 def _own(copy: str) -> bool:
     """Take the owner file of `copy` (see _COPY), new and locked; False
     when the name is taken."""
-    import fcntl
     path = copy + _OWNER
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, 'O_CLOEXEC', 0), 0o600)
     except FileExistsError:
         return False
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if not platforms.try_lock(fd):
+            raise OSError('held')
         # a sweeper that locked it first (between our open and lock) took
         # it for a dead owner's and removed it
         st, now = os.fstat(fd), os.stat(path)
@@ -625,7 +626,6 @@ def _sweep(git_dir: Path) -> None:
 
 
 def _sweep_one(copy: str) -> None:
-    import fcntl
     try:
         fd = os.open(copy + _OWNER, os.O_RDWR | getattr(os, 'O_CLOEXEC', 0))
     except FileNotFoundError:
@@ -640,9 +640,7 @@ def _sweep_one(copy: str) -> None:
             _unlink(copy)
         return
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not platforms.try_lock(fd):
             return  # its owner lives
         _unlink(copy)
         Path(copy + _OWNER).unlink(missing_ok=True)
@@ -656,13 +654,7 @@ def _alive(copy: str) -> bool:
     pid = copy.rpartition('-')[2]
     if not (pid.isascii() and pid.isdigit()):
         return True
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        pass  # another user's: it is there
-    return True
+    return platforms.alive(int(pid))
 
 
 def _tree_chain(at: Repo) -> _Tree:
@@ -724,7 +716,7 @@ def _run_chain(*args: str, cwd: Path | str) -> subprocess.Popen[str]:
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True, encoding='utf-8', errors='surrogateescape',
             # a group of its own, so one signal stops the shell and its git
-            process_group=0,
+            **platforms.group_kwargs(),
         )
     except FileNotFoundError as e:
         raise AgitmemError(f'cannot run sh in {cwd}: {e.strerror}')
@@ -738,7 +730,7 @@ def _unlink(path: str) -> None:
 
 # -- signals: a command stopped while it computes a tree removes its copies
 
-_STOPPING = ('SIGTERM', 'SIGINT', 'SIGHUP')
+_STOPPING = platforms.STOPPING
 # the handlers ours replaced, by signal (empty: none installed yet)
 _BEFORE: dict[int, object] = {}
 
@@ -771,19 +763,14 @@ def _stopped(sig: int, frame: object) -> None:
         return
     # the default action, so the caller sees the conventional status
     # (128 + the signal's number in a shell)
-    signal.signal(sig, signal.SIG_DFL)
-    os.kill(os.getpid(), sig)
+    platforms.end_as(sig)
 
 
 def _stop_chains() -> None:
     """Stop every chain (each removes its own copy as it goes) and remove
     the copies this process owns."""
-    import signal
     for chain in _CHAINS:
-        try:
-            os.killpg(chain.proc.pid, signal.SIGTERM)
-        except OSError:
-            pass  # already gone
+        platforms.stop_group(chain.proc.pid, hard=False)
     for chain in _CHAINS:
         try:
             chain.proc.wait(timeout=5)
@@ -1480,20 +1467,20 @@ class NotRegularFile(OSError):
         self.kind = kind
 
 
-def open_regular(path: Path | str, flags: int = os.O_RDONLY) -> tuple[int, os.stat_result]:
+def open_regular(path: Path | str, flags: int = os.O_RDONLY, *, follow: bool = True) -> tuple[int, os.stat_result]:
     """(fd, stat) of `path` opened as a regular file, or NotRegularFile
     ('a directory', 'not a regular file').  O_NONBLOCK: opening a FIFO
     does not wait for its other end (the fd blocks again once it is known
     to be a file); the kind is checked on the open fd, so a swap after a
     stat cannot slip a device in."""
-    fd = os.open(
-        path, flags | os.O_NONBLOCK | getattr(os, 'O_NOCTTY', 0) | getattr(os, 'O_CLOEXEC', 0), 0o644,
-    )
+    flags |= platforms.O_NONBLOCK | platforms.O_NOCTTY | platforms.O_CLOEXEC | platforms.O_BINARY
+    fd = os.open(path, flags, 0o644) if follow else platforms.open_nofollow(path, flags)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise NotRegularFile('a directory' if stat.S_ISDIR(st.st_mode) else 'not a regular file')
-        os.set_blocking(fd, True)
+        if platforms.O_NONBLOCK:
+            os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise

@@ -18,6 +18,7 @@ from typing import NamedTuple
 from typing import TypeVar
 
 from agitmem import memory
+from agitmem import platforms
 from agitmem import repo as repo_mod
 from agitmem.errors import AgitmemError
 from agitmem.memory import files as memory_files
@@ -578,17 +579,11 @@ def _flock_now(path: Path) -> int | None:
     (about 16 ms to import) is only loaded to wait for it, or where flock
     does not work and it falls back to a soft lock."""
     try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows
-        return None
-    try:
         path.parent.mkdir(exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, 'O_CLOEXEC', 0), 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | platforms.O_CLOEXEC | platforms.O_BINARY, 0o644)
     except OSError:
         return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:  # held by another writer, or no flock here
+    if not platforms.try_lock(fd):  # held by another writer, or no locks here
         os.close(fd)
         return None
     return fd

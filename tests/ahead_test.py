@@ -44,7 +44,7 @@ def _begun(cwd: Path, *argv: str) -> dict[str, list[Any]]:
 ])
 def test_status_and_find_begin_before_agitmem_imports(memrepo: Path, argv: tuple[str, ...]) -> None:
     begun = _begun(memrepo, *argv)
-    assert begun['modules'] == ['agitmem', 'agitmem.ahead']
+    assert begun['modules'] == ['agitmem', 'agitmem.ahead', 'agitmem.platforms']
     assert begun['status'] == [str(memrepo)]
     assert begun['early'] == [list(ahead.FIND_HEAD)]
 
@@ -85,7 +85,7 @@ def test_commit_msg_begins_find_without_head(memrepo: Path) -> None:
     ('save',), ('state', 'show'), ('hook', 'prompt'), ('hook', 'pre-push'), ('status',), (),
 ])
 def test_other_commands_begin_nothing(memrepo: Path, argv: tuple[str, ...]) -> None:
-    assert _begun(memrepo, *argv) == {'modules': ['agitmem', 'agitmem.ahead'], 'status': [], 'early': []}
+    assert _begun(memrepo, *argv) == {'modules': ['agitmem', 'agitmem.ahead', 'agitmem.platforms'], 'status': [], 'early': []}
 
 
 def _runs(trace: Path, verb: str) -> int:

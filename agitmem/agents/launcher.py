@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from agitmem import platforms
+
 LOGIN_TIMEOUT = 5  # seconds: a login shell that waits for input is not waited for
 _MARK = '__agitmem_path__'
 # the login shell's environment: who the user is, nothing of this shell's
@@ -54,7 +56,7 @@ def start_login(environ: Mapping[str, str]) -> subprocess.Popen[str] | None:
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, text=True, errors='replace',
             # a group of its own: what the profile starts is stopped with it
-            process_group=0,
+            **platforms.group_kwargs(),
         )
     except OSError:
         return None
@@ -68,12 +70,7 @@ def _login_path(proc: subprocess.Popen[str] | None) -> str | None:
     except subprocess.TimeoutExpired:
         # the whole group: a child the profile started (`sleep`, an agent
         # daemon) holds the pipe open, and communicate would wait for it
-        import signal
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            pass  # gone meanwhile
-        proc.communicate()
+        platforms.stop(proc)
         return None
     # what a profile prints before it is not the PATH
     _, mark, path = out.rpartition(_MARK)

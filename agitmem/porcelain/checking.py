@@ -91,7 +91,7 @@ def begin_staged(ctx: Context) -> None:
     verified = None
     if 'verification-stale' not in skip:
         try:
-            fd, _ = repo_mod.open_regular(ctx.repo.memory_dir / memory.STATE, os.O_RDONLY | os.O_NOFOLLOW)
+            fd, _ = repo_mod.open_regular(ctx.repo.memory_dir / memory.STATE, follow=False)
         except OSError:
             fd = -1  # the check says what is wrong with it
         if fd >= 0:

@@ -15,6 +15,7 @@ from agitmem import config
 from agitmem import githooks
 from agitmem import inject
 from agitmem import memory
+from agitmem import platforms
 from agitmem import render
 from agitmem import repo as repo_mod
 from agitmem import store
@@ -621,7 +622,14 @@ def diagnose(
         if here is not None and here.poll() is None:  # no hook called it
             here.kill()
             here.communicate()
-    return agents + trust + git + memory
+    return check_platform() + agents + trust + git + memory
+
+
+def check_platform() -> list[Finding]:
+    """Which platform this is, and what doctor cannot check on it."""
+    return [Finding('platform', OK, platforms.describe())] + [
+        Finding('platform', WARNING, f'not checked on this platform: {what}') for what in platforms.unchecked()
+    ]
 
 
 def _check_memory_all(repo: Repo, *, codex: bool) -> list[Finding]:

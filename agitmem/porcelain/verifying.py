@@ -7,7 +7,6 @@ runs nothing a model names: it records a run the agent reports (marked
 whole at its timeout, its output read with a bound."""
 from __future__ import annotations
 
-import os
 import shlex
 import subprocess
 from collections.abc import Callable
@@ -15,6 +14,7 @@ from typing import Any
 from typing import NamedTuple
 
 from agitmem import config
+from agitmem import platforms
 from agitmem import repo as repo_mod
 from agitmem.errors import AgitmemError
 from agitmem.memory import state as state_mod
@@ -49,19 +49,15 @@ def _start(cmd: list[str], cwd: os.PathLike[str] | str, group: bool) -> subproce
             cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, cwd=cwd,
             # a group of its own: what it starts is stopped with it
-            process_group=0 if group else None,
+            **(platforms.group_kwargs() if group else {}),
         )
     except (FileNotFoundError, PermissionError, NotADirectoryError) as e:
         raise AgitmemError(f'cannot run {cmd[0]}: {e.strerror}')
 
 
 def _stop_group(proc: subprocess.Popen[bytes]) -> None:
-    import signal
-    try:
-        # its pid is its group's id, never reused while a member lives
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        pass  # the group is gone
+    # its pid is its group's id, never reused while a member lives
+    platforms.stop_group(proc.pid)
 
 
 def run_bounded(cmd: list[str], cwd: os.PathLike[str] | str, timeout: float) -> Ran:
@@ -73,6 +69,8 @@ def run_bounded(cmd: list[str], cwd: os.PathLike[str] | str, timeout: float) -> 
     import time
     proc = _start(cmd, cwd, group=True)
     assert proc.stdout is not None
+    if platforms.WINDOWS:
+        return _run_bounded_windows(proc, timeout)
     fd = proc.stdout.fileno()
     out = bytearray()
     deadline = time.monotonic() + timeout
@@ -106,6 +104,20 @@ def run_bounded(cmd: list[str], cwd: os.PathLike[str] | str, timeout: float) -> 
         proc.stdout.close()
         proc.wait()
     return Ran(None if timed_out else proc.returncode, bytes(out), timed_out)
+
+
+def _run_bounded_windows(proc: subprocess.Popen[bytes], timeout: float) -> Ran:
+    """run_bounded where select cannot wait on a pipe: communicate's
+    reader threads, then the whole tree stopped (a child holding the pipe
+    open included)."""
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        timed_out = proc.poll() is None
+        _stop_group(proc)
+        out, _ = proc.communicate()
+    return Ran(None if timed_out else proc.returncode, out[-OUTPUT_MAX:], timed_out)
 
 
 def run(

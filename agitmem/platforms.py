@@ -1,0 +1,391 @@
+"""Every difference between the platforms agitmem runs on, in one place:
+locks, process groups and stopping a process tree, no-follow and
+non-blocking opens, spawning, timers, and what a child inherits.  POSIX
+(Linux, macOS) and Windows implementations side by side; nothing else in
+agitmem/ names a POSIX-only or Windows-only function
+(tests/architecture_test.py holds that).
+
+Only os and sys are imported here: agitmem/ahead.py begins its git reads
+through this module before the rest of agitmem is imported.
+
+Which implementation runs is decided once, by what the interpreter
+offers (`KIND`); the tests run the Windows and macOS implementations on
+Linux with the POSIX-only names taken away (testing/platform_sim/)."""
+from __future__ import annotations
+
+import os
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import subprocess
+    from collections.abc import Mapping
+    from typing import Any
+
+
+def _kind() -> str:
+    # set only by the tests' simulation (testing/platform_sim/sitecustomize.py)
+    simulated = getattr(sys, '_agitmem_simulated_platform', None)
+    if simulated in ('windows', 'macos', 'linux'):
+        return str(simulated)
+    if os.name == 'nt':
+        return 'windows'
+    return 'macos' if sys.platform == 'darwin' else 'linux'
+
+
+KIND = _kind()
+WINDOWS = KIND == 'windows'
+POSIX = not WINDOWS
+
+if TYPE_CHECKING:
+    from signal import SIGKILL
+    from signal import SIGPIPE
+    from signal import SIGTERM
+elif POSIX:
+    # the C module signal.py wraps, loaded with the interpreter: signal.py
+    # imports enum, which would come before the first git call
+    from _signal import SIGKILL
+    from _signal import SIGPIPE
+    from _signal import SIGTERM
+
+# open flags: 0 where the platform has none (Windows: no FIFOs to block on,
+# no controlling terminal; no-follow is done by refusing reparse points)
+O_CLOEXEC = getattr(os, 'O_CLOEXEC', 0)
+O_NOCTTY = getattr(os, 'O_NOCTTY', 0)
+O_NONBLOCK = 0 if WINDOWS else getattr(os, 'O_NONBLOCK', 0)
+O_NOFOLLOW = 0 if WINDOWS else getattr(os, 'O_NOFOLLOW', 0)
+O_DIRECTORY = 0 if WINDOWS else getattr(os, 'O_DIRECTORY', 0)
+O_BINARY = getattr(os, 'O_BINARY', 0)
+# Windows' FILE_ATTRIBUTE_REPARSE_POINT: symlinks and junctions
+_REPARSE_POINT = 0x400
+# Windows' CREATE_NEW_PROCESS_GROUP (subprocess's constant, without its import)
+_NEW_GROUP = 0x200
+
+
+# -- opening files ----------------------------------------------------------
+
+def linked(path: os.PathLike[str] | str, dir_fd: int | None = None) -> bool:
+    """Whether `path` is a symlink or, on Windows, any reparse point (a
+    junction is a link git would follow too)."""
+    import stat
+    try:
+        st = os.lstat(path, dir_fd=dir_fd) if dir_fd is not None else os.lstat(path)
+    except OSError:
+        return False  # missing: the open says so
+    return stat.S_ISLNK(st.st_mode) or bool(getattr(st, 'st_file_attributes', 0) & _REPARSE_POINT)
+
+
+def open_nofollow(path: os.PathLike[str] | str, flags: int, mode: int = 0o644, *, dir_fd: int | None = None) -> int:
+    """os.open that refuses a symlink as the last component (OSError
+    ELOOP, as O_NOFOLLOW does).  Windows has no O_NOFOLLOW: a reparse
+    point is refused by lstat just before the open (a swap in between is
+    a race POSIX does not have, and the docs say so)."""
+    if WINDOWS:
+        if linked(path, dir_fd):
+            import errno
+            raise OSError(errno.ELOOP, 'a symbolic link or junction', os.fspath(path))
+        return os.open(path, flags | O_BINARY, mode, dir_fd=dir_fd)
+    return os.open(path, flags | O_NOFOLLOW, mode, dir_fd=dir_fd)
+
+
+def dir_fds() -> bool:
+    """Whether directories can be opened and files opened relative to them
+    (POSIX's openat); where not, callers check each component instead."""
+    return not WINDOWS and os.open in os.supports_dir_fd
+
+
+def dup_private(fd: int, lowest: int = 3) -> int:
+    """A copy of `fd` at `lowest` or above that no child inherits."""
+    if WINDOWS:
+        return os.dup(fd)  # not inheritable by default
+    import fcntl
+    return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, lowest)
+
+
+# -- locks ------------------------------------------------------------------
+
+def try_lock(fd: int) -> bool:
+    """Take an exclusive lock on the open file `fd` without waiting: True
+    when taken, False when another process holds it (or the file system
+    has no locks).  POSIX flock (the lock filelock takes on the same file,
+    so the two exclude each other); Windows msvcrt's byte-range lock on
+    the first byte (filelock's own choice there)."""
+    if WINDOWS:
+        import msvcrt
+        try:
+            os.lseek(fd, 0, os.SEEK_SET)
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined,unused-ignore]
+        except OSError:
+            return False
+        return True
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
+
+
+# -- processes ----------------------------------------------------------------
+
+def group_kwargs() -> dict[str, Any]:
+    """subprocess.Popen's arguments that start a child in a process group
+    of its own, so that stop_group stops it and all it started."""
+    if WINDOWS:
+        return {'creationflags': _NEW_GROUP}
+    return {'process_group': 0}
+
+
+def stop_group(pid: int, *, hard: bool = True) -> None:
+    """Stop the process group (POSIX) or process tree (Windows) begun
+    with `pid` by group_kwargs; nothing when it is gone already.  Hard:
+    SIGKILL / taskkill /F; else SIGTERM (a chance to clean up)."""
+    if WINDOWS:
+        import subprocess
+        argv = ['taskkill', '/T', '/PID', str(pid)]
+        if hard:
+            argv.insert(1, '/F')
+        try:
+            subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        return
+    try:
+        os.killpg(pid, SIGKILL if hard else SIGTERM)
+    except OSError:
+        pass  # gone meanwhile
+
+
+def alive(pid: int) -> bool:
+    """Whether process `pid` may still run (True when it cannot be told:
+    another user's).  Windows: os.kill(pid, 0) would end it, so it is
+    asked through OpenProcess."""
+    if WINDOWS:
+        import ctypes
+        kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined,unused-ignore]
+        handle = kernel32.OpenProcess(0x1000, False, pid)  # QUERY_LIMITED_INFORMATION
+        if not handle:
+            return bool(kernel32.GetLastError() == 5)  # access denied: it exists
+        try:
+            code = ctypes.c_ulong()
+            kernel32.GetExitCodeProcess(handle, ctypes.byref(code))
+            return bool(code.value == 259)  # STILL_ACTIVE
+        finally:
+            kernel32.CloseHandle(handle)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        pass  # another user's: it is there
+    return True
+
+
+def inherited() -> list[int]:
+    """This process's descriptors above stderr a child would inherit
+    (Linux's /proc/self/fd, macOS's /dev/fd; elsewhere none are known,
+    and none are closed)."""
+    if WINDOWS:
+        return []
+    try:
+        fds = [int(fd) for fd in os.listdir('/dev/fd' if KIND == 'macos' else '/proc/self/fd')]
+    except (OSError, ValueError):
+        return []
+    ret = []
+    for fd in fds:
+        try:
+            if fd > 2 and os.get_inheritable(fd):
+                ret.append(fd)
+        except OSError:
+            pass  # listdir's own, closed since
+    return ret
+
+
+def can_spawn() -> bool:
+    """Whether a child can be begun without subprocess (posix_spawn)."""
+    return POSIX and hasattr(os, 'posix_spawnp')
+
+
+class Child:
+    """A process begun by `os.posix_spawnp`, before `subprocess` is
+    imported (its import is a fifth of the time from exec to the first git
+    call): what repo.py asks of a `subprocess.Popen` (communicate with a
+    bound, poll, kill, wait, pid, returncode), in its own process group,
+    stdin from /dev/null, stdout (and stderr when wanted) read through
+    pipes.  POSIX only (can_spawn)."""
+
+    def __init__(self, argv: tuple[str, ...], env: Mapping[str, str], *, text: bool, stderr: bool) -> None:
+        self.args = argv
+        self.text = text
+        self.returncode: int | None = None
+        self._fds: dict[int, list[bytes]] = {}
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe() if stderr else (-1, -1)
+        self._out, self._err = out_r, err_r
+        try:
+            if min(out_w, err_w if stderr else 3) <= 2:
+                # a standard stream was closed and a pipe took its number:
+                # dup2 onto itself would leave it close-on-exec
+                raise OSError('a standard stream is closed')
+            actions: list[tuple[Any, ...]] = [
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_DUP2, out_w, 1),
+                (os.POSIX_SPAWN_DUP2, err_w, 2) if stderr else
+                (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+                # what Popen's close_fds does: descriptors this process
+                # was given to keep (an agent's, a hook manager's) are not
+                # git's to hold open
+                *((os.POSIX_SPAWN_CLOSE, fd) for fd in inherited()),
+            ]
+            # (Python ignores SIGPIPE; git gets it back, as from Popen)
+            self.pid = os.posix_spawnp(
+                argv[0], argv, dict(env), file_actions=actions, setpgroup=0, setsigdef=(SIGPIPE,),
+            )
+        except BaseException:
+            for fd in (out_r, err_r):
+                if fd >= 0:
+                    os.close(fd)
+            raise
+        finally:
+            for fd in (out_w, err_w):
+                if fd >= 0:
+                    os.close(fd)
+        self._fds = {fd: [] for fd in (out_r, err_r) if fd >= 0}
+        self._read: dict[int, bytes] = {}
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self) -> int:
+        if self.returncode is None:
+            _, status = os.waitpid(self.pid, 0)
+            self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            try:
+                os.kill(self.pid, SIGKILL)
+            except OSError:
+                pass  # gone meanwhile
+
+    def communicate(self, input: None = None, timeout: float | None = None) -> tuple[Any, Any]:
+        """(stdout, stderr) once both pipes end and the process has
+        exited; past `timeout` seconds `subprocess.TimeoutExpired`, what
+        was read kept for the next call (as Popen does)."""
+        import select
+        import time
+        deadline = None if timeout is None else time.monotonic() + timeout
+        poller = select.poll()
+        for fd in self._fds:
+            poller.register(fd, select.POLLIN)
+        while self._fds:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                import subprocess
+                raise subprocess.TimeoutExpired(list(self.args), timeout or 0)
+            for fd, _ in poller.poll(None if left is None else left * 1000):
+                chunk = os.read(fd, 1 << 16)
+                if chunk:
+                    self._fds[fd].append(chunk)
+                else:
+                    poller.unregister(fd)
+                    self._read[fd] = b''.join(self._fds.pop(fd))
+                    os.close(fd)
+        self.wait()
+        out = self._read.get(self._out, b'')
+        err = self._read.get(self._err) if self._err >= 0 else None
+        if self.text:
+            return (
+                out.decode('utf-8', 'surrogateescape'),
+                None if err is None else err.decode('utf-8', 'surrogateescape'),
+            )
+        return out, err
+
+
+def stop(proc: Child | subprocess.Popen[Any]) -> tuple[Any, Any]:
+    """Stop a process begun in a group of its own and whatever it started
+    (ssh, a remote helper, an fsmonitor hook, a test runner's children),
+    so no child holds the pipes open after it.  Not once it has been
+    reaped (its group's id may be another's by then).  What it wrote
+    until then."""
+    if proc.poll() is None:
+        stop_group(proc.pid)
+    return proc.communicate()
+
+
+# -- signals and timers -------------------------------------------------------
+
+# what stops a command from outside: `timeout` and a hook's time limit send
+# SIGTERM; SIGHUP is POSIX's alone
+STOPPING = ('SIGTERM', 'SIGINT') if WINDOWS else ('SIGTERM', 'SIGINT', 'SIGHUP')
+
+
+def end_as(sig: int) -> None:
+    """End this process as `sig`'s default action would (the caller sees
+    the conventional status); Windows has no default action to re-raise:
+    it exits with 128 + the signal's number."""
+    if WINDOWS:
+        os._exit(128 + sig)
+    import signal
+    signal.signal(sig, signal.SIG_DFL)
+    os.kill(os.getpid(), sig)
+
+
+def set_alarm(seconds: float, handler: Any) -> Any:
+    """Call `handler` in the main thread after `seconds`; returns what to
+    give cancel_alarm, or None where there is no such timer (Windows, a
+    thread other than the main one)."""
+    import threading
+    if WINDOWS or threading.current_thread() is not threading.main_thread():
+        return None
+    import signal
+    if not hasattr(signal, 'setitimer'):
+        return None
+    old = signal.signal(signal.SIGALRM, handler)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    return (old,)
+
+
+def cancel_alarm(token: Any) -> None:
+    if token is None:
+        return
+    import signal
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    old = token[0]
+    signal.signal(signal.SIGALRM, signal.SIG_DFL if old is None else old)
+
+
+# -- hooks --------------------------------------------------------------------
+
+def shell() -> str:
+    """The shell git and the agent clients run hook scripts with: `sh`
+    (Git for Windows ships its own sh.exe, which runs agitmem's POSIX sh
+    shims; the clients on Windows run hooks through it too)."""
+    return 'sh'
+
+
+def describe() -> str:
+    """One line for doctor: the platform and what agitmem does there."""
+    if KIND == 'windows':
+        return 'Windows (msvcrt locks, process trees stopped with taskkill, reparse points refused)'
+    if KIND == 'macos':
+        return 'macOS (POSIX; case-insensitive file systems compared as git does)'
+    return 'Linux (POSIX)'
+
+
+def unchecked() -> list[str]:
+    """What doctor cannot check on this platform."""
+    if KIND == 'windows':
+        return [
+            'no-follow opens: a reparse point swapped in between the check and the open is not caught',
+            'the regular-expression time limit (no SIGALRM): only the static ReDoS guard applies',
+        ]
+    return []

@@ -1,0 +1,273 @@
+"""agitmem/platforms.py: the one module that names platform-only calls, and
+agitmem's commands, hooks, locks and installs run as Windows and macOS
+would run them (simulated on Linux: testing/platform_sim/)."""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from testing.util import agitmem
+from testing.util import agitmem_argv
+from testing.util import git
+from testing.util import tip
+
+ROOT = Path(__file__).resolve().parents[1]
+SIM = ROOT / 'testing' / 'platform_sim'
+
+# what only POSIX (or only Windows) has: named nowhere but agitmem/platforms.py
+_MODULES = frozenset(('fcntl', 'msvcrt', '_winapi', 'termios', 'pwd', 'grp', 'resource', 'winreg'))
+_ATTRIBUTES = frozenset((
+    'killpg', 'getpgid', 'setpgid', 'setsid', 'posix_spawn', 'posix_spawnp', 'fork', 'WNOHANG',
+    'O_NOFOLLOW', 'O_NONBLOCK', 'O_DIRECTORY', 'O_NOCTTY', 'getuid', 'geteuid', 'getgid',
+    'setitimer', 'ITIMER_REAL', 'SIGALRM', 'SIGKILL', 'SIGHUP', 'SIGPIPE', 'SIGCHLD', 'alarm',
+    'POSIX_SPAWN_OPEN', 'POSIX_SPAWN_DUP2', 'POSIX_SPAWN_CLOSE', 'windll', 'CREATE_NEW_PROCESS_GROUP',
+))
+_KEYWORDS = frozenset(('process_group', 'start_new_session', 'preexec_fn', 'creationflags'))
+_PATHS = ('/proc/', '/dev/fd')
+
+
+def platform_only(source: str) -> list[str]:
+    """Each platform-only name `source` uses: imported modules, attributes
+    and names, Popen's keywords, and /proc paths."""
+    found = []
+    tree = ast.parse(source)
+    docstrings = {
+        id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.split('.')[0] in _MODULES]
+        elif isinstance(node, ast.ImportFrom):
+            if (node.module or '').split('.')[0] in _MODULES:
+                found.append(node.module or '')
+            if not (node.module or '').endswith('platforms'):
+                found += [a.name for a in node.names if a.name in _ATTRIBUTES]
+        elif isinstance(node, ast.Attribute) and node.attr in _ATTRIBUTES:
+            # platforms.O_NOFOLLOW is the platform module's own answer
+            if not (isinstance(node.value, ast.Name) and node.value.id == 'platforms'):
+                found.append(node.attr)
+        elif isinstance(node, ast.keyword) and node.arg in _KEYWORDS:
+            found.append(f'{node.arg}=')
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            found += [p for p in _PATHS if p in node.value]
+    return found
+
+
+def test_no_platform_only_name_outside_the_platform_module() -> None:
+    found = {}
+    for path in sorted((ROOT / 'agitmem').rglob('*.py')):
+        if path.name == 'platforms.py' and path.parent.name == 'agitmem':
+            continue
+        names = platform_only(path.read_text())
+        if names:
+            found[str(path.relative_to(ROOT))] = names
+    assert found == {}
+
+
+@pytest.mark.parametrize('source', [
+    'import fcntl', 'from fcntl import flock', 'import msvcrt', 'os.killpg(1, 9)',
+    'from signal import SIGKILL', 'subprocess.Popen(x, process_group=0)', "os.listdir('/proc/self/fd')",
+    'flags = os.O_RDONLY | os.O_NOFOLLOW', 'signal.setitimer(signal.ITIMER_REAL, 1)',
+])
+def test_the_check_finds_each_kind(source: str) -> None:
+    assert platform_only(source)
+
+
+def test_the_check_leaves_portable_code_alone() -> None:
+    assert platform_only('import os\nos.open(p, os.O_RDONLY)\nsubprocess.run(x, cwd=y)\n') == []
+
+
+# -- the simulation -------------------------------------------------------------
+
+def _env(kind: str) -> dict[str, str]:
+    """The environment a command runs under as platform `kind` would run it."""
+    if kind == 'linux':
+        return {}
+    path = os.environ.get('PYTHONPATH')
+    return {
+        'AGITMEM_SIMULATE': kind,
+        'PYTHONPATH': str(SIM) if not path else f'{SIM}{os.pathsep}{path}',
+    }
+
+
+def _probe(kind: str, code: str) -> str:
+    proc = subprocess.run(
+        [sys.executable, '-c', code], env={**os.environ, **_env(kind)},
+        capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
+KINDS = ('linux', 'windows', 'macos')
+
+
+@pytest.mark.parametrize('kind', KINDS)
+def test_the_simulation_is_what_agitmem_sees(kind: str) -> None:
+    got = json.loads(_probe(kind, (
+        'import json, os, signal\n'
+        'from agitmem import platforms\n'
+        'try:\n    import fcntl\n    has = True\nexcept ImportError:\n    has = False\n'
+        'print(json.dumps([platforms.KIND, has, hasattr(os, "killpg"), hasattr(signal, "setitimer"), platforms.can_spawn()]))'
+    )))
+    posix = kind != 'windows'
+    assert got == [kind, posix, posix, posix, posix]
+
+
+def _sim(kind: str, *args: str, cwd: Path, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    return agitmem(*args, cwd=cwd, input=input, env=_env(kind))
+
+
+@pytest.mark.parametrize('kind', KINDS)
+def test_everyday_commands_run(memrepo: Path, kind: str) -> None:
+    """init's memory, then what an agent and a user do in a day: state,
+    notes, save, verify (the recorded run), load, log, rollback."""
+    def ok(*args: str) -> str:
+        proc = _sim(kind, *args, cwd=memrepo)
+        assert proc.returncode == 0 and 'Traceback' not in proc.stderr, (args, proc.stdout, proc.stderr)
+        return proc.stdout
+
+    ok('state', 'set', 'current_goal=port it', 'current_file=src/app.py')
+    ok('note', 'locks differ on Windows')
+    ok('save', '-m', 'first')
+    first = tip(memrepo)
+    assert _sim(kind, 'verify', '--', sys.executable, '-c', 'raise SystemExit(3)', cwd=memrepo).returncode == 1
+    state = json.loads((memrepo / '.agent' / 'memory' / 'state.json').read_text())
+    assert state['last_verification']['exit_code'] == 3
+    assert 'port it' in ok('load')
+    ok('save', '-m', 'second')
+    assert tip(memrepo) != first
+    ok('rollback')
+    assert 'rollback' in ok('log', '-n', '1')
+    # the audit log went through the no-follow open of each platform
+    assert 'write rollback' in (memrepo / '.agent' / 'log' / 'memory.log').read_text()
+
+
+@pytest.mark.parametrize('kind', KINDS)
+def test_the_audit_log_is_not_written_through_a_link(memrepo: Path, kind: str, tmp_path: Path) -> None:
+    outside = tmp_path / 'outside.log'
+    outside.write_text('')
+    log = memrepo / '.agent' / 'log' / 'memory.log'
+    log.unlink()
+    log.symlink_to(outside)
+    proc = _sim(kind, 'note', 'x', cwd=memrepo)
+    assert proc.returncode == 0, proc.stderr
+    assert outside.read_text() == ''
+
+
+@pytest.mark.parametrize('kind', KINDS)
+def test_two_writers_at_once_lose_nothing(memrepo: Path, kind: str) -> None:
+    """The memory lock of each platform (flock; msvcrt's byte lock): two
+    processes saving at once both land, one after the other."""
+    errors: list[str] = []
+
+    def note(i: int) -> None:
+        for j in range(3):
+            proc = _sim(kind, 'note', f'writer {i} note {j}', cwd=memrepo)
+            if proc.returncode != 0:
+                errors.append(proc.stderr)
+            proc = _sim(kind, 'save', '-m', f'w{i}.{j}', cwd=memrepo)
+            if proc.returncode != 0:
+                errors.append(proc.stderr)
+
+    threads = [threading.Thread(target=note, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [], errors[0]
+    notes = git('show', 'refs/agitmem/heads/main:notes.md', cwd=memrepo)
+    assert all(f'writer {i} note {j}' in notes for i in range(2) for j in range(3))
+
+
+@pytest.mark.parametrize('kind', KINDS)
+def test_git_hooks_record_a_commit(memrepo: Path, kind: str) -> None:
+    """The git shims (`install git`) run agitmem as the platform's git
+    would, and the post-commit hook records the commit."""
+    proc = _sim(kind, 'install', 'git', cwd=memrepo)
+    assert proc.returncode == 0, proc.stderr
+    (memrepo / 'src' / 'app.py').write_text('def main():\n    return 2\n')
+    # an edit of memory not yet saved: the post-commit hook saves it
+    notes = memrepo / '.agent' / 'memory' / 'notes.md'
+    notes.write_text(notes.read_text() + '- main returns 2 now\n')
+    git('add', 'src/app.py', cwd=memrepo, env=_env(kind))
+    git('commit', '-q', '-m', 'two', cwd=memrepo, env=_env(kind))
+    head = git('rev-parse', 'HEAD', cwd=memrepo).strip()
+    message = git('log', '-1', '--format=%B', 'refs/agitmem/heads/main', cwd=memrepo)
+    assert f'Code-Head: {head}' in message
+
+
+@pytest.mark.parametrize('kind', KINDS)
+def test_a_hook_never_crashes_the_agent(memrepo: Path, kind: str) -> None:
+    payload = json.dumps({'hook_event_name': 'SessionStart', 'source': 'compact', 'session_id': 's', 'cwd': str(memrepo)})
+    proc = _sim(kind, 'hook', 'session-start', '--agent', 'claude', cwd=memrepo, input=payload)
+    assert proc.returncode == 0 and 'Traceback' not in proc.stderr, proc.stderr
+    assert 'AGENT MEMORY BEGIN' in proc.stdout
+
+
+@pytest.mark.parametrize('kind', KINDS)
+def test_a_stopped_process_tree_leaves_nothing_running(kind: str, tmp_path: Path) -> None:
+    """platforms.stop: a child that started a grandchild holding the pipe
+    open (a test runner's worker, a daemon) is stopped whole."""
+    marker = tmp_path / 'grandchild.pid'
+    grandchild = tmp_path / 'grandchild.py'
+    grandchild.write_text(f'import os, time\nopen({str(marker)!r}, "w").write(str(os.getpid()))\ntime.sleep(60)\n')
+    child = tmp_path / 'child.py'
+    child.write_text(f'import subprocess, sys, time\nsubprocess.Popen([sys.executable, {str(grandchild)!r}])\ntime.sleep(60)\n')
+    code = (
+        'import os, subprocess, sys, time\n'
+        'from agitmem import platforms\n'
+        f'p = subprocess.Popen([sys.executable, {str(child)!r}], stdout=subprocess.PIPE, **platforms.group_kwargs())\n'
+        f'while not os.path.exists({str(marker)!r}) or not open({str(marker)!r}).read():\n'
+        '    time.sleep(0.05)\n'
+        'platforms.stop(p)\n'
+        'print(p.returncode is not None)\n'
+    )
+    assert _probe(kind, code) == 'True'
+    pid = int(marker.read_text())
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        # a zombie until its parent's parent reaps it: gone from the tree
+        if Path(f'/proc/{pid}/stat').exists() and Path(f'/proc/{pid}/stat').read_text().split()[2] == 'Z':
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail('the grandchild still runs')
+
+
+@pytest.mark.parametrize('kind', KINDS)
+def test_the_probe_runs_agitmem_the_way_hooks_do(memrepo: Path, kind: str) -> None:
+    """`python -P -m agitmem`, what installed hooks run when agitmem is
+    not on the client's PATH."""
+    proc = subprocess.run(
+        [sys.executable, '-P', '-m', 'agitmem', 'state', 'show'], cwd=memrepo,
+        env={**os.environ, **_env(kind)}, capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert agitmem_argv()  # the console script exists beside it
+
+
+@pytest.mark.parametrize(('kind', 'named', 'unchecked'), [
+    ('linux', 'Linux', 0), ('windows', 'Windows', 2), ('macos', 'macOS', 0),
+])
+def test_doctor_names_the_platform_and_what_it_cannot_check(
+        memrepo: Path, kind: str, named: str, unchecked: int,
+) -> None:
+    proc = _sim(kind, 'doctor', '--json', cwd=memrepo)
+    assert 'Traceback' not in proc.stderr, proc.stderr
+    findings = [f for f in json.loads(proc.stdout)['findings'] if f['check'] == 'platform']
+    assert findings[0]['level'] == 'ok' and named in findings[0]['message']
+    gaps = [f for f in findings[1:] if f['message'].startswith('not checked on this platform')]
+    assert len(gaps) == unchecked and all(f['level'] == 'warning' for f in gaps)
