@@ -91,26 +91,44 @@ def _marked_lines(text: str, hits: list[tuple[int, int]]) -> set[int]:
     """Where the lines begin that carry a marker outside every value found
     (`hits`, sorted): a marker inside a value (the secret's own characters,
     or another value's on the line) allows nothing."""
+    if not hits:
+        return set()
     ends = list(itertools.accumulate((e for _, e in hits), max))
-    ret = set()
+    free = []
     for m in _re(_MARKER_RE).finditer(text):
         # the values starting before the marker ends: does one reach into it?
         i = bisect.bisect_left(hits, (m.end(), 0))
         if i == 0 or ends[i - 1] <= m.start():
-            ret.add(text.rfind('\n', 0, m.start()) + 1)
+            free.append(m.start())
+    return set(_line_starts(text, free))
+
+
+def _line_starts(text: str, positions: list[int]) -> list[int]:
+    """Where the line holding each of `positions` (in order) begins: each
+    look back stops at the one before (linear on one long line)."""
+    ret = []
+    line = prev = 0
+    for p in positions:
+        nl = text.rfind('\n', prev, p)
+        if nl >= 0:
+            line = nl + 1
+        ret.append(line)
+        prev = p
     return ret
 
 
-def _allowed(text: str, start: int, end: int, marked: set[int], allow: Allow) -> str:
-    """Why the value [start, end) is allowed, or '' (`marked`: where the
-    lines with a marker begin; a value over several lines, a key block, is
-    never allowed so)."""
+def _allowed(
+        text: str, start: int, end: int, line: int, marked: set[int], allow: Allow,
+) -> str:
+    """Why the value [start, end) on the line beginning at `line` is
+    allowed, or '' (`marked`: where the lines with a marker begin; a value
+    over several lines, a key block, is never allowed so)."""
     value = text[start:end]
     if allow.fingerprints and fingerprint(value) in allow.fingerprints:
         return 'fingerprint'
     if any(p.fullmatch(value) for p in allow.patterns):
         return 'pattern'
-    if marked and text.rfind('\n', 0, start) + 1 in marked and '\n' not in text[start:end]:
+    if line in marked and '\n' not in text[start:end]:
         return 'marker'
     return ''
 
@@ -3604,7 +3622,11 @@ def _found(text: str, allow: Allow) -> list[tuple[int, int, str, str]]:
     def judged(hits: list[tuple[int, int, str]]) -> list[tuple[int, int, str, str]]:
         whole = [(s, _judged_end(text, e, k), k) for s, e, k in hits]
         lines = _marked_lines(text, sorted({(s, e) for s, e, _ in whole})) if marked else set()
-        return [(s, e, k, _allowed(text, s, e, lines, allow)) for s, e, k in whole]
+        starts = _line_starts(text, [s for s, _, _ in whole])  # hits are in order
+        return [
+            (s, e, k, _allowed(text, s, e, line, lines, allow))
+            for (s, e, k), line in zip(whole, starts)
+        ]
     hits = _spans(text)
     found = judged(hits)
     # the spans as the scan found them (not the judged ends): what `free` names
