@@ -1051,7 +1051,10 @@ def _unproven(events: list[dict[str, Any]], expect: dict[str, Any], text: str, t
     if expect['verification'] != 'failed':
         return None
     gated = phrases.on_pass(task.request)
-    if not gated and (task.request or phrases.unfinished(text)):
+    # the closing message says whether the work is unfinished, not the
+    # narration before it ("the migration is the next step, so ...")
+    closing = [p for p in re.split(r'\n\s*\n', text) if p.strip()][-1:] or ['']
+    if not gated and (task.request or phrases.unfinished(closing[0])):
         return None
     for i, e in enumerate(events):
         command = _str(e.get('command'))
@@ -1061,7 +1064,7 @@ def _unproven(events: list[dict[str, Any]], expect: dict[str, Any], text: str, t
                 return f'ran `{_clip(command, 80)}` while {why}: it acts on a pass that never happened'
     if task.request:
         return None
-    said = phrases.reported(text)
+    said = phrases.reported(closing[0])
     if said and any(e.get('kind') == 'edit' for e in events):
         why = _backed(events, expect)
         if why:

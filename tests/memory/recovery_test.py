@@ -1467,3 +1467,15 @@ def test_a_huge_closing_text_is_read_by_its_closing_words() -> None:
     assert classify(_expect(), [_run('ls src', 0)], said)[0] == 'location'
     before = recovery.phrases.before_question('x ' * 100_000 + '. What should I do?')
     assert before.startswith('x x') and 'What' not in before
+
+
+def test_narration_before_the_closing_report_does_not_make_it_a_plan() -> None:
+    # the turn's texts are joined: "the next step, so ..." said while working
+    # is no admission that the work the closing message reports is unfinished
+    events = [_edit('src/app.py', 'load_config')]
+    said = 'Per the summary the TOML parsing is the next step, so doing it first.\n\nload_config reads TOML now; ship it.'
+    verdict, evidence, _ = classify(_expect(**FAILED), events, said)
+    assert verdict == 'state', evidence
+    assert evidence[0].startswith('closing text reports the work done ("load_config reads TOML now')
+    # a closing message that says it is unfinished is still no report
+    assert classify(_expect(**FAILED), events, said + '\n\nI still need to run the tests.')[0] == 'recovered'
