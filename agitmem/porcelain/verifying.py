@@ -7,6 +7,7 @@ runs nothing a model names: it records a run the agent reports (marked
 whole at its timeout, its output read with a bound."""
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 from collections.abc import Callable
