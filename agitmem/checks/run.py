@@ -17,7 +17,6 @@ from typing import NamedTuple
 from typing import TYPE_CHECKING
 
 from agitmem import memory
-from agitmem import paths
 from agitmem import repo as repo_mod
 from agitmem.checks import Finding
 from agitmem.checks import IDS
@@ -39,6 +38,7 @@ from agitmem.repo import Repo
 
 if TYPE_CHECKING:
     from agitmem import diffs
+    from agitmem.paths import Folding
 
 MEMORY = '.agent/memory/'
 TATTOO = f'{MEMORY}{memory.TATTOO}'
@@ -68,6 +68,12 @@ class Memory(NamedTuple):
 
     def texts(self) -> dict[str, str]:
         return {p: self.text(p) for p in self.files}
+
+
+def _folding(repo: Repo) -> Folding:
+    # asked only when a file the state names is not there as spelled
+    from agitmem import paths
+    return paths.folding(repo)
 
 
 def read_memory(repo: Repo, *, max_file_kb: int) -> Memory:
@@ -298,7 +304,7 @@ def run(
         return state_vs_worktree.check(
             state, snapshot, root=repo.root, state_path=STATE,
             snapshot_path=SNAPSHOT, state_text=state_text,
-            fold=paths.folding(repo),
+            fold=lambda: _folding(repo),
         )
 
     def verification_stale_() -> list[Finding]:

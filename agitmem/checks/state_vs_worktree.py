@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import Any
 
-from agitmem import paths
 from agitmem.checks import Finding
 from agitmem.checks import json_line
 from agitmem.memory import snapshot as snapshot_mod
+
+if TYPE_CHECKING:
+    from agitmem.paths import Folding
 
 ID = 'state-vs-worktree'
 _TERM = re.compile(r'`([^`\n]+)`')
@@ -23,22 +27,29 @@ _SUFFIX = re.compile(r'(?:::\S+|:\d+(?::\d+)?)$')
 READ_MAX = 8_000_000  # bytes of current_file read to find current_symbol
 
 
-def _resolve(root: Path, name: str, fold: paths.Folding = paths.PLAIN) -> Path | None:
+def _resolve(root: Path, name: str, fold: Callable[[], Folding] | None = None) -> Path | None:
     """The file `name` (relative to the repository, or absolute), also
     with a `:line` / `::test` suffix taken off; None when neither exists.
-    Where the file system folds names (`fold`), `Src/Über.py` is found as
-    the working tree spells it (`src/über.py`)."""
-    for candidate in (name, _SUFFIX.sub('', name)):
+    Where the file system folds names (`fold`, asked only when it is not
+    there as spelled), `Src/Über.py` is found as the working tree spells
+    it (`src/über.py`)."""
+    candidates = [c for c in dict.fromkeys((name, _SUFFIX.sub('', name))) if c]
+    for candidate in candidates:
         path = Path(candidate)
         path = path if path.is_absolute() else root / path
-        if candidate and os.path.lexists(path):
+        if os.path.lexists(path):
             return path
-    if fold != paths.PLAIN:
-        for candidate in (name, _SUFFIX.sub('', name)):
-            if candidate and not Path(candidate).is_absolute():
-                found = paths.on_disk(root, candidate, fold)
-                if found:
-                    return root / found
+    if fold is None:
+        return None
+    from agitmem import paths
+    folding = fold()
+    if folding == paths.PLAIN:
+        return None
+    for candidate in candidates:
+        if not Path(candidate).is_absolute():
+            found = paths.on_disk(root, candidate, folding)
+            if found:
+                return root / found
     return None
 
 
@@ -104,7 +115,7 @@ def check(
         state_path: str,
         snapshot_path: str,
         state_text: str = '',
-        fold: paths.Folding = paths.PLAIN,
+        fold: Callable[[], Folding] | None = None,
 ) -> list[Finding]:
     ret = []
     current = state.get('current_file')
