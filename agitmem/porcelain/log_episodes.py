@@ -389,7 +389,7 @@ def audit_file(path: str, client: str | None = None, seen: set[str] | None = Non
         elif kind == 'tool':
             ep.started = True
             events, _ = tool_events(data, meta['cwd'])
-            ep.events = [*ep.events, *events][:recovery_mod.EVENTS]
+            ep.events = recovery_mod.keep(ep.events, events)
             ep.last_text = False
         elif kind == 'end':
             if ep.texts or ep.events:
