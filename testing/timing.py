@@ -12,8 +12,9 @@ import pytest
 
 _TOTALS: collections.Counter[str] = collections.Counter()
 _COUNTS: collections.Counter[str] = collections.Counter()
-# AGITMEM_TIMES=<file>: one line per test phase as it ends, so a run that is
-# stopped early still tells where its time went
+# AGITMEM_TIMES=<file>: one line per test phase as it ends (seconds, phase,
+# outcome, test), so a run that is stopped early still tells where its time
+# went and what failed
 _LOG = os.environ.get('AGITMEM_TIMES')
 
 
@@ -26,7 +27,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         _COUNTS[module] += 1
     if _LOG:
         with open(_LOG, 'a') as f:
-            f.write(f'{report.duration:.3f}\t{report.when}\t{report.nodeid}\n')
+            f.write(f'{report.duration:.3f}\t{report.when}\t{report.outcome}\t{report.nodeid}\n')
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
