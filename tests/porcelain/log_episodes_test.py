@@ -7,9 +7,11 @@ import hashlib
 import json
 import os
 import re
+import tarfile
 from pathlib import Path
 
 import pytest
+import yaml
 
 from testing.util import bad
 from testing.util import git
@@ -24,7 +26,7 @@ OLD_ROOT = {
     CODEX: '/tmp/t38a-e2e/codex/test_auto_compaction_reinjects0/repo',
     GEMINI: '/tmp/t38a-e2e/gemini/gemini-headless0/repo',
 }
-DEV = Path('/work/labels/realset/dev')
+REALSET = Path(__file__).resolve().parents[1] / 'corpus' / 'realset'
 
 
 def _audit(*args: str, cwd: Path, env: dict[str, str] | None = None) -> list[dict[str, object]]:
@@ -162,19 +164,43 @@ def test_over_long_lines_are_skipped_not_held(tmp_path: Path) -> None:
     assert list(logread.lines(str(log), max_line=1 << 20)) == [b'{"a": 1}', b'{"b": 2}', b'{"c": 3}']
 
 
-@pytest.mark.skipif(not (DEV / 'logs').is_dir(), reason='the real-session dev set is not on this machine')
-def test_real_sessions_parse_and_their_compactions_are_found(tmp_path: Path) -> None:
-    """Real public sessions (the dev part of a blind-labelled set): every
-    log parses, and the compactions found are the labeller's."""
-    logs = sorted((DEV / 'logs').glob('*.jsonl'))
-    proc = json.loads(ok('recovery', 'audit', '--json', str(DEV / 'logs'), cwd=tmp_path))
+@pytest.fixture(scope='module')
+def realset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Both parts of tests/corpus/realset/ (real public sessions, each
+    compaction labelled blind), unpacked."""
+    into = tmp_path_factory.mktemp('realset')
+    for part in ('dev', 'holdout'):
+        with tarfile.open(REALSET / f'{part}.tar.gz') as tar:
+            tar.extractall(into, filter='data')
+    return into
+
+
+@pytest.mark.parametrize('part', ['dev', 'holdout'])
+def test_real_sessions_parse_and_their_compactions_are_found(realset: Path, part: str, tmp_path: Path) -> None:
+    """Every real log parses, and the compactions found are the
+    labeller's, file by file and in order (the labels' verdicts are not
+    read here: bench/realset.py compares them)."""
+    logs = sorted((realset / part / 'logs').glob('*.jsonl'))
+    proc = json.loads(ok('recovery', 'audit', '--json', str(realset / part / 'logs'), cwd=tmp_path))
     assert proc['skipped'] == 0 and proc['logs'] == len(logs)
-    import yaml
-    labelled = yaml.safe_load((DEV / 'labels.yaml').read_text()) if (DEV / 'labels.yaml').is_file() else []
-    want = {(os.path.basename(str(row['file'])), int(row['index'])) for row in labelled}
+    labelled = yaml.safe_load((realset / part / 'labels.yaml').read_text())
+    want = {(str(row['file']), int(row['index'])) for row in labelled}
     got = {(os.path.basename(str(f['file'])), int(f['index'])) for f in proc['compactions']}
-    if want:
-        assert got == want
+    assert got == want
+
+
+def test_the_judge_agrees_with_the_read_real_sessions(realset: Path, tmp_path: Path) -> None:
+    """The dev part (read while tuning): agreement 0.84 when this floor
+    was set; the held-out part is measured by bench/realset.py, not held
+    to a floor its disagreements would have to be read to keep."""
+    found = json.loads(ok('recovery', 'audit', '--json', str(realset / 'dev' / 'logs'), cwd=tmp_path))['compactions']
+    verdicts = {(os.path.basename(str(f['file'])), int(f['index'])): f['verdict'] for f in found}
+    labelled = yaml.safe_load((realset / 'dev' / 'labels.yaml').read_text())
+    agree = sum(
+        1 for row in labelled
+        if verdicts[(str(row['file']), int(row['index']))] == row['label']
+    )
+    assert agree / len(labelled) >= 0.80, agree
 
 
 def _claude_log(root: Path, records: list[dict[str, object]]) -> str:
