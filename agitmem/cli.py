@@ -196,7 +196,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     if want('recovery'):
         p = sub.add_parser(
             'recovery', help='compactions and how the agent recovered from each',
-            description='With no action: the report (seed 004\'s table). '
+            description='With no action: the report (the verdict table of a 430-compaction study). '
             '`show N`: one compaction in full. `mark N ok|drift|location|state|reset`: '
             'your verdict, which overrides the heuristic. `audit [PATH ...]`: the compactions '
             'in the clients\' own session logs (this repository\'s, or the logs named), judged alike.',
