@@ -24,19 +24,34 @@ from pathlib import Path
 FILE_MB = 32
 
 
+class _Log:
+    """A log file written a JSON record a line, counting its bytes."""
+
+    def __init__(self, path: Path, base: dict[str, object] | None) -> None:
+        self.f = open(path, 'w')
+        self.base = base or {}
+        self.written = 0
+
+    def __enter__(self) -> _Log:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.f.close()
+
+    def put(self, rec: dict[str, object]) -> None:
+        line = json.dumps({**self.base, **rec}) + '\n'
+        self.f.write(line)
+        self.written += len(line)
+
+
 def _claude(out: Path, n: int, size: int) -> None:
     sid = f'00000000-0000-0000-0000-{n:012d}'
     base = {'sessionId': sid, 'version': '2.1.332', 'cwd': '/w/repo', 'isSidechain': False}
     source = ''.join(f'def f{i}(x):\n    return x + {i}\n\n' for i in range(400))
-    written = 0
     k = 0
-    with open(out, 'w') as f:
-        def put(rec: dict[str, object]) -> None:
-            nonlocal written
-            line = json.dumps({**base, **rec}) + '\n'
-            f.write(line)
-            written += len(line)
-        while written < size:
+    with _Log(out, base) as log:
+        put = log.put
+        while log.written < size:
             k += 1
             t = f'2026-0{1 + k % 9}-1{k % 10}T10:00:{k % 60:02d}Z'
             put({'type': 'user', 'uuid': f'p{k}', 'timestamp': t, 'message': {'role': 'user', 'content': f'port step {k} of the loader'}})
@@ -61,16 +76,11 @@ def _claude(out: Path, n: int, size: int) -> None:
 
 
 def _codex(out: Path, n: int, size: int) -> None:
-    written = 0
-    with open(out, 'w') as f:
-        def put(rec: dict[str, object]) -> None:
-            nonlocal written
-            line = json.dumps(rec) + '\n'
-            f.write(line)
-            written += len(line)
+    with _Log(out, None) as log:
+        put = log.put
         put({'timestamp': '2026-03-01T00:00:00Z', 'type': 'session_meta', 'payload': {'id': f'c{n}', 'cwd': '/w/repo', 'cli_version': '0.171.0', 'instructions': 'x' * 20000}})
         k = 0
-        while written < size:
+        while log.written < size:
             k += 1
             put({'timestamp': '2026-03-01T00:00:01Z', 'type': 'response_item', 'payload': {'type': 'message', 'role': 'user', 'content': [{'type': 'input_text', 'text': f'step {k}'}]}})
             put({'timestamp': '2026-03-01T00:00:01Z', 'type': 'response_item', 'payload': {'type': 'function_call', 'name': 'exec_command', 'call_id': f'x{k}', 'arguments': json.dumps({'cmd': 'cargo test'})}})
@@ -82,17 +92,12 @@ def _codex(out: Path, n: int, size: int) -> None:
 
 
 def _gemini(out: Path, n: int, size: int) -> None:
-    written = 0
-    with open(out, 'w') as f:
-        def put(rec: dict[str, object]) -> None:
-            nonlocal written
-            line = json.dumps(rec) + '\n'
-            f.write(line)
-            written += len(line)
+    with _Log(out, None) as log:
+        put = log.put
         put({'sessionId': f'g{n}', 'projectHash': 'h', 'startTime': '2026-04-01T00:00:00Z'})
         k = 0
         history: list[dict[str, object]] = [{'type': 'user', 'content': [{'text': '<session_context>\n- **Workspace Directories:**\n  - /w/repo\n</session_context>'}]}]
-        while written < size:
+        while log.written < size:
             k += 1
             put({'id': f'u{k}', 'type': 'user', 'content': [{'text': f'step {k}'}]})
             call = {'id': f'call{k}', 'name': 'replace', 'status': 'success', 'args': {'file_path': 'src/app.py', 'old_string': 'a', 'new_string': 'b'},

@@ -101,9 +101,15 @@ def grow(repo: Path, commits: int) -> None:
             elif i:
                 continue
             out.write(f'M 100644 inline {name}\ndata {len(data)}\n'.encode() + data + b'\n')
+    _import(repo, out.getvalue(), notes)
+
+
+def _import(repo: Path, stream: bytes, notes: bytes) -> None:
+    """Feed a fast-import stream of memory commits to REF; the worktree's
+    notes.md and memory base then match the new tip."""
     subprocess.run(
         ('git', 'fast-import', '--quiet', '--force'), cwd=repo,
-        input=out.getvalue(), check=True, env={**os.environ, **ENV},
+        input=stream, check=True, env={**os.environ, **ENV},
     )
     (repo / '.agent' / 'memory' / 'notes.md').write_bytes(notes)
     new_tip = run('git', 'rev-parse', REF, cwd=repo).strip()
@@ -132,13 +138,7 @@ def grow_heavy(repo: Path, commits: int = 400, kb: int = 200) -> None:
         if c == 0:
             out.write(f'from {tip}\n'.encode())
         out.write(f'M 100644 inline notes.md\ndata {len(notes)}\n'.encode() + notes + b'\n')
-    subprocess.run(
-        ('git', 'fast-import', '--quiet', '--force'), cwd=repo,
-        input=out.getvalue(), check=True, env={**os.environ, **ENV},
-    )
-    (repo / '.agent' / 'memory' / 'notes.md').write_bytes(notes)
-    new_tip = run('git', 'rev-parse', REF, cwd=repo).strip()
-    (repo / '.git' / 'agitmem' / 'base').write_text(f'{new_tip}\n')
+    _import(repo, out.getvalue(), notes)
 
 
 def median_time(fn: Callable[[], object], reps: int) -> float:
