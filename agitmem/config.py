@@ -305,32 +305,13 @@ def secrets_allow(value: object, where: str, *, user: bool) -> dict[str, list[st
     return {'allow': list(allow), 'patterns': list(patterns)}
 
 
-def user_path() -> Path:
-    home = os.environ.get('AGITMEM_HOME')
-    return (Path(home) if home else Path.home() / '.agent') / 'config.yaml'
-
-
 def user_secrets() -> dict[str, list[str]]:
-    """The `secrets:` of the user's own config ($AGITMEM_HOME/config.yaml,
-    else ~/.agent/config.yaml; only that key is read there), checked; empty
-    lists when there is none."""
-    path = user_path()
-    if not os.path.lexists(path):
-        return {'allow': [], 'patterns': []}
-    from agitmem import caches
-    from agitmem.memory import decode
-    data = caches.read(path, MAX_BYTES)
-    if data is None:
-        raise AgitmemError(f'{path}: not a regular file of at most {MAX_BYTES // 1024} KB')
-    text = decode(data, str(path))
-    raw = None if _is_blank(text) else _yaml(text, str(path))
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise AgitmemError(f'{path}:1: must be a mapping of settings')
+    """The `secrets:` of the user's own config (user_settings), checked;
+    empty lists when there is none."""
+    raw, text = _user_read()
     if raw.get('secrets') is None:
         return {'allow': [], 'patterns': []}
-    return secrets_allow(raw['secrets'], f'{path}:{_key_line(text, "secrets")}', user=True)
+    return secrets_allow(raw['secrets'], f'{user_config_shown()}:{_key_line(text, "secrets")}', user=True)
 
 
 def cache_path(repo: Repo) -> Path:
@@ -432,15 +413,21 @@ def user_config_shown() -> str:
 
 
 def user_settings() -> dict[str, Any]:
-    """The user's config as a mapping ({} when there is none).  Read like
-    a clone's file (bounded, a regular file only): a dotfile manager's
-    symlink is followed, a device or a pipe is refused."""
+    """The user's config as a mapping ({} when there is none)."""
+    return _user_read()[0]
+
+
+def _user_read() -> tuple[dict[str, Any], str]:
+    """The user's config ($AGITMEM_HOME/config.yaml, else
+    ~/.agent/config.yaml) and its text.  Read like a clone's file
+    (bounded, a regular file only): a dotfile manager's symlink is
+    followed, a device or a pipe is refused."""
     from agitmem import caches
     from agitmem.memory import decode
     path = user_home() / 'config.yaml'
     shown = user_config_shown()
     if not os.path.exists(path):
-        return {}
+        return {}, ''
     data = caches.read(path, MAX_BYTES)
     if data is None:
         raise AgitmemError(
@@ -449,10 +436,10 @@ def user_settings() -> dict[str, Any]:
     text = decode(data, shown)
     raw = {} if _is_blank(text) else _yaml(text, shown)
     if raw is None:
-        return {}
+        return {}, text
     if not isinstance(raw, dict):
         raise AgitmemError(f'{shown}:1: must be a mapping of settings')
-    return raw
+    return raw, text
 
 
 def user_verify_commands() -> list[list[str]]:
