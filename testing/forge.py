@@ -85,3 +85,24 @@ def notes(repo: Path, ref: str = MAIN) -> list[str]:
     """The notes on a memory ref, stamps cut off."""
     text = git('show', f'{ref}:notes.md', cwd=repo)
     return [line[19:] for line in text.splitlines() if line.startswith('- ')]
+
+
+def teammate_pushes(forge: Path, branch: str, note: str, *, to: str | None = None) -> str:
+    """A teammate's memory commit on top of the remote's memory of branch,
+    pushed straight to the remote (this clone never fetches it), to its
+    memory ref or to the ref `to`."""
+    ref = f'refs/agitmem/heads/{branch}'
+    git('fetch', '-q', 'origin', f'+{ref}:refs/mate', cwd=forge)
+    text = git('show', 'refs/mate:notes.md', cwd=forge) + f'- 2026-01-01 00:00 {note}\n'
+    (forge / '.git' / 'mate-notes.md').write_text(text)
+    blob = git('hash-object', '-w', str(forge / '.git' / 'mate-notes.md'), cwd=forge).strip()
+    env = {'GIT_INDEX_FILE': str(forge / '.git' / 'mate-index')}
+    git('read-tree', 'refs/mate', cwd=forge, env=env)
+    git('update-index', '--cacheinfo', f'100644,{blob},notes.md', cwd=forge, env=env)
+    tree = git('write-tree', cwd=forge, env=env).strip()
+    # saved, as agitmem saves, at the branch's code as the teammate has it
+    head = git('ls-remote', 'origin', f'refs/heads/{branch}', cwd=forge).split('\t')[0] or '(unborn)'
+    msg = f'note: {note}\n\nCode-Branch: {branch}\nCode-Head: {head}\n'
+    sha = git('commit-tree', tree, '-p', 'refs/mate', '-m', msg, cwd=forge).strip()
+    git('push', '-q', 'origin', f'{sha}:{to or ref}', cwd=forge)
+    return sha

@@ -79,19 +79,84 @@ def _code_ref(repo: Repo, name: str) -> str | None:
 
 
 def merged_memory(ctx: Context, squash: bool) -> tuple[str, str] | None:
-    """(memory ref, name) of the branch a code merge just merged: the one
-    its reflog entry names (`merge feature: ...`), else the branches at
-    the commit it brought in (MERGE_HEAD, the squashed tip, HEAD^2).  After
+    """(memory ref, name) of the branch a code merge just merged, by the
+    name the user gave it: its reflog entry's (`merge feature: ...`), the
+    branch a `git pull` fetched (FETCH_HEAD), the default message of a
+    merge committed by hand; never whatever branch points at the commit
+    it brought in (`git merge <id>` names no branch).  A squash records
+    no name: there, the one branch with memory at the squashed tip.  After
     a `git pull` the remote's memory is fetched first."""
     subject = repo_mod.head_reflog(ctx.repo)
-    code_refs = []
-    m = _MERGE.match(subject)
-    if m and not squash:
-        code_refs.append(_code_ref(ctx.repo, m[1]))
     sha = _merged_commit(ctx.repo, squash)
-    if sha:
-        code_refs.extend(_refs_at(ctx.repo, sha))
+    m = _MERGE.match(subject)
+    code_refs: list[str | None]
+    if squash:
+        code_refs = [*_only(ctx, _refs_at(ctx.repo, sha))] if sha else []
+    elif subject.startswith('pull'):
+        code_refs = [_pulled(ctx, sha)] if sha else []
+    elif m:
+        code_refs = [named_branch(ctx.repo, m[1])]
+    else:
+        said = _MERGE_MSG.match(repo_mod.git_out(ctx.repo, 'log', '-1', '--format=%s', 'HEAD'))
+        code_refs = [named_branch(ctx.repo, said[1])] if said else []
     return _memory_of(ctx, code_refs, subject)
+
+
+# the subject git gives a merge of a branch (`Merge branch 'x' into y`,
+# `Merge remote-tracking branch 'origin/x'`); `Merge commit '<id>'` and
+# `Merge tag` name none
+_MERGE_MSG = re.compile(r"^Merge (?:remote-tracking )?branch '([^']+)'")
+_FETCHED = re.compile(r"^([0-9a-f]{40}(?:[0-9a-f]{24})?)\t\tbranch '([^']+)' of (.+)$")
+
+
+def named_branch(repo: Repo, name: str) -> str | None:
+    """The code branch (refs/heads/ or refs/remotes/) a name the user
+    gave resolves to, as git resolves it: a tag, an id or `HEAD~3` names
+    no branch, even where a branch points at the same commit."""
+    if not name or name.startswith('-') or _SHA.match(name):
+        return None
+    full = repo_mod.git_out(repo, 'rev-parse', '--verify', '-q', '--symbolic-full-name', name)
+    return full if full.startswith(('refs/heads/', 'refs/remotes/')) and '\n' not in full else None
+
+
+def _only(ctx: Context, code_refs: list[str]) -> list[str]:
+    """code_refs if exactly one of them (not this branch) has memory: a
+    commit id alone never picks between two branches."""
+    pr = store.open_repo(ctx.repo)
+    mine = f'refs/heads/{ctx.branch}'
+    with_memory = [r for r in code_refs if r != mine and store.tip(pr, _memory_ref(r)) is not None]
+    return with_memory if len(with_memory) == 1 else []
+
+
+def _pulled(ctx: Context, sha: str) -> str | None:
+    """The remote-tracking branch a `git pull` merged or rebased onto (at
+    sha): FETCH_HEAD's line for it names the branch and the remote's URL
+    (the remote whose URL that is, else this branch's upstream remote)."""
+    try:
+        with open(ctx.repo.git_dir / 'FETCH_HEAD', 'rb') as f:
+            text = f.read(1 << 20).decode('utf-8', 'replace')
+    except OSError:
+        return None
+    for line in text.split('\n'):
+        m = _FETCHED.match(line)
+        if m is None or m[1] != sha:
+            continue
+        candidates = [
+            r for r in repo_mod.remotes(ctx.repo)
+            if _same_url(repo_mod.git_out(ctx.repo, 'config', '--get', f'remote.{r}.url'), m[3])
+        ] or [repo_mod.upstream_remote(ctx.repo, ctx.branch) or '']
+        for remote in candidates:
+            ref = f'refs/remotes/{remote}/{m[2]}'
+            if remote and repo_mod.ref_exists(ctx.repo, ref):
+                return ref
+    return None
+
+
+def _same_url(configured: str, fetched: str) -> bool:
+    """FETCH_HEAD writes a remote's URL without a trailing `/` or `.git`."""
+    def bare(u: str) -> str:
+        return u.rstrip('/').removesuffix('.git').rstrip('/')
+    return bool(configured) and bare(configured) == bare(fetched)
 
 
 def _memory_of(
@@ -140,22 +205,21 @@ def on_merge(ctx: Context, squash: bool) -> int:
 
 def rebased_onto(ctx: Context) -> tuple[str, str] | None:
     """(memory ref, name) of the branch a rebase that just finished put
-    this branch's commits on: the one its `(start): checkout X` reflog
-    entry names, or the branches at the commit it went onto (`git pull
-    --rebase` names the upstream's by id; rewrites.finished_rebase reads
-    both)."""
+    this branch's commits on, by the name the user gave it: its `(start):
+    checkout X` reflog entry's (`main`, `origin/main`; an id, a tag,
+    `HEAD~3` or `--root` name none), or for `git pull --rebase` the
+    branch it fetched (FETCH_HEAD; git names the upstream by id there).
+    Never whatever branch points at the commit it went onto
+    (rewrites.finished_rebase reads the reflogs)."""
     from agitmem.porcelain import rewrites
     rebase = rewrites.finished_rebase(ctx)
     if rebase is None:
         return None
-    onto = rebase.onto_name
-    if onto is not None and not _SHA.match(onto):
-        # a name the user gave (`main`, `origin/main`; `HEAD~3` names none):
-        # only that branch, not whatever else points at the same commit
-        full = onto if onto.startswith(('refs/heads/', 'refs/remotes/')) else None
-        named = full if full and repo_mod.ref_exists(ctx.repo, full) else _code_ref(ctx.repo, onto)
-        return _memory_of(ctx, [named], rebase.action)
-    return _memory_of(ctx, list(_refs_at(ctx.repo, rebase.onto)), rebase.action)
+    if rebase.action.startswith('pull'):
+        named = _pulled(ctx, rebase.onto)
+    else:
+        named = named_branch(ctx.repo, rebase.onto_name) if rebase.onto_name else None
+    return _memory_of(ctx, [named], rebase.action)
 
 
 def on_rebase(ctx: Context) -> int:

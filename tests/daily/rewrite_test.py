@@ -270,3 +270,27 @@ def test_a_late_rebase_hook_after_something_else_records_nothing(memrepo: Path) 
     git('checkout', '-q', '--detach', cwd=memrepo)
     assert agitmem('hook', 'post-rewrite', 'rebase', cwd=memrepo, input='').returncode == 0
     assert tip(memrepo, FEATURE) == before
+
+
+@pytest.mark.parametrize('how', ('id', 'autosquash', 'tag', 'onto-id'))
+def test_a_rebase_onto_a_commit_id_merges_no_branchs_memory(feature: Path, how: str) -> None:
+    """`git rebase -i --autosquash <id>` (or a tag, `--onto <id>`) names no
+    branch: the memory of a branch that happens to point at that commit
+    (main, an unrelated `other`) is not merged in."""
+    commit(feature, 'f.py', 'feature work')
+    base = head(feature)
+    git('branch', 'other', base, cwd=feature)
+    git('checkout', '-q', 'other', cwd=feature)
+    ok('note', 'other: unrelated secret plan', cwd=feature)
+    git('checkout', '-q', 'feature', cwd=feature)
+    commit(feature, 'g.py', 'more feature work')
+    git('tag', 'v1', base, cwd=feature)
+    args = {
+        'id': [base], 'autosquash': ['-i', '--autosquash', base], 'tag': ['v1'],
+        'onto-id': ['--onto', base, base],
+    }[how]
+    proc = run('git', 'rebase', '--force-rebase', *args, cwd=feature, env={'GIT_SEQUENCE_EDITOR': 'true'})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert 'merged the memory' not in proc.stdout + proc.stderr
+    for where in (mem(feature, 'notes.md').read_text(), git('show', f'{FEATURE}:notes.md', cwd=feature)):
+        assert 'unrelated secret plan' not in where and 'feature work' in where

@@ -17,6 +17,7 @@ from testing.forge import memory_refs
 from testing.forge import METHODS
 from testing.forge import notes
 from testing.forge import setup
+from testing.forge import teammate_pushes
 from testing.util import agitmem
 from testing.util import git
 from testing.util import ok
@@ -120,23 +121,6 @@ def test_push_delete_of_an_unmerged_branch_still_here_retires_its_memory_there(
     assert _attic(dev) == []
 
 
-def _teammate_pushes(forge: Path, branch: str, note: str) -> str:
-    """A teammate's memory commit on top of the remote's memory of branch,
-    pushed straight to the remote (this clone never fetches it)."""
-    ref = f'refs/agitmem/heads/{branch}'
-    git('fetch', '-q', 'origin', f'+{ref}:refs/mate', cwd=forge)
-    text = git('show', 'refs/mate:notes.md', cwd=forge) + f'- 2026-01-01 00:00 {note}\n'
-    (forge / 'mate-notes.md').write_text(text)
-    blob = git('hash-object', '-w', 'mate-notes.md', cwd=forge).strip()
-    env = {'GIT_INDEX_FILE': str(forge / '.git' / 'mate-index')}
-    git('read-tree', 'refs/mate', cwd=forge, env=env)
-    git('update-index', '--cacheinfo', f'100644,{blob},notes.md', cwd=forge, env=env)
-    tree = git('write-tree', cwd=forge, env=env).strip()
-    sha = git('commit-tree', tree, '-p', 'refs/mate', '-m', f'note: {note}', cwd=forge).strip()
-    git('push', '-q', 'origin', f'{sha}:{ref}', cwd=forge)
-    return sha
-
-
 def test_push_delete_never_deletes_a_teammates_memory_this_clone_never_fetched(
         team: tuple[Path, Path, Path],
 ) -> None:
@@ -147,7 +131,7 @@ def test_push_delete_never_deletes_a_teammates_memory_this_clone_never_fetched(
     feature(dev, 'f2', 'f2 keeps sessions in redis')
     forge_merge(forge, 'f2', 'squash', 2, delete=False)
     git('pull', '-q', cwd=dev)
-    theirs = _teammate_pushes(forge, 'f2', 'f2 teammate: redis needs a password')
+    theirs = teammate_pushes(forge, 'f2', 'f2 teammate: redis needs a password')
     proc = run('git', 'push', 'origin', '--delete', 'f2', cwd=dev)
     assert proc.returncode == 0, proc.stderr
     assert tip(remote, 'refs/agitmem/heads/f2') == theirs
@@ -188,7 +172,7 @@ def test_push_delete_of_an_unmerged_branch_merges_a_teammates_memory_before_dele
     holds it."""
     remote, dev, forge = team
     feature(dev, 'wip', 'wip idea')
-    _teammate_pushes(forge, 'wip', 'wip teammate: tried it')
+    teammate_pushes(forge, 'wip', 'wip teammate: tried it')
     proc = run('git', 'push', 'origin', '--delete', 'wip', cwd=dev)
     assert proc.returncode == 0, proc.stderr
     assert memory_refs(remote) == [MAIN]

@@ -18,6 +18,7 @@ from testing.forge import memory_refs
 from testing.forge import METHODS
 from testing.forge import notes
 from testing.forge import setup
+from testing.forge import teammate_pushes
 from testing.util import git
 from testing.util import ok
 from testing.util import run
@@ -38,6 +39,46 @@ def test_branches_merged_on_the_server_then_deleted(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_twenty_branches_merged_on_the_server_then_deleted(tmp_path: Path) -> None:
     _lifecycle(tmp_path, FORGE_LIFECYCLE_FULL)
+
+
+def test_branches_deleted_by_the_developer_while_a_teammate_pushes_memory(tmp_path: Path) -> None:
+    """Each branch merged on the server, then deleted by the developer
+    (`git push --delete`, with the hooks) after a teammate pushed memory
+    to half of them that this clone never fetched.  Nothing is lost: every
+    memory commit, the developer's and the teammate's, ends in main's
+    memory or the attic, and the remote ends with main's memory only."""
+    remote, dev, forge = setup(tmp_path)
+    branches = FORGE_LIFECYCLE_SHORT
+    tips = {}
+    for i in range(branches):
+        name = f'd{i:02}'
+        feature(dev, name, f'{name}: decision {i}')
+        tips[name] = git('rev-parse', f'refs/agitmem/heads/{name}', cwd=dev).strip()
+        forge_merge(forge, name, METHODS[i % 3], i + 1, delete=False)
+        git('pull', '-q', cwd=dev)
+        if i % 2 == 0:
+            tips[f'{name} (teammate)'] = teammate_pushes(forge, name, f'{name}: teammate {i}')
+        proc = run('git', 'push', 'origin', '--delete', name, cwd=dev)
+        assert proc.returncode == 0, proc.stderr
+        git('branch', '-q', '-D', name, cwd=dev)
+    kept_there = len(memory_refs(remote)) - 1
+    ok('prune', cwd=dev)
+    attic = memory_refs(dev, 'refs/agitmem/attic/')
+    lost = [
+        name for name, sha in tips.items()
+        if run('git', 'cat-file', '-e', f'{sha}^{{commit}}', cwd=dev).returncode != 0 or (
+            not _contains(dev, MAIN, sha) and not any(_contains(dev, a, sha) for a in attic)
+        )
+    ]
+    print(
+        f'\nforge deletions: {branches} branches deleted by git push --delete, '
+        f'{len(tips) - branches} with a teammate\'s memory this clone had not fetched; '
+        f'{kept_there} memory refs kept on the remote by the deletions, '
+        f'{len(memory_refs(remote)) - 1} after prune; lost {len(lost)}',
+    )
+    assert lost == []
+    assert memory_refs(remote) == [MAIN]
+    assert memory_refs(dev) == [MAIN]
 
 
 def _lifecycle(tmp_path: Path, branches: int) -> None:
