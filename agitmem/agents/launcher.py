@@ -256,14 +256,36 @@ _HARMLESS_ENV = re.compile(
 )
 
 
-def env_problem(env: object) -> str | None:
-    """What is wrong with an entry's `env` (None when it sets only
-    harmless variables, or is absent)."""
+# What a settings file's session-wide `env` (every tool and hook inherits
+# it, not only agitmem's) must not set: whatever chooses a program, a
+# module, a library, a config or a home that python, git, a shell or
+# agitmem reads (names by class: *PATH, *_HOME, *_OPTIONS, *_CONFIG,
+# *_DIR, *RC ...; Windows' names fold case).  agitmem's own entries need
+# no env at all: there only _HARMLESS_ENV passes.
+_CHANGES_WHAT_RUNS = re.compile(
+    r'^(?:PYTHON(?!UNBUFFERED$|IOENCODING$|UTF8$|DONTWRITEBYTECODE$)\w*|LD_\w+|DYLD_\w+|GIT_\w+|'
+    r'AGITMEM_\w+|NODE_\w+|NPM_CONFIG_\w+|PERL\w*|RUBY\w*|GEM_\w+|BUNDLE_\w+|\w*JAVA\w*_OPTIONS|'
+    r'HOME|USERPROFILE|APPDATA|LOCALAPPDATA|XDG_\w+|SHELL|COMSPEC|BASH_ENV|ENV|ZDOTDIR|IFS|PS4|'
+    r'PROMPT_COMMAND|OPENSSL_\w+|SSL_\w+|GCONV_PATH|TMPDIR|TEMP|TMP|PRE_COMMIT_\w+|VIRTUAL_ENV|'
+    r'CONDA_\w+|UV_\w+|PIP_\w+|PIPX_\w+|EDITOR|VISUAL|PAGER|BROWSER)$'
+    r'|^\w*(?:PATH|_HOME|_OPTIONS|OPTS|_PRELOAD|_CONFIG|_CONF|_DIR|RC|_FLAGS)$',
+    re.I,
+)
+
+
+def env_problem(env: object, *, session: bool = False) -> str | None:
+    """What is wrong with an `env` (None when it is absent or sets
+    nothing that changes what runs): an entry's may set only harmless
+    variables; a session-wide one (`session`) nothing _CHANGES_WHAT_RUNS
+    names."""
     if env is None:
         return None
     if not isinstance(env, dict):
         return 'has an `env` agitmem cannot read'
-    bad = sorted(str(k) for k in env if not (isinstance(k, str) and _HARMLESS_ENV.match(k)))
+    if session:
+        bad = sorted(str(k) for k in env if not isinstance(k, str) or _CHANGES_WHAT_RUNS.match(k))
+    else:
+        bad = sorted(str(k) for k in env if not (isinstance(k, str) and _HARMLESS_ENV.match(k)))
     if not bad:
         return None
     more = f' (and {len(bad) - 3} more)' if len(bad) > 3 else ''

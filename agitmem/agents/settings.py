@@ -160,7 +160,7 @@ def inherited_env(agent: str, root: Path) -> list[str]:
             data, _ = _read_settings(settings_file(agent, scope, root))
         except AgitmemError:
             continue
-        why = launcher.env_problem(data.get('env'))
+        why = launcher.env_problem(data.get('env'), session=True)
         if why is not None:
             ret.append(f'{relative(agent, scope)} {why}, and every hook inherits it')
     return ret

@@ -135,3 +135,27 @@ def test_claude_settings_env_reaches_every_hook(memrepo: Path) -> None:
     proc = agitmem('install', 'claude', '--command', CMD, cwd=memrepo)
     assert proc.returncode == 2
     assert 'every hook inherits it' in proc.stderr and 'nothing was changed' in proc.stderr
+
+
+@pytest.mark.parametrize(('env', 'refused'), [
+    ({'ANTHROPIC_MODEL': 'x', 'MAX_THINKING_TOKENS': '8000', 'DISABLE_TELEMETRY': '1'}, False),
+    ({'BASH_DEFAULT_TIMEOUT_MS': '60000'}, False),
+    ({'Path': '.'}, True),  # Windows folds names' case
+    ({'pythonpath': '.'}, True),
+    ({'NODE_OPTIONS': '--require ./x.js'}, True),
+    ({'GIT_EXEC_PATH': '.'}, True),
+    ({'XDG_CONFIG_HOME': '.'}, True),  # git's global config, with its aliases
+    ({'SHELL': './sh'}, True),  # the login shell doctor and install start
+    ({'PYTHONWARNINGS': 'error::evil.Warning'}, True),  # imports that module
+    ({'SOME_TOOL_PATH': './bin'}, True),
+    ({'FOO_HOME': '.'}, True),
+    ({'PYTHONUNBUFFERED': '1'}, False),
+])
+def test_a_session_env_is_judged_by_what_it_can_change(memrepo: Path, env: dict[str, str], refused: bool) -> None:
+    """A project's settings-wide env (every tool of the session inherits
+    it) may configure the client; what picks a program, a module, a
+    library, a config or a home refuses the install."""
+    (memrepo / '.claude').mkdir(exist_ok=True)
+    (memrepo / '.claude' / 'settings.json').write_text(json.dumps({'env': env}))
+    proc = agitmem('install', 'claude', '--command', CMD, cwd=memrepo)
+    assert proc.returncode == (2 if refused else 0), proc.stderr
