@@ -622,7 +622,7 @@ def diagnose(
         if here is not None and here.poll() is None:  # no hook called it
             here.kill()
             here.communicate()
-    return check_platform() + agents + trust + git + memory
+    return agents + trust + git + memory + check_platform()
 
 
 def check_platform() -> list[Finding]:
