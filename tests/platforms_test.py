@@ -271,3 +271,21 @@ def test_doctor_names_the_platform_and_what_it_cannot_check(
     assert findings[0]['level'] == 'ok' and named in findings[0]['message']
     gaps = [f for f in findings[1:] if f['message'].startswith('not checked on this platform')]
     assert len(gaps) == unchecked and all(f['level'] == 'warning' for f in gaps)
+
+
+@pytest.mark.parametrize('kind', KINDS)
+@pytest.mark.parametrize('agent', ['claude', 'codex', 'gemini'])
+def test_agent_installs_run(memrepo: Path, kind: str, agent: str) -> None:
+    """install and uninstall of each agent's hooks and MCP entry, as the
+    platform runs them (the settings writes, the no-follow checks, the
+    login shell's PATH asked with a time bound and stopped whole)."""
+    proc = _sim(kind, 'install', agent, '--scope', 'project', '--mcp', cwd=memrepo)
+    assert proc.returncode == 0 and 'Traceback' not in proc.stderr, proc.stderr
+    settings = {
+        'claude': memrepo / '.claude' / 'settings.json',
+        'codex': memrepo / '.codex' / 'hooks.json',
+        'gemini': memrepo / '.gemini' / 'settings.json',
+    }[agent]
+    assert 'agitmem' in settings.read_text()
+    proc = _sim(kind, 'uninstall', agent, '--scope', 'project', cwd=memrepo)
+    assert proc.returncode == 0 and 'Traceback' not in proc.stderr, proc.stderr
