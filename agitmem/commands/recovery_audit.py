@@ -47,6 +47,31 @@ def _mask(text: str) -> str:
     return secrets.redact(text)
 
 
+def _write(path: str, data: bytes) -> None:
+    """The page at `path`: a regular file, created or overwritten, never
+    written through a symlink (a cloned repository's page.html may point
+    at ~/.bashrc) nor into a FIFO or a device (which would block or never
+    end); nothing is truncated before the file is known to be one."""
+    import errno
+    from agitmem import repo as repo_mod
+    where = f'--html {render.line(path)}'
+    try:
+        fd, _ = repo_mod.open_regular(path, os.O_WRONLY | os.O_CREAT, follow=False)
+    except repo_mod.NotRegularFile as e:
+        raise AgitmemError(f'{where}: {e.kind}, not a file to write the page to')
+    except OSError as e:
+        why = 'a symbolic link, not followed' if e.errno == errno.ELOOP else e.strerror
+        raise AgitmemError(f'{where}: cannot write: {why}')
+    except ValueError as e:  # a NUL in the path
+        raise AgitmemError(f'{where}: cannot write: {e}')
+    try:
+        os.ftruncate(fd, 0)
+        with os.fdopen(fd, 'wb') as out:
+            out.write(data)
+    except OSError as e:
+        raise AgitmemError(f'{where}: cannot write: {e.strerror}')
+
+
 def audit(paths: list[str], client: str | None, since: str | None, as_json: bool, html_file: str | None) -> int:
     if client is not None and client not in CLIENTS:
         raise AgitmemError(f'--client {client}: one of {", ".join(CLIENTS)}')
@@ -80,11 +105,7 @@ def audit(paths: list[str], client: str | None, since: str | None, as_json: bool
     if html_file:
         from agitmem.porcelain import audit_page
         text = _mask(audit_page.page(found))
-        try:
-            with open(html_file, 'w', encoding='utf-8', errors='backslashreplace') as out:
-                out.write(text)
-        except OSError as e:
-            raise AgitmemError(f'--html {render.line(html_file)}: cannot write: {e.strerror}')
+        _write(html_file, text.encode('utf-8', 'backslashreplace'))
     if as_json:
         listed = [
             {
