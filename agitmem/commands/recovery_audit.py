@@ -42,9 +42,18 @@ def _pct(value: object) -> str:
     return f'{value:5.1f}%' if isinstance(value, (int, float)) else '     -'
 
 
-def _mask(text: str) -> str:
+def _mask(value: object) -> object:
+    """`value` with credentials masked in each string, before it is
+    serialized: masking the JSON text instead cut a key block's mask
+    short of its escaped newlines, or ran it past the closing quote."""
     from agitmem import secrets
-    return secrets.redact(text)
+    if isinstance(value, str):
+        return secrets.redact(value)
+    if isinstance(value, dict):
+        return {_mask(k): _mask(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask(v) for v in value]
+    return value
 
 
 def _write(path: str, data: bytes) -> None:
@@ -104,7 +113,7 @@ def audit(paths: list[str], client: str | None, since: str | None, as_json: bool
     found = log_episodes.since(found, date)
     if html_file:
         from agitmem.porcelain import audit_page
-        text = _mask(audit_page.page(found))
+        text = audit_page.page(found)  # each text from a log masked there
         _write(html_file, text.encode('utf-8', 'backslashreplace'))
     if as_json:
         listed = [
@@ -117,7 +126,8 @@ def audit(paths: list[str], client: str | None, since: str | None, as_json: bool
             for f in found
         ]
         summary = {name: row for name, row in log_episodes.table(found)}
-        print(_mask(json.dumps({'compactions': listed, 'summary': summary, 'logs': read, 'skipped': skipped}, indent=2, ensure_ascii=False)))
+        report = {'compactions': listed, 'summary': summary, 'logs': read, 'skipped': skipped}
+        print(json.dumps(_mask(report), indent=2, ensure_ascii=False))
         return 0
     print(f'{len(found)} compaction(s) in {read} session log(s)' + (f' ({skipped} skipped)' if skipped else ''))
     if found:

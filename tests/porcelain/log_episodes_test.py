@@ -289,3 +289,23 @@ def test_a_first_turn_of_many_texts_is_held_bounded() -> None:
     assert sum(map(len, kept)) <= 2 * log_episodes.SAID_CHARS
     ep.say(kept[-1])  # a repeat of the last is not kept twice
     assert ep.texts == kept
+
+
+def test_a_key_block_in_a_field_is_masked_before_it_is_serialized(tmp_path: Path) -> None:
+    """A session id holding a key block cut short (no end line): masked
+    whole in the field, so --json stays JSON and the page's escaped
+    newlines do not hide the block's lines from the mask."""
+    import base64
+    body = base64.b64encode(hashlib.sha512(b'k').digest() * 3).decode()
+    lines = [body[i:i + 64] for i in range(0, len(body), 64)]
+    session = '\n'.join(['-----BEGIN RSA ' + 'PRIVATE KEY-----', *lines])
+    _one_compaction(tmp_path / 's.jsonl', ['What would you like me to do next?'])
+    log = tmp_path / 's.jsonl'
+    log.write_text(log.read_text().replace('"sessionId": "s1"', f'"sessionId": {json.dumps(session)}', 1))
+    out = ok('recovery', 'audit', 's.jsonl', '--json', '--html', 'page.html', cwd=tmp_path)
+    (found,) = json.loads(out)['compactions']
+    assert found['session'] == '[redacted private key block]'
+    page = (tmp_path / 'page.html').read_text()
+    assert '[redacted private key block]' in page
+    for line in lines:
+        assert line[:20] not in out and line[:20] not in page
