@@ -69,7 +69,10 @@ def _write(path: str, data: bytes) -> None:
     except repo_mod.NotRegularFile as e:
         raise AgitmemError(f'{where}: {e.kind}, not a file to write the page to')
     except OSError as e:
-        why = 'a symbolic link, not followed' if e.errno == errno.ELOOP else e.strerror
+        why = {
+            errno.ELOOP: 'a symbolic link, not followed',
+            errno.ENXIO: 'a FIFO, not a file to write the page to',  # with no reader yet
+        }.get(e.errno or 0, e.strerror)
         raise AgitmemError(f'{where}: cannot write: {why}')
     except ValueError as e:  # a NUL in the path
         raise AgitmemError(f'{where}: cannot write: {e}')
