@@ -3688,6 +3688,7 @@ def redact(text: str) -> str:
             continue
         out.append(text[pos:start])
         out.append(f'[redacted {kind}]')
-        pos = end
+        # a key block's header is found, but the block is the secret
+        pos = max(end, _judged_end(text, end, kind))
     out.append(text[pos:])
     return ''.join(out)

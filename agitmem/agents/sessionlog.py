@@ -73,6 +73,24 @@ def _texts(content: object, kinds: tuple[str, ...] = ('text', 'input_text', 'out
     return ''
 
 
+def _key(text: str) -> str:
+    """A compaction's key from a log's text: 'surrogatepass', as JSON's
+    \\ud800 decodes to a lone surrogate no codec of utf-8 takes else."""
+    import hashlib
+    return hashlib.sha1(text.encode('utf-8', 'surrogatepass')).hexdigest()[:16]
+
+
+def _claude_key(o: dict[str, Any]) -> str | None:
+    """The record's uuid; without one, its session and time (copies of
+    one compaction in a resumed session's or a crafted log's files are
+    one compaction)."""
+    uid = o.get('uuid')
+    if isinstance(uid, str):
+        return f'claude:{uid}'
+    at, session = _str(o.get('timestamp')), _str(o.get('sessionId'))
+    return f'claude:{_key(session + chr(0) + at)}' if at or session else None
+
+
 def _block(text: str) -> str | None:
     """agitmem's injection block in `text`, from its first line on."""
     at = text.find(BEGIN)
@@ -149,10 +167,8 @@ class _Claude:
             sub = o.get('subtype')
             if sub == 'compact_boundary':
                 meta = _dict(o.get('compactMetadata'))
-                uid = o.get('uuid')
-                key = f'claude:{uid}' if isinstance(uid, str) else None
                 self.boundary = True
-                yield Item('compaction', {'key': key, 'at': _str(o.get('timestamp')), 'trigger': _str(meta.get('trigger'))})
+                yield Item('compaction', {'key': _claude_key(o), 'at': _str(o.get('timestamp')), 'trigger': _str(meta.get('trigger'))})
             elif sub == 'stop_hook_summary':
                 yield Item('end', {})
             found = _injection(o)
@@ -173,9 +189,8 @@ class _Claude:
                     isinstance(content, str) and content.startswith(_CONTINUED) and not o.get('isMeta')
             ):
                 if not self.boundary:  # an older version: the summary alone marks it
-                    uid = o.get('uuid')
                     yield Item('compaction', {
-                        'key': f'claude:{uid}' if isinstance(uid, str) else None,
+                        'key': _claude_key(o),
                         'at': _str(o.get('timestamp')), 'trigger': '',
                     })
                 self.boundary = False
@@ -294,7 +309,7 @@ class _Codex:
             return
         if kind == 'compacted':
             message = _str(p.get('message'))
-            key = 'codex:' + transcript._key(_str(o.get('timestamp')) + message)
+            key = 'codex:' + _key(_str(o.get('timestamp')) + message)
             yield Item('compaction', {'key': key, 'at': _str(o.get('timestamp')), 'trigger': ''})
             yield Item('summary', {'text': message[:TEXT_CHARS]})
             return
@@ -408,7 +423,7 @@ class _Gemini:
             if before.get('type') == 'user' and after.get('type') == 'gemini' and \
                     _texts(after.get('content')).strip() == transcript.GEMINI_ACK:
                 summary = _texts(before.get('content'))
-                key = f'gemini:{transcript._key(summary)}'
+                key = f'gemini:{_key(summary)}'
                 if key in self.seen:
                     continue
                 self.seen.add(key)

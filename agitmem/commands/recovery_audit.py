@@ -42,9 +42,46 @@ def _pct(value: object) -> str:
     return f'{value:5.1f}%' if isinstance(value, (int, float)) else '     -'
 
 
-def _mask(text: str) -> str:
+def _mask(value: object) -> object:
+    """`value` with credentials masked in each string, before it is
+    serialized: masking the JSON text instead cut a key block's mask
+    short of its escaped newlines, or ran it past the closing quote."""
     from agitmem import secrets
-    return secrets.redact(text)
+    if isinstance(value, str):
+        return secrets.redact(value)
+    if isinstance(value, dict):
+        return {_mask(k): _mask(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask(v) for v in value]
+    return value
+
+
+def _write(path: str, data: bytes) -> None:
+    """The page at `path`: a regular file, created or overwritten, never
+    written through a symlink (a cloned repository's page.html may point
+    at ~/.bashrc) nor into a FIFO or a device (which would block or never
+    end); nothing is truncated before the file is known to be one."""
+    import errno
+    from agitmem import repo as repo_mod
+    where = f'--html {render.line(path)}'
+    try:
+        fd, _ = repo_mod.open_regular(path, os.O_WRONLY | os.O_CREAT, follow=False)
+    except repo_mod.NotRegularFile as e:
+        raise AgitmemError(f'{where}: {e.kind}, not a file to write the page to')
+    except OSError as e:
+        why = {
+            errno.ELOOP: 'a symbolic link, not followed',
+            errno.ENXIO: 'a FIFO, not a file to write the page to',  # with no reader yet
+        }.get(e.errno or 0, e.strerror)
+        raise AgitmemError(f'{where}: cannot write: {why}')
+    except ValueError as e:  # a NUL in the path
+        raise AgitmemError(f'{where}: cannot write: {e}')
+    try:
+        os.ftruncate(fd, 0)
+        with os.fdopen(fd, 'wb') as out:
+            out.write(data)
+    except OSError as e:
+        raise AgitmemError(f'{where}: cannot write: {e.strerror}')
 
 
 def audit(paths: list[str], client: str | None, since: str | None, as_json: bool, html_file: str | None) -> int:
@@ -79,12 +116,8 @@ def audit(paths: list[str], client: str | None, since: str | None, as_json: bool
     found = log_episodes.since(found, date)
     if html_file:
         from agitmem.porcelain import audit_page
-        text = _mask(audit_page.page(found))
-        try:
-            with open(html_file, 'w', encoding='utf-8', errors='backslashreplace') as out:
-                out.write(text)
-        except OSError as e:
-            raise AgitmemError(f'--html {render.line(html_file)}: cannot write: {e.strerror}')
+        text = audit_page.page(found)  # each text from a log masked there
+        _write(html_file, text.encode('utf-8', 'backslashreplace'))
     if as_json:
         listed = [
             {
@@ -96,7 +129,8 @@ def audit(paths: list[str], client: str | None, since: str | None, as_json: bool
             for f in found
         ]
         summary = {name: row for name, row in log_episodes.table(found)}
-        print(_mask(json.dumps({'compactions': listed, 'summary': summary, 'logs': read, 'skipped': skipped}, indent=2, ensure_ascii=False)))
+        report = {'compactions': listed, 'summary': summary, 'logs': read, 'skipped': skipped}
+        print(json.dumps(_mask(report), indent=2, ensure_ascii=False))
         return 0
     print(f'{len(found)} compaction(s) in {read} session log(s)' + (f' ({skipped} skipped)' if skipped else ''))
     if found:

@@ -8,6 +8,7 @@ import html
 from typing import Any
 
 from agitmem import render
+from agitmem import secrets
 from agitmem.memory import recovery as recovery_mod
 from agitmem.porcelain import log_episodes
 
@@ -15,7 +16,8 @@ _TITLES = {**recovery_mod.TITLES, 'unjudgeable': 'unjudgeable'}
 
 
 def _e(text: object) -> str:
-    return html.escape(render.line(str(text)), quote=True)
+    # masked before it is escaped: a key block's lines are still lines
+    return html.escape(render.line(secrets.redact(str(text))), quote=True)
 
 
 def _pct(value: object) -> str:

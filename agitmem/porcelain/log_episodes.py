@@ -12,6 +12,7 @@ to the agent handing back), its tool events as observed.py makes them
 from a hook payload, and all the agent said in it."""
 from __future__ import annotations
 
+import collections
 import dataclasses
 import datetime
 import re
@@ -33,6 +34,8 @@ VERDICTS = ('recovered', 'drift', 'location', 'state', 'reset', 'unjudgeable')
 BEFORE = 20
 SUMMARY_CHARS = judging.SUMMARY_CHARS
 PROMPT_CHARS = judging.PROMPT_CHARS
+# of the agent's texts in a first turn, judged (its first, then its last ones)
+SAID_CHARS = 64 * 1024
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,9 +66,30 @@ class _Episode:
         self.prior: str | None = None  # the last one before it, in this log
         self.prompt: str | None = None
         self.events: list[dict[str, Any]] = []
-        self.texts: list[str] = []
+        self.first_text: str | None = None
+        self.tail: collections.deque[str] = collections.deque()
+        self.chars = 0  # in tail
         self.started = False  # the first turn began
         self.last_text = False  # the agent spoke last
+
+    def say(self, text: str) -> None:
+        """One more text of the agent's in the first turn: its first and
+        its last ones kept, up to SAID_CHARS (a turn of a million texts is
+        neither held nor judged whole)."""
+        text = text[:SAID_CHARS]
+        if self.first_text is None:
+            self.first_text = text
+            return
+        if text == (self.tail[-1] if self.tail else self.first_text):
+            return
+        self.tail.append(text)
+        self.chars += len(text)
+        while self.chars > SAID_CHARS and len(self.tail) > 1:
+            self.chars -= len(self.tail.popleft())
+
+    @property
+    def texts(self) -> list[str]:
+        return [] if self.first_text is None else [self.first_text, *self.tail]
 
 
 class _Before:
@@ -210,15 +234,22 @@ def from_block(block: str) -> dict[str, Any]:
     )
 
 
-_HEADING = re.compile(r'(?m)^\s*(?:#+\s*)?(?:\d+\.\s*)?(?:\*\*)?([A-Z][A-Za-z /&]{2,40}?)(?:\*\*)?:?\s*(?:\*\*)?\s*$')
-_XML = re.compile(r'<(overall_goal|current_plan|recent_actions|key_knowledge|file_system_state)>(.*?)</\1>', re.S)
+# a heading is one line: [ \t], not \s, so that a run of blank lines is
+# not tried again from each of its starts (quadratic in a 64 KB summary)
+_HEADING = re.compile(r'(?m)^[ \t]*(?:#+[ \t]*)?(?:\d+\.[ \t]*)?(?:\*\*)?([A-Z][A-Za-z /&]{2,40}?)(?:\*\*)?:?[ \t]*(?:\*\*)?[ \t]*$')
+_XML_TAGS = ('overall_goal', 'current_plan', 'recent_actions', 'key_knowledge', 'file_system_state')
 
 
 def _sections(summary: str) -> dict[str, str]:
     """Claude Code's summary sections by their lower-cased headings
     ("primary request and intent", "current work", "pending tasks",
     "optional next step", ...); Gemini CLI's <state_snapshot> parts."""
-    ret = {m[1]: m[2].strip() for m in _XML.finditer(summary)}
+    ret = {}
+    for tag in _XML_TAGS:  # the first of each: a search per tag, not per opening
+        start = summary.find(f'<{tag}>')
+        end = summary.find(f'</{tag}>', start) if start >= 0 else -1
+        if end >= 0:
+            ret[tag] = summary[start + len(tag) + 2:end].strip()
     heads = list(_HEADING.finditer(summary))
     for i, m in enumerate(heads):
         end = heads[i + 1].start() if i + 1 < len(heads) else len(summary)
@@ -383,8 +414,7 @@ def audit_file(path: str, client: str | None = None, seen: set[str] | None = Non
             ep.prompt = data['text']
         elif kind == 'text':
             ep.started = True
-            if not ep.texts or ep.texts[-1] != data['text']:
-                ep.texts.append(data['text'])
+            ep.say(data['text'])
             ep.last_text = True
         elif kind == 'tool':
             ep.started = True
