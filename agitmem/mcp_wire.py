@@ -279,3 +279,32 @@ def claim_stdin() -> IO[str]:
     os.dup2(null, 0)
     os.close(null)
     return io.TextIOWrapper(os.fdopen(wire, 'rb'), encoding='utf-8', errors='replace')
+
+
+class Escaped:
+    """The client's stdout as the SDK writes its answers to it, each line
+    through render.controls: a string id or method name the client sent
+    with bidi or zero-width characters goes back as JSON escapes of them
+    (the same id to the client, nothing raw on a terminal showing it)."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        from agitmem import render
+        return self._stream.write(render.controls(text))
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+
+def claim_stdout() -> Any:
+    """The client's stdout on a descriptor of its own (an anyio file for
+    stdio_server), fd 1 pointed at stderr, as the SDK does when it writes
+    stdout itself: what the tools start never writes on the wire."""
+    import io
+    import anyio
+    wire = platforms.dup_private(1)
+    os.dup2(2, 1)
+    stream = io.TextIOWrapper(os.fdopen(wire, 'wb'), encoding='utf-8', write_through=True)
+    return anyio.wrap_file(Escaped(stream))  # type: ignore[arg-type]
