@@ -152,7 +152,7 @@ def _read(path: Path, shown: str) -> bytes | None:
 _COMMENT = re.compile(r'("(?:[^"\\\n]|\\.)*(?:"|$))|//[^\n]*|/\*(?:.*?\*/|.*)', re.DOTALL | re.MULTILINE)
 
 
-def _without_comments(text: str) -> str:
+def without_comments(text: str) -> str:
     return _COMMENT.sub(lambda m: m.group(1) or ' ', text)
 
 
@@ -168,7 +168,7 @@ def _read_json(path: Path, shown: str, *, comments: bool = False) -> dict[str, A
             try:
                 json.loads(text)
             except json.JSONDecodeError:
-                text = _without_comments(text)
+                text = without_comments(text)
         data = json.loads(text) if text.strip() else {}
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
         raise AgitmemError(f'{shown}: not valid JSON ({type(e).__name__}); nothing was changed')
