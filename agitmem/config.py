@@ -404,8 +404,20 @@ def _kept(cache: Path, key: str, text: str) -> bool:
 # read here; a repository's .agent/config.yaml never reaches them.
 
 def user_home() -> Path:
+    """$AGITMEM_HOME, else ~/.agent.  Its `~` is expanded (an MCP or hook
+    entry's env reaches agitmem unexpanded); a relative one is refused: it
+    would name a directory of the project agitmem runs in, whose files a
+    clone writes (its verify_commands run, its patterns allow)."""
     home = os.environ.get('AGITMEM_HOME')
-    return Path(home) if home else Path.home() / '.agent'
+    if not home:
+        return Path.home() / '.agent'
+    path = Path(home).expanduser()
+    if not path.is_absolute():
+        raise AgitmemError(
+            'AGITMEM_HOME is a relative path: it would name a directory of the '
+            'project agitmem runs in; make it absolute (your own config is not read)',
+        )
+    return path
 
 
 def user_config_shown() -> str:

@@ -223,9 +223,9 @@ class Screened:
                 )
             else:
                 id_, code, said = error_for(item, line)
-            await self._write.send(SessionMessage(types.JSONRPCError(
+            await self._write.send(encodable(SessionMessage(types.JSONRPCError(
                 jsonrpc='2.0', id=id_, error=types.ErrorData(code=code, message=said),
-            )))
+            ))))
 
     def __aiter__(self) -> Self:
         return self
@@ -247,6 +247,31 @@ class Screened:
         await self.aclose()
 
 
+def _no_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode('utf-8', 'backslashreplace').decode('utf-8')
+    if isinstance(value, dict):
+        return {_no_surrogates(k): _no_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_no_surrogates(v) for v in value]
+    return value
+
+
+def encodable(item: SessionMessage) -> SessionMessage:
+    """`item`, its strings without lone surrogates (what a client's
+    "\\ud800" escape reads as, echoed in an id, a method name or a
+    tool's text): they cannot be written as UTF-8, and the SDK's writer
+    would end the server on one.  Each is written as its escape."""
+    from mcp.shared.message import SessionMessage
+    message = item.message
+    try:
+        message.model_dump_json(by_alias=True, exclude_unset=True)
+    except ValueError:  # pydantic's serialization error is one
+        data = _no_surrogates(message.model_dump(by_alias=True, exclude_unset=True))
+        return SessionMessage(type(message).model_validate(data))
+    return item
+
+
 class Answering:
     """The write stream the server answers through: the SDK's, each answer
     ticked off the requests Screened read."""
@@ -256,7 +281,7 @@ class Answering:
         self._write = write
 
     async def send(self, item: SessionMessage) -> None:
-        await self._write.send(item)
+        await self._write.send(encodable(item))
         self._screened.answered(item)
 
     async def aclose(self) -> None:
@@ -279,3 +304,32 @@ def claim_stdin() -> IO[str]:
     os.dup2(null, 0)
     os.close(null)
     return io.TextIOWrapper(os.fdopen(wire, 'rb'), encoding='utf-8', errors='replace')
+
+
+class Escaped:
+    """The client's stdout as the SDK writes its answers to it, each line
+    through render.controls: a string id or method name the client sent
+    with bidi or zero-width characters goes back as JSON escapes of them
+    (the same id to the client, nothing raw on a terminal showing it)."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        from agitmem import render
+        return self._stream.write(render.controls(text))
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+
+def claim_stdout() -> Any:
+    """The client's stdout on a descriptor of its own (an anyio file for
+    stdio_server), fd 1 pointed at stderr, as the SDK does when it writes
+    stdout itself: what the tools start never writes on the wire."""
+    import io
+    import anyio
+    wire = platforms.dup_private(1)
+    os.dup2(2, 1)
+    stream = io.TextIOWrapper(os.fdopen(wire, 'wb'), encoding='utf-8', write_through=True)
+    return anyio.wrap_file(Escaped(stream))  # type: ignore[arg-type]

@@ -295,6 +295,9 @@ def env_problem(env: object, *, session: bool = False) -> str | None:
     )
 
 
+_ENV_FILE_KEYS = ('envfile', 'envfiles', 'envpath', 'dotenv')
+
+
 def entry_problem(entry: object) -> str | None:
     """What makes a hook or MCP entry of a project's file untrusted beyond
     its command line: an `env` that changes what runs, a working directory
@@ -308,6 +311,11 @@ def entry_problem(entry: object) -> str | None:
     for key in ('cwd', 'workingDirectory', 'working_directory'):
         if key in entry:
             return f'sets a working directory (`{key}`), which agitmem never writes'
+    for key in entry:
+        # envFile (VS Code's and Cursor's form of it), env_file, ...: the
+        # file's variables are an `env` agitmem cannot see from here
+        if isinstance(key, str) and re.sub(r'[-_]', '', key).lower() in _ENV_FILE_KEYS:
+            return 'reads its env from a file, which can change what program or module runs (a cloned file\'s code)'
     return None
 
 

@@ -146,12 +146,29 @@ def _read(path: Path, shown: str) -> bytes | None:
         raise AgitmemError(f'{shown}: cannot be read ({e.strerror}); nothing was changed')
 
 
-def _read_json(path: Path, shown: str) -> dict[str, Any]:
+# a comment outside a string, as Gemini CLI strips them from its settings
+# before parsing (a string token always matches, to its end or its line's:
+# one pass, whatever the quotes)
+_COMMENT = re.compile(r'("(?:[^"\\\n]|\\.)*(?:"|$))|//[^\n]*|/\*(?:.*?\*/|.*)', re.DOTALL | re.MULTILINE)
+
+
+def without_comments(text: str) -> str:
+    return _COMMENT.sub(lambda m: m.group(1) or ' ', text)
+
+
+def _read_json(path: Path, shown: str, *, comments: bool = False) -> dict[str, Any]:
+    """The file's object; with `comments`, read as the client reads it
+    (JSON with comments), for what it will run, never to edit."""
     raw = _read(path, shown)
     if raw is None:
         return {}
     try:
         text = raw.decode('utf-8-sig')
+        if comments and '/' in text:
+            try:
+                json.loads(text)
+            except json.JSONDecodeError:
+                text = without_comments(text)
         data = json.loads(text) if text.strip() else {}
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
         raise AgitmemError(f'{shown}: not valid JSON ({type(e).__name__}); nothing was changed')
@@ -246,7 +263,9 @@ def installed(
         if where.path.suffix == '.toml':
             _, data = _read_toml(where.path, where.shown)
             return _toml_servers(data, where.shown).get(NAME)
-        servers = _servers_json(_read_json(where.path, where.shown), where, create=False)
+        # read as the client reads it: a project's file with comments is
+        # still run by Gemini CLI, and doctor must see its entry
+        servers = _servers_json(_read_json(where.path, where.shown, comments=True), where, create=False)
     except AgitmemError:
         return None
     return None if servers is None else servers.get(NAME)

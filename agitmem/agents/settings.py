@@ -118,7 +118,7 @@ def installed(agent: str, path: Path) -> dict[str, list[str]]:
     """agitmem's hook commands in a settings file, by the agent's event
     name ({} when there are none, or the file is missing or unreadable)."""
     try:
-        settings, _ = _read_settings(path)
+        settings, _ = _read_settings(path, comments=True)
     except AgitmemError:
         return {}
     return _ours_in(settings.get('hooks'))
@@ -131,7 +131,7 @@ def entry_problems(agent: str, path: Path) -> list[str]:
     which its hooks inherit.  [] when nothing does, or it cannot be read."""
     from agitmem.agents import launcher
     try:
-        data, _ = _read_settings(path)
+        data, _ = _read_settings(path, comments=True)
     except AgitmemError:
         return []
     ret = []
@@ -157,7 +157,7 @@ def inherited_env(agent: str, root: Path) -> list[str]:
     ret = []
     for scope in ('project', 'local'):
         try:
-            data, _ = _read_settings(settings_file(agent, scope, root))
+            data, _ = _read_settings(settings_file(agent, scope, root), comments=True)
         except AgitmemError:
             continue
         why = launcher.env_problem(data.get('env'), session=True)
@@ -228,8 +228,10 @@ def _json_error(path: str, text: str, e: json.JSONDecodeError) -> str:
     )
 
 
-def _read_settings(path: Path) -> tuple[dict[str, object], bool]:
-    """(settings, existed).  A missing or blank file reads as {}."""
+def _read_settings(path: Path, *, comments: bool = False) -> tuple[dict[str, object], bool]:
+    """(settings, existed).  A missing or blank file reads as {}.  With
+    `comments`, read as Gemini CLI reads it (JSON with comments): for what
+    a client will run, never to edit."""
     try:
         contents = read_regular(path, MAX_BYTES)
     except FileNotFoundError:
@@ -253,7 +255,13 @@ def _read_settings(path: Path) -> tuple[dict[str, object], bool]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
-        raise AgitmemError(_json_error(str(path), text, e))
+        from agitmem.agents import mcp_settings
+        try:
+            if not (comments and '/' in text):
+                raise
+            data = json.loads(mcp_settings.without_comments(text))
+        except json.JSONDecodeError:
+            raise AgitmemError(_json_error(str(path), text, e))
     if not isinstance(data, dict):
         raise AgitmemError(
             f'{path}: expected a JSON object, found a JSON {clients.json_kind(data)}; '

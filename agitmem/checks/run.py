@@ -125,8 +125,8 @@ def read_memory(repo: Repo, *, max_file_kb: int) -> Memory:
 
 
 def user_tattoo_path() -> Path:
-    home = os.environ.get('AGITMEM_HOME')
-    return (Path(home) if home else Path.home() / '.agent') / 'memory' / memory.TATTOO
+    from agitmem import config
+    return config.user_home() / 'memory' / memory.TATTOO
 
 
 def _user_rules(cfg: dict[str, Any]) -> list[tattoo_mod.Rule]:

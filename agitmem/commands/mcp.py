@@ -82,7 +82,8 @@ def mcp(version: str) -> int:
     lines = mcp_wire.Lines(mcp_wire.claim_stdin())
 
     async def serve() -> None:
-        async with stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
+        # and writes stdout through mcp_wire.Escaped: the SDK echoes ids raw
+        async with stdio_server(stdin=lines, stdout=mcp_wire.claim_stdout()) as (read, write):  # type: ignore[arg-type]
             screened = mcp_wire.Screened(lines, read, write)
             await server.run(screened, screened.write, server.create_initialization_options())
 

@@ -8,6 +8,7 @@ it is rendered (render.py) before the model sees it."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from typing import Any
 from typing import NamedTuple
@@ -121,7 +122,8 @@ TOOLS = (
             {
                 'command': _string('the command line, e.g. "pytest -q"', minLength=1, maxLength=COMMAND_MAX),
                 'exit_code': {
-                    'type': 'integer',
+                    # what a process can end with anywhere (Windows' are 32-bit)
+                    'type': 'integer', 'minimum': -2**31, 'maximum': 2**32 - 1,
                     'description': 'how the run you made ended (then nothing is run)',
                 },
                 'output': _string(
@@ -218,6 +220,9 @@ def _check_value(where: str, spec: dict[str, Any], value: object) -> None:
             _check_value(f'{where} items', spec['items'], item)
     if kind in ('number', 'integer'):
         assert isinstance(value, (int, float))
+        # the SDK reads NaN and Infinity, which no comparison below refuses
+        if not math.isfinite(value):
+            raise AgitmemError(f'{where} must be a finite number')
         if 'minimum' in spec and value < spec['minimum']:
             raise AgitmemError(f'{where} must be at least {spec["minimum"]}')
         if 'exclusiveMinimum' in spec and value <= spec['exclusiveMinimum']:

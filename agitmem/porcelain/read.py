@@ -25,9 +25,13 @@ if TYPE_CHECKING:
 INJECTED = 'injected_context.txt'
 
 
-def user_home() -> Path:
-    home = os.environ.get('AGITMEM_HOME')
-    return Path(home) if home else Path.home() / '.agent'
+def user_tattoo_path() -> Path | None:
+    """The user's own tattoo (None when AGITMEM_HOME is relative: config.user_home)."""
+    from agitmem import config
+    try:
+        return config.user_home() / 'memory' / memory.TATTOO
+    except AgitmemError:
+        return None
 
 
 def read_bytes(path: Path, shown: str, *, follow_symlink: bool = False) -> bytes | None:
@@ -81,13 +85,11 @@ def state(repo: Repo) -> dict[str, Any]:
 
 def user_tattoo(cfg: dict[str, Any]) -> str:
     """The user-level tattoo's text ('' when there is none or it is off)."""
-    if not cfg['user_tattoo']:
+    path = user_tattoo_path()
+    if not cfg['user_tattoo'] or path is None:
         return ''
     # the user's own file may be a symlink (dotfile managers make them)
-    return read_text(
-        user_home() / 'memory' / memory.TATTOO,
-        f'~/.agent/memory/{memory.TATTOO}', follow_symlink=True,
-    ) or ''
+    return read_text(path, f'~/.agent/memory/{memory.TATTOO}', follow_symlink=True) or ''
 
 
 def layers(repo: Repo, cfg: dict[str, Any]) -> inject.Memory:
@@ -97,12 +99,10 @@ def layers(repo: Repo, cfg: dict[str, Any]) -> inject.Memory:
     from agitmem import inject  # the injection's: not every read pays for it
     problems: list[str] = []
     user = ''
-    if cfg['user_tattoo']:
+    path = user_tattoo_path()
+    if cfg['user_tattoo'] and path is not None:
         # the user's own file may be a symlink (dotfile managers make them)
-        user = shown_text(
-            user_home() / 'memory' / memory.TATTOO, f'~/.agent/memory/{memory.TATTOO}',
-            problems, follow_symlink=True,
-        )
+        user = shown_text(path, f'~/.agent/memory/{memory.TATTOO}', problems, follow_symlink=True)
 
     def layer_text(name: str) -> str:
         return shown_text(repo.memory_dir / name, f'.agent/memory/{name}', problems)
