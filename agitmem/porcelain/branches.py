@@ -83,8 +83,9 @@ def merged_memory(ctx: Context, squash: bool) -> tuple[str, str] | None:
     name the user gave it: its reflog entry's (`merge feature: ...`), the
     branch a `git pull` fetched (FETCH_HEAD), the default message of a
     merge committed by hand; never whatever branch points at the commit
-    it brought in (`git merge <id>` names no branch).  A squash records
-    no name: there, the one branch with memory at the squashed tip.  After
+    it brought in (`git merge <id>` names no branch).  A squash, or a
+    conflicted merge committed with a message of one's own, records no
+    name: there, the one branch with memory at the commit it brought in.  After
     a `git pull` the remote's memory is fetched first."""
     subject = repo_mod.head_reflog(ctx.repo)
     sha = _merged_commit(ctx.repo, squash)
@@ -98,7 +99,13 @@ def merged_memory(ctx: Context, squash: bool) -> tuple[str, str] | None:
         code_refs = [named_branch(ctx.repo, m[1])]
     else:
         said = _MERGE_MSG.match(repo_mod.git_out(ctx.repo, 'log', '-1', '--format=%s', 'HEAD'))
-        code_refs = [named_branch(ctx.repo, said[1])] if said else []
+        if said:
+            code_refs = [named_branch(ctx.repo, said[1])]
+        else:
+            # a conflict resolved and committed with a message of one's
+            # own names nothing: the one branch with memory at the merge's
+            # second parent, as for a squash
+            code_refs = [*_only(ctx, _refs_at(ctx.repo, sha))] if sha else []
     return _memory_of(ctx, code_refs, subject)
 
 
