@@ -48,7 +48,21 @@ def git_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monkey
     for var in ('AGITMEM_REF', 'AGITMEM_AGENT', 'AGITMEM_SKIP', 'GIT_DIR',
                 'GIT_INDEX_FILE', 'GIT_WORK_TREE', 'AGENT_CONTEXT_LEN'):
         monkeypatch.delenv(var, raising=False)
+    _simulate(monkeypatch)
     _PRISTINE['test'] = _standard()
+
+
+def _simulate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """AGITMEM_TEST_PLATFORM=windows|macos: every agitmem (and git hook)
+    process a test starts runs as that platform would (docs/platforms.md),
+    pytest itself as it is."""
+    kind = os.environ.get('AGITMEM_TEST_PLATFORM', '')
+    if kind not in ('windows', 'macos'):
+        return
+    sim = str(ROOT / 'testing' / 'platform_sim')
+    path = os.environ.get('PYTHONPATH')
+    monkeypatch.setenv('AGITMEM_SIMULATE', kind)
+    monkeypatch.setenv('PYTHONPATH', sim if not path else f'{sim}{os.pathsep}{path}')
 
 
 # -- repo and memrepo: built once per worker, copied per test ---------------------
