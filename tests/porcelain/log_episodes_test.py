@@ -82,16 +82,24 @@ def _moved(log: Path, root: Path) -> str:
     return log.read_text().replace(OLD_ROOT[log], str(root))
 
 
-def test_no_path_finds_this_repositorys_sessions(tmp_path: Path) -> None:
-    """In a repository, with no PATH: each client's sessions of this
-    repository, where the client keeps them (a fake HOME; CODEX_HOME and
-    the Gemini CLI's projects.json honoured), and no other project's."""
+def _repo_with_claude_home(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """(repository, HOME, the folder Claude Code keeps its sessions in):
+    the project's path with every character but A-Z, a-z, 0-9 made '-',
+    as the pinned client names it."""
     root = tmp_path / 'repo'
     root.mkdir()
     git('init', '-q', cwd=root)
     home = tmp_path / 'home'
-    claude_dir = home / '.claude' / 'projects' / re.sub(r'[^A-Za-z0-9]', '-', str(root))
-    claude_dir.mkdir(parents=True)
+    sessions = home / '.claude' / 'projects' / re.sub(r'[^A-Za-z0-9]', '-', str(root))
+    sessions.mkdir(parents=True)
+    return root, home, sessions
+
+
+def test_no_path_finds_this_repositorys_sessions(tmp_path: Path) -> None:
+    """In a repository, with no PATH: each client's sessions of this
+    repository, where the client keeps them (a fake HOME; CODEX_HOME and
+    the Gemini CLI's projects.json honoured), and no other project's."""
+    root, home, claude_dir = _repo_with_claude_home(tmp_path)
     (claude_dir / 's.jsonl').write_text(_moved(CLAUDE, root))
     other = home / '.claude' / 'projects' / '-elsewhere'
     other.mkdir()
@@ -212,12 +220,7 @@ def test_a_repositorys_own_test_commands_count(tmp_path: Path) -> None:
     """With no PATH, the repository's `verification_commands` say which
     commands are test runs, as they do for its hooks: a claim backed by
     `./ci/check` is no state confusion there."""
-    root = tmp_path / 'repo'
-    root.mkdir()
-    git('init', '-q', cwd=root)
-    home = tmp_path / 'home'
-    d = home / '.claude' / 'projects' / re.sub(r'[^A-Za-z0-9]', '-', str(root))
-    d.mkdir(parents=True)
+    root, home, d = _repo_with_claude_home(tmp_path)
     run: dict[str, object] = {'type': 'assistant', 'message': {'content': [{'type': 'tool_use', 'id': 't1', 'name': 'Bash', 'input': {'command': './ci/check'}}]}}
     ran: dict[str, object] = {'type': 'user', 'message': {'content': [{'type': 'tool_result', 'tool_use_id': 't1', 'content': 'ok'}]},
            'toolUseResult': {'stdout': 'ok', 'stderr': '', 'interrupted': False}}
