@@ -13,6 +13,8 @@ from __future__ import annotations
 import difflib
 import json
 import shutil
+import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,6 @@ import yaml
 from testing import labelled
 from testing.util import agitmem
 from testing.util import git
-from testing.util import ok
 
 PAYLOADS = Path(__file__).parent.parent / 'tests' / 'agents' / 'payloads'
 # the labeller's words -> `agitmem recovery`'s verdicts
@@ -33,6 +34,8 @@ VERDICTS = {
 }
 CLASSES = ('recovered', 'drift', 'location', 'state', 'reset')
 SESSION = 'episode-session'
+# how a run starts agitmem: testing.util.agitmem, or a testing.zygote.Zygote's run
+Cli = Callable[..., 'subprocess.CompletedProcess[str]']
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -46,7 +49,8 @@ def _payload(name: str) -> dict[str, Any]:
 class Run:
     """One episode being played in `repo` by its client."""
 
-    def __init__(self, episode: dict[str, Any], root: Path) -> None:
+    def __init__(self, episode: dict[str, Any], root: Path, cli: Cli = agitmem) -> None:
+        self.cli = cli
         self.ep = episode
         self.client: str = episode['client']
         self.repo = root / 'repo'
@@ -61,9 +65,14 @@ class Run:
         return data
 
     def hook(self, event: str, data: dict[str, Any]) -> str:
-        proc = agitmem('hook', event, '--agent', self.client, cwd=self.repo, input=json.dumps(data))
+        proc = self.cli('hook', event, '--agent', self.client, cwd=self.repo, input=json.dumps(data))
         assert proc.returncode == 0 and 'Traceback' not in proc.stderr, proc.stderr
         assert 'recovery log' not in proc.stderr, proc.stderr
+        return proc.stdout
+
+    def ok(self, *args: str) -> str:
+        proc = self.cli(*args, cwd=self.repo)
+        assert proc.returncode == 0, (args, proc.stderr)
         return proc.stdout
 
     # -- the repository and its memory ------------------------------------------
@@ -74,7 +83,7 @@ class Run:
             self.write(rel, content)
         git('add', '-A', cwd=self.repo)
         git('commit', '-q', '-m', 'the code before the turn', cwd=self.repo)
-        ok('init', cwd=self.repo)
+        self.ok('init')
         memory = self.ep.get('memory') or {}
         state = memory.get('state') or {}
         pairs = [
@@ -83,10 +92,10 @@ class Run:
             for k, v in state.items() if v is not None and k not in MANAGED
         ]
         if pairs:
-            ok('state', 'set', *pairs, cwd=self.repo)
+            self.ok('state', 'set', *pairs)
         if memory.get('snapshot'):
             (self.repo / '.agent' / 'memory' / 'snapshot.md').write_text(memory['snapshot'], encoding='utf-8')
-            ok('save', '-m', 'snapshot before the compaction', cwd=self.repo)
+            self.ok('save', '-m', 'snapshot before the compaction')
 
     def write(self, rel: str, content: str) -> None:
         path = self.repo / rel
@@ -293,16 +302,16 @@ def _hunks(before: str, after: str) -> list[dict[str, Any]]:
     return ret
 
 
-def play(episode: dict[str, Any], root: Path) -> dict[str, Any]:
+def play(episode: dict[str, Any], root: Path, cli: Cli = agitmem) -> dict[str, Any]:
     """The recovery log's row for the episode, once played in `root`."""
-    run = Run(episode, root)
+    run = Run(episode, root, cli)
     run.setup()
     run.compact()
     run.play()
-    rows = json.loads(ok('recovery', '--json', cwd=run.repo))['compactions']
+    rows = json.loads(run.ok('recovery', '--json'))['compactions']
     assert len(rows) == 1, rows
     row: dict[str, Any] = rows[0]
-    row['shown'] = ok('recovery', 'show', '1', cwd=run.repo)
+    row['shown'] = run.ok('recovery', 'show', '1')
     shutil.rmtree(root / 'repo', ignore_errors=True)
     return row
 
