@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,10 +27,16 @@ def _copies(repo: Path) -> list[str]:
     return sorted(p.name for p in (repo / '.git').iterdir() if p.name.startswith(COPY))
 
 
+def _release(repo: Path) -> Path:
+    return repo.parent / 'release'
+
+
 def _slow_tree(repo: Path, seconds: int = 30) -> None:
-    """`git add -A` of the tree chain takes `seconds`: a clean filter on a
+    """`git add -A` of the tree chain waits until the test releases it
+    (`_release(repo)` exists) or `seconds` have passed: a clean filter on a
     new file (the filter is this test's own config)."""
-    git('config', 'filter.slow.clean', f'sleep {seconds}; cat', cwd=repo)
+    wait = f'i=0; while [ ! -e "{_release(repo)}" ] && [ $i -lt {seconds * 20} ]; do sleep 0.05; i=$((i+1)); done'
+    git('config', 'filter.slow.clean', f'{wait}; cat', cwd=repo)
     (repo / '.git' / 'info' / 'attributes').write_text('slow.txt filter=slow\n')
     (repo / 'slow.txt').write_text('slow\n')
     # intent-to-add: `git status` cannot give the tree, the chain computes it
@@ -67,9 +74,10 @@ def _start(repo: Path, *args: str, ignore: tuple[int, ...] = ()) -> subprocess.P
 
 
 @pytest.fixture
-def slow(memrepo: Path) -> Path:
+def slow(memrepo: Path) -> Iterator[Path]:
     _slow_tree(memrepo)
-    return memrepo
+    yield memrepo
+    _release(memrepo).touch()  # a filter still waiting ends
 
 
 def _owned(repo: Path) -> bool:
@@ -99,6 +107,9 @@ def test_an_ignored_signal_stops_nothing(slow: Path) -> None:
     proc = _start(slow, 'state', 'set', 'next_intent=x', ignore=(signal.SIGHUP,))
     _wait_for('the index copy', lambda: _owned(slow))
     proc.send_signal(signal.SIGHUP)
+    time.sleep(0.5)  # what SIGHUP would do, it would have done by now
+    assert proc.poll() is None
+    _release(slow).touch()
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     assert _copies(slow) == []
