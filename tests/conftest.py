@@ -38,6 +38,28 @@ def pytest_configure(config: pytest.Config) -> None:
 from testing.util import git
 from testing.util import ok
 
+# Whole-system runs, in the full suite and out of the fast tier (`-m "not
+# e2e and not slow and not system"`, README): each drives a workflow
+# across real tools or plays a labelled set, minutes where a unit of
+# agitmem takes seconds.  Paths under tests/.
+SYSTEM = (
+    'memory/episodes_test.py',  # nine labelled sets through the real hooks
+    'porcelain/log_episodes_test.py',  # the real-session set through `recovery audit`
+    'commands/doctor_labelled_test.py',  # doctor's labelled set
+    'precommit_test.py',  # pre-commit's own environments, built per test
+    'workflows_test.py',  # team workflows: forges, LFS, CI checkouts
+    'daily/',  # a day of git commands on every kind of clone
+    'reliability/',  # SIGKILLs, races, busy and stalled remotes
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    tests = Path(__file__).parent
+    for item in items:
+        rel = item.path.relative_to(tests).as_posix() if item.path.is_relative_to(tests) else ''
+        if rel.startswith(SYSTEM):
+            item.add_marker(pytest.mark.system)
+
 
 @pytest.fixture(autouse=True)
 def git_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
