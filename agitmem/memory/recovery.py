@@ -61,7 +61,13 @@ _RUNNER = re.compile(
     # a task runner's test task: `mise run test:ci`, `just test`, `task test-unit`,
     # `bun run test:e2e`, `make check-test`, `hatch run test`
     r'|\b(?:mise|just|task|make|poe|invoke|nx|turbo|hatch|pdm|rye|uv|poetry|composer|(?:npm|yarn|pnpm|bun)(?:\s+run)?)'
-    r'(?:\s+run)?(?:\s+-[^\s&|;]+)*\s+(?:[\w.-]+[:-])?tests?(?![\w.])',
+    r'(?:\s+run)?(?:\s+-[^\s&|;]+)*\s+(?:[\w.-]+[:-])?tests?(?![\w.])'
+    # a workspace package's test script: `pnpm --filter e2e test`, `npm -w
+    # web test`, `yarn workspace api test`
+    r'|\b(?:npm|yarn|pnpm|bun)\b(?:\s+(?:--?(?:filter|F|workspace|w|C|dir|prefix|cwd)(?:=|\s+)[^\s&|;]+|workspace\s+[^\s&|;]+|-[^\s&|;]+|run))+'
+    r'\s+(?:[\w.-]+[:-])?tests?(?![\w.])'
+    # browser test runners, bare or through npx / bunx / a package manager's exec
+    r'|\bplaywright\s+test\b|\bcypress\s+run\b',
     re.I,
 )
 # the commands of a check other than the tests, by the kind a claim names (phrases.checks)

@@ -1479,3 +1479,14 @@ def test_narration_before_the_closing_report_does_not_make_it_a_plan() -> None:
     assert evidence[0].startswith('closing text reports the work done ("load_config reads TOML now')
     # a closing message that says it is unfinished is still no report
     assert classify(_expect(**FAILED), events, said + '\n\nI still need to run the tests.')[0] == 'recovered'
+
+
+# -- real sessions' recoveries the judge called failures (issue 38) ----------------
+
+def test_a_workspace_packages_test_script_backs_the_claim() -> None:
+    # the e2e suite run as a workspace package's script, and through npx:
+    # test runs, so "all 20 passed" after them is backed
+    for command in ('pnpm --filter e2e test -- --reporter=list tests/share.spec.ts', 'npx playwright test tests/share.spec.ts'):
+        events = [_edit('src/app.py', 'load_config'), _run(command, 0)]
+        verdict, evidence, _ = classify(_expect(verification=None), events, 'Reran the sharing suite. All 20 tests passed!')
+        assert verdict == 'recovered', (command, evidence)
