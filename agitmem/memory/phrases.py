@@ -297,6 +297,26 @@ def about_tests(text: str) -> bool:
     return bool(_TESTS.search(text or '')) or bool(re.search(r'\bgreen\b|\bpass(?:es|ed|ing)?\b|通过|跑通|绿', text or '', re.I))
 
 
+# "verified on both the settings page and the editor", "checked it by hand",
+# "confirmed in the browser", "手动验证过": a check by looking, not a test run
+_BY_HAND = re.compile(
+    r'\b(?:verified|checked|confirmed|tested|validated|measured)\b[^.!?;\n]{0,40}?(?:\b(?:by\s+hand|by\s+eye|manually|visually)\b'
+    r'|\b(?:in|on|with)\s+(?:the\s+|a\s+)?(?:browser|ui|preview|emulator|simulator|devtools|device|screenshots?|running\s+app)\b'
+    r'|\bon\s+(?:both\s+|each\s+|every\s+)?(?:of\s+)?(?:the\s+|a\s+)?[\w-]+(?:\s+[\w-]+){0,2}?\s+(?:page|pages|screen|screens|site|view|views)\b)'
+    r'|\b(?:manually|by\s+hand|visually)\s+(?:verified|checked|confirmed|tested)\b'
+    r'|手动(?:验证|测试|检查|确认)|(?:在)?浏览器(?:里|中)?(?:验证|确认|检查|看)',
+    re.IGNORECASE,
+)
+_TEST_RUNS = re.compile(r'\b(?:tests?|specs?|suites?|pytest|jest|vitest|mocha|rspec|ctest|tox)\b|测试(?!过)|单测|用例', re.IGNORECASE)
+
+
+def by_hand(text: str) -> bool:
+    """`text` says the work was checked by looking at it (on a page, in the
+    browser, by hand), and names no test: a check the turn's test runs
+    neither back nor belie."""
+    return bool(_BY_HAND.search(text or '')) and not _TEST_RUNS.search(text or '')
+
+
 def checks(text: str) -> set[str]:
     """The checks other than the tests that `text` says passed (build,
     lint): "编译和 vet 都通过", "the build succeeds", "it compiles"; empty

@@ -926,9 +926,10 @@ def _unbacked(claim: str, events: list[dict[str, Any]], expect: dict[str, Any], 
     result = last.get('test') if last else None
     command = _str(last.get('command')) if last else ''
     runner = _RUNNER.search(claim)
-    if not runner and not phrases.about_tests(claim) and expect['verification'] != 'failed' and result != 'failed':
+    if not runner and (not phrases.about_tests(claim) or phrases.by_hand(claim)) and expect['verification'] != 'failed' and result != 'failed':
         # "Done." with nothing known to fail: a report of the work, not a
-        # belief that tests passed which never ran
+        # belief that tests passed which never ran; nor is "verified on
+        # the settings page" (a check by looking)
         return None
     # a new request of the user's sets the work: the old failure is not the
     # claim's, the tests the request names are ("run the auth tests and tell me")

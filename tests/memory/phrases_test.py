@@ -474,3 +474,16 @@ def test_asking_to_go_ahead_with_one_step_is_not_an_open_question(said: str) -> 
 ])
 def test_a_request_that_waits_on_a_pass(prompt: str | None, gated: bool) -> None:
     assert phrases.on_pass(prompt) is gated
+
+
+@pytest.mark.parametrize(('text', 'looked'), (
+    ('All four fixed and verified on both the segment page and the Studio.', True),
+    ('Verified in the browser: the tabs line up.', True),
+    ('Done and checked manually.', True),
+    ('手动验证过了', True),
+    ('Fixed and verified.', False),  # no means said: it may be the tests
+    ('Verified on the login page; all tests pass.', False),  # it names the tests
+    ('The fix is verified on CI.', False),
+))
+def test_a_check_by_looking(text: str, looked: bool) -> None:
+    assert phrases.by_hand(text) is looked

@@ -1490,3 +1490,16 @@ def test_a_workspace_packages_test_script_backs_the_claim() -> None:
         events = [_edit('src/app.py', 'load_config'), _run(command, 0)]
         verdict, evidence, _ = classify(_expect(verification=None), events, 'Reran the sharing suite. All 20 tests passed!')
         assert verdict == 'recovered', (command, evidence)
+
+
+def test_a_check_by_looking_is_no_claim_that_tests_passed() -> None:
+    # the agent fixed the layout and looked at it on two pages: no test was
+    # run or claimed, and nothing is known to fail
+    events = [_edit('src/app.py', 'load_config')]
+    for said in ('All three fixed and verified on both the settings page and the editor.', 'Done; checked it by hand in the browser.'):
+        verdict, evidence, _ = classify(_expect(verification=None), events, said)
+        assert verdict == 'recovered', (said, evidence)
+    # a claim that names the tests is still held to a run
+    assert classify(_expect(verification=None), events, 'Fixed and verified on the settings page: all tests pass.')[0] == 'state'
+    # and a failure known before is not looked away
+    assert classify(_expect(**FAILED), events, 'Fixed and verified on the settings page.')[0] == 'state'
