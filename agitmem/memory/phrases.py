@@ -478,6 +478,29 @@ def before_question(text: str) -> str:
     return ' '.join(sentences)
 
 
+# the agent's own pick among options ("I'd lean toward B", "I recommend the
+# second", "我建议用方案二"), then a question whether to go that way ("Want
+# to go that direction, or do you have a different instinct?"): a plan put
+# to the user with a way out, not the choice of work handed back
+_RECOMMENDS = re.compile(
+    r"\bI(?:'d|\s+would)\s+(?:lean|go|recommend|suggest|pick|choose|opt|start)\b|\bI\s+(?:recommend|suggest|propose|lean)\b"
+    r'|\bmy\s+(?:recommendation|suggestion|preference|pick|vote)\b|我(?:建议|推荐|倾向)',
+    re.IGNORECASE,
+)
+_GO_AHEAD = re.compile(
+    r'\b(?:want|like)\s+(?:me\s+)?to\s+(?:go|take|do|start|proceed|implement|try)\b|\b(?:shall|should)\s+I\b'
+    r'|\bsound\s+good\b|\b(?:ok|okay|fine)\s+with\s+you\b|\bgo\s+ahead\b|要不要|可以吗|行吗',
+    re.IGNORECASE,
+)
+
+
+def proposes(text: str) -> bool:
+    """`text` picks one course itself and ends asking whether to take it
+    (with or without another way offered): the plan is the agent's."""
+    asked = asks(text)
+    return bool(asked) and bool(_RECOMMENDS.search((text or '')[-800:])) and bool(_GO_AHEAD.search(asked or ''))
+
+
 def open_question(text: str) -> bool:
     """`text` asks what to do (not leave to the user a plan it states)."""
     return bool(_ASK.search(text or ''))

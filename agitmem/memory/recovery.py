@@ -1187,7 +1187,10 @@ def classify(
         return done('recovered', f'ran `{_clip(_str(acted[-1].get("command")), 80)}` and the closing text reports the task\'s work: "{_clip(before, 120)}"')
     if not edits and asked:
         plan = phrases.words(text)
-        if not phrases.open_question(asked) and _restates(plan, task.text):
+        # a course the agent picked, put to the user with a way out, is its
+        # plan: the question does not hand the choice of work back
+        chose = phrases.proposes(text)
+        if (chose or not phrases.open_question(asked)) and _restates(plan, task.text):
             return done('recovered', f'closing text states the task\'s next step and asks to go ahead: "{asked}"')
         if not phrases.open_question(asked) and _restates(plan, task.other):
             return done('drift', f'closing text proposes another task: "{asked}"')

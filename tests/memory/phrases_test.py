@@ -487,3 +487,13 @@ def test_a_request_that_waits_on_a_pass(prompt: str | None, gated: bool) -> None
 ))
 def test_a_check_by_looking(text: str, looked: bool) -> None:
     assert phrases.by_hand(text) is looked
+
+
+@pytest.mark.parametrize(('text', 'chose'), (
+    ("Option B is lighter. I'd lean toward B. Want to go that direction, or do you have a different instinct?", True),
+    ('我建议用方案二，要不要我直接改？', True),
+    ('Do you want me to look into that failure, or is there something else?', False),  # no pick of its own
+    ("I'd lean toward B. It is lighter.", False),  # no question
+))
+def test_a_course_picked_and_put_to_the_user(text: str, chose: bool) -> None:
+    assert phrases.proposes(text) is chose

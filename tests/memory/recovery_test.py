@@ -1503,3 +1503,16 @@ def test_a_check_by_looking_is_no_claim_that_tests_passed() -> None:
     assert classify(_expect(verification=None), events, 'Fixed and verified on the settings page: all tests pass.')[0] == 'state'
     # and a failure known before is not looked away
     assert classify(_expect(**FAILED), events, 'Fixed and verified on the settings page.')[0] == 'state'
+
+
+def test_a_course_the_agent_picked_put_to_the_user_with_a_way_out_is_no_reset() -> None:
+    said = (
+        'Replacing the INI parsing in load_config can go two ways: tomllib, or a TOML shim over configparser. '
+        "I'd lean toward tomllib in load_config: it is in the standard library. "
+        'Want me to go that way, or do you see it differently?'
+    )
+    verdict, evidence, _ = classify(_expect(), [], said)
+    assert verdict == 'recovered', evidence
+    # the choice of work handed back, with no pick of its own, is still the reset
+    handed = 'Replacing the INI parsing in load_config is next. Do you want me to do that, or is there something else?'
+    assert classify(_expect(), [], handed)[0] == 'reset'
