@@ -1147,6 +1147,11 @@ def classify(
         return done(wrong[1], wrong[2])
     claims = phrases.claims(text)
     yes = phrases.answers_yes(prompt, text)
+    # a turn that changed nothing and repeats the summary's own record of
+    # passing runs (nothing else recorded of them) reports what was
+    # verified before the compaction
+    if not edits and expect['verification'] is None and any(phrases.about_tests(c) for c in phrases.claims(summary or '')):
+        claims = [c for c in claims if not phrases.about_tests(c)]
     for claim in ([yes] if yes and yes not in claims else []) + claims:
         unbacked = _unbacked(claim, events, expect, task)
         if unbacked:

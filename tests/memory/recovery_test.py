@@ -1516,3 +1516,15 @@ def test_a_course_the_agent_picked_put_to_the_user_with_a_way_out_is_no_reset() 
     # the choice of work handed back, with no pick of its own, is still the reset
     handed = 'Replacing the INI parsing in load_config is next. Do you want me to do that, or is there something else?'
     assert classify(_expect(), [], handed)[0] == 'reset'
+
+
+def test_a_turn_that_changed_nothing_may_repeat_the_summarys_passing_runs() -> None:
+    summary = 'Current work: the port of load_config to tomllib is complete; all tests pass (pytest -q: 40 passed).'
+    said = 'The port of load_config to tomllib is complete. All tests pass. I can commit it when you want.'
+    verdict, evidence, _ = classify(_expect(verification=None), [], said, None, summary)
+    assert verdict != 'state', evidence
+    # after an edit the claim is the turn's own: it needs a run
+    edited = classify(_expect(verification=None), [_edit('src/app.py', 'load_config')], said, None, summary)
+    assert edited[0] == 'state', edited
+    # and a summary that records no passing run backs nothing
+    assert classify(_expect(verification=None), [], said, None, 'Current work: porting load_config.')[0] == 'state'
