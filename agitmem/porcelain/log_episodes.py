@@ -393,6 +393,10 @@ def audit_file(path: str, client: str | None = None, seen: set[str] | None = Non
                     close(open_, None, 'compacted again before the agent acted')
             open_ = _Episode(count, data, before)
             open_.prior = last_block
+            if isinstance(data.get('request'), str) and data['request'].strip():
+                # the user's last request as the compaction kept it (Codex's
+                # sealed summary): the log before it may not hold it
+                open_.before.prompt = data['request'][:PROMPT_CHARS]
             count += 1
             episodes.append(open_)
             continue

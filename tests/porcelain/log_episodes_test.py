@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from agitmem.porcelain import log_episodes
 from testing.util import bad
 from testing.util import git
 from testing.util import ok
@@ -338,3 +339,31 @@ def test_a_key_block_in_a_field_is_masked_before_it_is_serialized(tmp_path: Path
     assert '[redacted private key block]' in page
     for line in lines:
         assert line[:20] not in out and line[:20] not in page
+
+
+def test_a_sealed_codex_summary_leaves_the_users_last_request_as_the_task(tmp_path: Path) -> None:
+    """A remote compaction of Codex's keeps its summary sealed (an empty
+    message) and the user's messages in its history: the last request
+    there is the task, though the log before it does not hold it."""
+    def line(kind: str, payload: dict[str, object]) -> str:
+        return json.dumps({'timestamp': '2026-06-18T02:40:00Z', 'type': kind, 'payload': payload}) + '\n'
+
+    def user(text: str) -> dict[str, object]:
+        return {'type': 'message', 'role': 'user', 'content': [{'type': 'input_text', 'text': text}]}
+    log = tmp_path / 'rollout-2026-06-18T02-33-46-s1.jsonl'
+    log.write_text(
+        line('session_meta', {'id': 's1', 'cwd': str(tmp_path), 'cli_version': '0.140.0'})
+        + line('compacted', {'message': '', 'replacement_history': [
+            user('list the open issues about the retry policy'),
+            user('<environment_context><cwd>/x</cwd></environment_context>'),
+            user('now write the retry backoff design into the tracking issue and split it into subtasks'),
+            {'type': 'compaction', 'encrypted_content': 'sealed'},
+        ]})
+        + line('event_msg', {'type': 'context_compacted'})
+        + line('response_item', {'type': 'message', 'role': 'assistant', 'content': [{'type': 'output_text', 'text': (
+            'Wrote the retry backoff design into the tracking issue and split it into four subtasks.'
+        )}]})
+        + line('event_msg', {'type': 'task_complete'}),
+    )
+    (found,) = log_episodes.audit_file(str(log)).found
+    assert found.verdict == 'recovered', found.evidence
