@@ -272,6 +272,24 @@ def test_the_task_from_a_summary_without_agitmem() -> None:
     assert expect['current_file'] == ''
 
 
+def test_a_file_the_summary_only_lists_is_not_the_place_in_flight() -> None:
+    """A step the summary reports finished left its file as the last one
+    edited, and its file list names it: the work in flight (current
+    work, next step, pending tasks) names no file, so no place is taken
+    for it, and the next task's new file is not "the wrong place"."""
+    from agitmem.porcelain import log_episodes as le
+    before = le._Before()
+    before.edits = [('test/screens/login_screen_test.dart', None)]
+    claude = (
+        'Summary:\n1. Primary Request and Intent:\n   Write the widget and migration tests.\n'
+        '3. Files and Code Sections:\n   - test/screens/login_screen_test.dart: the widget tests, all passing\n'
+        '7. Pending Tasks:\n   - Integration test for the profile migration\n'
+        '8. Current Work:\n   Just finished the login screen widget tests; 10 pass.\n'
+        '9. Optional Next Step:\n   Write the profile migration integration test.\n'
+    )
+    assert le.from_summary(claude, before)['current_file'] == ''
+
+
 def test_windows_paths_are_made_relative() -> None:
     from agitmem.porcelain import log_episodes as le
     assert le._relative('D:\\repo\\website\\src\\a.css', 'D:\\repo') == 'website/src/a.css'
