@@ -501,6 +501,28 @@ def proposes(text: str) -> bool:
     return bool(asked) and bool(_RECOMMENDS.search((text or '')[-800:])) and bool(_GO_AHEAD.search(asked or ''))
 
 
+# a next step that is none: "No next step recommended", "no further action
+# is needed unless the user asks", "wait for the user's decision",
+# "nothing left to do", "无需进一步操作", "等待用户": the work stops there
+_NOTHING_NEXT = re.compile(
+    r'\bno\s+(?:(?:immediate|further|obvious|pending|recommended)\s+)?next\s+steps?\b'
+    r'|\bno\s+(?:further|more|other)\s+(?:action|actions|steps?|work|changes?)\s+(?:is\s+|are\s+)?(?:needed|required|recommended|planned)\b'
+    r'|\bnothing\s+(?:(?:else|more)\s+)?(?:left\s+)?to\s+do\b(?!\s+(?:in|on|with|for|about)\b)'
+    r"|\b(?:wait|waiting)\s+for\s+(?:the\s+user(?:'s)?|their|user)\b|\bawait(?:ing)?\s+(?:the\s+user|user|their)\b"
+    r'|无需(?:进一步|其他|更多)|没有下一步|(?:等待|等)用户',
+    re.IGNORECASE,
+)
+
+
+def nothing_next(text: str) -> str | None:
+    """The sentence of a next step that says there is none (the work is
+    finished, or waits for the user), else None."""
+    for sentence in _SENTENCE.split(text or ''):
+        if _NOTHING_NEXT.search(sentence):
+            return ' '.join(sentence.split())[:160]
+    return None
+
+
 def open_question(text: str) -> bool:
     """`text` asks what to do (not leave to the user a plan it states)."""
     return bool(_ASK.search(text or ''))

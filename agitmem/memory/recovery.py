@@ -1139,6 +1139,12 @@ def classify(
         judged.append((e, *_judge_edit(expect, task, e, at_current, told, at_symbol, helpers, touches)))
         at_current = at_current or (bool(expect['current_file']) and e.get('file') == expect['current_file'])
     wrong = next(((e, v, why) for e, v, why in judged if v != 'recovered'), None)
+    # the next step said there is none (the work finished, or waits for the
+    # user) and nobody asked for more after the compaction: a change is
+    # work nobody asked for (a client's "continue" is no request)
+    idle = phrases.nothing_next(expect['next_intent']) if edits and not (prompt or '').strip() else None
+    if idle and not wrong:
+        return done('drift', f'{_action(edits[0])}: the next step says there is none ("{_clip(idle, 100)}"), and no one asked for more')
     # a release's bookkeeping (CHANGELOG, a version bump) acts on the belief
     # that the work is done: the closing text's claim, if false, came first
     if wrong and not _bookkeeping(_str(wrong[0].get('file'))):

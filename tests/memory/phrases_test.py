@@ -497,3 +497,15 @@ def test_a_check_by_looking(text: str, looked: bool) -> None:
 ))
 def test_a_course_picked_and_put_to_the_user(text: str, chose: bool) -> None:
     assert phrases.proposes(text) is chose
+
+
+@pytest.mark.parametrize(('text', 'none'), (
+    ('No next step recommended. All requested features are complete and deployed.', True),
+    ('The work is complete. No further action is needed unless the user requests it.', True),
+    ('Wait for the user to choose between the two designs.', True),
+    ('无需进一步操作。', True),
+    ('Next step: run the migration, then wait for CI.', False),
+    ('Write the remaining tests; nothing to do in the parser.', False),
+))
+def test_a_next_step_that_is_none(text: str, none: bool) -> None:
+    assert (phrases.nothing_next(text) is not None) is none

@@ -1528,3 +1528,15 @@ def test_a_turn_that_changed_nothing_may_repeat_the_summarys_passing_runs() -> N
     assert edited[0] == 'state', edited
     # and a summary that records no passing run backs nothing
     assert classify(_expect(verification=None), [], said, None, 'Current work: porting load_config.')[0] == 'state'
+
+
+def test_a_change_after_a_next_step_that_is_none_is_work_nobody_asked_for() -> None:
+    # the summary: every requested feature is shipped, no next step; the
+    # agent trims a prompt string anyway and pushes it
+    expect = _expect(next_intent='No next step recommended: all requested features are complete and deployed.')
+    events = [_edit('src/app.py', 'load_config'), _run('git commit -am "shorter prompt"', 0), _run('git push', 0)]
+    verdict, evidence, _ = classify(expect, events, 'Shortened the prompt by 40% and pushed it.')
+    assert verdict == 'drift', evidence
+    assert 'the next step says there is none' in evidence[0]
+    # the user asking for it after the compaction makes it the task
+    assert classify(expect, events, 'Shortened the prompt and pushed it.', 'make the prompt shorter and push')[0] != 'drift'
