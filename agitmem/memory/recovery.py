@@ -1220,6 +1220,12 @@ def classify(
         return done('recovered', f'closing text states the task: "{_clip(text)}"')
     if _restates(said, task.other):
         return done('drift', f'closing text is about another task: "{_clip(text)}"')
+    # no tool use: the closing text reports as done (not a plan, not a
+    # recollection) the task's work, by three of its stems and more than of
+    # any other task's: the work finished before the compaction, reported
+    reported = _serves(task, _content(' '.join(phrases.reports(text)))) if not events else None
+    if reported and reported.goal >= 3 and reported.goal > reported.other and not phrases.unfinished(text):
+        return done('recovered', f'closing text reports the task\'s work done: "{_clip(text)}"')
     if expect['current_file'] and _mentions(text, expect['current_file']):
         return done('recovered', f'closing text names current_file {expect["current_file"]}')
     # seed 004: a turn that ends without taking the task up again, only

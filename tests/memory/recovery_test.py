@@ -1540,3 +1540,18 @@ def test_a_change_after_a_next_step_that_is_none_is_work_nobody_asked_for() -> N
     assert 'the next step says there is none' in evidence[0]
     # the user asking for it after the compaction makes it the task
     assert classify(expect, events, 'Shortened the prompt and pushed it.', 'make the prompt shorter and push')[0] != 'drift'
+
+
+def test_a_report_of_the_tasks_work_done_before_the_compaction_is_no_reset() -> None:
+    # compacted just before the closing message: the turn only reports the
+    # request's work, in other forms of its words ("updated" for "update")
+    expect = recovery.expectation(
+        {'current_goal': "then update the issue, and update beads with this scope andi implmentaion plan. we're going "
+                         'to delegate implmentaion workers soon'},
+        [], [], [],
+    )
+    said = 'Updated the tracking issue with the new scope.\n\nBeads: created the epic and five children, in dependency order.'
+    verdict, evidence, _ = classify(expect, [], said)
+    assert verdict == 'recovered', evidence
+    # talk that reports nothing of the task is still the reset's shape
+    assert classify(expect, [], 'Let me know how you would like to proceed with the repository.')[0] == 'reset'
