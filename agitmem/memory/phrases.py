@@ -508,7 +508,7 @@ _NOTHING_NEXT = re.compile(
     r'\bno\s+(?:(?:immediate|further|obvious|pending|recommended)\s+)?next\s+steps?\b'
     r'|\bno\s+(?:further|more|other)\s+(?:action|actions|steps?|work|changes?)\s+(?:is\s+|are\s+)?(?:needed|required|recommended|planned)\b'
     r'|\bnothing\s+(?:(?:else|more)\s+)?(?:left\s+)?to\s+do\b(?!\s+(?:in|on|with|for|about)\b)'
-    r"|\b(?:wait|waiting)\s+for\s+(?:the\s+user(?:'s)?|their|user)\b|\bawait(?:ing)?\s+(?:the\s+user|user|their)\b"
+    r"|\b(?:wait|waiting)\s+for\s+(?:the\s+)?user(?:'s)?\b|\bawait(?:ing)?\s+(?:the\s+)?user(?:'s)?\b"
     r'|无需(?:进一步|其他|更多)|没有下一步|(?:等待|等)用户',
     re.IGNORECASE,
 )
