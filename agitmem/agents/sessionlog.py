@@ -54,6 +54,22 @@ class Item(NamedTuple):
     data: dict[str, Any]
 
 
+def _user_request(text: str) -> bool:
+    """A user message that is a request: not the client's own context
+    (`<environment_context>`, AGENTS.md instructions)."""
+    return bool(text.strip()) and not text.lstrip().startswith('<') and not text.startswith('# AGENTS.md')
+
+
+def _last_request(history: list[Any]) -> str:
+    """The last request of the user's in a Codex compaction's kept history."""
+    for m in reversed(history[-200:]):
+        m = _dict(m)
+        text = _texts(m.get('content'))
+        if m.get('type', 'message') == 'message' and m.get('role') == 'user' and _user_request(text):
+            return text[:TEXT_CHARS]
+    return ''
+
+
 def _dict(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
@@ -310,7 +326,11 @@ class _Codex:
         if kind == 'compacted':
             message = _str(p.get('message'))
             key = 'codex:' + _key(_str(o.get('timestamp')) + message)
-            yield Item('compaction', {'key': key, 'at': _str(o.get('timestamp')), 'trigger': ''})
+            # a remote compaction's summary is sealed (an empty message); the
+            # history it keeps holds the user's requests, the last one in flight
+            history = p.get('replacement_history')
+            request = '' if message.strip() or not isinstance(history, list) else _last_request(history)
+            yield Item('compaction', {'key': key, 'at': _str(o.get('timestamp')), 'trigger': '', 'request': request})
             yield Item('summary', {'text': message[:TEXT_CHARS]})
             return
         if kind == 'event_msg':
@@ -330,7 +350,7 @@ class _Codex:
                 return
             if role == 'assistant' and text.strip():
                 yield Item('text', {'text': text[:TEXT_CHARS]})
-            elif role == 'user' and text.strip() and not text.lstrip().startswith('<') and not text.startswith('# AGENTS.md'):
+            elif role == 'user' and _user_request(text):
                 yield Item('prompt', {'text': text[:TEXT_CHARS], 'at': _str(o.get('timestamp'))})
         elif ptype in ('function_call', 'custom_tool_call', 'local_shell_call'):
             cid = _str(p.get('call_id') or p.get('id'))

@@ -297,6 +297,26 @@ def about_tests(text: str) -> bool:
     return bool(_TESTS.search(text or '')) or bool(re.search(r'\bgreen\b|\bpass(?:es|ed|ing)?\b|通过|跑通|绿', text or '', re.I))
 
 
+# "verified on both the settings page and the editor", "checked it by hand",
+# "confirmed in the browser", "手动验证过": a check by looking, not a test run
+_BY_HAND = re.compile(
+    r'\b(?:verified|checked|confirmed|tested|validated|measured)\b[^.!?;\n]{0,40}?(?:\b(?:by\s+hand|by\s+eye|manually|visually)\b'
+    r'|\b(?:in|on|with)\s+(?:the\s+|a\s+)?(?:browser|ui|preview|emulator|simulator|devtools|device|screenshots?|running\s+app)\b'
+    r'|\bon\s+(?:both\s+|each\s+|every\s+)?(?:of\s+)?(?:the\s+|a\s+)?[\w-]+(?:\s+[\w-]+){0,2}?\s+(?:page|pages|screen|screens|site|view|views)\b)'
+    r'|\b(?:manually|by\s+hand|visually)\s+(?:verified|checked|confirmed|tested)\b'
+    r'|手动(?:验证|测试|检查|确认)|(?:在)?浏览器(?:里|中)?(?:验证|确认|检查|看)',
+    re.IGNORECASE,
+)
+_TEST_RUNS = re.compile(r'\b(?:tests?|specs?|suites?|pytest|jest|vitest|mocha|rspec|ctest|tox)\b|测试(?!过)|单测|用例', re.IGNORECASE)
+
+
+def by_hand(text: str) -> bool:
+    """`text` says the work was checked by looking at it (on a page, in the
+    browser, by hand), and names no test: a check the turn's test runs
+    neither back nor belie."""
+    return bool(_BY_HAND.search(text or '')) and not _TEST_RUNS.search(text or '')
+
+
 def checks(text: str) -> set[str]:
     """The checks other than the tests that `text` says passed (build,
     lint): "编译和 vet 都通过", "the build succeeds", "it compiles"; empty
@@ -456,6 +476,51 @@ def before_question(text: str) -> str:
     while sentences and (_QUESTION_END.search(sentences[-1][-400:]) or _ASK.search(sentences[-1][-400:])):
         sentences.pop()
     return ' '.join(sentences)
+
+
+# the agent's own pick among options ("I'd lean toward B", "I recommend the
+# second", "我建议用方案二"), then a question whether to go that way ("Want
+# to go that direction, or do you have a different instinct?"): a plan put
+# to the user with a way out, not the choice of work handed back
+_RECOMMENDS = re.compile(
+    r"\bI(?:'d|\s+would)\s+(?:lean|go|recommend|suggest|pick|choose|opt|start)\b|\bI\s+(?:recommend|suggest|propose|lean)\b"
+    r'|\bmy\s+(?:recommendation|suggestion|preference|pick|vote)\b|我(?:建议|推荐|倾向)',
+    re.IGNORECASE,
+)
+_GO_AHEAD = re.compile(
+    r'\b(?:want|like)\s+(?:me\s+)?to\s+(?:go|take|do|start|proceed|implement|try)\b|\b(?:shall|should)\s+I\b'
+    r'|\bsound\s+good\b|\b(?:ok|okay|fine)\s+with\s+you\b|\bgo\s+ahead\b|要不要|可以吗|行吗',
+    re.IGNORECASE,
+)
+
+
+def proposes(text: str) -> bool:
+    """`text` picks one course itself and ends asking whether to take it
+    (with or without another way offered): the plan is the agent's."""
+    asked = asks(text)
+    return bool(asked) and bool(_RECOMMENDS.search((text or '')[-800:])) and bool(_GO_AHEAD.search(asked or ''))
+
+
+# a next step that is none: "No next step recommended", "no further action
+# is needed unless the user asks", "wait for the user's decision",
+# "nothing left to do", "无需进一步操作", "等待用户": the work stops there
+_NOTHING_NEXT = re.compile(
+    r'\bno\s+(?:(?:immediate|further|obvious|pending|recommended)\s+)?next\s+steps?\b'
+    r'|\bno\s+(?:further|more|other)\s+(?:action|actions|steps?|work|changes?)\s+(?:is\s+|are\s+)?(?:needed|required|recommended|planned)\b'
+    r'|\bnothing\s+(?:(?:else|more)\s+)?(?:left\s+)?to\s+do\b(?!\s+(?:in|on|with|for|about)\b)'
+    r"|\b(?:wait|waiting)\s+for\s+(?:the\s+)?user(?:'s)?\b|\bawait(?:ing)?\s+(?:the\s+)?user(?:'s)?\b"
+    r'|无需(?:进一步|其他|更多)|没有下一步|(?:等待|等)用户',
+    re.IGNORECASE,
+)
+
+
+def nothing_next(text: str) -> str | None:
+    """The sentence of a next step that says there is none (the work is
+    finished, or waits for the user), else None."""
+    for sentence in _SENTENCE.split(text or ''):
+        if _NOTHING_NEXT.search(sentence):
+            return ' '.join(sentence.split())[:160]
+    return None
 
 
 def open_question(text: str) -> bool:

@@ -61,7 +61,13 @@ _RUNNER = re.compile(
     # a task runner's test task: `mise run test:ci`, `just test`, `task test-unit`,
     # `bun run test:e2e`, `make check-test`, `hatch run test`
     r'|\b(?:mise|just|task|make|poe|invoke|nx|turbo|hatch|pdm|rye|uv|poetry|composer|(?:npm|yarn|pnpm|bun)(?:\s+run)?)'
-    r'(?:\s+run)?(?:\s+-[^\s&|;]+)*\s+(?:[\w.-]+[:-])?tests?(?![\w.])',
+    r'(?:\s+run)?(?:\s+-[^\s&|;]+)*\s+(?:[\w.-]+[:-])?tests?(?![\w.])'
+    # a workspace package's test script: `pnpm --filter e2e test`, `npm -w
+    # web test`, `yarn workspace api test`
+    r'|\b(?:npm|yarn|pnpm|bun)\b(?:\s+(?:--?(?:filter|F|workspace|w|C|dir|prefix|cwd)(?:=|\s+)[^\s&|;]+|workspace\s+[^\s&|;]+|-[^\s&|;]+|run))+'
+    r'\s+(?:[\w.-]+[:-])?tests?(?![\w.])'
+    # browser test runners, bare or through npx / bunx / a package manager's exec
+    r'|\bplaywright\s+test\b|\bcypress\s+run\b',
     re.I,
 )
 # the commands of a check other than the tests, by the kind a claim names (phrases.checks)
@@ -920,9 +926,10 @@ def _unbacked(claim: str, events: list[dict[str, Any]], expect: dict[str, Any], 
     result = last.get('test') if last else None
     command = _str(last.get('command')) if last else ''
     runner = _RUNNER.search(claim)
-    if not runner and not phrases.about_tests(claim) and expect['verification'] != 'failed' and result != 'failed':
+    if not runner and (not phrases.about_tests(claim) or phrases.by_hand(claim)) and expect['verification'] != 'failed' and result != 'failed':
         # "Done." with nothing known to fail: a report of the work, not a
-        # belief that tests passed which never ran
+        # belief that tests passed which never ran; nor is "verified on
+        # the settings page" (a check by looking)
         return None
     # a new request of the user's sets the work: the old failure is not the
     # claim's, the tests the request names are ("run the auth tests and tell me")
@@ -1132,6 +1139,12 @@ def classify(
         judged.append((e, *_judge_edit(expect, task, e, at_current, told, at_symbol, helpers, touches)))
         at_current = at_current or (bool(expect['current_file']) and e.get('file') == expect['current_file'])
     wrong = next(((e, v, why) for e, v, why in judged if v != 'recovered'), None)
+    # the next step said there is none (the work finished, or waits for the
+    # user) and nobody asked for more after the compaction: a change is
+    # work nobody asked for (a client's "continue" is no request)
+    idle = phrases.nothing_next(expect['next_intent']) if edits and not (prompt or '').strip() else None
+    if idle and not wrong:
+        return done('drift', f'{_action(edits[0])}: the next step says there is none ("{_clip(idle, 100)}"), and no one asked for more')
     # a release's bookkeeping (CHANGELOG, a version bump) acts on the belief
     # that the work is done: the closing text's claim, if false, came first
     if wrong and not _bookkeeping(_str(wrong[0].get('file'))):
@@ -1140,6 +1153,11 @@ def classify(
         return done(wrong[1], wrong[2])
     claims = phrases.claims(text)
     yes = phrases.answers_yes(prompt, text)
+    # a turn that changed nothing and repeats the summary's own record of
+    # passing runs (nothing else recorded of them) reports what was
+    # verified before the compaction
+    if not edits and expect['verification'] is None and any(phrases.about_tests(c) for c in phrases.claims(summary or '')):
+        claims = [c for c in claims if not phrases.about_tests(c)]
     for claim in ([yes] if yes and yes not in claims else []) + claims:
         unbacked = _unbacked(claim, events, expect, task)
         if unbacked:
@@ -1180,7 +1198,10 @@ def classify(
         return done('recovered', f'ran `{_clip(_str(acted[-1].get("command")), 80)}` and the closing text reports the task\'s work: "{_clip(before, 120)}"')
     if not edits and asked:
         plan = phrases.words(text)
-        if not phrases.open_question(asked) and _restates(plan, task.text):
+        # a course the agent picked, put to the user with a way out, is its
+        # plan: the question does not hand the choice of work back
+        chose = phrases.proposes(text)
+        if (chose or not phrases.open_question(asked)) and _restates(plan, task.text):
             return done('recovered', f'closing text states the task\'s next step and asks to go ahead: "{asked}"')
         if not phrases.open_question(asked) and _restates(plan, task.other):
             return done('drift', f'closing text proposes another task: "{asked}"')
@@ -1199,6 +1220,12 @@ def classify(
         return done('recovered', f'closing text states the task: "{_clip(text)}"')
     if _restates(said, task.other):
         return done('drift', f'closing text is about another task: "{_clip(text)}"')
+    # no tool use: the closing text reports as done (not a plan, not a
+    # recollection) the task's work, by three of its stems and more than of
+    # any other task's: the work finished before the compaction, reported
+    reported = _serves(task, _content(' '.join(phrases.reports(text)))) if not events else None
+    if reported and reported.goal >= 3 and reported.goal > reported.other and not phrases.unfinished(text):
+        return done('recovered', f'closing text reports the task\'s work done: "{_clip(text)}"')
     if expect['current_file'] and _mentions(text, expect['current_file']):
         return done('recovered', f'closing text names current_file {expect["current_file"]}')
     # seed 004: a turn that ends without taking the task up again, only

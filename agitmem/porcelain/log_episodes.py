@@ -321,10 +321,12 @@ def from_summary(summary: str, before: _Before) -> dict[str, Any]:
         'current_goal': _clip(goal or before.prompt, 300),
         'next_intent': _clip(step, 300),
     }
-    flight = '\n'.join([step, current, *in_progress])
     # the place: the newest file edited before that the work in flight
-    # names; none where it names none (a guess would make every other
-    # file the wrong place)
+    # (current work, next step, pending tasks) names; none where it names
+    # none (a guess would make every other file the wrong place).  The
+    # files line lists every file the summary names and the last edited:
+    # a finished step's file is there too
+    flight = '\n'.join([step, current, *(p for p in in_progress if not p.startswith('files: '))])
     files = [f for f, _ in before.edits]
     named = [f for f in reversed(files) if _named(flight, f)]
     place = named[0] if named else ''
@@ -393,6 +395,10 @@ def audit_file(path: str, client: str | None = None, seen: set[str] | None = Non
                     close(open_, None, 'compacted again before the agent acted')
             open_ = _Episode(count, data, before)
             open_.prior = last_block
+            if isinstance(data.get('request'), str) and data['request'].strip():
+                # the user's last request as the compaction kept it (Codex's
+                # sealed summary): the log before it may not hold it
+                open_.before.prompt = data['request'][:PROMPT_CHARS]
             count += 1
             episodes.append(open_)
             continue

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -144,18 +145,49 @@ def symbol_at(repo: Repo, rel: str, start: int, end: int | None) -> tuple[str | 
 
 
 def twice(lines: list[str], symbol: str | None, ext: str) -> bool:
-    """The file defines `symbol` more than once (a step done again); in a
-    language of clauses or overloads, by the same line more than once."""
+    """The file defines `symbol` more than once in one scope (a step done
+    again); in a language of clauses or overloads, by the same line more
+    than once.  Methods of one name in two classes (or on two Go
+    receivers) are two definitions, not one written twice."""
     if not symbol:
         return False
     patterns = definitions.patterns(ext)
     whole = ext.lower() in definitions.OVERLOADED
-    found: list[str] = []
-    for line in lines:
+    found: list[tuple[str | None, str]] = []
+    for i, line in enumerate(lines):
         # more impl blocks of one type are no second definition (Rust)
         if symbol in line and not line.lstrip().startswith('impl') and any((m := p.match(line)) and m[1] and definitions.name(m) == symbol for p in patterns):
-            found.append(' '.join(line.split()) if whole else symbol)
-    return len(found) > len(set(found)) if whole else len(found) > 1
+            found.append((_scope(lines, i, ext), ' '.join(line.split()) if whole else symbol))
+    return len(found) > len(set(found))
+
+
+# a Go method's receiver type: `func (s *Store) Get(` is Store's Get
+_RECEIVER = re.compile(r'^func\s*\(\s*(?:\w+\s+)?\*?\s*([\w.]+)')
+
+
+def _scope(lines: list[str], i: int, ext: str) -> str | None:
+    """Where the definition on line `i` (0-based) is made: the receiver of
+    a Go method, else the nearest definition above it indented less (its
+    class); None at the top level, or in a language whose blocks are not
+    indented."""
+    line = lines[i]
+    receiver = _RECEIVER.match(line) if ext.lower() == 'go' else None
+    if receiver:
+        return receiver[1]
+    indent = len(line) - len(line.lstrip())
+    if not indent or ext.lower() in definitions.FLAT:
+        return None
+    patterns = definitions.patterns(ext)
+    for above in reversed(lines[max(i - _SCAN_LINES * 10, 0):i]):
+        if not above.strip() or len(above) - len(above.lstrip()) >= indent:
+            continue
+        named = next((definitions.name(m) for p in patterns if (m := p.match(above)) and m[1]), None)
+        if named:
+            return named
+        indent = len(above) - len(above.lstrip())
+        if not indent:
+            return None
+    return None
 
 
 def changed(text: str, removed: str) -> tuple[str, str]:

@@ -111,6 +111,22 @@ def test_a_definition_written_twice_is_seen() -> None:
     assert not observed.twice(lines, None, 'py')
 
 
+def test_methods_of_one_name_in_two_classes_are_not_written_twice() -> None:
+    # a client class and its caching wrapper both define fetch: the edit of
+    # one of them does no step again
+    lines = [
+        'class Client:', '    async def fetch(self, key):', '        return await self.http.get(key)', '',
+        'class CachedClient:', '    def __init__(self, inner):', '        self.inner = inner', '',
+        '    async def fetch(self, key):', '        return await self.inner.fetch(key)',
+    ]
+    assert not observed.twice(lines, 'fetch', 'py')
+    # ... but one class holding it twice has it written again
+    assert observed.twice([*lines, '', '    async def fetch(self, key):', '        pass'], 'fetch', 'py')
+    go = ['func (c *Client) Get(k string) string {', '}', 'func (c *Cached) Get(k string) string {', '}']
+    assert not observed.twice(go, 'Get', 'go')
+    assert observed.twice([*go, 'func (c *Cached) Get(k string) string {', '}'], 'Get', 'go')
+
+
 def test_an_edit_is_what_it_added_and_took_out() -> None:
     # an edit tool's new text repeats the lines around the change; a
     # realigned line is no change

@@ -474,3 +474,38 @@ def test_asking_to_go_ahead_with_one_step_is_not_an_open_question(said: str) -> 
 ])
 def test_a_request_that_waits_on_a_pass(prompt: str | None, gated: bool) -> None:
     assert phrases.on_pass(prompt) is gated
+
+
+@pytest.mark.parametrize(('text', 'looked'), (
+    ('All four fixed and verified on both the segment page and the Studio.', True),
+    ('Verified in the browser: the tabs line up.', True),
+    ('Done and checked manually.', True),
+    ('手动验证过了', True),
+    ('Fixed and verified.', False),  # no means said: it may be the tests
+    ('Verified on the login page; all tests pass.', False),  # it names the tests
+    ('The fix is verified on CI.', False),
+))
+def test_a_check_by_looking(text: str, looked: bool) -> None:
+    assert phrases.by_hand(text) is looked
+
+
+@pytest.mark.parametrize(('text', 'chose'), (
+    ("Option B is lighter. I'd lean toward B. Want to go that direction, or do you have a different instinct?", True),
+    ('我建议用方案二，要不要我直接改？', True),
+    ('Do you want me to look into that failure, or is there something else?', False),  # no pick of its own
+    ("I'd lean toward B. It is lighter.", False),  # no question
+))
+def test_a_course_picked_and_put_to_the_user(text: str, chose: bool) -> None:
+    assert phrases.proposes(text) is chose
+
+
+@pytest.mark.parametrize(('text', 'none'), (
+    ('No next step recommended. All requested features are complete and deployed.', True),
+    ('The work is complete. No further action is needed unless the user requests it.', True),
+    ('Wait for the user to choose between the two designs.', True),
+    ('无需进一步操作。', True),
+    ('Next step: run the migration, then wait for CI.', False),
+    ('Write the remaining tests; nothing to do in the parser.', False),
+))
+def test_a_next_step_that_is_none(text: str, none: bool) -> None:
+    assert (phrases.nothing_next(text) is not None) is none

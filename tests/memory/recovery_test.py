@@ -1479,3 +1479,79 @@ def test_narration_before_the_closing_report_does_not_make_it_a_plan() -> None:
     assert evidence[0].startswith('closing text reports the work done ("load_config reads TOML now')
     # a closing message that says it is unfinished is still no report
     assert classify(_expect(**FAILED), events, said + '\n\nI still need to run the tests.')[0] == 'recovered'
+
+
+# -- real sessions' recoveries the judge called failures (issue 38) ----------------
+
+def test_a_workspace_packages_test_script_backs_the_claim() -> None:
+    # the e2e suite run as a workspace package's script, and through npx:
+    # test runs, so "all 20 passed" after them is backed
+    for command in ('pnpm --filter e2e test -- --reporter=list tests/share.spec.ts', 'npx playwright test tests/share.spec.ts'):
+        events = [_edit('src/app.py', 'load_config'), _run(command, 0)]
+        verdict, evidence, _ = classify(_expect(verification=None), events, 'Reran the sharing suite. All 20 tests passed!')
+        assert verdict == 'recovered', (command, evidence)
+
+
+def test_a_check_by_looking_is_no_claim_that_tests_passed() -> None:
+    # the agent fixed the layout and looked at it on two pages: no test was
+    # run or claimed, and nothing is known to fail
+    events = [_edit('src/app.py', 'load_config')]
+    for said in ('All three fixed and verified on both the settings page and the editor.', 'Done; checked it by hand in the browser.'):
+        verdict, evidence, _ = classify(_expect(verification=None), events, said)
+        assert verdict == 'recovered', (said, evidence)
+    # a claim that names the tests is still held to a run
+    assert classify(_expect(verification=None), events, 'Fixed and verified on the settings page: all tests pass.')[0] == 'state'
+    # and a failure known before is not looked away
+    assert classify(_expect(**FAILED), events, 'Fixed and verified on the settings page.')[0] == 'state'
+
+
+def test_a_course_the_agent_picked_put_to_the_user_with_a_way_out_is_no_reset() -> None:
+    said = (
+        'Replacing the INI parsing in load_config can go two ways: tomllib, or a TOML shim over configparser. '
+        "I'd lean toward tomllib in load_config: it is in the standard library. "
+        'Want me to go that way, or do you see it differently?'
+    )
+    verdict, evidence, _ = classify(_expect(), [], said)
+    assert verdict == 'recovered', evidence
+    # the choice of work handed back, with no pick of its own, is still the reset
+    handed = 'Replacing the INI parsing in load_config is next. Do you want me to do that, or is there something else?'
+    assert classify(_expect(), [], handed)[0] == 'reset'
+
+
+def test_a_turn_that_changed_nothing_may_repeat_the_summarys_passing_runs() -> None:
+    summary = 'Current work: the port of load_config to tomllib is complete; all tests pass (pytest -q: 40 passed).'
+    said = 'The port of load_config to tomllib is complete. All tests pass. I can commit it when you want.'
+    verdict, evidence, _ = classify(_expect(verification=None), [], said, None, summary)
+    assert verdict != 'state', evidence
+    # after an edit the claim is the turn's own: it needs a run
+    edited = classify(_expect(verification=None), [_edit('src/app.py', 'load_config')], said, None, summary)
+    assert edited[0] == 'state', edited
+    # and a summary that records no passing run backs nothing
+    assert classify(_expect(verification=None), [], said, None, 'Current work: porting load_config.')[0] == 'state'
+
+
+def test_a_change_after_a_next_step_that_is_none_is_work_nobody_asked_for() -> None:
+    # the summary: every requested feature is shipped, no next step; the
+    # agent trims a prompt string anyway and pushes it
+    expect = _expect(next_intent='No next step recommended: all requested features are complete and deployed.')
+    events = [_edit('src/app.py', 'load_config'), _run('git commit -am "shorter prompt"', 0), _run('git push', 0)]
+    verdict, evidence, _ = classify(expect, events, 'Shortened the prompt by 40% and pushed it.')
+    assert verdict == 'drift', evidence
+    assert 'the next step says there is none' in evidence[0]
+    # the user asking for it after the compaction makes it the task
+    assert classify(expect, events, 'Shortened the prompt and pushed it.', 'make the prompt shorter and push')[0] != 'drift'
+
+
+def test_a_report_of_the_tasks_work_done_before_the_compaction_is_no_reset() -> None:
+    # compacted just before the closing message: the turn only reports the
+    # request's work, in other forms of its words ("updated" for "update")
+    expect = recovery.expectation(
+        {'current_goal': "then update the issue, and update beads with this scope andi implmentaion plan. we're going "
+                         'to delegate implmentaion workers soon'},
+        [], [], [],
+    )
+    said = 'Updated the tracking issue with the new scope.\n\nBeads: created the epic and five children, in dependency order.'
+    verdict, evidence, _ = classify(expect, [], said)
+    assert verdict == 'recovered', evidence
+    # talk that reports nothing of the task is still the reset's shape
+    assert classify(expect, [], 'Let me know how you would like to proceed with the repository.')[0] == 'reset'

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from agitmem.porcelain import log_episodes
 from testing.util import bad
 from testing.util import git
 from testing.util import ok
@@ -199,8 +200,9 @@ def test_real_sessions_parse_and_their_compactions_are_found(realset: Path, part
 
 def test_the_judge_agrees_with_the_read_real_sessions(realset: Path, tmp_path: Path) -> None:
     """The dev part (read while tuning): agreement 0.84 when this floor
-    was set; the held-out part is measured by bench/realset.py, not held
-    to a floor its disagreements would have to be read to keep."""
+    was set, 0.98 after the round on real recoveries called failures; the
+    held-out part is measured by bench/realset.py, not held to a floor its
+    disagreements would have to be read to keep."""
     found = json.loads(ok('recovery', 'audit', '--json', str(realset / 'dev' / 'logs'), cwd=tmp_path))['compactions']
     verdicts = {(os.path.basename(str(f['file'])), int(f['index'])): f['verdict'] for f in found}
     labelled = yaml.safe_load((realset / 'dev' / 'labels.yaml').read_text())
@@ -208,7 +210,7 @@ def test_the_judge_agrees_with_the_read_real_sessions(realset: Path, tmp_path: P
         1 for row in labelled
         if verdicts[(str(row['file']), int(row['index']))] == row['label']
     )
-    assert agree / len(labelled) >= 0.80, agree
+    assert agree / len(labelled) >= 0.95, agree
 
 
 def _claude_log(root: Path, records: list[dict[str, object]]) -> str:
@@ -269,6 +271,24 @@ def test_the_task_from_a_summary_without_agitmem() -> None:
     assert expect['next_intent'] == 'Replace configparser.'
     assert expect['done'] == ['Read the loader.'] and expect['todo'] == ['Delete the INI parser.']
     assert expect['current_file'] == ''
+
+
+def test_a_file_the_summary_only_lists_is_not_the_place_in_flight() -> None:
+    """A step the summary reports finished left its file as the last one
+    edited, and its file list names it: the work in flight (current
+    work, next step, pending tasks) names no file, so no place is taken
+    for it, and the next task's new file is not "the wrong place"."""
+    from agitmem.porcelain import log_episodes as le
+    before = le._Before()
+    before.edits = [('test/screens/login_screen_test.dart', None)]
+    claude = (
+        'Summary:\n1. Primary Request and Intent:\n   Write the widget and migration tests.\n'
+        '3. Files and Code Sections:\n   - test/screens/login_screen_test.dart: the widget tests, all passing\n'
+        '7. Pending Tasks:\n   - Integration test for the profile migration\n'
+        '8. Current Work:\n   Just finished the login screen widget tests; 10 pass.\n'
+        '9. Optional Next Step:\n   Write the profile migration integration test.\n'
+    )
+    assert le.from_summary(claude, before)['current_file'] == ''
 
 
 def test_windows_paths_are_made_relative() -> None:
@@ -338,3 +358,31 @@ def test_a_key_block_in_a_field_is_masked_before_it_is_serialized(tmp_path: Path
     assert '[redacted private key block]' in page
     for line in lines:
         assert line[:20] not in out and line[:20] not in page
+
+
+def test_a_sealed_codex_summary_leaves_the_users_last_request_as_the_task(tmp_path: Path) -> None:
+    """A remote compaction of Codex's keeps its summary sealed (an empty
+    message) and the user's messages in its history: the last request
+    there is the task, though the log before it does not hold it."""
+    def line(kind: str, payload: dict[str, object]) -> str:
+        return json.dumps({'timestamp': '2026-06-18T02:40:00Z', 'type': kind, 'payload': payload}) + '\n'
+
+    def user(text: str) -> dict[str, object]:
+        return {'type': 'message', 'role': 'user', 'content': [{'type': 'input_text', 'text': text}]}
+    log = tmp_path / 'rollout-2026-06-18T02-33-46-s1.jsonl'
+    log.write_text(
+        line('session_meta', {'id': 's1', 'cwd': str(tmp_path), 'cli_version': '0.140.0'})
+        + line('compacted', {'message': '', 'replacement_history': [
+            user('list the open issues about the retry policy'),
+            user('<environment_context><cwd>/x</cwd></environment_context>'),
+            user('now write the retry backoff design into the tracking issue and split it into subtasks'),
+            {'type': 'compaction', 'encrypted_content': 'sealed'},
+        ]})
+        + line('event_msg', {'type': 'context_compacted'})
+        + line('response_item', {'type': 'message', 'role': 'assistant', 'content': [{'type': 'output_text', 'text': (
+            'Wrote the retry backoff design into the tracking issue and split it into four subtasks.'
+        )}]})
+        + line('event_msg', {'type': 'task_complete'}),
+    )
+    (found,) = log_episodes.audit_file(str(log)).found
+    assert found.verdict == 'recovered', found.evidence
