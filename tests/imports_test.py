@@ -84,6 +84,69 @@ def test_hot_hooks_import_no_pygit2(worked: Path, event: str, payload: object) -
         assert name not in modules, f'hook {event} imports {name}'
 
 
+# after a compaction, the first turn's hooks add its events to the
+# recovery log; only its end (stop, or the next prompt) judges it, with the
+# classifier and its phrase lists: tens of milliseconds of regexes, which
+# the hooks of every edit, prompt and checkpoint of that turn never pay
+
+CLASSIFIER = ('agitmem.memory.recovery', 'agitmem.memory.phrases', 'agitmem.memory.directives')
+PAYLOADS = Path(__file__).parent / 'agents' / 'payloads'
+
+
+def _claude(repo: Path, name: str, **fields: object) -> str:
+    data = json.loads((PAYLOADS / f'{name}.json').read_text())
+    data.update(cwd=str(repo), session_id='s', transcript_path=None, **fields)
+    return json.dumps(data)
+
+
+def _compacted(repo: Path) -> Path:
+    """A /compact in Claude Code: the record of its first turn is open."""
+    ok('hook', 'pre-compact', '--agent', 'claude', cwd=repo, input=_claude(repo, 'claude_pre_compact_manual'))
+    ok('hook', 'session-start', '--agent', 'claude', cwd=repo, input=_claude(repo, 'claude_session_start_compact'))
+    return repo
+
+
+def _edit(repo: Path) -> str:
+    (repo / 'src.py').write_text('def f():\n    return 2\n')
+    return _payload(
+        repo, 'PostToolUse', tool_name='Edit',
+        tool_input={'file_path': str(repo / 'src.py'), 'old_string': '1', 'new_string': '2'},
+    )
+
+
+@pytest.mark.parametrize('event,payload', [
+    ('post-edit', _edit),
+    ('post-edit', lambda repo: _payload(
+        repo, 'PostToolUse', tool_name='Bash', tool_input={'command': 'ls'},
+        tool_response={'stdout': 'src.py', 'stderr': '', 'interrupted': False},
+    )),
+    ('prompt', lambda repo: _payload(repo, 'UserPromptSubmit', prompt='go on with the loader')),
+    ('pre-compact', lambda repo: _claude(repo, 'claude_pre_compact_auto')),
+    ('pre-compact', lambda repo: _claude(repo, 'claude/PostCompact', compact_summary='we moved the loader')),
+])
+def test_the_first_turns_hooks_after_a_compaction_import_no_classifier(
+        worked: Path, event: str, payload: object,
+) -> None:
+    stdin = payload(_compacted(worked))  # type: ignore[operator]
+    modules = imported(worked, 'hook', event, '--agent', 'claude', stdin=stdin)
+    assert 'agitmem.porcelain.recovery' in modules  # the probe added to the open record
+    for name in CLASSIFIER:
+        assert name not in modules, f'hook {event} imports {name}'
+
+
+def test_the_end_of_the_first_turn_judges_it(worked: Path) -> None:
+    """The other side: the stop hook at the end of the turn classifies
+    what the hooks before it recorded (the edit, without the classifier)."""
+    _compacted(worked)
+    assert 'agitmem.memory.phrases' not in imported(worked, 'hook', 'post-edit', '--agent', 'claude', stdin=_edit(worked))
+    modules = imported(worked, 'hook', 'stop', '--agent', 'claude', stdin=_payload(
+        worked, 'Stop', stop_hook_active=False, last_assistant_message='Moved the loader: src.py returns 2.',
+    ))
+    assert 'agitmem.memory.recovery' in modules
+    row = json.loads(ok('recovery', 'show', '1', '--json', cwd=worked))
+    assert row['verdict'] and 'src.py' in json.dumps(row['events'])
+
+
 def test_a_write_imports_no_filelock_when_nobody_holds_the_lock(worked: Path) -> None:
     # filelock is only for waiting on another writer
     assert 'filelock' not in imported(worked, 'note', 'x')
