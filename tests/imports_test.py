@@ -147,6 +147,85 @@ def test_the_end_of_the_first_turn_judges_it(worked: Path) -> None:
     assert row['verdict'] and 'src.py' in json.dumps(row['events'])
 
 
+# outside a compaction, an edit's and a turn's end hooks read no
+# transcript and open no record: what handles a compaction is imported
+# where one can be seen (each client's recorded payload, its transcript
+# there to be read)
+
+COMPACTION_HANDLING = (
+    'agitmem.porcelain.compactions', 'agitmem.porcelain.records',
+    'agitmem.agents.transcript', 'agitmem.porcelain.recovery', *CLASSIFIER,
+)
+
+
+def _recorded(repo: Path, name: str) -> str:
+    text = (PAYLOADS / f'{name}.json').read_text()
+    data = json.loads(text.replace('/home/user/proj', str(repo)).replace('<cwd>', str(repo)))
+    transcript = repo.parent / 'transcript.jsonl'
+    transcript.write_text('')
+    data.update(cwd=str(repo), session_id='s', transcript_path=str(transcript))
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize('agent,event,name', [
+    ('claude', 'post-edit', 'claude_real_post_tool_use_edit'),
+    ('codex', 'post-edit', 'codex_post_edit_apply_patch'),
+    ('gemini', 'post-edit', 'gemini_post_edit_replace'),
+    ('claude', 'stop', 'claude_real_stop'),
+    ('codex', 'stop', 'codex_stop'),
+    ('gemini', 'stop', 'gemini_stop'),
+])
+def test_edit_and_stop_hooks_outside_a_compaction_import_no_compaction_handling(
+        worked: Path, agent: str, event: str, name: str,
+) -> None:
+    modules = imported(worked, 'hook', event, '--agent', agent, stdin=_recorded(worked, name))
+    assert 'agitmem.porcelain.agent_hooks' in modules  # the probe ran the hook
+    for module in COMPACTION_HANDLING:
+        assert module not in modules, f'hook {event} ({agent}) imports {module}'
+
+
+# Gemini CLI fires BeforeModel and PreCompress around every model call: a
+# call with nothing to do (no compression summary in its request) is a look
+# at the request, without the hooks' machinery, the memory or the session
+
+HOOK_MACHINERY = (
+    'agitmem.porcelain.agent_hooks', 'agitmem.porcelain.sessions', 'agitmem.porcelain.context',
+    'agitmem.config', 'agitmem.memory', 'agitmem.audit',
+)
+
+
+def _model_call(repo: Path, *, summary: bool = False) -> str:
+    data = json.loads((PAYLOADS / 'gemini' / 'BeforeModel.json').read_text())
+    messages = [{'role': 'user', 'content': 'move the loader'}, {'role': 'model', 'content': 'on it'}]
+    if summary:
+        from agitmem.agents.transcript import GEMINI_ACK
+        messages[:0] = [{'role': 'user', 'content': '<state_snapshot>we moved it</state_snapshot>'},
+                        {'role': 'model', 'content': GEMINI_ACK}]
+    data.update(cwd=str(repo), session_id='g', transcript_path=None)
+    data['llm_request']['messages'] = messages
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize('event,payload', [
+    ('prompt', _model_call),
+    ('pre-compact', lambda repo: _recorded(repo, 'gemini/PreCompress-auto')),
+])
+def test_gemini_calls_around_every_model_call_import_no_hook_machinery(
+        worked: Path, event: str, payload: object,
+) -> None:
+    modules = imported(worked, 'hook', event, '--agent', 'gemini', stdin=payload(worked))  # type: ignore[operator]
+    assert 'agitmem.porcelain.model_calls' in modules  # the probe ran the hook
+    for module in HOOK_MACHINERY:
+        assert module not in modules, f'hook {event} (gemini) imports {module}'
+
+
+def test_a_model_call_after_a_compression_is_handled(worked: Path) -> None:
+    """The other side: a request that holds a compression summary is looked
+    up in the session (here the chat file shows none: nothing injected)."""
+    modules = imported(worked, 'hook', 'prompt', '--agent', 'gemini', stdin=_model_call(worked, summary=True))
+    assert 'agitmem.porcelain.agent_hooks' in modules and 'agitmem.porcelain.sessions' in modules
+
+
 def test_a_write_imports_no_filelock_when_nobody_holds_the_lock(worked: Path) -> None:
     # filelock is only for waiting on another writer
     assert 'filelock' not in imported(worked, 'note', 'x')
