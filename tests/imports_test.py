@@ -184,6 +184,17 @@ def test_edit_and_stop_hooks_outside_a_compaction_import_no_compaction_handling(
         assert module not in modules, f'hook {event} ({agent}) imports {module}'
 
 
+@pytest.mark.parametrize('agent,name', [
+    ('claude', 'claude_real_user_prompt_submit'), ('codex', 'codex_prompt'), ('gemini', 'gemini_prompt'),
+])
+def test_a_prompt_outside_a_compaction_opens_no_record(worked: Path, agent: str, name: str) -> None:
+    # it reads the transcript (for a compaction) but has no record to keep
+    modules = imported(worked, 'hook', 'prompt', '--agent', agent, stdin=_recorded(worked, name))
+    assert 'agitmem.porcelain.compactions' in modules  # the probe looked for a compaction
+    for module in ('agitmem.porcelain.records', 'agitmem.porcelain.recovery', *CLASSIFIER):
+        assert module not in modules, f'hook prompt ({agent}) imports {module}'
+
+
 # Gemini CLI fires BeforeModel and PreCompress around every model call: a
 # call with nothing to do (no compression summary in its request) is a look
 # at the request, without the hooks' machinery, the memory or the session

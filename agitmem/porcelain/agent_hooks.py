@@ -313,7 +313,6 @@ def prompt(payload: agents.Payload) -> str:
         return before_model(payload)
     from agitmem.agents import transcript
     from agitmem.porcelain import compactions
-    from agitmem.porcelain import records
     repo, cfg = where(payload)
     key = _session(payload)
     try:
@@ -343,6 +342,9 @@ def prompt(payload: agents.Payload) -> str:
     })
     compacted = bool(new) or dropped or pending
     rec = hs.get('recovery')
+    if compacted or isinstance(rec, dict):
+        # the recovery log's: a record to close, note or open
+        from agitmem.porcelain import records
     if not compacted and isinstance(rec, dict):
         if rec.get('prompted'):
             # the turn after the compaction ended without a stop hook
