@@ -197,11 +197,12 @@ def test_a_prompt_outside_a_compaction_opens_no_record(worked: Path, agent: str,
 
 # Gemini CLI fires BeforeModel and PreCompress around every model call: a
 # call with nothing to do (no compression summary in its request) is a look
-# at the request, without the hooks' machinery, the memory or the session
+# at the request, without the hooks' machinery, the memory or the session,
+# and without git (no process begun, not even subprocess imported)
 
 HOOK_MACHINERY = (
     'agitmem.porcelain.agent_hooks', 'agitmem.porcelain.sessions', 'agitmem.porcelain.context',
-    'agitmem.config', 'agitmem.memory', 'agitmem.audit',
+    'agitmem.config', 'agitmem.memory', 'agitmem.audit', 'agitmem.repo', 'subprocess',
 )
 
 
