@@ -238,6 +238,51 @@ def test_a_model_call_after_a_compression_is_handled(worked: Path) -> None:
     assert 'agitmem.porcelain.agent_hooks' in modules and 'agitmem.porcelain.sessions' in modules
 
 
+# what the hot hooks write of their own (the session's hook state, the
+# observed facts: caches a reader takes for empty when damaged) is not
+# fsynced on every edit and prompt; memory is
+
+_FSYNCS = '''
+import os, sys
+out, sys.argv = sys.argv[1], ['agitmem', *sys.argv[2:]]
+calls = []
+real = os.fsync
+def fsync(fd):
+    calls.append(os.readlink(f'/proc/self/fd/{fd}') if os.path.exists(f'/proc/self/fd/{fd}') else str(fd))
+    return real(fd)
+os.fsync = fsync
+from agitmem.cli import main
+try:
+    rc = main()
+finally:
+    with open(out, 'w') as f:
+        f.write('\\n'.join(calls))
+sys.exit(rc)
+'''
+
+
+def fsynced(repo: Path, *args: str, stdin: str) -> list[str]:
+    out = repo.parent / 'fsyncs.txt'
+    proc = subprocess.run(
+        [sys.executable, '-c', _FSYNCS, str(out), *args], cwd=repo, input=stdin, capture_output=True, text=True,
+    )
+    assert proc.returncode == 0 and 'Traceback' not in proc.stderr, proc.stderr
+    return [line for line in out.read_text().splitlines() if line]
+
+
+@pytest.mark.skipif(not os.path.isdir('/proc/self/fd'), reason='names the files by /proc')
+def test_hot_hooks_fsync_no_cache_of_their_own(worked: Path) -> None:
+    assert fsynced(worked, 'hook', 'post-edit', '--agent', 'claude', stdin=_edit(worked)) == []
+    assert fsynced(worked, 'hook', 'prompt', '--agent', 'claude', stdin=_payload(worked, 'UserPromptSubmit', prompt='go on')) == []
+    assert (worked / '.git' / 'agitmem' / 'observed.json').exists()  # the hooks wrote their caches
+    # the other side: an edit of memory is saved, durably
+    mem(worked, 'notes.md').write_text('- edited by the agent\n')
+    saved = fsynced(worked, 'hook', 'post-edit', '--agent', 'claude', stdin=_payload(
+        worked, 'PostToolUse', tool_name='Write', tool_input={'file_path': str(mem(worked, 'notes.md')), 'content': '-'},
+    ))
+    assert saved, 'a memory save fsyncs nothing'
+
+
 def test_a_write_imports_no_filelock_when_nobody_holds_the_lock(worked: Path) -> None:
     # filelock is only for waiting on another writer
     assert 'filelock' not in imported(worked, 'note', 'x')
