@@ -483,8 +483,8 @@ GIT_EVENTS = (
 def _hook(event: str, agent: str | None, hook_args: list[str]) -> int:
     # where the repository is, asked on the other core while the hook's
     # modules import
-    from agitmem import repo as repo_mod
     if event in GIT_EVENTS:
+        from agitmem import repo as repo_mod
         # of git's hooks only pre-push and post-rewrite get stdin: never
         # wait on another's
         stdin = ''
@@ -497,27 +497,41 @@ def _hook(event: str, agent: str | None, hook_args: list[str]) -> int:
         from agitmem.commands.githook import githook
         return githook(event, hook_args, stdin)
     stdin = '' if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
-    if event == 'session-start':
-        # its injection's freshness waits for git status: begun now too
-        repo_mod.start_session(_payload_cwd(stdin))
-    else:
-        repo_mod.start_find(_payload_cwd(stdin))
+    data = _payload_head(stdin)
+    if data.get('hook_event_name') not in MODEL_CALLS:
+        from agitmem import repo as repo_mod
+        if event == 'session-start':
+            # its injection's freshness waits for git status: begun now too
+            repo_mod.start_session(_payload_cwd(data))
+        else:
+            repo_mod.start_find(_payload_cwd(data))
     from agitmem.commands.hook import hook
     return hook(event, agent, stdin)
 
 
-def _payload_cwd(stdin: str) -> str | None:
-    """The directory an agent's payload names, as the hook will take it
-    (a guess only: a wrong one costs an unused git process).  A payload
-    past a megabyte (a shell's whole output) is not parsed twice for it."""
+# Gemini CLI's events around every model call: nearly all end without git
+# (porcelain/model_calls.py), so none is begun for them
+MODEL_CALLS = ('BeforeModel', 'PreCompress')
+
+
+def _payload_head(stdin: str) -> dict[str, Any]:
+    """The payload, parsed for where it runs and which event it is (a
+    guess only: a wrong one costs an unused git process, or none begun).
+    A payload past a megabyte (a shell's whole output) is not parsed twice
+    for it."""
     import json
     if len(stdin) > 1024 * 1024:
-        return None
+        return {}
     try:
         data = json.loads(stdin)
     except (ValueError, RecursionError):
-        return None
-    cwd = data.get('cwd') if isinstance(data, dict) else None
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _payload_cwd(data: dict[str, Any]) -> str | None:
+    """The directory the payload names, as the hook will take it."""
+    cwd = data.get('cwd')
     return cwd if isinstance(cwd, str) and cwd and os.path.isdir(cwd) else None
 
 

@@ -84,6 +84,205 @@ def test_hot_hooks_import_no_pygit2(worked: Path, event: str, payload: object) -
         assert name not in modules, f'hook {event} imports {name}'
 
 
+# after a compaction, the first turn's hooks add its events to the
+# recovery log; only its end (stop, or the next prompt) judges it, with the
+# classifier and its phrase lists: tens of milliseconds of regexes, which
+# the hooks of every edit, prompt and checkpoint of that turn never pay
+
+CLASSIFIER = ('agitmem.memory.recovery', 'agitmem.memory.phrases', 'agitmem.memory.directives')
+PAYLOADS = Path(__file__).parent / 'agents' / 'payloads'
+
+
+def _claude(repo: Path, name: str, **fields: object) -> str:
+    data = json.loads((PAYLOADS / f'{name}.json').read_text())
+    data.update(cwd=str(repo), session_id='s', transcript_path=None, **fields)
+    return json.dumps(data)
+
+
+def _compacted(repo: Path) -> Path:
+    """A /compact in Claude Code: the record of its first turn is open."""
+    ok('hook', 'pre-compact', '--agent', 'claude', cwd=repo, input=_claude(repo, 'claude_pre_compact_manual'))
+    ok('hook', 'session-start', '--agent', 'claude', cwd=repo, input=_claude(repo, 'claude_session_start_compact'))
+    return repo
+
+
+def _edit(repo: Path) -> str:
+    (repo / 'src.py').write_text('def f():\n    return 2\n')
+    return _payload(
+        repo, 'PostToolUse', tool_name='Edit',
+        tool_input={'file_path': str(repo / 'src.py'), 'old_string': '1', 'new_string': '2'},
+    )
+
+
+@pytest.mark.parametrize('event,payload', [
+    ('post-edit', _edit),
+    ('post-edit', lambda repo: _payload(
+        repo, 'PostToolUse', tool_name='Bash', tool_input={'command': 'ls'},
+        tool_response={'stdout': 'src.py', 'stderr': '', 'interrupted': False},
+    )),
+    ('prompt', lambda repo: _payload(repo, 'UserPromptSubmit', prompt='go on with the loader')),
+    ('pre-compact', lambda repo: _claude(repo, 'claude_pre_compact_auto')),
+    ('pre-compact', lambda repo: _claude(repo, 'claude/PostCompact', compact_summary='we moved the loader')),
+])
+def test_the_first_turns_hooks_after_a_compaction_import_no_classifier(
+        worked: Path, event: str, payload: object,
+) -> None:
+    stdin = payload(_compacted(worked))  # type: ignore[operator]
+    modules = imported(worked, 'hook', event, '--agent', 'claude', stdin=stdin)
+    assert 'agitmem.porcelain.recovery' in modules  # the probe added to the open record
+    for name in CLASSIFIER:
+        assert name not in modules, f'hook {event} imports {name}'
+
+
+def test_the_end_of_the_first_turn_judges_it(worked: Path) -> None:
+    """The other side: the stop hook at the end of the turn classifies
+    what the hooks before it recorded (the edit, without the classifier)."""
+    _compacted(worked)
+    assert 'agitmem.memory.phrases' not in imported(worked, 'hook', 'post-edit', '--agent', 'claude', stdin=_edit(worked))
+    modules = imported(worked, 'hook', 'stop', '--agent', 'claude', stdin=_payload(
+        worked, 'Stop', stop_hook_active=False, last_assistant_message='Moved the loader: src.py returns 2.',
+    ))
+    assert 'agitmem.memory.recovery' in modules
+    row = json.loads(ok('recovery', 'show', '1', '--json', cwd=worked))
+    assert row['verdict'] and 'src.py' in json.dumps(row['events'])
+
+
+# outside a compaction, an edit's and a turn's end hooks read no
+# transcript and open no record: what handles a compaction is imported
+# where one can be seen (each client's recorded payload, its transcript
+# there to be read)
+
+COMPACTION_HANDLING = (
+    'agitmem.porcelain.compactions', 'agitmem.porcelain.records',
+    'agitmem.agents.transcript', 'agitmem.porcelain.recovery', *CLASSIFIER,
+)
+
+
+def _recorded(repo: Path, name: str) -> str:
+    text = (PAYLOADS / f'{name}.json').read_text()
+    data = json.loads(text.replace('/home/user/proj', str(repo)).replace('<cwd>', str(repo)))
+    transcript = repo.parent / 'transcript.jsonl'
+    transcript.write_text('')
+    data.update(cwd=str(repo), session_id='s', transcript_path=str(transcript))
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize('agent,event,name', [
+    ('claude', 'post-edit', 'claude_real_post_tool_use_edit'),
+    ('codex', 'post-edit', 'codex_post_edit_apply_patch'),
+    ('gemini', 'post-edit', 'gemini_post_edit_replace'),
+    ('claude', 'stop', 'claude_real_stop'),
+    ('codex', 'stop', 'codex_stop'),
+    ('gemini', 'stop', 'gemini_stop'),
+])
+def test_edit_and_stop_hooks_outside_a_compaction_import_no_compaction_handling(
+        worked: Path, agent: str, event: str, name: str,
+) -> None:
+    modules = imported(worked, 'hook', event, '--agent', agent, stdin=_recorded(worked, name))
+    assert 'agitmem.porcelain.agent_hooks' in modules  # the probe ran the hook
+    for module in COMPACTION_HANDLING:
+        assert module not in modules, f'hook {event} ({agent}) imports {module}'
+
+
+@pytest.mark.parametrize('agent,name', [
+    ('claude', 'claude_real_user_prompt_submit'), ('codex', 'codex_prompt'), ('gemini', 'gemini_prompt'),
+])
+def test_a_prompt_outside_a_compaction_opens_no_record(worked: Path, agent: str, name: str) -> None:
+    # it reads the transcript (for a compaction) but has no record to keep
+    modules = imported(worked, 'hook', 'prompt', '--agent', agent, stdin=_recorded(worked, name))
+    assert 'agitmem.porcelain.compactions' in modules  # the probe looked for a compaction
+    for module in ('agitmem.porcelain.records', 'agitmem.porcelain.recovery', *CLASSIFIER):
+        assert module not in modules, f'hook prompt ({agent}) imports {module}'
+
+
+# Gemini CLI fires BeforeModel and PreCompress around every model call: a
+# call with nothing to do (no compression summary in its request) is a look
+# at the request, without the hooks' machinery, the memory or the session,
+# and without git (no process begun, not even subprocess imported)
+
+HOOK_MACHINERY = (
+    'agitmem.porcelain.agent_hooks', 'agitmem.porcelain.sessions', 'agitmem.porcelain.context',
+    'agitmem.config', 'agitmem.memory', 'agitmem.audit', 'agitmem.repo', 'subprocess',
+)
+
+
+def _model_call(repo: Path, *, summary: bool = False) -> str:
+    data = json.loads((PAYLOADS / 'gemini' / 'BeforeModel.json').read_text())
+    messages = [{'role': 'user', 'content': 'move the loader'}, {'role': 'model', 'content': 'on it'}]
+    if summary:
+        from agitmem.agents.transcript import GEMINI_ACK
+        messages[:0] = [{'role': 'user', 'content': '<state_snapshot>we moved it</state_snapshot>'},
+                        {'role': 'model', 'content': GEMINI_ACK}]
+    data.update(cwd=str(repo), session_id='g', transcript_path=None)
+    data['llm_request']['messages'] = messages
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize('event,payload', [
+    ('prompt', _model_call),
+    ('pre-compact', lambda repo: _recorded(repo, 'gemini/PreCompress-auto')),
+])
+def test_gemini_calls_around_every_model_call_import_no_hook_machinery(
+        worked: Path, event: str, payload: object,
+) -> None:
+    modules = imported(worked, 'hook', event, '--agent', 'gemini', stdin=payload(worked))  # type: ignore[operator]
+    assert 'agitmem.porcelain.model_calls' in modules  # the probe ran the hook
+    for module in HOOK_MACHINERY:
+        assert module not in modules, f'hook {event} (gemini) imports {module}'
+
+
+def test_a_model_call_after_a_compression_is_handled(worked: Path) -> None:
+    """The other side: a request that holds a compression summary is looked
+    up in the session (here the chat file shows none: nothing injected)."""
+    modules = imported(worked, 'hook', 'prompt', '--agent', 'gemini', stdin=_model_call(worked, summary=True))
+    assert 'agitmem.porcelain.agent_hooks' in modules and 'agitmem.porcelain.sessions' in modules
+
+
+# what the hot hooks write of their own (the session's hook state, the
+# observed facts: caches a reader takes for empty when damaged) is not
+# fsynced on every edit and prompt; memory is
+
+_FSYNCS = '''
+import os, sys
+out, sys.argv = sys.argv[1], ['agitmem', *sys.argv[2:]]
+calls = []
+real = os.fsync
+def fsync(fd):
+    calls.append(os.readlink(f'/proc/self/fd/{fd}') if os.path.exists(f'/proc/self/fd/{fd}') else str(fd))
+    return real(fd)
+os.fsync = fsync
+from agitmem.cli import main
+try:
+    rc = main()
+finally:
+    with open(out, 'w') as f:
+        f.write('\\n'.join(calls))
+sys.exit(rc)
+'''
+
+
+def fsynced(repo: Path, *args: str, stdin: str) -> list[str]:
+    out = repo.parent / 'fsyncs.txt'
+    proc = subprocess.run(
+        [sys.executable, '-c', _FSYNCS, str(out), *args], cwd=repo, input=stdin, capture_output=True, text=True,
+    )
+    assert proc.returncode == 0 and 'Traceback' not in proc.stderr, proc.stderr
+    return [line for line in out.read_text().splitlines() if line]
+
+
+@pytest.mark.skipif(not os.path.isdir('/proc/self/fd'), reason='names the files by /proc')
+def test_hot_hooks_fsync_no_cache_of_their_own(worked: Path) -> None:
+    assert fsynced(worked, 'hook', 'post-edit', '--agent', 'claude', stdin=_edit(worked)) == []
+    assert fsynced(worked, 'hook', 'prompt', '--agent', 'claude', stdin=_payload(worked, 'UserPromptSubmit', prompt='go on')) == []
+    assert (worked / '.git' / 'agitmem' / 'observed.json').exists()  # the hooks wrote their caches
+    # the other side: an edit of memory is saved, durably
+    mem(worked, 'notes.md').write_text('- edited by the agent\n')
+    saved = fsynced(worked, 'hook', 'post-edit', '--agent', 'claude', stdin=_payload(
+        worked, 'PostToolUse', tool_name='Write', tool_input={'file_path': str(mem(worked, 'notes.md')), 'content': '-'},
+    ))
+    assert saved, 'a memory save fsyncs nothing'
+
+
 def test_a_write_imports_no_filelock_when_nobody_holds_the_lock(worked: Path) -> None:
     # filelock is only for waiting on another writer
     assert 'filelock' not in imported(worked, 'note', 'x')

@@ -5,7 +5,6 @@ On the hot path of `agitmem hook post-edit` / `hook prompt`: standard
 library only, and nothing heavy imported at module level."""
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agitmem.agents import claude
@@ -14,6 +13,7 @@ from agitmem.agents import gemini
 from agitmem.errors import AgitmemError
 
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Protocol
 
     class Native(Protocol):

@@ -26,7 +26,6 @@ import json
 import os
 from collections.abc import Callable
 
-from agitmem import repo as repo_mod
 from agitmem.errors import AgitmemError
 
 TAIL_BYTES = 200 * 1024
@@ -130,6 +129,7 @@ def _line_number(path: str, offset: int) -> int | None:
 def _open(path: str) -> tuple[int, int]:
     """(fd, size) of the transcript, a regular file (never a FIFO to wait
     on, nor a device)."""
+    from agitmem import repo as repo_mod
     try:
         fd, st = repo_mod.open_regular(path)
     except FileNotFoundError:
@@ -291,6 +291,9 @@ def _text_of(content: object) -> str:
 
 
 def _key(text: str) -> str:
+    # (repo, and the subprocess and pathlib it imports, are not on the
+    # path of a Gemini model call with no summary in its request)
+    from agitmem import repo as repo_mod
     return repo_mod.sha1(text.encode('utf-8', 'surrogateescape'))[:16]
 
 

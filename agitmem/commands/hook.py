@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from agitmem import agents
 from agitmem import render
 from agitmem.errors import AgitmemError
-from agitmem.porcelain import agent_hooks
+from agitmem.porcelain import model_calls
 from agitmem.porcelain import notices
 
 
@@ -37,6 +37,17 @@ def _with_notices(agent: str, out: str, said: list[str]) -> str:
     return out
 
 
+def _handled(event: str, payload: agents.Payload) -> str:
+    """The event's output: the hooks' machinery is imported only when the
+    event has something to do (not for Gemini's calls around every model
+    call that have not)."""
+    idle = model_calls.idle(event, payload)
+    if idle is not None:
+        return idle
+    from agitmem.porcelain import agent_hooks
+    return agent_hooks.HANDLERS[event](payload)
+
+
 def hook(
         event: str,
         agent: str | None,
@@ -46,13 +57,13 @@ def hook(
     environ = os.environ if environ is None else environ
     said = notices.collect()
     try:
-        if event not in agent_hooks.HANDLERS:
+        if event not in agents.EVENTS:
             raise AgitmemError(
                 f'unknown hook event "{event}" (agent events: '
-                f'{", ".join(agent_hooks.HANDLERS)})',
+                f'{", ".join(agents.EVENTS)})',
             )
         payload = agents.parse(stdin, agent=agent, environ=environ)
-        out = _with_notices(payload.agent, agent_hooks.HANDLERS[event](payload), said)
+        out = _with_notices(payload.agent, _handled(event, payload), said)
     except Exception as e:  # never crash the agent
         detail = ' '.join(str(e).split()) or type(e).__name__
         if not isinstance(e, AgitmemError):

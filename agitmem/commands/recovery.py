@@ -9,7 +9,7 @@ from typing import Any
 from agitmem import audit
 from agitmem import render
 from agitmem.errors import AgitmemError
-from agitmem.memory import recovery as log_format
+from agitmem.memory import recovery_log as log_format
 from agitmem.memory import state as state_mod
 from agitmem.porcelain import recovery as recovery_mod
 from agitmem.porcelain.context import Context

@@ -14,11 +14,11 @@ from agitmem import render
 from agitmem.agents import logdirs
 from agitmem.agents import logread
 from agitmem.errors import AgitmemError
-from agitmem.memory import recovery as recovery_mod
+from agitmem.memory import recovery_log
 from agitmem.porcelain import log_episodes
 
 CLIENTS = ('claude', 'codex', 'gemini')
-_TITLES = {**recovery_mod.TITLES, 'unjudgeable': 'unjudgeable'}
+_TITLES = {**recovery_log.TITLES, 'unjudgeable': 'unjudgeable'}
 
 
 def _date(since: str | None) -> datetime.date | None:

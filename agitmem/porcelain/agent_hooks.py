@@ -5,7 +5,10 @@ recovery record, block a stop without recorded progress.
 
 Each takes the parsed payload and returns the hook's output for the
 client.  post-edit and prompt run after every edit and prompt: they
-import pygit2 only when they have memory to save."""
+import pygit2 only when they have memory to save, and what handles a
+compaction (compactions, records, the transcript readers) only where one
+can be seen: post-edit and stop never read a transcript unless the first
+turn after a compaction is open."""
 from __future__ import annotations
 
 import json
@@ -20,14 +23,10 @@ from agitmem import audit
 from agitmem import config
 from agitmem import paths
 from agitmem import repo as repo_mod
-from agitmem.agents import gemini
-from agitmem.agents import transcript
 from agitmem.porcelain import checkpoints
-from agitmem.porcelain import compactions
 from agitmem.porcelain import context
 from agitmem.porcelain import notices
 from agitmem.porcelain import observed
-from agitmem.porcelain import records
 from agitmem.porcelain import sessions
 from agitmem.repo import Repo
 
@@ -80,6 +79,7 @@ def _summary(payload: agents.Payload, hs: dict[str, Any]) -> str | None:
     PostCompact that came first, else the payload's or the transcript's
     (Claude Code's SessionStart comes before its PostCompact).  A summary
     is advice to the block: one that cannot be read is left out."""
+    from agitmem.porcelain import records
     stash = hs.get('compaction')
     if isinstance(stash, dict) and isinstance(stash.get('summary'), str):
         return str(stash['summary'])
@@ -105,6 +105,8 @@ def _session(payload: agents.Payload) -> str:
 
 
 def session_start(payload: agents.Payload) -> str:
+    from agitmem.porcelain import compactions
+    from agitmem.porcelain import records
     repo, cfg = where(payload)
     key = _session(payload)
     hs = sessions.read(repo, key)
@@ -150,6 +152,7 @@ def pre_compact(payload: agents.Payload) -> str:
         # Gemini CLI fires PreCompress before every model call, compressing
         # or not: a compression is seen in its chat file at the next prompt
         return agents.envelope(payload.agent, 'pre-compact')
+    from agitmem.porcelain import compactions
     repo, cfg = where(payload)
     key = _session(payload)
     if payload.event == 'PostCompact':
@@ -171,6 +174,7 @@ def pre_compact(payload: agents.Payload) -> str:
 def _post_compact(repo: Repo, payload: agents.Payload, key: str) -> str:
     """Claude Code's and Codex's PostCompact: the client's summary, for the
     recovery log (to the open record when SessionStart came first)."""
+    from agitmem.porcelain import records
     summary = records.summary(payload)
     if summary:
         hs = sessions.read(repo, key)
@@ -221,6 +225,7 @@ def _observe_tool(repo: Repo, cfg: dict[str, Any], payload: agents.Payload) -> N
         if isinstance(hs.get('recovery'), dict):
             # the first turn after a compaction: its events, and what its
             # shell commands changed in the working tree
+            from agitmem.porcelain import records
             rec = records.recovery()
             if any(e.get('kind') == 'command' for e in events):
                 events += records.recovering('shell changes', rec.shell_edits, repo, hs) or []
@@ -266,9 +271,13 @@ def before_model(payload: agents.Payload) -> str:
     BeforeAgent: the request right after it gets the after-compaction
     block, once.  Calls whose request holds no summary, or only summaries
     this session has handled, cost a JSON parse and no git."""
-    request = payload.raw.get('llm_request')
-    messages = request.get('messages') if isinstance(request, dict) else None
-    if not isinstance(messages, list):
+    from agitmem.agents import gemini
+    from agitmem.agents import transcript
+    from agitmem.porcelain import compactions
+    from agitmem.porcelain import model_calls
+    from agitmem.porcelain import records
+    messages = model_calls.messages(payload)
+    if messages is None:
         return agents.envelope(payload.agent, 'prompt')
     asked = transcript.request_compactions(messages)
     if not asked:
@@ -302,6 +311,8 @@ def before_model(payload: agents.Payload) -> str:
 def prompt(payload: agents.Payload) -> str:
     if payload.event == 'BeforeModel':
         return before_model(payload)
+    from agitmem.agents import transcript
+    from agitmem.porcelain import compactions
     repo, cfg = where(payload)
     key = _session(payload)
     try:
@@ -331,6 +342,9 @@ def prompt(payload: agents.Payload) -> str:
     })
     compacted = bool(new) or dropped or pending
     rec = hs.get('recovery')
+    if compacted or isinstance(rec, dict):
+        # the recovery log's: a record to close, note or open
+        from agitmem.porcelain import records
     if not compacted and isinstance(rec, dict):
         if rec.get('prompted'):
             # the turn after the compaction ended without a stop hook
@@ -373,6 +387,7 @@ def stop(payload: agents.Payload) -> str:
     rec = hs.get('recovery')
     if isinstance(rec, dict) and (rec.get('prompted') or rec.get('events')):
         # the end of the first turn after a compaction: judge it
+        from agitmem.porcelain import records
         records.close(repo, payload, hs)
         sessions.write(repo, key, hs)
     if not cfg['block_stop_without_progress'] or payload.stop_hook_active:

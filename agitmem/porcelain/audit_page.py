@@ -9,10 +9,10 @@ from typing import Any
 
 from agitmem import render
 from agitmem import secrets
-from agitmem.memory import recovery as recovery_mod
+from agitmem.memory import recovery_log
 from agitmem.porcelain import log_episodes
 
-_TITLES = {**recovery_mod.TITLES, 'unjudgeable': 'unjudgeable'}
+_TITLES = {**recovery_log.TITLES, 'unjudgeable': 'unjudgeable'}
 
 
 def _e(text: object) -> str:

@@ -9,9 +9,7 @@ from typing import Any
 
 from agitmem import config
 from agitmem import memory
-from agitmem.porcelain import compactions
 from agitmem.porcelain import context
-from agitmem.porcelain import records
 from agitmem.repo import Repo
 
 ASK = (
@@ -31,6 +29,7 @@ def save(repo: Repo, subject: str, event: str = 'pre-compact') -> tuple[str | No
     oid = write.save(ctx, subject, event=event)
     if oid is not None:
         return str(oid)[:12], str(oid)[:12]
+    from agitmem.porcelain import records  # the recovery log's: rare
     return None, records.recovering('checkpoint', records.recovery().checkpoint_of, repo, ctx.ref)
 
 
@@ -81,6 +80,7 @@ def said(repo: Repo, cfg: dict[str, Any], saved: str | None) -> str:
 def due(agent: str, cfg: dict[str, Any], size: int | None, hs: dict[str, Any]) -> str | None:
     """Once per session, when its context first crosses checkpoint_at of
     the window: the ask to bring memory up to date."""
+    from agitmem.porcelain import compactions
     window = compactions.window(agent, cfg)
     at = cfg.get('checkpoint_at')
     if size is None or not window or not at or hs.get('checkpoint_asked'):

@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 from agitmem.agents import sessionlog
 from agitmem.agents import tools
-from agitmem.memory import recovery as recovery_mod
+from agitmem.memory import recovery_log
 from agitmem.memory import verification
 from agitmem.porcelain import observed
 from agitmem.porcelain import recovery as judging
@@ -228,7 +228,7 @@ def from_block(block: str) -> dict[str, Any]:
         elif where:
             sections.setdefault(where, []).append(line)
     notes = [n[2:] for n in sections.get('NOTES', []) if n.startswith('- ')]
-    return recovery_mod.expectation(
+    return recovery_log.expectation(
         state, sections.get('In progress', [])[:20], sections.get('Goal', [])[:20], [], [], notes[-5:],
         sections.get('Decisions', [])[:20],
     )
@@ -341,7 +341,7 @@ def from_summary(summary: str, before: _Before) -> dict[str, Any]:
     lv = before.verification()
     if lv:
         state['last_verification'] = lv
-    return recovery_mod.expectation(state, in_progress[:20], [_clip(goal, 300)] if goal else [], todo[:20], done[:20])
+    return recovery_log.expectation(state, in_progress[:20], [_clip(goal, 300)] if goal else [], todo[:20], done[:20])
 
 
 # -- a log, compaction by compaction --------------------------------------------------
@@ -425,7 +425,7 @@ def audit_file(path: str, client: str | None = None, seen: set[str] | None = Non
         elif kind == 'tool':
             ep.started = True
             events, _ = tool_events(data, meta['cwd'])
-            ep.events = recovery_mod.keep(ep.events, events)
+            ep.events = recovery_log.keep(ep.events, events)
             ep.last_text = False
         elif kind == 'end':
             if ep.texts or ep.events:

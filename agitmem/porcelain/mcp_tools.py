@@ -319,7 +319,7 @@ def _recall(ctx: Context, args: dict[str, Any]) -> Answer:
 
 
 def _recovery(ctx: Context, args: dict[str, Any]) -> Answer:
-    from agitmem.memory import recovery as log_format
+    from agitmem.memory import recovery_log as log_format
     from agitmem.porcelain import recovery
     if 'n' in args:
         row = recovery.one(ctx.repo, args['n'])

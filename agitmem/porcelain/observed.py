@@ -56,7 +56,11 @@ def load(repo: Repo) -> dict[str, Any]:
 
 
 def _store(repo: Repo, data: dict[str, Any]) -> None:
-    repo_mod.atomic_write(_path(repo), (json.dumps(data, ensure_ascii=False, indent=1) + '\n').encode())
+    # no fsync (a few ms on every edit and prompt): a crash of the machine
+    # may leave it old or empty, which `load` reads as nothing observed
+    repo_mod.atomic_write(
+        _path(repo), (json.dumps(data, ensure_ascii=False, indent=1) + '\n').encode(), durable=False,
+    )
 
 
 def enclosing(lines: list[str], start: int, ext: str) -> str | None:

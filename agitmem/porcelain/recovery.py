@@ -1,11 +1,12 @@
 """Record each compaction and judge the agent's first turn after it
-(`.agent/log/recovery.jsonl`, memory/recovery.py has the format).
+(`.agent/log/recovery.jsonl`, memory/recovery_log.py has the format).
 
 The hooks drive it: the injection after a compaction opens a record (in
 the log, and in the session's hook state, which then collects the turn's
 tool events); the end of that turn (Stop / AfterAgent, or the next prompt
 where no stop hook runs) classifies it.  Standard library only: it runs
-on the post-edit and prompt path."""
+on the post-edit and prompt path, where only `judge` needs the classifier
+(memory/recovery.py and its phrase lists, imported there)."""
 from __future__ import annotations
 
 import json
@@ -18,8 +19,7 @@ from agitmem import memory
 from agitmem import paths
 from agitmem import repo as repo_mod
 from agitmem.errors import AgitmemError
-from agitmem.memory import recovery as recovery_mod
-from agitmem.memory import snapshot as snapshot_mod
+from agitmem.memory import recovery_log
 from agitmem.memory import state as state_mod
 from agitmem.repo import Repo
 
@@ -44,9 +44,9 @@ def _open(repo: Repo, flags: int, what: str) -> int:
     """The log, a regular file reached through no symlink (audit.open_log):
     a FIFO there must not hang a hook (or `agitmem recovery`) waiting for
     its other end, a link out of the repository is not written through."""
-    name = f'.agent/log/{recovery_mod.LOG}'
+    name = f'.agent/log/{recovery_log.LOG}'
     try:
-        return audit.open_log(repo.agent_dir, recovery_mod.LOG, flags)
+        return audit.open_log(repo.agent_dir, recovery_log.LOG, flags)
     except FileNotFoundError:
         raise
     except ValueError:
@@ -64,8 +64,8 @@ def rows(repo: Repo) -> list[dict[str, Any]]:
         with os.fdopen(fd, 'rb') as f:
             data = f.read()
     except OSError as e:
-        raise AgitmemError(f'.agent/log/{recovery_mod.LOG}: cannot read: {e.strerror}')
-    return recovery_mod.fold(recovery_mod.parse(data.decode('utf-8', 'replace')))
+        raise AgitmemError(f'.agent/log/{recovery_log.LOG}: cannot read: {e.strerror}')
+    return recovery_log.fold(recovery_log.parse(data.decode('utf-8', 'replace')))
 
 
 def _expectation(repo: Repo) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -86,12 +86,13 @@ def _expectation(repo: Repo) -> tuple[dict[str, Any], dict[str, Any]]:
         # compared with the edits' files, which the hooks record as git
         # knows them: `Src/Über.py` is `src/über.py` where names fold
         state = {**state, 'current_file': paths.known(repo, current)}
+    from agitmem.memory import snapshot as snapshot_mod
     snap = snapshot_mod.parse(text(memory.SNAPSHOT))
 
     def lines(name: str) -> list[str]:
         return [t for _, t in snapshot_mod.content_lines(snap.get(name))][:20]
     from agitmem.memory import notes as notes_mod
-    expect = recovery_mod.expectation(
+    expect = recovery_log.expectation(
         state, lines(snapshot_mod.IN_PROGRESS), lines(snapshot_mod.GOAL), lines(snapshot_mod.TODO),
         lines(snapshot_mod.DONE), notes_mod.parse(text(memory.NOTES))[-5:], lines(snapshot_mod.DECISIONS),
     )
@@ -206,7 +207,7 @@ def shell_edits(repo: Repo, hs: dict[str, Any]) -> list[dict[str, Any]]:
     if names.returncode != 0:
         return []
     changed = [p for p in names.stdout.split('\0') if p and repo_mod.is_code(p) and p not in tooled]
-    return [_shell_edit(repo, old, now, rel) for rel in changed[:recovery_mod.EVENTS]]
+    return [_shell_edit(repo, old, now, rel) for rel in changed[:recovery_log.EVENTS]]
 
 
 def _shell_edit(repo: Repo, old: str, new: str, rel: str) -> dict[str, Any]:
@@ -239,7 +240,7 @@ def note_events(hs: dict[str, Any], events: list[dict[str, Any]]) -> bool:
     if not isinstance(rec, dict) or not events:
         return False
     old = rec.get('events')
-    rec['events'] = recovery_mod.keep(old if isinstance(old, list) else [], events)
+    rec['events'] = recovery_log.keep(old if isinstance(old, list) else [], events)
     return True
 
 
@@ -267,7 +268,7 @@ def close(
         'evidence': evidence,
         'first_action': first,
         'events': events,
-        'text': (text or '')[:recovery_mod.TEXT_CHARS] or None,
+        'text': (text or '')[:recovery_log.TEXT_CHARS] or None,
         'prompt': prompt,
         'tokens_after': tokens_after,
     })
@@ -295,7 +296,8 @@ def judge(
         for key in ('text', 'removed'):
             if isinstance(e.get(key), str):
                 e[key] = secrets.redact(e[key])
-    verdict, evidence, first = recovery_mod.classify(expect, events, text, prompt, summary)
+    from agitmem.memory import recovery as classifier
+    verdict, evidence, first = classifier.classify(expect, events, text, prompt, summary)
     if text is None:
         evidence.append('compacted again before the turn ended: judged on what it did until then')
     return verdict, evidence, first, text
@@ -304,12 +306,12 @@ def judge(
 def mark(repo: Repo, n: int, verdict: str) -> dict[str, Any]:
     """Seed 004's hand label for compaction `n`; it overrides the
     heuristic.  Returns the row as it was."""
-    if verdict not in recovery_mod.MARKS:
+    if verdict not in recovery_log.MARKS:
         raise AgitmemError(
-            f'unknown verdict "{verdict}" (one of: {", ".join(recovery_mod.MARKS)})',
+            f'unknown verdict "{verdict}" (one of: {", ".join(recovery_log.MARKS)})',
         )
     row = one(repo, n)
-    _append(repo, {'kind': 'mark', 'id': row['id'], 'at': state_mod.now_iso(), 'verdict': recovery_mod.MARKS[verdict]})
+    _append(repo, {'kind': 'mark', 'id': row['id'], 'at': state_mod.now_iso(), 'verdict': recovery_log.MARKS[verdict]})
     return row
 
 

@@ -52,7 +52,9 @@ def write(repo: Repo, key: str, data: dict[str, Any]) -> None:
     data = {**data, 'key': key}
     path = _path(repo, key)
     fresh = not path.exists()
-    repo_mod.atomic_write(path, (json.dumps(data, sort_keys=True) + '\n').encode())
+    # no fsync (a few ms on every prompt): a crash of the machine may leave
+    # it old or empty, which `read` takes for a new session
+    repo_mod.atomic_write(path, (json.dumps(data, sort_keys=True) + '\n').encode(), durable=False)
     if fresh:
         prune(repo)
 

@@ -1,6 +1,6 @@
-"""The recovery log's pure half (agitmem/memory/recovery.py): the verdict
-on the first turn after a compaction, the log folded into rows, and seed
-004's table.  The hooks that feed it are driven in
+"""The recovery log's pure half: the verdict on the first turn after a
+compaction (agitmem/memory/recovery.py), the log folded into rows and
+seed 004's table (agitmem/memory/recovery_log.py).  The hooks that feed it are driven in
 tests/commands/recovery_test.py."""
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agitmem.memory import recovery
+from agitmem.memory import recovery_log
 from agitmem.memory.recovery import classify
-from agitmem.memory.recovery import fold
-from agitmem.memory.recovery import parse
-from agitmem.memory.recovery import summarize
-from agitmem.memory.recovery import VERDICTS
+from agitmem.memory.recovery_log import fold
+from agitmem.memory.recovery_log import parse
+from agitmem.memory.recovery_log import summarize
+from agitmem.memory.recovery_log import VERDICTS
 from agitmem.porcelain.recovery import note_events
 
 
@@ -27,7 +28,7 @@ def _expect(**changes: Any) -> dict[str, Any]:
         'current_symbol': 'load_config',
         'next_intent': 'replace the INI parsing in load_config with tomllib',
     }
-    expect = recovery.expectation(
+    expect = recovery_log.expectation(
         state,
         ['porting `load_config` to tomllib'],
         ['read the config as TOML (src/config.py too)'],
@@ -491,21 +492,21 @@ def test_a_damaged_expectation_is_read_as_empty() -> None:
 
 
 def test_an_empty_expectation() -> None:
-    empty = recovery.expectation({}, [], [], [])
+    empty = recovery_log.expectation({}, [], [], [])
     assert empty['current_file'] == '' and empty['verification'] is None
     assert classify(empty, [_edit('src/app.py')], None)[0] == 'drift'
     assert classify(empty, [], 'What should I do?')[0] == 'reset'
     assert classify({}, [_edit('a.py'), _run('pytest', 1, 'failed')], 'done')[0] == 'drift'
     assert classify({}, [], '')[0] == 'unknown'
-    assert classify(recovery.expectation({}, [], ['port load_config'], []), [_edit('a.py', 'load_config')], None)[0] == 'recovered'
+    assert classify(recovery_log.expectation({}, [], ['port load_config'], []), [_edit('a.py', 'load_config')], None)[0] == 'recovered'
 
 
 def test_expectation_takes_only_strings_from_a_damaged_state() -> None:
     state = {'current_file': ['x'], 'next_intent': 7, 'last_verification': 'failed'}
-    expect = recovery.expectation(state, [], [], [])
+    expect = recovery_log.expectation(state, [], [], [])
     assert (expect['current_file'], expect['next_intent'], expect['verification']) == ('', '', None)
     lv = {'last_verification': {'result': 'failed', 'reason': 'E   boom'}}
-    assert recovery.expectation(lv, [], [], [])['verification_reason'] == 'E   boom'
+    assert recovery_log.expectation(lv, [], [], [])['verification_reason'] == 'E   boom'
 
 
 def test_chinese_and_other_non_ascii_text() -> None:
@@ -538,21 +539,21 @@ def test_the_first_turn_keeps_its_first_EVENTS_and_last_TAIL_events() -> None:
     assert note_events(hs, [_edit('a.py')]) is False  # no record open
     hs['recovery'] = {'id': 'x', 'events': None}
     assert note_events(hs, []) is False
-    n = 3 * (recovery.EVENTS + recovery.TAIL)
+    n = 3 * (recovery_log.EVENTS + recovery_log.TAIL)
     for i in range(n):
         assert note_events(hs, [_edit(f'f{i}.py')])
     events = hs['recovery']['events']
-    assert len(events) == recovery.EVENTS + recovery.TAIL
+    assert len(events) == recovery_log.EVENTS + recovery_log.TAIL
     # the first ones decide what broke first, the last ones what backs the end
-    assert [e['file'] for e in events[:recovery.EVENTS]] == [f'f{i}.py' for i in range(recovery.EVENTS)]
-    assert [e['file'] for e in events[recovery.EVENTS:]] == [f'f{i}.py' for i in range(n - recovery.TAIL, n)]
+    assert [e['file'] for e in events[:recovery_log.EVENTS]] == [f'f{i}.py' for i in range(recovery_log.EVENTS)]
+    assert [e['file'] for e in events[recovery_log.EVENTS:]] == [f'f{i}.py' for i in range(n - recovery_log.TAIL, n)]
 
 
 def test_a_long_turns_closing_claim_is_backed_by_its_last_run() -> None:
     # many edits at the task's place, then the covering run and the claim:
     # the run is no less there for coming after the first EVENTS events
     hs: dict[str, Any] = {'recovery': {'id': 'x', 'events': []}}
-    for _ in range(2 * recovery.EVENTS):
+    for _ in range(2 * recovery_log.EVENTS):
         note_events(hs, [_edit('src/app.py', 'load_config')])
     note_events(hs, [_run('pytest tests/test_app.py', 0, 'passed')])
     verdict, evidence, _ = classify(_expect(**FAILED), hs['recovery']['events'], 'Ported load_config to tomllib; all tests pass.')
@@ -599,7 +600,7 @@ def test_classify_never_raises_and_gives_a_verdict(
         state: dict[str, Any], lines: list[str], damage: dict[str, Any],
         events: list[dict[str, Any]], text: str | None,
 ) -> None:
-    expect = {**recovery.expectation(state, lines, lines, lines), **damage}
+    expect = {**recovery_log.expectation(state, lines, lines, lines), **damage}
     verdict, evidence, first = classify(expect, events, text)
     assert verdict in VERDICTS
     assert evidence and all(isinstance(e, str) for e in evidence)
@@ -847,7 +848,7 @@ def _hook_expect(**changes: Any) -> dict[str, Any]:
         'last_action': 'wrote src/hooks/useDebounce.ts and its test (passing)',
         'next_intent': 'in SearchBox, call useDebounce(query, 300) and run the effect on its value',
     }
-    expect = recovery.expectation(state, ['`src/components/SearchBox.tsx` SearchBox: use the debounced query'], [], [])
+    expect = recovery_log.expectation(state, ['`src/components/SearchBox.tsx` SearchBox: use the debounced query'], [], [])
     expect.update(changes)
     return expect
 
