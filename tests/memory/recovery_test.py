@@ -1546,7 +1546,7 @@ def test_a_change_after_a_next_step_that_is_none_is_work_nobody_asked_for() -> N
 def test_a_report_of_the_tasks_work_done_before_the_compaction_is_no_reset() -> None:
     # compacted just before the closing message: the turn only reports the
     # request's work, in other forms of its words ("updated" for "update")
-    expect = recovery.expectation(
+    expect = recovery_log.expectation(
         {'current_goal': "then update the issue, and update beads with this scope andi implmentaion plan. we're going "
                          'to delegate implmentaion workers soon'},
         [], [], [],
