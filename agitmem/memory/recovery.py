@@ -730,6 +730,23 @@ def _bookkeeping(path: str) -> bool:
     return bool(_BOOKKEEPING.search(path))
 
 
+# the agent's own notes and instructions: Claude Code's memory
+# (~/.claude/projects/<p>/memory/MEMORY.md), skills, commands, CLAUDE.md,
+# AGENTS.md, GEMINI.md, Cursor's and others' rules, agitmem's .agent/
+_AGENT_NOTES = re.compile(
+    r'(?:^|/)\.(?:claude|codex|gemini|cursor|windsurf|clinerules|kiro|agent)/'
+    r'|(?:^|/)(?:CLAUDE|AGENTS|GEMINI)(?:\.local|\.override)?\.md$'
+    r'|(?:^|/)\.(?:cursorrules|windsurfrules|clinerules)$|(?:^|/)\.github/copilot-instructions\.md$',
+)
+
+
+def _agent_notes(path: str) -> bool:
+    """The agent's notes about its work (memory, skill, instruction
+    files): writing them is bookkeeping, not a place of the task's code
+    nor another task."""
+    return bool(_AGENT_NOTES.search(path))
+
+
 def _generated(e: dict[str, Any]) -> bool:
     """The edit is of a generated file or a vendored copy: by its path, or
     by the header its lines carry ("Code generated ... DO NOT EDIT")."""
@@ -1118,6 +1135,12 @@ def classify(
             _generated(e) or (direct and e.get('file') != expect['current_file'] and not _named_by_command(events, _str(e.get('file'))))
         ))
     ]
+    # the agent's own notes (its memory, a skill, CLAUDE.md) record the
+    # work; unless they are the task's place, they judge neither way
+    edits = [
+        e for e in edits
+        if not _agent_notes(_str(e.get('file'))) or e.get('file') == expect['current_file'] or _mentions(task.text, _str(e.get('file')))
+    ]
     judged = []
     at_current = False
     told = _serves(task, _content(text))
@@ -1151,6 +1174,11 @@ def classify(
         # the first event that breaks a condition decides: an edit in the
         # wrong place comes before what the closing text says of it
         return done(wrong[1], wrong[2])
+    cut = phrases.api_error(text) if not edits else None
+    if cut:
+        # the client's call to the model failed: the turn stopped before the
+        # agent could act or say what it would do
+        return done('unknown', f'the turn ended with an API error: "{cut}"')
     claims = phrases.claims(text)
     yes = phrases.answers_yes(prompt, text)
     # a turn that changed nothing and repeats the summary's own record of
@@ -1196,6 +1224,11 @@ def classify(
     ):
         # (a question after it offers the next work: no hand-back of this one)
         return done('recovered', f'ran `{_clip(_str(acted[-1].get("command")), 80)}` and the closing text reports the task\'s work: "{_clip(before, 120)}"')
+    handed = phrases.hands_over(text) if not edits else None
+    if handed:
+        # the work reported finished, the next work offered: a hand-over,
+        # not this work's choice asked back
+        return done('recovered', f'closing text reports the work finished and hands over: "{handed}"')
     if not edits and asked:
         plan = phrases.words(text)
         # a course the agent picked, put to the user with a way out, is its
