@@ -220,7 +220,8 @@ def _kind(path: str) -> str:
 
 # a test file's name: test_x.py, x_test.go, x.test.ts, x.spec.js, XTest.java;
 # or any name in a tests directory (tests/lexer.rs)
-_TEST_NAME = re.compile(r'^test_(.+)$|^(.+?)(?:_test|\.test|\.spec|_spec|Tests?)$')
+# (x.e2e.test.ts, x.integration.spec.js: a kind of test of x)
+_TEST_NAME = re.compile(r'^test_(.+)$|^(.+?)(?:[._-](?:e2e|integration|int|unit|it|live))?(?:_test|\.test|\.spec|_spec|Tests?)$')
 _TEST_DIR = re.compile(r'(?:^|/)(?:tests?|__tests__|spec)/')
 
 
@@ -555,12 +556,13 @@ def _same_symbol(got: str, want: str) -> bool:
 
 def _judge_edit(
         expect: dict[str, Any], task: _Task, e: dict[str, Any], at_current: bool, told: _Serves, at_symbol: bool = False,
-        helpers: frozenset[str] = frozenset(), touches: bool = False,
+        helpers: frozenset[str] = frozenset(), touches: bool = False, failing: bool = False,
 ) -> tuple[str, str]:
     """(verdict, why) of one edit: on the task, the task's change in the
     wrong place, another task's, or a step done again.  `at_current`: the
     turn edited current_file before it; `told`: what the agent's closing
-    text matches; `at_symbol`: the turn edits current_symbol too."""
+    text matches; `at_symbol`: the turn edits current_symbol too;
+    `failing`: a test run of the turn failed before it."""
     f, symbol = _str(e.get('file')), _str(e.get('symbol'))
     current = expect['current_file']
     # a current_symbol in words places nothing finer than current_file
@@ -651,6 +653,10 @@ def _judge_edit(
         return 'recovered', f'{where}: {named}'
     if at_current and _tests_of(f, current) and serves.goal >= serves.other:
         return 'recovered', f'{where}: the tests of current_file {current}, after changing it'
+    if failing and _tests_of(f, current) and serves.goal >= serves.other:
+        # a test of the file in flight that failed in this turn's run: the
+        # work on that file goes on in its test
+        return 'recovered', f'{where}: the tests of current_file {current}, after a test run of this turn failed'
     # (a document holds no code change, and a file another task names is
     # that task's: those are judged below)
     beside = not _document(f) and not _mentions_loosely(task.other, f) and serves.goal >= serves.other and not _says_other(told)
@@ -1158,8 +1164,11 @@ def classify(
     touches = any(
         bool(f) and (f == expect['current_file'] or _mentions(task.text, f)) for f in (_str(e.get('file')) for e in edits)
     )
+    # where in the turn a test run first failed
+    failed = next((i for i, e in enumerate(events) if e.get('kind') == 'command' and e.get('test') and _failed(e)), len(events))
     for e in edits:
-        judged.append((e, *_judge_edit(expect, task, e, at_current, told, at_symbol, helpers, touches)))
+        failing = next(i for i, x in enumerate(events) if x is e) > failed
+        judged.append((e, *_judge_edit(expect, task, e, at_current, told, at_symbol, helpers, touches, failing)))
         at_current = at_current or (bool(expect['current_file']) and e.get('file') == expect['current_file'])
     wrong = next(((e, v, why) for e, v, why in judged if v != 'recovered'), None)
     # the next step said there is none (the work finished, or waits for the
