@@ -563,10 +563,9 @@ def hands_over(text: str) -> str | None:
 # the client's own line when the model's call failed, written into the
 # assistant's text: "API Error: Unable to connect to API", "API Error: 529
 # Overloaded", "API Error: 500 Internal server error", "Request timed out"
-_API_ERROR = re.compile(
-    r'\bAPI\s+Error\b\s*(?::|\(|\d)[^\n]{0,400}$|\b(?:Overloaded|Rate\s+limit(?:ed)?|Request\s+timed\s+out)\b[^\n]{0,200}$',
-    re.IGNORECASE,
-)
+# (the client's words, as it spells them: an agent's "fixed the rate
+# limit" or "the api error" in passing is no such line)
+_API_ERROR = re.compile(r'(?:^|(?<=[\s.!?\[]))API Error(?::|\s+\d{3}\b)[^\n]{0,400}$')
 
 
 def api_error(text: str) -> str | None:

@@ -535,3 +535,5 @@ def test_api_error_ends_a_turn() -> None:
     assert phrases.api_error('API Error: 529 {"type":"error","error":{"type":"overloaded_error"}}')
     assert not phrases.api_error('The API error from the retry loop is handled now.')
     assert not phrases.api_error('API Error: 500 was the bug.\nI fixed the handler and the tests pass.')
+    assert not phrases.api_error('I added a retry when the API is overloaded or the rate limit is hit.')
+    assert phrases.api_error('Reading the test file. [API Error: 503 Service Unavailable]')
