@@ -528,6 +528,54 @@ def open_question(text: str) -> bool:
     return bool(_ASK.search(text or ''))
 
 
+# the work reported finished as a whole, then the next work offered or asked
+# for: "All tasks are complete. Let me know what you'd like next", "Everything
+# is done; what should we tackle next?", "全部完成了，接下来做什么？"
+_ALL_DONE = re.compile(
+    r'\b(?:all\s+(?:the\s+)?(?:tasks?|work|items?|steps?|phases?|changes?|todos?)|everything|the\s+(?:task|work|feature|fix|implementation|plan)'
+    r'|(?:this|that)\s+(?:task|work|phase|feature))\s+(?:(?:is|are|has\s+been|have\s+been)\s+)(?:now\s+)?(?:complete|completed|done|finished|implemented)\b'
+    r'|(?:全部|都|所有任务)(?:已经?)?完成',
+    re.IGNORECASE,
+)
+_NEXT_WORK = re.compile(
+    r'\bwhat\s+(?:you\s*(?:\'d|would)\s+like|(?:would|do)\s+you\s+(?:like|want))\s+(?:me\s+)?to\s+(?:work\s+on|do|tackle|look\s+at)\s+next\b'
+    r'|\b(?:what|anything)\b[^.?!\n]{0,40}\bnext\b|\bwhat\s+else\b|(?:接下来|下一步)[^。！？\n]{0,10}(?:做|干)?(?:什么|哪)',
+    re.IGNORECASE,
+)
+
+
+def hands_over(text: str) -> str | None:
+    """The closing words of `text` when it reports the work finished as a
+    whole and then offers or asks for the next work (a hand-over, not the
+    choice of this work asked back), else None."""
+    asked = asks(text)
+    if not asked or not _NEXT_WORK.search(asked):
+        return None
+    said = before_question(text) or text
+    done = _ALL_DONE.search(said)
+    # (what it lists before as fixed may name what was missing: only the
+    # words from the claim on can leave the work open)
+    if not done or _NEGATED.search(said[max(0, done.start() - 20):done.start()]) or unfinished(said[done.start():]):
+        return None
+    return asked
+
+
+# the client's own line when the model's call failed, written into the
+# assistant's text: "API Error: Unable to connect to API", "API Error: 529
+# Overloaded", "API Error: 500 Internal server error", "Request timed out"
+# (the client's words, as it spells them: an agent's "fixed the rate
+# limit" or "the api error" in passing is no such line)
+_API_ERROR = re.compile(r'(?:^|(?<=[\s.!?\[]))API Error(?::|\s+\d{3}\b)[^\n]{0,400}$')
+
+
+def api_error(text: str) -> str | None:
+    """The API error the turn ended with (the client's line closing the
+    text), else None."""
+    tail = (text or '').strip()[-600:]
+    m = _API_ERROR.search(tail)
+    return ' '.join(m[0].split())[:160] if m else None
+
+
 # -- asking where the code is ---------------------------------------------------------
 # "where is loadConfig defined?", "which file has the retry logic?", "I can't
 # find parse_range", "找不到 loadConfig", "它定义在哪个文件？": the agent knows

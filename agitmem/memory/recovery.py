@@ -113,7 +113,8 @@ def _kind(path: str) -> str:
 
 # a test file's name: test_x.py, x_test.go, x.test.ts, x.spec.js, XTest.java;
 # or any name in a tests directory (tests/lexer.rs)
-_TEST_NAME = re.compile(r'^test_(.+)$|^(.+?)(?:_test|\.test|\.spec|_spec|Tests?)$')
+# (x.e2e.test.ts, x.integration.spec.js: a kind of test of x)
+_TEST_NAME = re.compile(r'^test_(.+)$|^(.+?)(?:[._-](?:e2e|integration|int|unit|it|live))?(?:_test|\.test|\.spec|_spec|Tests?)$')
 _TEST_DIR = re.compile(r'(?:^|/)(?:tests?|__tests__|spec)/')
 
 
@@ -448,12 +449,13 @@ def _same_symbol(got: str, want: str) -> bool:
 
 def _judge_edit(
         expect: dict[str, Any], task: _Task, e: dict[str, Any], at_current: bool, told: _Serves, at_symbol: bool = False,
-        helpers: frozenset[str] = frozenset(), touches: bool = False,
+        helpers: frozenset[str] = frozenset(), touches: bool = False, failing: bool = False,
 ) -> tuple[str, str]:
     """(verdict, why) of one edit: on the task, the task's change in the
     wrong place, another task's, or a step done again.  `at_current`: the
     turn edited current_file before it; `told`: what the agent's closing
-    text matches; `at_symbol`: the turn edits current_symbol too."""
+    text matches; `at_symbol`: the turn edits current_symbol too;
+    `failing`: a test run of the turn failed before it."""
     f, symbol = _str(e.get('file')), _str(e.get('symbol'))
     current = expect['current_file']
     # a current_symbol in words places nothing finer than current_file
@@ -544,6 +546,10 @@ def _judge_edit(
         return 'recovered', f'{where}: {named}'
     if at_current and _tests_of(f, current) and serves.goal >= serves.other:
         return 'recovered', f'{where}: the tests of current_file {current}, after changing it'
+    if failing and _tests_of(f, current) and serves.goal >= serves.other:
+        # a test of the file in flight that failed in this turn's run: the
+        # work on that file goes on in its test
+        return 'recovered', f'{where}: the tests of current_file {current}, after a test run of this turn failed'
     # (a document holds no code change, and a file another task names is
     # that task's: those are judged below)
     beside = not _document(f) and not _mentions_loosely(task.other, f) and serves.goal >= serves.other and not _says_other(told)
@@ -621,6 +627,23 @@ def _decision(expect: dict[str, Any], place: str) -> str:
 def _bookkeeping(path: str) -> bool:
     """A release's record: a changelog, a version file."""
     return bool(_BOOKKEEPING.search(path))
+
+
+# the agent's own notes and instructions: Claude Code's memory
+# (~/.claude/projects/<p>/memory/MEMORY.md), skills, commands, CLAUDE.md,
+# AGENTS.md, GEMINI.md, Cursor's and others' rules, agitmem's .agent/
+_AGENT_NOTES = re.compile(
+    r'(?:^|/)\.(?:claude|codex|gemini|cursor|windsurf|clinerules|kiro|agent)/'
+    r'|(?:^|/)(?:CLAUDE|AGENTS|GEMINI)(?:\.local|\.override)?\.md$'
+    r'|(?:^|/)\.(?:cursorrules|windsurfrules|clinerules)$|(?:^|/)\.github/copilot-instructions\.md$',
+)
+
+
+def _agent_notes(path: str) -> bool:
+    """The agent's notes about its work (memory, skill, instruction
+    files): writing them is bookkeeping, not a place of the task's code
+    nor another task."""
+    return bool(_AGENT_NOTES.search(path))
 
 
 def _generated(e: dict[str, Any]) -> bool:
@@ -1011,6 +1034,12 @@ def classify(
             _generated(e) or (direct and e.get('file') != expect['current_file'] and not _named_by_command(events, _str(e.get('file'))))
         ))
     ]
+    # the agent's own notes (its memory, a skill, CLAUDE.md) record the
+    # work; unless they are the task's place, they judge neither way
+    edits = [
+        e for e in edits
+        if not _agent_notes(_str(e.get('file'))) or e.get('file') == expect['current_file'] or _mentions(task.text, _str(e.get('file')))
+    ]
     judged = []
     at_current = False
     told = _serves(task, _content(text))
@@ -1028,8 +1057,11 @@ def classify(
     touches = any(
         bool(f) and (f == expect['current_file'] or _mentions(task.text, f)) for f in (_str(e.get('file')) for e in edits)
     )
+    # where in the turn a test run first failed
+    failed = next((i for i, e in enumerate(events) if e.get('kind') == 'command' and e.get('test') and _failed(e)), len(events))
     for e in edits:
-        judged.append((e, *_judge_edit(expect, task, e, at_current, told, at_symbol, helpers, touches)))
+        failing = next(i for i, x in enumerate(events) if x is e) > failed
+        judged.append((e, *_judge_edit(expect, task, e, at_current, told, at_symbol, helpers, touches, failing)))
         at_current = at_current or (bool(expect['current_file']) and e.get('file') == expect['current_file'])
     wrong = next(((e, v, why) for e, v, why in judged if v != 'recovered'), None)
     # the next step said there is none (the work finished, or waits for the
@@ -1044,6 +1076,11 @@ def classify(
         # the first event that breaks a condition decides: an edit in the
         # wrong place comes before what the closing text says of it
         return done(wrong[1], wrong[2])
+    cut = phrases.api_error(text) if not edits else None
+    if cut:
+        # the client's call to the model failed: the turn stopped before the
+        # agent could act or say what it would do
+        return done('unknown', f'the turn ended with an API error: "{cut}"')
     claims = phrases.claims(text)
     yes = phrases.answers_yes(prompt, text)
     # a turn that changed nothing and repeats the summary's own record of
@@ -1089,6 +1126,11 @@ def classify(
     ):
         # (a question after it offers the next work: no hand-back of this one)
         return done('recovered', f'ran `{_clip(_str(acted[-1].get("command")), 80)}` and the closing text reports the task\'s work: "{_clip(before, 120)}"')
+    handed = phrases.hands_over(text) if not edits else None
+    if handed:
+        # the work reported finished, the next work offered: a hand-over,
+        # not this work's choice asked back
+        return done('recovered', f'closing text reports the work finished and hands over: "{handed}"')
     if not edits and asked:
         plan = phrases.words(text)
         # a course the agent picked, put to the user with a way out, is its

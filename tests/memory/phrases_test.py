@@ -509,3 +509,31 @@ def test_a_course_picked_and_put_to_the_user(text: str, chose: bool) -> None:
 ))
 def test_a_next_step_that_is_none(text: str, none: bool) -> None:
     assert (phrases.nothing_next(text) is not None) is none
+
+
+@pytest.mark.parametrize('said', [
+    'All tasks are complete. Let me know what you would like to work on next.',
+    'The feature is done. Anything else you want next?',
+    '全部完成了。接下来做什么？',
+])
+def test_hands_over(said: str) -> None:
+    assert phrases.hands_over(said)
+
+
+@pytest.mark.parametrize('said', [
+    'Let me know what you would like to work on next.',
+    'Not everything is complete. What should I do next?',
+    'All tasks are complete except the flag, which is still pending. What next?',
+    'All tasks are complete.',
+])
+def test_does_not_hand_over(said: str) -> None:
+    assert not phrases.hands_over(said)
+
+
+def test_api_error_ends_a_turn() -> None:
+    assert phrases.api_error('Reading the file.\n\nAPI Error: Unable to connect to API (ConnectionRefused)')
+    assert phrases.api_error('API Error: 529 {"type":"error","error":{"type":"overloaded_error"}}')
+    assert not phrases.api_error('The API error from the retry loop is handled now.')
+    assert not phrases.api_error('API Error: 500 was the bug.\nI fixed the handler and the tests pass.')
+    assert not phrases.api_error('I added a retry when the API is overloaded or the rate limit is hit.')
+    assert phrases.api_error('Reading the test file. [API Error: 503 Service Unavailable]')

@@ -1556,3 +1556,77 @@ def test_a_report_of_the_tasks_work_done_before_the_compaction_is_no_reset() -> 
     assert verdict == 'recovered', evidence
     # talk that reports nothing of the task is still the reset's shape
     assert classify(expect, [], 'Let me know how you would like to proceed with the repository.')[0] == 'reset'
+
+
+# -- the agent's own notes, a hand-over, an API error, a test of the file in flight --
+
+@pytest.mark.parametrize('notes', [
+    '/home/u/.claude/projects/-home-u-app/memory/MEMORY.md', '.claude/skills/release/SKILL.md',
+    'CLAUDE.md', 'sub/AGENTS.md', 'GEMINI.md', '.cursor/rules/style.mdc', '.github/copilot-instructions.md',
+])
+def test_the_agents_own_notes_are_bookkeeping_not_a_place(notes: str) -> None:
+    # a note of what was learned, next to the task's change: neither a
+    # wrong place nor another task
+    note = {**_edit(notes), 'text': '- load_config now reads TOML via tomllib; port is required'}
+    change = {**_edit('src/app.py', 'load_config'), 'text': 'data = tomllib.loads(text)'}
+    for events in ([note, change], [change, note]):
+        verdict, evidence, _ = classify(_expect(), events, None)
+        assert verdict == 'recovered', evidence
+    # alone, it judges neither way: the closing text decides
+    assert classify(_expect(), [note], 'Which file should I look at?')[0] == 'reset'
+    assert classify(_expect(), [note], 'Next: replace the INI parsing in load_config with tomllib.')[0] == 'recovered'
+    # a note file the task names is its place
+    expect = _expect(current_file=notes, current_symbol='', next_intent=f'record the TOML port in {notes}')
+    assert classify(expect, [note], None)[0] == 'recovered'
+    # the same words in a file of the code are the task's change elsewhere
+    assert classify(_expect(), [{**note, 'file': 'src/notes.py'}], None)[0] != 'recovered'
+
+
+@pytest.mark.parametrize('said', [
+    'The port to TOML is done, 12 tests green.\n\nEverything is complete. Let me know what you would like me to work on next.',
+    'Summary of the fixes above. All the tasks are done now. What should we tackle next?',
+])
+def test_a_finished_report_that_offers_the_next_work_is_no_reset(said: str) -> None:
+    verdict, evidence, _ = classify(_expect(), [], said)
+    assert verdict == 'recovered', evidence
+    assert evidence[0].startswith('closing text reports the work finished and hands over: "')
+    # not finished, or only asking: still the choice of work handed back
+    assert classify(_expect(), [], 'The port is not complete yet. Let me know what you would like me to work on next.')[0] == 'reset'
+    assert classify(_expect(), [], 'I read the code. Let me know what you would like me to work on next.')[0] == 'reset'
+    assert classify(_expect(), [], 'Everything is done except the CLI flag, which is still pending. What next?')[0] == 'reset'
+
+
+@pytest.mark.parametrize('error', [
+    'API Error: Unable to connect to API (ConnectionRefused)', 'API Error: 529 {"type":"overloaded_error"}',
+    'API Error: 500 Internal server error',
+])
+def test_a_turn_cut_off_by_an_api_error_is_unjudgeable(error: str) -> None:
+    said = f'I will resume where I stopped: the INI parsing. Reading the file first.\n\n{error}'
+    verdict, evidence, _ = classify(_expect(), [], said)
+    assert verdict == 'unknown', evidence
+    assert evidence[0].startswith('the turn ended with an API error: "API Error')
+    # the same words without the error are judged as ever
+    assert classify(_expect(), [], said.rsplit('\n', 1)[0])[0] == 'reset'
+    # the error named in passing, not ending the turn, cuts nothing off
+    assert classify(_expect(), [], 'The API error from the retry loop is handled now. What next?')[0] == 'reset'
+
+
+def test_the_test_of_current_file_after_a_failed_run_of_the_turn_is_the_tasks_place() -> None:
+    expect = _expect(current_file='internal/npm/npm.go', current_symbol='', next_intent='fetch scoped npm packages')
+    fix = {**_edit('internal/npm/npm_test.go'), 'text': 'func TestFetchScoped(t *testing.T) { // scoped npm packages'}
+    run = _run('go test ./internal/npm/... -run TestFetchScoped', 1)
+    verdict, evidence, _ = classify(expect, [run, fix], None)
+    assert verdict == 'recovered', evidence
+    assert 'after a test run of this turn failed' in evidence[0]
+    # before any failing run (or after a passing one), it is not the place
+    assert classify(expect, [fix], None)[0] == 'location'
+    assert classify(expect, [_run('go test ./...', 0), fix], None)[0] == 'location'
+    # a failed command that is no test run says nothing of the tests
+    assert classify(expect, [_run('grep -r scoped internal', 1), fix], None)[0] == 'location'
+
+
+@pytest.mark.parametrize('test', ['src/drift.e2e.test.ts', 'src/drift.integration.spec.ts', 'tests/drift_unit_test.py'])
+def test_a_kind_of_test_in_its_name_still_tests_its_file(test: str) -> None:
+    src = 'src/drift.py' if test.endswith('.py') else 'src/drift.ts'
+    assert recovery._tests_of(test, src)
+    assert not recovery._tests_of(test, src.replace('drift', 'other'))

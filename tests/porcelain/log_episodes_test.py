@@ -200,10 +200,13 @@ def test_real_sessions_parse_and_their_compactions_are_found(realset: Path, part
 
 def test_the_judge_agrees_with_the_read_real_sessions(realset: Path, tmp_path: Path) -> None:
     """The dev part (read while tuning): agreement 0.84 when this floor
-    was set, 0.98 after the round on real recoveries called failures; 0.85
-    once 66 compactions nobody had read joined it (130 in all).  The
-    held-out part is measured by bench/realset.py, not held to a floor its
-    disagreements would have to be read to keep."""
+    was set, 0.98 after the round on real recoveries called failures; with
+    the set grown to 130 compactions (66 of them unread while the judge
+    was tuned), 0.85, then 0.88 after the agent's
+    notes, hand-overs, API errors and tests of the file in flight: the
+    floor is that less 0.02.  The held-out part is measured by
+    bench/realset.py, not held to a floor its disagreements would have to
+    be read to keep."""
     found = json.loads(ok('recovery', 'audit', '--json', str(realset / 'dev' / 'logs'), cwd=tmp_path))['compactions']
     verdicts = {(os.path.basename(str(f['file'])), int(f['index'])): f['verdict'] for f in found}
     labelled = yaml.safe_load((realset / 'dev' / 'labels.yaml').read_text())
@@ -211,7 +214,7 @@ def test_the_judge_agrees_with_the_read_real_sessions(realset: Path, tmp_path: P
         1 for row in labelled
         if verdicts[(str(row['file']), int(row['index']))] == row['label']
     )
-    assert agree / len(labelled) >= 0.83, agree
+    assert agree / len(labelled) >= 0.86, agree
 
 
 def _claude_log(root: Path, records: list[dict[str, object]]) -> str:
