@@ -57,10 +57,11 @@ def load(repo: Repo) -> dict[str, Any]:
 
 def _store(repo: Repo, data: dict[str, Any]) -> None:
     # no fsync (a few ms on every edit and prompt): a crash of the machine
-    # may leave it old or empty, which `load` reads as nothing observed
-    repo_mod.atomic_write(
-        _path(repo), (json.dumps(data, ensure_ascii=False, indent=1) + '\n').encode(), durable=False,
-    )
+    # may leave it old or empty, which `load` reads as nothing observed.
+    # A lone surrogate from a payload (only ever inside a JSON string) is
+    # written as its JSON escape: `load` reads the same text back
+    text = json.dumps(data, ensure_ascii=False, indent=1) + '\n'
+    repo_mod.atomic_write(_path(repo), text.encode('utf-8', 'backslashreplace'), durable=False)
 
 
 def enclosing(lines: list[str], start: int, ext: str) -> str | None:

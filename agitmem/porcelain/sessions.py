@@ -34,8 +34,9 @@ def _dir(repo: Repo) -> Path:
 
 
 def _path(repo: Repo, key: str) -> Path:
-    # hashed: a session id from a payload never becomes a path
-    return _dir(repo) / f'{repo_mod.sha1(key.encode("utf-8", "surrogateescape"))[:20]}.json'
+    # hashed: a session id from a payload never becomes a path (any lone
+    # surrogate its JSON holds, too)
+    return _dir(repo) / f'{repo_mod.sha1(key.encode("utf-8", "surrogatepass"))[:20]}.json'
 
 
 def read(repo: Repo, key: str) -> dict[str, Any]:
