@@ -487,15 +487,15 @@ def _hook(event: str, agent: str | None, hook_args: list[str]) -> int:
         from agitmem import repo as repo_mod
         # of git's hooks only pre-push and post-rewrite get stdin: never
         # wait on another's
-        stdin = ''
+        lines = ''
         if event in ('pre-push', 'post-rewrite'):
-            stdin = _stdin(None) or ''
+            lines = _stdin(None) or ''
         if event == 'commit-msg':
             repo_mod.start_find(None)  # (its rules need no HEAD)
         else:
             repo_mod.start_early(identity=False)
         from agitmem.commands.githook import githook
-        return githook(event, hook_args, stdin)
+        return githook(event, hook_args, lines)
     stdin = _stdin(HOOK_INPUT_BYTES)
     data = _payload_head(stdin or '')
     if data.get('hook_event_name') not in MODEL_CALLS:
@@ -523,9 +523,9 @@ def _stdin(limit: int | None) -> str | None:
         return ''
     stream = getattr(sys.stdin, 'buffer', None)
     if stream is None:  # (a replaced stdin, in tests): text already
-        text = sys.stdin.read() if limit is None else sys.stdin.read(limit + 1)
+        text = str(sys.stdin.read() if limit is None else sys.stdin.read(limit + 1))
         return None if limit is not None and len(text) > limit else text
-    data = stream.read() if limit is None else stream.read(limit + 1)
+    data = bytes(stream.read() if limit is None else stream.read(limit + 1))
     if limit is not None and len(data) > limit:
         return None
     return data.decode('utf-8', 'surrogateescape')
