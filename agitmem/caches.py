@@ -30,6 +30,20 @@ def read(path: Path, limit: int = LIMIT) -> bytes | None:
     return data if len(data) <= limit else None
 
 
+def read_json(path: Path, limit: int = LIMIT) -> object:
+    """The file's JSON, read as `read` does; None when it is not there,
+    not JSON (cut short by a crash: no cache is fsynced), or nested too
+    deep to parse."""
+    import json
+    data = read(path, limit)
+    if data is None:
+        return None
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+
+
 def leaving(git_dir: Path, common_dir: Path) -> str | None:
     """What, in agitmem's directories of the git dir (its caches, hook
     state, memory base, locks), is a symlink to outside the repository's

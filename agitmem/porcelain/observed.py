@@ -47,11 +47,7 @@ def _path(repo: Repo) -> Path:
 def load(repo: Repo) -> dict[str, Any]:
     """What was observed ({} when nothing, or when the file is damaged:
     it is a cache of facts, never worth failing a hook over)."""
-    raw = caches.read(_path(repo))
-    try:
-        data = json.loads(raw) if raw is not None else {}
-    except ValueError:
-        return {}
+    data = caches.read_json(_path(repo))
     return data if isinstance(data, dict) else {}
 
 

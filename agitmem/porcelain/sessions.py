@@ -40,11 +40,7 @@ def _path(repo: Repo, key: str) -> Path:
 
 
 def read(repo: Repo, key: str) -> dict[str, Any]:
-    raw = caches.read(_path(repo, key))
-    try:
-        data = json.loads(raw) if raw is not None else {}
-    except ValueError:
-        return {}
+    data = caches.read_json(_path(repo, key))
     # our own file, but a damaged one must not break every prompt
     return data if isinstance(data, dict) and data.get('key') == key else {}
 
