@@ -489,3 +489,20 @@ def test_hook_stdin_bounded_and_any_bytes(agentrepo: Path) -> None:
     )
     assert proc.returncode == 0 and proc.stdout == b'{}\n'
     assert proc.stderr.decode().startswith('agitmem hook prompt: hook input is not JSON')
+
+
+def test_damaged_hook_caches_read_as_empty(agentrepo: Path) -> None:
+    """The session's hook state and the observed facts are not fsynced: a
+    crash, or a hand, may leave them past what JSON reads (nested too
+    deep).  Each reads as empty: the session's memory is still injected."""
+    stdin = payload('gemini_session_start_startup', agentrepo, session_id='d1')
+    hook(agentrepo, 'session-start', stdin, '--agent', 'gemini')
+    hook(agentrepo, 'prompt', payload('gemini_prompt', agentrepo, session_id='d1'), '--agent', 'gemini')
+    cached = [agentrepo / '.git' / 'agitmem' / 'observed.json', *(agentrepo / '.git' / 'agitmem' / 'sessions').glob('*.json')]
+    assert len(cached) >= 2
+    for path in cached:
+        path.write_text('[' * 100_000 + ']' * 100_000)
+    out, err = hook(agentrepo, 'session-start', stdin, '--agent', 'gemini')
+    assert err == '' and NEXT in _context(out)
+    out, err = hook(agentrepo, 'prompt', payload('gemini_prompt', agentrepo, session_id='d1'), '--agent', 'gemini')
+    assert 'not observed' not in err and 'Error' not in err
