@@ -483,12 +483,12 @@ def test_hook_stdin_bounded_and_any_bytes(agentrepo: Path) -> None:
         )
     assert proc.returncode == 0 and proc.stdout == '{}\n'
     assert proc.stderr.strip() == 'agitmem hook prompt: hook input is too large to read (over 64 MB)'
-    proc = subprocess.run(
+    raw = subprocess.run(
         [*agitmem_argv(), 'hook', 'prompt', '--agent', 'gemini'], cwd=agentrepo, input=b'\xff{"a": 1}',
         capture_output=True, env={**os.environ, 'PYTHONIOENCODING': 'utf-8:strict'},
     )
-    assert proc.returncode == 0 and proc.stdout == b'{}\n'
-    assert proc.stderr.decode().startswith('agitmem hook prompt: hook input is not JSON')
+    assert raw.returncode == 0 and raw.stdout == b'{}\n'
+    assert raw.stderr.decode().startswith('agitmem hook prompt: hook input is not JSON')
 
 
 def test_damaged_hook_caches_read_as_empty(agentrepo: Path) -> None:
