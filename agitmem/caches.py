@@ -13,11 +13,12 @@ from agitmem import platforms
 LIMIT = 4_000_000  # bytes: far above what agitmem writes to a cache file
 
 
-def read(path: Path, limit: int = LIMIT) -> bytes | None:
+def read(path: Path, limit: int = LIMIT, *, follow: bool = True) -> bytes | None:
     """The file's bytes; None when it is missing, not a regular file,
-    unreadable or over `limit` bytes."""
+    unreadable or over `limit` bytes; not `follow`: when it is a symlink."""
+    flags = os.O_RDONLY | platforms.O_NONBLOCK | platforms.O_CLOEXEC | platforms.O_BINARY
     try:
-        fd = os.open(path, os.O_RDONLY | platforms.O_NONBLOCK | platforms.O_CLOEXEC | platforms.O_BINARY)
+        fd = os.open(path, flags) if follow else platforms.open_nofollow(path, flags)
     except OSError:
         return None
     with open(fd, 'rb') as f:
@@ -28,6 +29,22 @@ def read(path: Path, limit: int = LIMIT) -> bytes | None:
         except OSError:
             return None
     return data if len(data) <= limit else None
+
+
+def read_json(path: Path, limit: int = LIMIT) -> object:
+    """The file's JSON, read as `read` does; None when it is not there,
+    not JSON (cut short by a crash: no cache is fsynced), nested too deep
+    to parse, or a symlink: agitmem replaces its caches whole, so a link
+    is none of its own, and what it points at, maybe outside the
+    repository, is never read into the agent's context."""
+    import json
+    data = read(path, limit, follow=False)
+    if data is None:
+        return None
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError):
+        return None
 
 
 def leaving(git_dir: Path, common_dir: Path) -> str | None:

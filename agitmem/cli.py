@@ -487,17 +487,17 @@ def _hook(event: str, agent: str | None, hook_args: list[str]) -> int:
         from agitmem import repo as repo_mod
         # of git's hooks only pre-push and post-rewrite get stdin: never
         # wait on another's
-        stdin = ''
-        if event in ('pre-push', 'post-rewrite') and sys.stdin is not None and not sys.stdin.isatty():
-            stdin = sys.stdin.read()
+        lines = ''
+        if event in ('pre-push', 'post-rewrite'):
+            lines = _stdin(None) or ''
         if event == 'commit-msg':
             repo_mod.start_find(None)  # (its rules need no HEAD)
         else:
             repo_mod.start_early(identity=False)
         from agitmem.commands.githook import githook
-        return githook(event, hook_args, stdin)
-    stdin = '' if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
-    data = _payload_head(stdin)
+        return githook(event, hook_args, lines)
+    stdin = _stdin(HOOK_INPUT_BYTES)
+    data = _payload_head(stdin or '')
     if data.get('hook_event_name') not in MODEL_CALLS:
         from agitmem import repo as repo_mod
         if event == 'session-start':
@@ -507,6 +507,28 @@ def _hook(event: str, agent: str | None, hook_args: list[str]) -> int:
             repo_mod.start_find(_payload_cwd(data))
     from agitmem.commands.hook import hook
     return hook(event, agent, stdin)
+
+
+# an agent's payload is read up to this (a model call's whole request is a
+# few MB): /dev/zero on stdin ends the hook, not the machine's memory
+HOOK_INPUT_BYTES = 64 << 20
+
+
+def _stdin(limit: int | None) -> str | None:
+    """What stdin holds ('' for a terminal), None when it holds more than
+    `limit` bytes (not read further).  Decoded as the C locale does
+    whatever the user's is: bytes that are not UTF-8 are kept as
+    surrogate escapes, not an error a strict locale's reader would raise."""
+    if sys.stdin is None or sys.stdin.isatty():
+        return ''
+    stream = getattr(sys.stdin, 'buffer', None)
+    if stream is None:  # (a replaced stdin, in tests): text already
+        text = str(sys.stdin.read() if limit is None else sys.stdin.read(limit + 1))
+        return None if limit is not None and len(text) > limit else text
+    data = bytes(stream.read() if limit is None else stream.read(limit + 1))
+    if limit is not None and len(data) > limit:
+        return None
+    return data.decode('utf-8', 'surrogateescape')
 
 
 # Gemini CLI's events around every model call: nearly all end without git

@@ -386,11 +386,9 @@ def _kept(cache: Path, key: str, text: str) -> bool:
     """Whether the cache holds the YAML of the config.yaml whose bytes
     hash to `key` (then in _PARSED for `text`; `parse` checks its settings
     like any other)."""
-    import json
-    try:
-        kept = json.loads(cache.read_bytes())
-    except (OSError, ValueError):
-        return False
+    # (never a FIFO's hang, nor /dev/zero's memory, nor a damaged file's error)
+    from agitmem import caches
+    kept = caches.read_json(cache)
     if not isinstance(kept, dict) or kept.get('sha1') != key:
         return False
     _PARSED[text] = kept.get('raw')

@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 from testing.util import agitmem
+from testing.util import agitmem_argv
 from testing.util import git
 from testing.util import ok
 from tests.imports_test import imported
@@ -126,3 +129,19 @@ def test_each_worktree_keeps_its_own_cache(memrepo: Path, tmp_path: Path) -> Non
     gd = Path(git('rev-parse', '--absolute-git-dir', cwd=other).strip())
     assert json.loads((gd / 'agitmem' / 'config-cache.json').read_text())['raw'] == {'budget_tokens': 300}
     assert json.loads(_cache(memrepo).read_text())['raw']['budget_tokens'] == 500
+
+
+def test_a_cache_that_is_no_json_file_reads_as_none(memrepo: Path) -> None:
+    """The cache is written without fsync and lives where a crash, or
+    anyone with the checkout, can leave anything: a FIFO, a link to
+    /dev/zero, JSON nested past the parser's depth.  Each is no cache."""
+    cache = _cache(memrepo)
+    _config(memrepo, 'stale_minutes: 3\n')
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    for make in (os.mkfifo, lambda p: os.symlink('/dev/zero', p), lambda p: p.write_text('[' * 100_000 + ']' * 100_000)):
+        cache.unlink(missing_ok=True)
+        make(cache)
+        proc = subprocess.run(
+            [*agitmem_argv(), 'state', 'show'], cwd=memrepo, capture_output=True, text=True, timeout=60,
+        )
+        assert proc.returncode == 0 and proc.stderr == '', proc.stderr[-300:]

@@ -294,7 +294,9 @@ def _key(text: str) -> str:
     # (repo, and the subprocess and pathlib it imports, are not on the
     # path of a Gemini model call with no summary in its request)
     from agitmem import repo as repo_mod
-    return repo_mod.sha1(text.encode('utf-8', 'surrogateescape'))[:16]
+    # surrogatepass: a payload's JSON may hold any lone surrogate (a chat
+    # cut in the middle of an emoji), not only surrogateescape's bytes
+    return repo_mod.sha1(text.encode('utf-8', 'surrogatepass'))[:16]
 
 
 def _compaction_keys(obj: object) -> list[str]:

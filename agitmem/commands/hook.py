@@ -51,7 +51,7 @@ def _handled(event: str, payload: agents.Payload) -> str:
 def hook(
         event: str,
         agent: str | None,
-        stdin: str,
+        stdin: str | None,
         environ: Mapping[str, str] | None = None,
 ) -> int:
     environ = os.environ if environ is None else environ
@@ -62,6 +62,8 @@ def hook(
                 f'unknown hook event "{event}" (agent events: '
                 f'{", ".join(agents.EVENTS)})',
             )
+        if stdin is None:
+            raise AgitmemError('hook input is too large to read (over 64 MB)')
         payload = agents.parse(stdin, agent=agent, environ=environ)
         out = _with_notices(payload.agent, _handled(event, payload), said)
     except Exception as e:  # never crash the agent

@@ -47,20 +47,17 @@ def _path(repo: Repo) -> Path:
 def load(repo: Repo) -> dict[str, Any]:
     """What was observed ({} when nothing, or when the file is damaged:
     it is a cache of facts, never worth failing a hook over)."""
-    raw = caches.read(_path(repo))
-    try:
-        data = json.loads(raw) if raw is not None else {}
-    except ValueError:
-        return {}
+    data = caches.read_json(_path(repo))
     return data if isinstance(data, dict) else {}
 
 
 def _store(repo: Repo, data: dict[str, Any]) -> None:
     # no fsync (a few ms on every edit and prompt): a crash of the machine
-    # may leave it old or empty, which `load` reads as nothing observed
-    repo_mod.atomic_write(
-        _path(repo), (json.dumps(data, ensure_ascii=False, indent=1) + '\n').encode(), durable=False,
-    )
+    # may leave it old or empty, which `load` reads as nothing observed.
+    # A lone surrogate from a payload (only ever inside a JSON string) is
+    # written as its JSON escape: `load` reads the same text back
+    text = json.dumps(data, ensure_ascii=False, indent=1) + '\n'
+    repo_mod.atomic_write(_path(repo), text.encode('utf-8', 'backslashreplace'), durable=False)
 
 
 def enclosing(lines: list[str], start: int, ext: str) -> str | None:

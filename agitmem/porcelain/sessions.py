@@ -34,16 +34,13 @@ def _dir(repo: Repo) -> Path:
 
 
 def _path(repo: Repo, key: str) -> Path:
-    # hashed: a session id from a payload never becomes a path
-    return _dir(repo) / f'{repo_mod.sha1(key.encode("utf-8", "surrogateescape"))[:20]}.json'
+    # hashed: a session id from a payload never becomes a path (any lone
+    # surrogate its JSON holds, too)
+    return _dir(repo) / f'{repo_mod.sha1(key.encode("utf-8", "surrogatepass"))[:20]}.json'
 
 
 def read(repo: Repo, key: str) -> dict[str, Any]:
-    raw = caches.read(_path(repo, key))
-    try:
-        data = json.loads(raw) if raw is not None else {}
-    except ValueError:
-        return {}
+    data = caches.read_json(_path(repo, key))
     # our own file, but a damaged one must not break every prompt
     return data if isinstance(data, dict) and data.get('key') == key else {}
 

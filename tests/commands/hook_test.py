@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 
 from testing.util import agitmem
+from testing.util import agitmem_argv
 from testing.util import git
 from testing.util import mem
 from testing.util import message
@@ -450,3 +452,57 @@ def test_session_start_asks_git_twice_and_sees_a_change(agentrepo: Path, tmp_pat
     (agentrepo / 'src.py').write_text('x = 1\n')
     out, _ = hook(agentrepo, 'session-start', stdin, '--agent', 'claude')
     assert 'src.py' in _context(out)
+
+
+def test_gemini_lone_surrogates_in_the_payload(agentrepo: Path, tmp_path: Path) -> None:
+    """JSON may hold any lone surrogate (a chat cut in the middle of an
+    emoji): in the session id, the prompt and a compression's summary it
+    is text like any other, hashed and kept, never an error."""
+    chat = tmp_path / 'session.jsonl'
+    before, after = _split_at_compression(GEMINI_CHAT)
+    chat.write_text(before)
+    prompt = payload('gemini_prompt', agentrepo, transcript_path=str(chat), session_id='g\ud800', prompt='fix \udfff')
+    out, err = hook(agentrepo, 'prompt', prompt, '--agent', 'gemini')
+    assert json.loads(out) == {} and err == ''
+    requests = json.loads((agentrepo / '.git' / 'agitmem' / 'observed.json').read_text())['requests']
+    assert requests[-1]['text'] == 'fix \udfff'
+    summary = json.dumps('\ud800 cut')[1:-1]
+    chat.write_text(before + after.replace('<state_snapshot>', f'<state_snapshot>{summary}', 1))
+    out, err = hook(agentrepo, 'prompt', _before_model(agentrepo, chat, 'g\ud800'), '--agent', 'gemini')
+    assert err == ''
+    assert 'restate' in json.loads(out)['hookSpecificOutput']['llm_request']['messages'][-1]['content']
+
+
+def test_hook_stdin_bounded_and_any_bytes(agentrepo: Path) -> None:
+    """An endless stdin (/dev/zero) is read to a bound, and bytes that are
+    not UTF-8 are the same error under a strict locale as under C."""
+    with open(os.devnull if os.name == 'nt' else '/dev/zero', 'rb') as zero:
+        proc = subprocess.run(
+            [*agitmem_argv(), 'hook', 'prompt', '--agent', 'gemini'], cwd=agentrepo, stdin=zero,
+            capture_output=True, text=True, timeout=60,
+        )
+    assert proc.returncode == 0 and proc.stdout == '{}\n'
+    assert proc.stderr.strip() == 'agitmem hook prompt: hook input is too large to read (over 64 MB)'
+    raw = subprocess.run(
+        [*agitmem_argv(), 'hook', 'prompt', '--agent', 'gemini'], cwd=agentrepo, input=b'\xff{"a": 1}',
+        capture_output=True, env={**os.environ, 'PYTHONIOENCODING': 'utf-8:strict'},
+    )
+    assert raw.returncode == 0 and raw.stdout == b'{}\n'
+    assert raw.stderr.decode().startswith('agitmem hook prompt: hook input is not JSON')
+
+
+def test_damaged_hook_caches_read_as_empty(agentrepo: Path) -> None:
+    """The session's hook state and the observed facts are not fsynced: a
+    crash, or a hand, may leave them past what JSON reads (nested too
+    deep).  Each reads as empty: the session's memory is still injected."""
+    stdin = payload('gemini_session_start_startup', agentrepo, session_id='d1')
+    hook(agentrepo, 'session-start', stdin, '--agent', 'gemini')
+    hook(agentrepo, 'prompt', payload('gemini_prompt', agentrepo, session_id='d1'), '--agent', 'gemini')
+    cached = [agentrepo / '.git' / 'agitmem' / 'observed.json', *(agentrepo / '.git' / 'agitmem' / 'sessions').glob('*.json')]
+    assert len(cached) >= 2
+    for path in cached:
+        path.write_text('[' * 100_000 + ']' * 100_000)
+    out, err = hook(agentrepo, 'session-start', stdin, '--agent', 'gemini')
+    assert err == '' and NEXT in _context(out)
+    out, err = hook(agentrepo, 'prompt', payload('gemini_prompt', agentrepo, session_id='d1'), '--agent', 'gemini')
+    assert 'not observed' not in err and 'Error' not in err

@@ -335,3 +335,20 @@ def test_injection_has_an_observed_section_and_the_disagreement(agentrepo: Path)
 ))
 def test_a_result_read_from_output_alone(output: str, failed: bool) -> None:
     assert verification.failed_by_output(output) is failed
+
+
+def test_observed_facts_linked_out_are_not_read(agentrepo: Path, tmp_path: Path) -> None:
+    """agitmem replaces its observed facts whole, so a symlink there is
+    none of its own: what it points at (outside the repository) is not
+    read, neither into the agent's context nor copied in."""
+    outside = tmp_path / 'elsewhere.json'
+    outside.write_text(json.dumps({'requests': [{'text': 'OUTSIDE-SECRET', 'at': '2026-12-05T00:00:00Z', 'session': 's'}]}))
+    path = Path(git('rev-parse', '--absolute-git-dir', cwd=agentrepo).strip()) / 'agitmem' / 'observed.json'
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+    path.symlink_to(outside)
+    out = hook(agentrepo, 'session-start', payload('gemini_session_start_startup', agentrepo))
+    assert 'AGENT MEMORY BEGIN' in out and 'OUTSIDE-SECRET' not in out
+    hook(agentrepo, 'prompt', payload('gemini_prompt', agentrepo, prompt='next'))
+    assert not path.is_symlink() and 'OUTSIDE-SECRET' not in path.read_text()
+    assert 'OUTSIDE-SECRET' in outside.read_text()

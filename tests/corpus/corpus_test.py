@@ -43,7 +43,7 @@ KEYS = {
     'cwd', 'expect', 'xfail',
 }
 EXPECT_KEYS = {
-    'code', 'stderr', 'stderr_lines', 'stdout', 'stdout_exact', 'stdout_max',
+    'code', 'stderr', 'stderr_lines', 'stdout', 'stdout_exact', 'stdout_max', 'stdout_not',
     'changes', 'files', 'absent',
 }
 TIMEOUT = 120  # seconds: a command that blocks (a FIFO read) fails, not hangs
@@ -502,6 +502,8 @@ def test_case(case_repo: tuple[Path, Path], request: pytest.FixtureRequest) -> N
         assert len(err_lines) == expect['stderr_lines'], where
     if 'stdout' in expect:
         assert expect['stdout'] in proc.stdout, where
+    if 'stdout_not' in expect:
+        assert expect['stdout_not'] not in proc.stdout, where
     if 'stdout_max' in expect:
         assert len(proc.stdout) <= expect['stdout_max'], where
     if 'stdout_exact' in expect:
