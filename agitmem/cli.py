@@ -509,9 +509,11 @@ def _hook(event: str, agent: str | None, hook_args: list[str]) -> int:
     return hook(event, agent, stdin)
 
 
-# an agent's payload is read up to this (a model call's whole request is a
-# few MB): /dev/zero on stdin ends the hook, not the machine's memory
-HOOK_INPUT_BYTES = 64 << 20
+# an agent's payload is read up to this: /dev/zero on stdin ends the hook,
+# not the machine's memory.  A model call's whole request is a few MB; a
+# shell's output in a post-edit payload is observed up to 200 MB
+# (tests/security/post_edit_test.py), so the bound is above that
+HOOK_INPUT_BYTES = 256 << 20
 
 
 def _stdin(limit: int | None) -> str | None:

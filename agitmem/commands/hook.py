@@ -63,7 +63,7 @@ def hook(
                 f'{", ".join(agents.EVENTS)})',
             )
         if stdin is None:
-            raise AgitmemError('hook input is too large to read (over 64 MB)')
+            raise AgitmemError('hook input is too large to read (over 256 MB)')
         payload = agents.parse(stdin, agent=agent, environ=environ)
         out = _with_notices(payload.agent, _handled(event, payload), said)
     except Exception as e:  # never crash the agent

@@ -21,10 +21,6 @@ import yaml
 from testing import labelled
 from testing.util import agitmem_argv
 
-# a module fixture builds what every test here reads: under xdist the
-# module stays on one worker, which builds it once
-pytestmark = pytest.mark.xdist_group('doctor_labelled_test')
-
 HERE = Path(__file__).parent / 'doctor-labels'
 SCENARIOS = sorted((HERE / 'scenarios').glob('*.yaml'))
 LEVELS = ('ok', 'warning', 'error')

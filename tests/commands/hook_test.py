@@ -482,7 +482,7 @@ def test_hook_stdin_bounded_and_any_bytes(agentrepo: Path) -> None:
             capture_output=True, text=True, timeout=60,
         )
     assert proc.returncode == 0 and proc.stdout == '{}\n'
-    assert proc.stderr.strip() == 'agitmem hook prompt: hook input is too large to read (over 64 MB)'
+    assert proc.stderr.strip() == 'agitmem hook prompt: hook input is too large to read (over 256 MB)'
     raw = subprocess.run(
         [*agitmem_argv(), 'hook', 'prompt', '--agent', 'gemini'], cwd=agentrepo, input=b'\xff{"a": 1}',
         capture_output=True, env={**os.environ, 'PYTHONIOENCODING': 'utf-8:strict'},

@@ -39,7 +39,7 @@ from testing.gemini_cli import REPO_ROOT, GeminiHarness, GeminiRun, find_gemini
 
 # its scenarios are module fixtures (a real CLI run each): under xdist the
 # module stays on one worker, which builds them once
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group('gemini_test')]
+pytestmark = pytest.mark.e2e
 
 PAYLOAD_DIR = REPO_ROOT / "tests" / "agents" / "payloads" / "gemini"
 RECORD = os.environ.get("AGITMEM_RECORD_PAYLOADS") == "1"

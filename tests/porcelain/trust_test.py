@@ -23,9 +23,8 @@ from testing.util import ok
 from testing.util import run
 from testing.util import tip
 
-# a module fixture builds what every test here reads: under xdist the
-# module stays on one worker, which builds it once
-pytestmark = pytest.mark.xdist_group('trust_test')
+# a module fixture builds what every test here reads: the suite runs with
+# `--dist loadfile`, so the module stays on one worker, which builds it once
 
 MAIN = 'refs/agitmem/heads/main'
 VARIANTS = sorted(variants(Path('/x')))
