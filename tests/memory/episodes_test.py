@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import os
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 from typing import NamedTuple
@@ -100,16 +99,11 @@ Played = list[tuple[dict[str, Any], dict[str, Any]]]
 # program without the interpreter's start for each of ~13 runs an episode
 # makes; the last test below shows both ways give the same rows)
 WORKERS = 2
+# each set played once: the suite runs with `--dist loadfile`, so this
+# module's tests share one xdist worker (pytest-xdist's xdist_group does
+# nothing under pytest 9: it renames `item._nodeid`, which pytest 9 no
+# longer reads)
 _PLAYED: dict[str, Played] = {}
-
-
-def _per_set(names: Iterable[str] = SETS) -> list[Any]:
-    """One param per set.  The suite runs with `--dist loadfile`, so this
-    module's tests share one xdist worker and each set is played once.
-    (pytest-xdist's xdist_group, which would spread the sets over the
-    workers, does nothing under pytest 9: it renames `item._nodeid`, which
-    pytest 9 no longer reads.)"""
-    return [pytest.param(name) for name in names]
 
 
 @pytest.fixture
@@ -153,7 +147,7 @@ def _report(played: Played, tmp_path: Path, name: str) -> dict[str, Any]:
     return {**episodes.scores(pairs), 'text': text}
 
 
-@pytest.mark.parametrize('name', _per_set())
+@pytest.mark.parametrize('name', SETS)
 def test_verdicts_do_not_fall_below_what_was_measured(played: Played, tmp_path: Path, name: str) -> None:
     """A guard against regressions: the agreement measured on each set
     (first: 0.50 before issue 21's work, 0.83 after its first round, 1.00
@@ -183,14 +177,14 @@ def test_verdicts_agree_with_the_labels(played: Played, tmp_path: Path, name: st
         assert v['recall'] >= 0.7, (c, s['text'])
 
 
-@pytest.mark.parametrize('name', _per_set())
+@pytest.mark.parametrize('name', SETS)
 def test_every_verdict_says_which_event_decided(played: Played, name: str) -> None:
     for ep, row in played:
         assert row['evidence'], ep['id']
         assert row['first_action'] or not ep['turn'], ep['id']
 
 
-@pytest.mark.parametrize('name', _per_set())
+@pytest.mark.parametrize('name', SETS)
 def test_the_user_prompt_after_the_compaction_is_shown(played: Played, name: str) -> None:
     prompted = [(ep, row) for ep, row in played if ep.get('user_prompt')]
     for ep, row in prompted:
