@@ -666,6 +666,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except CheckFailed:
         return 1
+    except UnicodeEncodeError as e:
+        if e.reason != 'surrogates not allowed':
+            raise
+        # bytes that are not UTF-8 in an argument (argv decodes them as
+        # lone surrogates): memory is UTF-8 text, so nothing was written
+        print('agitmem: an argument holds bytes that are not UTF-8; memory keeps UTF-8 text only',
+              file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print('agitmem: interrupted', file=sys.stderr)
         return 130

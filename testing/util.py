@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from testing import zygote
+
 _AGITMEM = shutil.which('agitmem', path=os.path.dirname(sys.executable)) or shutil.which('agitmem')
 
 
@@ -33,8 +35,12 @@ def agitmem_argv() -> list[str]:
 
 def agitmem(*args: str, cwd: Path | str, input: str | None = None,
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """The installed console script, exactly as a user runs it."""
-    return run(*agitmem_argv(), *args, cwd=cwd, input=input, env=env)
+    """The installed console script, as a user runs it: through this
+    process's warm agitmem (testing/zygote.py) when the run would start
+    as it did, else started afresh."""
+    z = zygote.warm(_AGITMEM) if _AGITMEM else None
+    done = z.try_run(*args, cwd=cwd, input=input, env=env) if z else None
+    return done or run(*agitmem_argv(), *args, cwd=cwd, input=input, env=env)
 
 
 def ok(*args: str, cwd: Path | str, input: str | None = None,
