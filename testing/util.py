@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from testing import zygote
@@ -40,12 +41,21 @@ def agitmem(*args: str, cwd: Path | str, input: str | None = None,
     as it did, else started afresh."""
     z = zygote.warm(_AGITMEM) if _AGITMEM else None
     done = z.try_run(*args, cwd=cwd, input=input, env=env) if z else None
-    return done or run(*agitmem_argv(), *args, cwd=cwd, input=input, env=env)
+    return done or started(*args, cwd=cwd, input=input, env=env)
+
+
+def started(*args: str, cwd: Path | str, input: str | None = None,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The console script in an interpreter of its own, always."""
+    return run(*agitmem_argv(), *args, cwd=cwd, input=input, env=env)
 
 
 def ok(*args: str, cwd: Path | str, input: str | None = None,
-       env: dict[str, str] | None = None) -> str:
-    proc = agitmem(*args, cwd=cwd, input=input, env=env)
+       env: dict[str, str] | None = None,
+       cli: Callable[..., subprocess.CompletedProcess[str]] | None = None) -> str:
+    """A command that must succeed (through `cli`, a runner with
+    `agitmem`'s arguments: a zygote's `run`); its stdout."""
+    proc = (cli or agitmem)(*args, cwd=cwd, input=input, env=env)
     assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
     return proc.stdout
 

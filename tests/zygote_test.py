@@ -3,7 +3,6 @@ script gives, and steps aside where it could not."""
 from __future__ import annotations
 
 import json
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -13,12 +12,7 @@ import pytest
 from testing import zygote
 from testing.util import agitmem_argv
 from testing.util import ok
-from testing.util import run
-
-
-def _cold(*argv: str, cwd: Path, input: str | None = None,
-          env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return run(*agitmem_argv(), *argv, cwd=cwd, input=input, env=env)
+from testing.util import started
 
 
 @pytest.fixture
@@ -39,7 +33,7 @@ def test_a_warm_run_gives_what_the_console_script_gives(
         memrepo: Path, z: zygote.Zygote, argv: tuple[str, ...], payload: str | None,
 ) -> None:
     warm = z.try_run(*argv, cwd=memrepo, input=payload)
-    cold = _cold(*argv, cwd=memrepo, input=payload)
+    cold = started(*argv, cwd=memrepo, input=payload)
     assert warm is not None
     assert (warm.returncode, warm.stdout, warm.stderr) == (cold.returncode, cold.stdout, cold.stderr)
 
@@ -71,4 +65,4 @@ def test_the_run_ends_as_the_program_does(memrepo: Path, z: zygote.Zygote) -> No
     done = z.try_run('state', 'set', 'next_intent=warm', cwd=memrepo)
     assert done is not None and done.returncode == 0, done
     assert 'warm' in ok('state', 'show', '--json', cwd=memrepo)
-    assert json.loads(_cold('state', 'show', '--json', cwd=memrepo).stdout)
+    assert json.loads(started('state', 'show', '--json', cwd=memrepo).stdout)
