@@ -466,7 +466,10 @@ def check_memory(ctx: context.Context) -> list[Finding]:
         else:
             ret.append(Finding('unsaved', OK, 'no unsaved memory'))
 
-    conflicts = _text(saved.conflicts_path(ctx.repo))
+    from agitmem import caches
+    # agitmem's own file: a link (to a file outside the repository) is none
+    kept = caches.own(saved.conflicts_path(ctx.repo), TEXT_MAX)
+    conflicts = None if kept is None else kept.decode('utf-8', 'replace')
     if conflicts and conflicts.strip():
         lines = conflicts.strip().splitlines()
         ret.append(Finding(
