@@ -461,7 +461,7 @@ def check_memory(ctx: context.Context) -> list[Finding]:
             more = f' and {len(changed) - 5} more' if len(changed) > 5 else ''
             ret.append(Finding(
                 'unsaved', WARNING,
-                f'unsaved memory: {", ".join(changed[:5])}{more}', 'agitmem save',
+                f'unsaved memory: {", ".join(render.line(c) for c in changed[:5])}{more}', 'agitmem save',
             ))
         else:
             ret.append(Finding('unsaved', OK, 'no unsaved memory'))
@@ -474,7 +474,7 @@ def check_memory(ctx: context.Context) -> list[Finding]:
         lines = conflicts.strip().splitlines()
         ret.append(Finding(
             'conflicts', ERROR,
-            f'{len(lines)} unresolved memory conflict(s): {lines[0]}',
+            f'{len(lines)} unresolved memory conflict(s): {render.line(lines[0])}',
             'resolve the conflict markers in .agent/memory/, then `agitmem save`',
         ))
     else:
