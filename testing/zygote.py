@@ -29,11 +29,14 @@ import atexit
 import json
 import os
 import re
+import select
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from types import TracebackType
 
@@ -53,20 +56,21 @@ for line in requests:
     sys.stdout.flush(); sys.stderr.flush()
     pid = os.fork()
     if pid == 0:
-        requests.close(); replies.close()
-        os.chdir(req['cwd'])
-        os.environ.clear(); os.environ.update(req['env'])
-        for fd, name, flags in ((0, 'in', os.O_RDONLY), (1, 'out', os.O_WRONLY), (2, 'err', os.O_WRONLY)):
-            opened = os.open(os.path.join(req['dir'], name), flags)
-            os.dup2(opened, fd)
-            os.close(opened)
-        (ie, ir), (oe, orr), (ee, er) = STREAMS
-        sys.stdin = io.open(0, 'r', closefd=False, encoding=ie, errors=ir)
-        sys.stdout = io.open(1, 'w', closefd=False, encoding=oe, errors=orr)
-        sys.stderr = io.open(2, 'w', closefd=False, encoding=ee, errors=er, buffering=1)
-        sys.argv = [SCRIPT, *req['argv']]
         rc = 1
-        try:
+        try:  # whatever happens here, this process ends here
+            requests.close(); replies.close()
+            # stdin first: the caller's feeder waits on the pipe's reader
+            for fd, name, flags in ((0, 'in', os.O_RDONLY), (1, 'out', os.O_WRONLY), (2, 'err', os.O_WRONLY)):
+                opened = os.open(os.path.join(req['dir'], name), flags)
+                os.dup2(opened, fd)
+                os.close(opened)
+            (ie, ir), (oe, orr), (ee, er) = STREAMS
+            sys.stdin = io.open(0, 'r', closefd=False, encoding=ie, errors=ir)
+            sys.stdout = io.open(1, 'w', closefd=False, encoding=oe, errors=orr)
+            sys.stderr = io.open(2, 'w', closefd=False, encoding=ee, errors=er, buffering=1)
+            os.chdir(req['cwd'])
+            os.environ.clear(); os.environ.update(req['env'])
+            sys.argv = [SCRIPT, *req['argv']]
             try:
                 sys.exit(agitmem.__main__.main())
             except SystemExit as e:
@@ -77,18 +81,17 @@ for line in requests:
                     rc = e.code & 0xff
                 else:
                     print(e.code, file=sys.stderr)
-                    rc = 1
+            threading._shutdown()  # the interpreter's exit joins threads first
         except BaseException:
             import traceback
             traceback.print_exc()
-        try:
-            threading._shutdown()  # the interpreter's exit joins threads first
         finally:
             try:
                 sys.stdout.flush(); sys.stderr.flush()
             finally:
                 atexit._run_exitfuncs()  # what exit runs next (coverage saves here)
                 os._exit(rc)
+    replies.write(f'{pid}\n'); replies.flush()  # for a caller's timeout to stop
     _, status = os.waitpid(pid, 0)
     replies.write(json.dumps(os.waitstatus_to_exitcode(status)) + '\n'); replies.flush()
 '''
@@ -103,12 +106,35 @@ def _startup(env: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items() if _STARTUP.fullmatch(k)}
 
 
+def _bytes(text: str | None) -> bytes:
+    # what subprocess.run(text=True, errors='surrogateescape') would send
+    return (text or '').encode('utf-8', 'surrogateescape')
+
+
+def _feed(fifo: Path, data: bytes) -> None:
+    """Write a run's stdin into its pipe; what it does not read is
+    dropped when it exits, as subprocess.run drops it."""
+    try:
+        with open(fifo, 'wb') as pipe:
+            pipe.write(data)
+    except BrokenPipeError:
+        pass
+
+
+def _text(done: subprocess.CompletedProcess[bytes]) -> subprocess.CompletedProcess[str]:
+    return subprocess.CompletedProcess(
+        done.args, done.returncode,
+        done.stdout.decode('utf-8', 'surrogateescape'), done.stderr.decode('utf-8', 'surrogateescape'),
+    )
+
+
 class Zygote:
     """`run` is `testing.util.agitmem`'s twin: same arguments, same result."""
 
     def __init__(self, script: str = 'agitmem') -> None:
         self._lock = threading.Lock()
         self._dir = Path(tempfile.mkdtemp(prefix='zygote-'))
+        os.mkfifo(self._dir / 'in')
         self.started = _startup(dict(os.environ))
         req_r, self._req = os.pipe()
         self._rep, rep_w = os.pipe()
@@ -119,7 +145,7 @@ class Zygote:
         os.close(req_r)
         os.close(rep_w)
         self._requests = os.fdopen(self._req, 'w')
-        self._replies = os.fdopen(self._rep, 'r')
+        self._pending = b''
 
     def fits(self, env: dict[str, str], cwd: Path | str) -> bool:
         """Would a console script started with `env` in `cwd` start as
@@ -129,38 +155,70 @@ class Zygote:
     def run(self, *argv: str, cwd: Path | str, input: str | None = None,
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         with self._lock:
-            return self._run(argv, cwd, input, {**os.environ, **(env or {})})
+            return _text(self._run(argv, cwd, _bytes(input), {**os.environ, **(env or {})}))
 
     def try_run(self, *argv: str, cwd: Path | str, input: str | None = None,
                 env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str] | None:
         """`run`, or None when the run would not start as the server did
         or another thread is running through this zygote."""
+        done = self.try_run_bytes(list(argv), cwd=cwd, stdin=_bytes(input), env=env)
+        return None if done is None else _text(done)
+
+    def try_run_bytes(self, argv: list[str], *, cwd: Path | str, stdin: bytes = b'',
+                      env: dict[str, str] | None = None,
+                      timeout: float | None = None) -> subprocess.CompletedProcess[bytes] | None:
+        """`try_run` with stdin and output as bytes and, as
+        subprocess.run's, a timeout that kills the run and raises
+        TimeoutExpired."""
         full = {**os.environ, **(env or {})}
         if not self.fits(full, cwd) or not self._lock.acquire(blocking=False):
             return None
         try:
-            return self._run(argv, cwd, input, full)
+            return self._run(tuple(argv), cwd, stdin, full, timeout)
         finally:
             self._lock.release()
 
-    def _run(self, argv: tuple[str, ...], cwd: Path | str, input: str | None,
-             env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-        # the bytes subprocess.run(text=True, errors='surrogateescape') would send
-        for name, text in (('in', input or ''), ('out', ''), ('err', '')):
-            (self._dir / name).write_text(text, encoding='utf-8', errors='surrogateescape')
+    def _run(self, argv: tuple[str, ...], cwd: Path | str, stdin: bytes,
+             env: dict[str, str], timeout: float | None = None) -> subprocess.CompletedProcess[bytes]:
+        (self._dir / 'out').write_bytes(b'')
+        (self._dir / 'err').write_bytes(b'')
         req = {'argv': list(argv), 'cwd': str(cwd), 'dir': str(self._dir), 'env': env}
         self._requests.write(json.dumps(req) + '\n')
         self._requests.flush()
-        reply = self._replies.readline()
-        assert reply, f'the zygote died (exit {self.proc.wait()})'
-        out = (self._dir / 'out').read_text(encoding='utf-8', errors='surrogateescape')
-        err = (self._dir / 'err').read_text(encoding='utf-8', errors='surrogateescape')
-        return subprocess.CompletedProcess(['agitmem', *argv], json.loads(reply), out, err)
+        # stdin is a pipe, as subprocess.run's input is (a run may look:
+        # /dev/stdin as a transcript path is not a regular file)
+        feeder = threading.Thread(target=_feed, args=(self._dir / 'in', stdin), daemon=True)
+        feeder.start()
+        pid = int(self._line(None))
+        try:
+            code = json.loads(self._line(timeout))
+        except subprocess.TimeoutExpired:
+            os.kill(pid, signal.SIGKILL)  # as subprocess.run does at its timeout
+            self._line(None)
+            raise subprocess.TimeoutExpired(['agitmem', *argv], timeout or 0) from None
+        feeder.join()
+        out = (self._dir / 'out').read_bytes()
+        err = (self._dir / 'err').read_bytes()
+        return subprocess.CompletedProcess(['agitmem', *argv], code, out, err)
+
+    def _line(self, timeout: float | None) -> str:
+        """The server's next reply line, read from the pipe as it comes
+        (a buffered reader would hide a line select cannot see)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while b'\n' not in self._pending:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and (left <= 0 or not select.select([self._rep], [], [], left)[0]):
+                raise subprocess.TimeoutExpired('agitmem', timeout or 0)
+            chunk = os.read(self._rep, 4096)
+            assert chunk, f'the zygote died (exit {self.proc.wait()})'
+            self._pending += chunk
+        line, self._pending = self._pending.split(b'\n', 1)
+        return line.decode()
 
     def close(self) -> None:
         self._requests.close()
         self.proc.wait(timeout=30)
-        self._replies.close()
+        os.close(self._rep)
         shutil.rmtree(self._dir, ignore_errors=True)
 
     def __enter__(self) -> Zygote:

@@ -3,6 +3,7 @@ script gives, and steps aside where it could not."""
 from __future__ import annotations
 
 import json
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -66,3 +67,15 @@ def test_the_run_ends_as_the_program_does(memrepo: Path, z: zygote.Zygote) -> No
     assert done is not None and done.returncode == 0, done
     assert 'warm' in ok('state', 'show', '--json', cwd=memrepo)
     assert json.loads(started('state', 'show', '--json', cwd=memrepo).stdout)
+
+
+def test_bytes_in_and_out_and_a_timeout(memrepo: Path, z: zygote.Zygote) -> None:
+    done = z.try_run_bytes(['hook', 'post-edit', '--agent', 'claude'], cwd=memrepo, stdin=b'\xff\xfe{')
+    assert done is not None and done.returncode == 0 and isinstance(done.stdout, bytes)
+    started_at = time.monotonic()
+    with pytest.raises(subprocess.TimeoutExpired):
+        z.try_run_bytes(['verify', '--', 'sleep', '30'], cwd=memrepo, timeout=1)
+    assert time.monotonic() - started_at < 20
+    # the zygote serves the next run
+    again = z.try_run_bytes(['--version'], cwd=memrepo)
+    assert again is not None and again.returncode == 0
