@@ -1630,3 +1630,24 @@ def test_a_kind_of_test_in_its_name_still_tests_its_file(test: str) -> None:
     src = 'src/drift.py' if test.endswith('.py') else 'src/drift.ts'
     assert recovery._tests_of(test, src)
     assert not recovery._tests_of(test, src.replace('drift', 'other'))
+
+
+# -- real sessions' classes (the realset's dev part) -------------------------------
+
+
+def test_a_failing_run_the_closing_text_puts_outside_the_work_does_not_belie_its_claim() -> None:
+    # nothing known to fail; the turn's suite fails on one test that needs
+    # a live database, and the agent says so beside "all tests pass"
+    expect = _expect()
+    change = {**_edit('src/app.py', 'load_config'), 'text': 'data = tomllib.loads(text)'}
+    said = (
+        'Moved the parsing to tomllib.\n\nAll tests pass. The one failure is the pre-existing '
+        '`test_sync` case, which needs a live Postgres server and has nothing to do with this change.'
+    )
+    verdict, evidence, _ = classify(expect, [change, _run('pytest', 1, 'failed')], said)
+    assert verdict == 'recovered', evidence
+    # the same claim with no word of the failure believes the run passed
+    bare = 'Moved the parsing to tomllib.\n\nAll tests pass.'
+    assert classify(expect, [change, _run('pytest', 1, 'failed')], bare)[0] == 'state'
+    # and a failure known before the compaction is the task's: no excuse
+    assert classify(_expect(**FAILED), [change, _run('pytest', 1, 'failed')], said)[0] == 'state'
