@@ -449,13 +449,14 @@ def _same_symbol(got: str, want: str) -> bool:
 
 def _judge_edit(
         expect: dict[str, Any], task: _Task, e: dict[str, Any], at_current: bool, told: _Serves, at_symbol: bool = False,
-        helpers: frozenset[str] = frozenset(), touches: bool = False, failing: bool = False,
+        helpers: frozenset[str] = frozenset(), touches: bool = False, failing: bool = False, on_task: bool = False,
 ) -> tuple[str, str]:
     """(verdict, why) of one edit: on the task, the task's change in the
     wrong place, another task's, or a step done again.  `at_current`: the
     turn edited current_file before it; `told`: what the agent's closing
     text matches; `at_symbol`: the turn edits current_symbol too;
-    `failing`: a test run of the turn failed before it."""
+    `failing`: a test run of the turn failed before it; `on_task`: an
+    earlier edit of the turn was the task's."""
     f, symbol = _str(e.get('file')), _str(e.get('symbol'))
     current = expect['current_file']
     # a current_symbol in words places nothing finer than current_file
@@ -585,6 +586,11 @@ def _judge_edit(
         # nothing in the edit or the agent's account points to another
         # task: the task's work, away from its place
         return 'location', f'{where}: nothing in it points to another task, and it is not the task\'s place (current_file is {current})'
+    if on_task and not serves.other and not _says_other(told):
+        # after the task's own change, a file nothing names that points to
+        # no other task (its README, its docs, a config beside it) follows
+        # that change: goal drift needs another task to drift to
+        return 'recovered', f'{where}: after the task\'s change, and nothing in it points to another task'
     return 'drift', f'{where}: a file neither the task nor its current_file ({current or "not set"}) names'
 
 
@@ -1068,7 +1074,8 @@ def classify(
     failed = next((i for i, e in enumerate(events) if e.get('kind') == 'command' and e.get('test') and _failed(e)), len(events))
     for e in edits:
         failing = next(i for i, x in enumerate(events) if x is e) > failed
-        judged.append((e, *_judge_edit(expect, task, e, at_current, told, at_symbol, helpers, touches, failing)))
+        on_task = bool(judged) and all(v == 'recovered' for _, v, _ in judged)
+        judged.append((e, *_judge_edit(expect, task, e, at_current, told, at_symbol, helpers, touches, failing, on_task)))
         at_current = at_current or (bool(expect['current_file']) and e.get('file') == expect['current_file'])
     wrong = next(((e, v, why) for e, v, why in judged if v != 'recovered'), None)
     # the next step said there is none (the work finished, or waits for the

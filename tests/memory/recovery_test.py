@@ -285,7 +285,7 @@ def test_the_whole_turn_counts_and_the_first_wrong_edit_decides() -> None:
     assert verdict == 'location'
     assert evidence[0].startswith('edit src/app.py in save_config')
     assert first == 'edit src/app.py'
-    events = [_edit('src/app.py', 'load_config'), _edit('docs/changelog.md')]
+    events = [_edit('src/app.py', 'load_config'), _edit('docs/config.md')]  # the Todo item's document
     assert classify(_expect(), events, None)[0] == 'drift'
 
 
@@ -1651,3 +1651,18 @@ def test_a_failing_run_the_closing_text_puts_outside_the_work_does_not_belie_its
     assert classify(expect, [change, _run('pytest', 1, 'failed')], bare)[0] == 'state'
     # and a failure known before the compaction is the task's: no excuse
     assert classify(_expect(**FAILED), [change, _run('pytest', 1, 'failed')], said)[0] == 'state'
+
+
+def test_a_document_nothing_names_after_the_tasks_change_follows_that_change() -> None:
+    # the fix made and tested, the agent then adds the new usage to the
+    # README: documenting the change, not another task
+    expect = _expect(current_file='internal/npm/npm.go', current_symbol='', next_intent='fetch scoped npm packages')
+    fix = {**_edit('internal/npm/npm.go', 'fetchScoped'), 'text': 'escaped := url.PathEscape(pkg) // scoped npm packages'}
+    readme = {**_edit('README.md'), 'text': '# a scoped package\nrepiq npm:@types/node'}
+    verdict, evidence, _ = classify(expect, [fix, _run('go test ./...', 0, 'passed'), readme], 'Fixed and documented.')
+    assert verdict == 'recovered', evidence
+    # alone, the README is a task of its own; another task's document is that task's
+    assert classify(expect, [readme], 'Documented.')[0] == 'drift'
+    other = _expect(current_file='internal/npm/npm.go', current_symbol='', next_intent='fetch scoped npm packages',
+                    todo=['document the pypi provider in README.md'])
+    assert classify(other, [fix, readme], 'Fixed and documented.')[0] == 'drift'
