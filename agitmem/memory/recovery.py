@@ -33,7 +33,11 @@ _RUNNER = re.compile(
     r'|\b(?:npm|yarn|pnpm|bun)\b(?:\s+(?:--?(?:filter|F|workspace|w|C|dir|prefix|cwd)(?:=|\s+)[^\s&|;]+|workspace\s+[^\s&|;]+|-[^\s&|;]+|run))+'
     r'\s+(?:[\w.-]+[:-])?tests?(?![\w.])'
     # browser test runners, bare or through npx / bunx / a package manager's exec
-    r'|\bplaywright\s+test\b|\bcypress\s+run\b',
+    r'|\bplaywright\s+test\b|\bcypress\s+run\b'
+    # a project's whole check, which runs its tests among its steps: `bun
+    # verify`, `mise ci`, `npm run validate`, `make check`, `mise run check`
+    r'|\b(?:mise|just|task|make|poe|nx|turbo|npm|yarn|pnpm|bun)(?:\s+run)?\s+(?:verify|ci|validate)(?![\w.:-])'
+    r'|\b(?:make|mise|just|task)(?:\s+run)?\s+check(?![\w.:-])',
     re.I,
 )
 # the commands of a check other than the tests, by the kind a claim names (phrases.checks)
@@ -551,6 +555,7 @@ def _judge_edit(
         # a test of the file in flight that failed in this turn's run: the
         # work on that file goes on in its test
         return 'recovered', f'{where}: the tests of current_file {current}, after a test run of this turn failed'
+
     # (a document holds no code change, and a file another task names is
     # that task's: those are judged below)
     beside = not _document(f) and not _mentions_loosely(task.other, f) and serves.goal >= serves.other and not _says_other(told)

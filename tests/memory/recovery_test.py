@@ -1666,3 +1666,17 @@ def test_a_document_nothing_names_after_the_tasks_change_follows_that_change() -
     other = _expect(current_file='internal/npm/npm.go', current_symbol='', next_intent='fetch scoped npm packages',
                     todo=['document the pypi provider in README.md'])
     assert classify(other, [fix, readme], 'Fixed and documented.')[0] == 'drift'
+
+
+@pytest.mark.parametrize('check', ['bun verify', 'mise ci', 'make check', 'npm run validate', 'mise run check'])
+def test_a_projects_whole_check_is_a_test_run(check: str) -> None:
+    # the project's verify/ci script runs its tests among its steps: its
+    # pass backs "the tests pass", its failure is a failing run
+    change = {**_edit('src/app.py', 'load_config'), 'text': 'data = tomllib.loads(text)'}
+    said = 'Moved the parsing to tomllib; all tests pass now.'
+    verdict, evidence, _ = classify(_expect(**FAILED), [change, _run(check, 0)], said)
+    assert verdict == 'recovered', evidence
+    assert classify(_expect(**FAILED), [change, _run(check, 1)], said)[0] == 'state'
+    # a check that names another step is no test run
+    assert classify(_expect(**FAILED), [change, _run(f'{check}:fmt', 0)], said)[0] == 'state'
+
