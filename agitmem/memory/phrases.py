@@ -641,6 +641,8 @@ def asks_where(text: str) -> str | None:
 _GO_ON_WORDS = (
     r'(?:please\s+)?(?:continue|go\s+on|carry\s+on|keep\s+going|proceed|resume|go\s+ahead|next|do\s+it|'
     r'pick\s+up\s+where\s+you\s+left\s+off|continue\s+where\s+you\s+left\s+off|ok(?:ay)?|yes|sure|thanks?|'
+    # a retry after an interruption asks for the same work again
+    r'try\s+(?:it\s+)?again|retry|once\s+more|再试一次|重试|'
     r'继续|接着(?:做|来|干)?|好的?|可以|开始吧?|继续吧|继续做|继续干|往下做|请继续|嗯|'
     # a greeting asks for no work: "hi again", "Hallo, bin wieder da", "我回来了"
     r"hi|hello|hey|hallo|hola|bonjour|salut|again|(?:i'?m\s+|i\s+am\s+)?back(?:\s+from\s+\w+)?|"

@@ -1680,3 +1680,17 @@ def test_a_projects_whole_check_is_a_test_run(check: str) -> None:
     # a check that names another step is no test run
     assert classify(_expect(**FAILED), [change, _run(f'{check}:fmt', 0)], said)[0] == 'state'
 
+
+
+def test_a_test_run_the_log_gives_no_result_of_backs_a_claim_as_no_failure() -> None:
+    # Codex: a long run polled to its end leaves no exit code and no output
+    # at its call; nothing says it failed
+    change = {**_edit('src/app.py', 'load_config'), 'text': 'data = tomllib.loads(text)'}
+    said = 'Moved the parsing to tomllib. All tests pass.'
+    verdict, evidence, _ = classify(_expect(), [change, _run('mise run test', None)], said)
+    assert verdict == 'recovered', evidence
+    # no run at all backs nothing
+    assert classify(_expect(), [change], said)[0] == 'state'
+    # an output that says it failed is a failure
+    failed = {**_run('mise run test', None), 'outcome': 'failed'}
+    assert classify(_expect(), [change, failed], said)[0] == 'state'

@@ -390,3 +390,64 @@ def test_a_sealed_codex_summary_leaves_the_users_last_request_as_the_task(tmp_pa
     )
     (found,) = log_episodes.audit_file(str(log)).found
     assert found.verdict == 'recovered', found.evidence
+
+
+def _codex_line(kind: str, payload: dict[str, object]) -> str:
+    return json.dumps({'timestamp': '2026-07-20T09:00:00Z', 'type': kind, 'payload': payload}) + '\n'
+
+
+def _codex_user(text: str) -> dict[str, object]:
+    return {'type': 'message', 'role': 'user', 'content': [{'type': 'input_text', 'text': text}]}
+
+
+def _codex_said(text: str) -> str:
+    return _codex_line('response_item', {'type': 'message', 'role': 'assistant', 'content': [{'type': 'output_text', 'text': text}]})
+
+
+def test_a_retry_is_no_request_the_one_before_it_is_the_task(tmp_path: Path) -> None:
+    # the user's last message before a sealed compaction was "Try again"
+    # (after an interrupted call): the work is the request before it
+    log = tmp_path / 'rollout-2026-07-20T09-00-00-s2.jsonl'
+    log.write_text(
+        _codex_line('session_meta', {'id': 's2', 'cwd': str(tmp_path), 'cli_version': '0.145.0'})
+        + _codex_line('compacted', {'message': '', 'replacement_history': [
+            _codex_user('rebase the payments branch onto main and resolve the ledger conflicts'),
+            _codex_user('Try again'),
+            {'type': 'compaction', 'encrypted_content': 'sealed'},
+        ]})
+        + _codex_line('event_msg', {'type': 'context_compacted'})
+        + _codex_said('Rebased the payments branch onto main; the ledger conflicts are resolved.')
+        + _codex_line('event_msg', {'type': 'task_complete'}),
+    )
+    (found,) = log_episodes.audit_file(str(log)).found
+    assert found.verdict == 'recovered', found.evidence
+
+
+def test_codexs_scripted_tool_calls_are_read_as_its_commands(tmp_path: Path) -> None:
+    # newer Codex runs its tools from a script (the `exec` tool calling
+    # tools.exec_command); the commands in it are the turn's, read, not run
+    script = (
+        'const r = await tools.exec_command({\n  cmd: "go test ./internal/ledger/...",\n'
+        '  workdir: "/home/u/payments", yield_time_ms: 10000\n});\ntext(JSON.stringify(r, null, 2));'
+    )
+    log = tmp_path / 'rollout-2026-07-20T09-00-00-s3.jsonl'
+    log.write_text(
+        _codex_line('session_meta', {'id': 's3', 'cwd': str(tmp_path), 'cli_version': '0.145.0'})
+        + _codex_line('compacted', {'message': '', 'replacement_history': [
+            _codex_user('make the ledger rounding tests pass'),
+            {'type': 'compaction', 'encrypted_content': 'sealed'},
+        ]})
+        + _codex_line('event_msg', {'type': 'context_compacted'})
+        + _codex_line('response_item', {'type': 'custom_tool_call', 'call_id': 'c1', 'name': 'exec', 'input': script})
+        + _codex_line('response_item', {'type': 'custom_tool_call_output', 'call_id': 'c1', 'output': [
+            {'type': 'input_text', 'text': 'Script completed\nWall time 2.1 seconds\nOutput:\n'},
+            {'type': 'input_text', 'text': '{\n  "exit_code": 0,\n  "output": "ok  payments/internal/ledger 0.4s"\n}'},
+        ]})
+        + _codex_said('The ledger rounding tests pass now; all tests pass.')
+        + _codex_line('event_msg', {'type': 'task_complete'}),
+    )
+    (found,) = log_episodes.audit_file(str(log)).found
+    assert found.verdict == 'recovered', found.evidence
+    assert found.first_action == 'ran `go test ./internal/ledger/...` (exit 0)'
+    # a script's string is never run: a command in it is only read
+    assert not (tmp_path / 'payments').exists()
