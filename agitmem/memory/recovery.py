@@ -1067,7 +1067,7 @@ def classify(
         e for e in edits
         if not _agent_notes(_str(e.get('file'))) or e.get('file') == expect['current_file'] or _mentions(task.text, _str(e.get('file')))
     ]
-    judged = []
+    judged: list[tuple[dict[str, Any], str, str]] = []
     at_current = False
     told = _serves(task, _content(text))
     at_symbol = any(
