@@ -1694,3 +1694,28 @@ def test_a_test_run_the_log_gives_no_result_of_backs_a_claim_as_no_failure() -> 
     # an output that says it failed is a failure
     failed = {**_run('mise run test', None), 'outcome': 'failed'}
     assert classify(_expect(), [change, failed], said)[0] == 'state'
+
+
+
+def test_a_side_remark_that_says_the_task_again_is_no_other_task() -> None:
+    # the summary's "also need to ..." repeats the next step in most of its
+    # words: a test it asks for is the task's, not a side remark's drift
+    expect = _expect(current_file='', current_symbol='', in_progress=[], next_intent=(
+        'Finish the exporters task: run ruff and pytest, then update tests/test_exports.py so the CIRCE exporter '
+        'is checked to produce DemographicCriteria and the FHIR exporter an age characteristic for the demographics domain'
+    ))
+    summary = (
+        'Current work: the exporters handle demographics now.\n'
+        'Also need to update existing tests in tests/test_exports.py to cover demographics domain handling '
+        '(test that CIRCE produces DemographicCriteria, FHIR produces usage-context-type age).\n'
+    )
+    edit = {**_edit('tests/test_exports.py', 'test_auth_required'), 'text': (
+        'def test_fhir_usage_context_type():\n    # existing tests cover demographics: usage context type\n'
+        '    assert fhir_usage_context_type(age)'
+    )}
+    verdict, evidence, _ = classify(expect, [edit], None, None, summary)
+    assert verdict == 'recovered', evidence
+    # a remark about something else is still another task
+    other = 'Current work: the exporters handle demographics now.\nAlso need to add a --verbose flag to the CLI later.\n'
+    verbose = {**_edit('src/cli.py'), 'text': 'parser.add_argument("--verbose", action="store_true")  # verbose flag'}
+    assert classify(expect, [verbose], None, None, other)[0] == 'drift'
