@@ -453,3 +453,33 @@ def test_codexs_scripted_tool_calls_are_read_as_its_commands(tmp_path: Path) -> 
     assert found.first_action == 'ran `go test ./internal/ledger/...` (exit 0)'
     # a script's string is never run: a command in it is only read
     assert not (tmp_path / 'payments').exists()
+
+
+def test_a_hostile_codex_script_is_read_not_run(tmp_path: Path) -> None:
+    # a lone surrogate, escapes, an unterminated literal, a patch out of the
+    # tree and a script far past the bound: read safely, nothing run or written
+    script = (
+        'await tools.exec_command({cmd: "go test \\ud800 ./... \\u001b[31m"}); await tools.exec_command({cmd: "unterminated});'
+        ' const p = "*** Begin Patch\\n*** Add File: ../../outside.txt\\n+\\ud800\\n*** End Patch"; await tools.apply_patch(p);'
+        + ' ' * 200_000 + 'await tools.exec_command({cmd: "touch past-the-bound"});'
+    )
+    work = tmp_path / 'w'
+    work.mkdir()
+    log = work / 'rollout-2026-07-20T09-00-00-s4.jsonl'
+    log.write_text(
+        _codex_line('session_meta', {'id': 's4', 'cwd': str(work), 'cli_version': '0.145.0'})
+        + _codex_line('compacted', {'message': '', 'replacement_history': [
+            _codex_user('fix the ledger tests'), {'type': 'compaction', 'encrypted_content': 'sealed'},
+        ]})
+        + _codex_line('event_msg', {'type': 'context_compacted'})
+        + _codex_line('response_item', {'type': 'custom_tool_call', 'call_id': 'c1', 'name': 'exec', 'input': script})
+        + _codex_line('response_item', {'type': 'custom_tool_call_output', 'call_id': 'c1', 'output': 'Script completed\nOutput:\n'})
+        + _codex_said('Fixed the ledger tests.')
+        + _codex_line('event_msg', {'type': 'task_complete'}),
+    )
+    out = json.loads(ok('recovery', 'audit', '--json', str(log), cwd=work))
+    (row,) = out['compactions']
+    assert row['verdict'] in ('recovered', 'location', 'drift', 'state', 'reset', 'unjudgeable')
+    assert sorted(p.name for p in work.iterdir()) == [log.name]
+    assert not (tmp_path / 'outside.txt').exists()
+    assert 'past-the-bound' not in json.dumps(out)
