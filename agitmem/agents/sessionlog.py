@@ -61,13 +61,18 @@ def _user_request(text: str) -> bool:
 
 
 def _last_request(history: list[Any]) -> str:
-    """The last request of the user's in a Codex compaction's kept history."""
+    """The last request of the user's in a Codex compaction's kept history:
+    a "go on" or "try again" names no work, the request before it does."""
+    from agitmem.memory import phrases
+    bare = ''
     for m in reversed(history[-200:]):
         m = _dict(m)
         text = _texts(m.get('content'))
         if m.get('type', 'message') == 'message' and m.get('role') == 'user' and _user_request(text):
-            return text[:TEXT_CHARS]
-    return ''
+            if not phrases.goes_on(text):
+                return text[:TEXT_CHARS]
+            bare = bare or text[:TEXT_CHARS]
+    return bare
 
 
 def _dict(value: object) -> dict[str, Any]:
@@ -364,6 +369,9 @@ class _Codex:
                 yield from self._tool(*call, p.get('output'))
 
     def _tool(self, name: str, args: Any, output: object) -> Iterator[Item]:
+        if name == 'exec' and isinstance(args, str) and 'tools.' in args:
+            yield from _scripted(args, output)
+            return
         if name == 'apply_patch' and isinstance(args, str):
             yield Item('tool', {'raw': {'tool_name': 'apply_patch', 'tool_input': {'command': args}}, 'paths': ()})
             return
@@ -397,6 +405,49 @@ class _Codex:
         m = _CODEX_CODE.search(text[:4096])
         said = _CODEX_OUTPUT.search(text)
         yield Item('tool', {'run': (command, int(m[1]) if m else None, said[1] if said else text)})
+
+
+# Codex's scripted tool (`exec`): a script whose calls are the tools
+# (`tools.exec_command({cmd: "go test ./..."})`, `tools.apply_patch(patch)`);
+# read, never run: the commands' and patches' string literals are taken
+# from its text.  Bounded: the first SCRIPT_CHARS of it.
+SCRIPT_CHARS = 65536
+_LITERAL = r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\''
+_SCRIPT_CMD = re.compile(rf'\btools\.exec_command\s*\(\s*\{{[^{{}}]*?\bcmd\s*:\s*({_LITERAL})')
+_SCRIPT_PATCH = re.compile(r'"\*\*\* Begin Patch(?:[^"\\]|\\.)*"')
+_SCRIPT_HEAD = re.compile(r'\A(?:Script \w+[^\n]*\n)?(?:Wall time[^\n]*\n)?(?:Output:\n)?')
+_SCRIPT_CODE = re.compile(r'"exit_code"\s*:\s*(\d+)')
+
+
+def _literal(text: str) -> str | None:
+    """A JS string literal's value (double- or single-quoted), or None."""
+    body = text[1:-1]
+    if text[0] == "'":
+        body = re.sub(r"\\'", "'", body).replace('"', '\\"')
+    try:
+        value = json.loads(f'"{body}"')
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _scripted(script: str, output: object) -> Iterator[Item]:
+    """The commands and patches of one scripted call; its output is the
+    one command's (its exit code where the script printed it), else no
+    command's own: unknown."""
+    script = script[:SCRIPT_CHARS]
+    for m in _SCRIPT_PATCH.finditer(script):
+        patch = _literal(m[0])
+        if patch:
+            yield Item('tool', {'raw': {'tool_name': 'apply_patch', 'tool_input': {'command': patch}}, 'paths': ()})
+    commands = [c for c in (_literal(m[1]) for m in _SCRIPT_CMD.finditer(script)) if c and c.strip()]
+    text = _SCRIPT_HEAD.sub('', _texts(output))
+    for command in commands:
+        if len(commands) > 1:
+            yield Item('tool', {'run': (command, None, '')})
+            continue
+        code = _SCRIPT_CODE.search(text[:4096]) or _CODEX_CODE.search(text[:4096])
+        yield Item('tool', {'run': (command, int(code[1]) if code else None, text)})
 
 
 # -- Gemini CLI ----------------------------------------------------------------------

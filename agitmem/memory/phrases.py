@@ -576,6 +576,31 @@ def api_error(text: str) -> str | None:
     return ' '.join(m[0].split())[:160] if m else None
 
 
+# -- a failure the agent reports as not the work's -----------------------------------
+# "The only failure is the pre-existing e2e test that needs a live server",
+# "1 fail: an auth error of the test account, not related to this change",
+# "失败的用例与本次改动无关": the turn saw the run fail and says so, naming
+# its cause outside the work; a claim beside it speaks of the other tests
+_FAILURE = r'\b(?:fail\w*|errors?|erroring|red)\b|失败|报错'
+_OUTSIDE = (
+    r'\bpre-?existing\b|\bunrelated\b|\bnot\s+(?:\w+\s+){0,2}?(?:related|caused\s+by|due\s+to)\b|\bnothing\s+to\s+do\s+with\b'
+    r'|\bindependent\s+of\s+(?:our|this|these|my)\b|\b(?:infrastructure|environment(?:al)?|network|credentials?|account)\s+(?:issue|problem|error|failure)s?\b|\bflak(?:y|es?)\b'
+    r'|\b(?:needs?|requires?)\s+(?:a\s+)?(?:live|running|real)\b|\bwas\s+(?:already\s+)?failing\s+before\b'
+    r'|与(?:本次|这次|此次)?(?:修改|改动|变更)无关|(?:之前|原本|本来)就(?:失败|有|存在)|环境问题'
+)
+_EXCUSED = re.compile(rf'(?:{_FAILURE})[^.!?。！？\n]{{0,160}}?(?:{_OUTSIDE})|(?:{_OUTSIDE})[^.!?。！？\n]{{0,80}}?(?:{_FAILURE})', re.I)
+
+
+def excuses(text: str) -> str | None:
+    """The sentence of `text` that reports a failing run and puts its cause
+    outside the work (pre-existing, unrelated, a live service it needs),
+    else None: the turn knows that run failed."""
+    for sentence in _SENTENCE.split(text or ''):
+        if _EXCUSED.search(sentence):
+            return ' '.join(sentence.split())[:200]
+    return None
+
+
 # -- asking where the code is ---------------------------------------------------------
 # "where is loadConfig defined?", "which file has the retry logic?", "I can't
 # find parse_range", "找不到 loadConfig", "它定义在哪个文件？": the agent knows
@@ -616,6 +641,8 @@ def asks_where(text: str) -> str | None:
 _GO_ON_WORDS = (
     r'(?:please\s+)?(?:continue|go\s+on|carry\s+on|keep\s+going|proceed|resume|go\s+ahead|next|do\s+it|'
     r'pick\s+up\s+where\s+you\s+left\s+off|continue\s+where\s+you\s+left\s+off|ok(?:ay)?|yes|sure|thanks?|'
+    # a retry after an interruption asks for the same work again
+    r'try\s+(?:it\s+)?again|retry|once\s+more|再试一次|重试|'
     r'继续|接着(?:做|来|干)?|好的?|可以|开始吧?|继续吧|继续做|继续干|往下做|请继续|嗯|'
     # a greeting asks for no work: "hi again", "Hallo, bin wieder da", "我回来了"
     r"hi|hello|hey|hallo|hola|bonjour|salut|again|(?:i'?m\s+|i\s+am\s+)?back(?:\s+from\s+\w+)?|"

@@ -257,16 +257,18 @@ def test_a_shell_made_edit_is_seen_from_the_working_tree(agentrepo: Path) -> Non
 def test_a_shell_made_edit_off_the_task_is_goal_drift(agentrepo: Path) -> None:
     compact(agentrepo)
     hook(agentrepo, 'prompt', _data('claude_real_user_prompt_submit', agentrepo, prompt='go on'))
-    hook(agentrepo, 'post-edit', edit(agentrepo, 'src/app.py', 5))  # a tool edit first
     hook(agentrepo, 'post-edit', _bash(agentrepo, 'ls src'))  # a look around: nothing changed
     (agentrepo / 'docs' / 'changelog.md').write_text('# changes\n\n- one\n- TOML\n')
     hook(agentrepo, 'post-edit', _bash(agentrepo, 'echo "- TOML" >> docs/changelog.md'))
+    # the tool edit after it (a document after the task's own change would
+    # follow that change: docs/recovery.md)
+    hook(agentrepo, 'post-edit', edit(agentrepo, 'src/app.py', 5))
     hook(agentrepo, 'stop', _data('claude_real_stop', agentrepo, last_assistant_message='Noted in the changelog.'))
     row, = report(agentrepo)['compactions']
     assert row['verdict'] == 'drift'
     assert row['evidence'][0].startswith('shell-made edit docs/changelog.md: ')
     shown = ok('recovery', 'show', '1', cwd=agentrepo)
-    assert 'edit src/app.py in load_config' in shown or 'first action: edit src/app.py' in shown
+    assert 'first action: ran `ls src`' in shown
 
 
 def test_the_users_prompt_after_the_compaction_is_recorded_and_judged_against(agentrepo: Path) -> None:

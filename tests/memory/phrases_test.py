@@ -126,12 +126,17 @@ def test_an_open_question_is_not_a_plan_left_to_the_user() -> None:
     assert not phrases.open_question('Shall I delete the old function now?')
 
 
-@pytest.mark.parametrize('prompt', ['go on', 'Continue.', 'ok, carry on', 'Yes, please continue', '继续', '好的，继续吧', '请继续。'])
+@pytest.mark.parametrize('prompt', [
+    'go on', 'Continue.', 'ok, carry on', 'Yes, please continue', '继续', '好的，继续吧', '请继续。',
+    'Try again', 'retry', 'try it again please', '重试',  # a retry asks for the same work
+])
 def test_go_on(prompt: str) -> None:
     assert phrases.goes_on(prompt)
 
 
-@pytest.mark.parametrize('prompt', ['', 'Add a changelog line first', '先把 README 改一下', 'continue with the README instead'])
+@pytest.mark.parametrize('prompt', [
+    '', 'Add a changelog line first', '先把 README 改一下', 'continue with the README instead', 'try again with the v2 API',
+])
 def test_not_go_on(prompt: str) -> None:
     assert not phrases.goes_on(prompt)
 
@@ -537,3 +542,17 @@ def test_api_error_ends_a_turn() -> None:
     assert not phrases.api_error('API Error: 500 was the bug.\nI fixed the handler and the tests pass.')
     assert not phrases.api_error('I added a retry when the API is overloaded or the rate limit is hit.')
     assert phrases.api_error('Reading the test file. [API Error: 503 Service Unavailable]')
+
+
+@pytest.mark.parametrize('said', [
+    'All tests pass. The only failure is the pre-existing e2e case that needs a live ClickHouse server.',
+    'Live tests: 8 pass, 1 fail: an auth error of the test account, not related to this change.',
+    '用例 sync 失败，与本次改动无关。',
+])
+def test_a_failure_put_outside_the_work(said: str) -> None:
+    assert phrases.excuses(said)
+
+
+@pytest.mark.parametrize('said', ['All tests pass.', 'The rounding test fails because of my change.', 'Fixed the flaky-looking parser; done.'])
+def test_no_failure_put_outside_the_work(said: str) -> None:
+    assert phrases.excuses(said) is None

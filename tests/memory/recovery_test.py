@@ -285,7 +285,7 @@ def test_the_whole_turn_counts_and_the_first_wrong_edit_decides() -> None:
     assert verdict == 'location'
     assert evidence[0].startswith('edit src/app.py in save_config')
     assert first == 'edit src/app.py'
-    events = [_edit('src/app.py', 'load_config'), _edit('docs/changelog.md')]
+    events = [_edit('src/app.py', 'load_config'), _edit('docs/config.md')]  # the Todo item's document
     assert classify(_expect(), events, None)[0] == 'drift'
 
 
@@ -1630,3 +1630,92 @@ def test_a_kind_of_test_in_its_name_still_tests_its_file(test: str) -> None:
     src = 'src/drift.py' if test.endswith('.py') else 'src/drift.ts'
     assert recovery._tests_of(test, src)
     assert not recovery._tests_of(test, src.replace('drift', 'other'))
+
+
+# -- real sessions' classes (the realset's dev part) -------------------------------
+
+
+def test_a_failing_run_the_closing_text_puts_outside_the_work_does_not_belie_its_claim() -> None:
+    # nothing known to fail; the turn's suite fails on one test that needs
+    # a live database, and the agent says so beside "all tests pass"
+    expect = _expect()
+    change = {**_edit('src/app.py', 'load_config'), 'text': 'data = tomllib.loads(text)'}
+    said = (
+        'Moved the parsing to tomllib.\n\nAll tests pass. The one failure is the pre-existing '
+        '`test_sync` case, which needs a live Postgres server and has nothing to do with this change.'
+    )
+    verdict, evidence, _ = classify(expect, [change, _run('pytest', 1, 'failed')], said)
+    assert verdict == 'recovered', evidence
+    # the same claim with no word of the failure believes the run passed
+    bare = 'Moved the parsing to tomllib.\n\nAll tests pass.'
+    assert classify(expect, [change, _run('pytest', 1, 'failed')], bare)[0] == 'state'
+    # and a failure known before the compaction is the task's: no excuse
+    assert classify(_expect(**FAILED), [change, _run('pytest', 1, 'failed')], said)[0] == 'state'
+
+
+def test_a_document_nothing_names_after_the_tasks_change_follows_that_change() -> None:
+    # the fix made and tested, the agent then adds the new usage to the
+    # README: documenting the change, not another task
+    expect = _expect(current_file='internal/npm/npm.go', current_symbol='', next_intent='fetch scoped npm packages')
+    fix = {**_edit('internal/npm/npm.go', 'fetchScoped'), 'text': 'escaped := url.PathEscape(pkg) // scoped npm packages'}
+    readme = {**_edit('README.md'), 'text': '# a scoped package\nrepiq npm:@types/node'}
+    verdict, evidence, _ = classify(expect, [fix, _run('go test ./...', 0, 'passed'), readme], 'Fixed and documented.')
+    assert verdict == 'recovered', evidence
+    # alone, the README is a task of its own; another task's document is that task's
+    assert classify(expect, [readme], 'Documented.')[0] == 'drift'
+    other = _expect(current_file='internal/npm/npm.go', current_symbol='', next_intent='fetch scoped npm packages',
+                    todo=['document the pypi provider in README.md'])
+    assert classify(other, [fix, readme], 'Fixed and documented.')[0] == 'drift'
+
+
+@pytest.mark.parametrize('check', ['bun verify', 'mise ci', 'make check', 'npm run validate', 'mise run check'])
+def test_a_projects_whole_check_is_a_test_run(check: str) -> None:
+    # the project's verify/ci script runs its tests among its steps: its
+    # pass backs "the tests pass", its failure is a failing run
+    change = {**_edit('src/app.py', 'load_config'), 'text': 'data = tomllib.loads(text)'}
+    said = 'Moved the parsing to tomllib; all tests pass now.'
+    verdict, evidence, _ = classify(_expect(**FAILED), [change, _run(check, 0)], said)
+    assert verdict == 'recovered', evidence
+    assert classify(_expect(**FAILED), [change, _run(check, 1)], said)[0] == 'state'
+    # a check that names another step is no test run
+    assert classify(_expect(**FAILED), [change, _run(f'{check}:fmt', 0)], said)[0] == 'state'
+
+
+
+def test_a_test_run_the_log_gives_no_result_of_backs_a_claim_as_no_failure() -> None:
+    # Codex: a long run polled to its end leaves no exit code and no output
+    # at its call; nothing says it failed
+    change = {**_edit('src/app.py', 'load_config'), 'text': 'data = tomllib.loads(text)'}
+    said = 'Moved the parsing to tomllib. All tests pass.'
+    verdict, evidence, _ = classify(_expect(), [change, _run('mise run test', None)], said)
+    assert verdict == 'recovered', evidence
+    # no run at all backs nothing
+    assert classify(_expect(), [change], said)[0] == 'state'
+    # an output that says it failed is a failure
+    failed = {**_run('mise run test', None), 'outcome': 'failed'}
+    assert classify(_expect(), [change, failed], said)[0] == 'state'
+
+
+
+def test_a_side_remark_that_says_the_task_again_is_no_other_task() -> None:
+    # the summary's "also need to ..." repeats the next step in most of its
+    # words: a test it asks for is the task's, not a side remark's drift
+    expect = _expect(current_file='', current_symbol='', in_progress=[], next_intent=(
+        'Finish the exporters task: run ruff and pytest, then update tests/test_exports.py so the CIRCE exporter '
+        'is checked to produce DemographicCriteria and the FHIR exporter an age characteristic for the demographics domain'
+    ))
+    summary = (
+        'Current work: the exporters handle demographics now.\n'
+        'Also need to update existing tests in tests/test_exports.py to cover demographics domain handling '
+        '(test that CIRCE produces DemographicCriteria, FHIR produces usage-context-type age).\n'
+    )
+    edit = {**_edit('tests/test_exports.py', 'test_auth_required'), 'text': (
+        'def test_fhir_usage_context_type():\n    # existing tests cover demographics: usage context type\n'
+        '    assert fhir_usage_context_type(age)'
+    )}
+    verdict, evidence, _ = classify(expect, [edit], None, None, summary)
+    assert verdict == 'recovered', evidence
+    # a remark about something else is still another task
+    other = 'Current work: the exporters handle demographics now.\nAlso need to add a --verbose flag to the CLI later.\n'
+    verbose = {**_edit('src/cli.py'), 'text': 'parser.add_argument("--verbose", action="store_true")  # verbose flag'}
+    assert classify(expect, [verbose], None, None, other)[0] == 'drift'

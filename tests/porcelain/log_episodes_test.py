@@ -203,8 +203,10 @@ def test_the_judge_agrees_with_the_read_real_sessions(realset: Path, tmp_path: P
     was set, 0.98 after the round on real recoveries called failures; with
     the set grown to 130 compactions (66 of them unread while the judge
     was tuned), 0.85, then 0.88 after the agent's
-    notes, hand-overs, API errors and tests of the file in flight: the
-    floor is that less 0.02.  The held-out part is measured by
+    notes, hand-overs, API errors and tests of the file in flight, 0.92
+    after the classes of the round on failures put outside the work,
+    files after the task's change, whole checks and remarks that say the
+    task again: the floor is that less 0.02.  The held-out part is measured by
     bench/realset.py, not held to a floor its disagreements would have to
     be read to keep."""
     found = json.loads(ok('recovery', 'audit', '--json', str(realset / 'dev' / 'logs'), cwd=tmp_path))['compactions']
@@ -214,7 +216,7 @@ def test_the_judge_agrees_with_the_read_real_sessions(realset: Path, tmp_path: P
         1 for row in labelled
         if verdicts[(str(row['file']), int(row['index']))] == row['label']
     )
-    assert agree / len(labelled) >= 0.86, agree
+    assert agree / len(labelled) >= 0.90, agree
 
 
 def _claude_log(root: Path, records: list[dict[str, object]]) -> str:
@@ -390,3 +392,94 @@ def test_a_sealed_codex_summary_leaves_the_users_last_request_as_the_task(tmp_pa
     )
     (found,) = log_episodes.audit_file(str(log)).found
     assert found.verdict == 'recovered', found.evidence
+
+
+def _codex_line(kind: str, payload: dict[str, object]) -> str:
+    return json.dumps({'timestamp': '2026-07-20T09:00:00Z', 'type': kind, 'payload': payload}) + '\n'
+
+
+def _codex_user(text: str) -> dict[str, object]:
+    return {'type': 'message', 'role': 'user', 'content': [{'type': 'input_text', 'text': text}]}
+
+
+def _codex_said(text: str) -> str:
+    return _codex_line('response_item', {'type': 'message', 'role': 'assistant', 'content': [{'type': 'output_text', 'text': text}]})
+
+
+def test_a_retry_is_no_request_the_one_before_it_is_the_task(tmp_path: Path) -> None:
+    # the user's last message before a sealed compaction was "Try again"
+    # (after an interrupted call): the work is the request before it
+    log = tmp_path / 'rollout-2026-07-20T09-00-00-s2.jsonl'
+    log.write_text(
+        _codex_line('session_meta', {'id': 's2', 'cwd': str(tmp_path), 'cli_version': '0.145.0'})
+        + _codex_line('compacted', {'message': '', 'replacement_history': [
+            _codex_user('rebase the payments branch onto main and resolve the ledger conflicts'),
+            _codex_user('Try again'),
+            {'type': 'compaction', 'encrypted_content': 'sealed'},
+        ]})
+        + _codex_line('event_msg', {'type': 'context_compacted'})
+        + _codex_said('Rebased the payments branch onto main; the ledger conflicts are resolved.')
+        + _codex_line('event_msg', {'type': 'task_complete'}),
+    )
+    (found,) = log_episodes.audit_file(str(log)).found
+    assert found.verdict == 'recovered', found.evidence
+
+
+def test_codexs_scripted_tool_calls_are_read_as_its_commands(tmp_path: Path) -> None:
+    # newer Codex runs its tools from a script (the `exec` tool calling
+    # tools.exec_command); the commands in it are the turn's, read, not run
+    script = (
+        'const r = await tools.exec_command({\n  cmd: "go test ./internal/ledger/...",\n'
+        '  workdir: "/home/u/payments", yield_time_ms: 10000\n});\ntext(JSON.stringify(r, null, 2));'
+    )
+    log = tmp_path / 'rollout-2026-07-20T09-00-00-s3.jsonl'
+    log.write_text(
+        _codex_line('session_meta', {'id': 's3', 'cwd': str(tmp_path), 'cli_version': '0.145.0'})
+        + _codex_line('compacted', {'message': '', 'replacement_history': [
+            _codex_user('make the ledger rounding tests pass'),
+            {'type': 'compaction', 'encrypted_content': 'sealed'},
+        ]})
+        + _codex_line('event_msg', {'type': 'context_compacted'})
+        + _codex_line('response_item', {'type': 'custom_tool_call', 'call_id': 'c1', 'name': 'exec', 'input': script})
+        + _codex_line('response_item', {'type': 'custom_tool_call_output', 'call_id': 'c1', 'output': [
+            {'type': 'input_text', 'text': 'Script completed\nWall time 2.1 seconds\nOutput:\n'},
+            {'type': 'input_text', 'text': '{\n  "exit_code": 0,\n  "output": "ok  payments/internal/ledger 0.4s"\n}'},
+        ]})
+        + _codex_said('The ledger rounding tests pass now; all tests pass.')
+        + _codex_line('event_msg', {'type': 'task_complete'}),
+    )
+    (found,) = log_episodes.audit_file(str(log)).found
+    assert found.verdict == 'recovered', found.evidence
+    assert found.first_action == 'ran `go test ./internal/ledger/...` (exit 0)'
+    # a script's string is never run: a command in it is only read
+    assert not (tmp_path / 'payments').exists()
+
+
+def test_a_hostile_codex_script_is_read_not_run(tmp_path: Path) -> None:
+    # a lone surrogate, escapes, an unterminated literal, a patch out of the
+    # tree and a script far past the bound: read safely, nothing run or written
+    script = (
+        'await tools.exec_command({cmd: "go test \\ud800 ./... \\u001b[31m"}); await tools.exec_command({cmd: "unterminated});'
+        ' const p = "*** Begin Patch\\n*** Add File: ../../outside.txt\\n+\\ud800\\n*** End Patch"; await tools.apply_patch(p);'
+        + ' ' * 200_000 + 'await tools.exec_command({cmd: "touch past-the-bound"});'
+    )
+    work = tmp_path / 'w'
+    work.mkdir()
+    log = work / 'rollout-2026-07-20T09-00-00-s4.jsonl'
+    log.write_text(
+        _codex_line('session_meta', {'id': 's4', 'cwd': str(work), 'cli_version': '0.145.0'})
+        + _codex_line('compacted', {'message': '', 'replacement_history': [
+            _codex_user('fix the ledger tests'), {'type': 'compaction', 'encrypted_content': 'sealed'},
+        ]})
+        + _codex_line('event_msg', {'type': 'context_compacted'})
+        + _codex_line('response_item', {'type': 'custom_tool_call', 'call_id': 'c1', 'name': 'exec', 'input': script})
+        + _codex_line('response_item', {'type': 'custom_tool_call_output', 'call_id': 'c1', 'output': 'Script completed\nOutput:\n'})
+        + _codex_said('Fixed the ledger tests.')
+        + _codex_line('event_msg', {'type': 'task_complete'}),
+    )
+    out = json.loads(ok('recovery', 'audit', '--json', str(log), cwd=work))
+    (row,) = out['compactions']
+    assert row['verdict'] in ('recovered', 'location', 'drift', 'state', 'reset', 'unjudgeable')
+    assert sorted(p.name for p in work.iterdir()) == [log.name]
+    assert not (tmp_path / 'outside.txt').exists()
+    assert 'past-the-bound' not in json.dumps(out)
