@@ -7,21 +7,21 @@ import sys
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
-from typing import Any
-from typing import NoReturn
-from typing import TextIO
-from typing import cast
-
-if TYPE_CHECKING:
-    import argparse
-
-    from agitmem.porcelain.context import Context
 
 from agitmem import __version__
 from agitmem import ahead
 from agitmem.errors import AgitmemError
 from agitmem.errors import CheckFailed
+
+# typing is not imported at run time: the agent hooks import this module
+# (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+    from typing import NoReturn
+    import argparse
+
+    from agitmem.porcelain.context import Context
 
 VERSION = __version__
 
@@ -603,10 +603,10 @@ def _printable_streams() -> None:
     fail on them; and no control character reaches the terminal raw."""
     if isinstance(sys.stdout, io.TextIOWrapper):
         sys.stdout.reconfigure(errors='backslashreplace')
-        sys.stdout = cast(TextIO, _Escaped(sys.stdout))
+        sys.stdout = _Escaped(sys.stdout)
     if isinstance(sys.stderr, io.TextIOWrapper):
         sys.stderr.reconfigure(errors='backslashreplace')
-        sys.stderr = cast(TextIO, _Escaped(sys.stderr))
+        sys.stderr = _Escaped(sys.stderr)
 
 
 def _options_first(argv: list[str]) -> list[str]:

@@ -17,11 +17,18 @@ from __future__ import annotations
 import os
 import unicodedata
 from pathlib import Path
-from typing import NamedTuple
 
 from agitmem import caches
 from agitmem import repo as repo_mod
 from agitmem.repo import Repo
+
+# typing is not imported at run time: the agent hooks import this module
+# (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from agitmem.tuples import NamedTuple
 
 # a config file past this is asked of git, not read
 _CONFIG_MAX = 1 << 20

@@ -9,7 +9,6 @@ import subprocess
 from collections.abc import Iterable
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
 
 from agitmem import ahead
 from agitmem import platforms
@@ -22,6 +21,14 @@ from agitmem.ahead import end_early as _end_early
 from agitmem.ahead import kill as _kill
 from agitmem.ahead import spawn as _spawn
 from agitmem.errors import AgitmemError
+
+# typing is not imported at run time: the agent hooks import this module
+# (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from agitmem.tuples import NamedTuple
 
 MEMORY_ROOT = 'refs/agitmem/'
 MEMORY_NS = 'refs/agitmem/heads/'

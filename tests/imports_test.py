@@ -80,7 +80,8 @@ def test_hot_hooks_import_no_pygit2(worked: Path, event: str, payload: object) -
     stdin = payload(worked)  # type: ignore[operator]
     modules = imported(worked, 'hook', event, '--agent', 'claude', stdin=stdin)
     assert 'agitmem.commands.hook' in modules  # the probe ran the hook
-    for name in ('pygit2', 'filelock', 'yaml', 'dataclasses', 'tempfile', 'argparse', 'hashlib'):
+    # typing: a quarter of the interpreter's start (agitmem/tuples.py)
+    for name in ('pygit2', 'filelock', 'yaml', 'dataclasses', 'tempfile', 'argparse', 'hashlib', 'typing'):
         assert name not in modules, f'hook {event} imports {name}'
 
 
@@ -180,7 +181,7 @@ def test_edit_and_stop_hooks_outside_a_compaction_import_no_compaction_handling(
 ) -> None:
     modules = imported(worked, 'hook', event, '--agent', agent, stdin=_recorded(worked, name))
     assert 'agitmem.porcelain.agent_hooks' in modules  # the probe ran the hook
-    for module in COMPACTION_HANDLING:
+    for module in (*COMPACTION_HANDLING, 'typing'):
         assert module not in modules, f'hook {event} ({agent}) imports {module}'
 
 
@@ -191,7 +192,7 @@ def test_a_prompt_outside_a_compaction_opens_no_record(worked: Path, agent: str,
     # it reads the transcript (for a compaction) but has no record to keep
     modules = imported(worked, 'hook', 'prompt', '--agent', agent, stdin=_recorded(worked, name))
     assert 'agitmem.porcelain.compactions' in modules  # the probe looked for a compaction
-    for module in ('agitmem.porcelain.records', 'agitmem.porcelain.recovery', *CLASSIFIER):
+    for module in ('agitmem.porcelain.records', 'agitmem.porcelain.recovery', *CLASSIFIER, 'typing'):
         assert module not in modules, f'hook prompt ({agent}) imports {module}'
 
 
@@ -203,6 +204,7 @@ def test_a_prompt_outside_a_compaction_opens_no_record(worked: Path, agent: str,
 HOOK_MACHINERY = (
     'agitmem.porcelain.agent_hooks', 'agitmem.porcelain.sessions', 'agitmem.porcelain.context',
     'agitmem.config', 'agitmem.memory', 'agitmem.audit', 'agitmem.repo', 'subprocess',
+    'typing',  # (agitmem/tuples.py)
 )
 
 
