@@ -4,6 +4,7 @@ import gc
 import io
 import os
 import sys
+import types
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Sequence
@@ -328,7 +329,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
 WRITES = ('save', 'note', 'fragment', 'verify', 'rollback', 'archive')
 
 
-def _writes(args: argparse.Namespace) -> bool:
+def _writes(args: argparse.Namespace | types.SimpleNamespace) -> bool:
     """A command that commits memory (`--no-save` writes the file only)."""
     if getattr(args, 'save', True) is False:
         return False
@@ -337,7 +338,7 @@ def _writes(args: argparse.Namespace) -> bool:
     return args.command in WRITES
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace | types.SimpleNamespace) -> int:
     # imports per command: the hot hook paths must not pay for pygit2
     cmd = args.command
     if cmd == 'init':
@@ -382,7 +383,7 @@ def _run(args: argparse.Namespace) -> int:
     return run(context.get(args.ref, need_memory=cmd not in ('review', 'land')))
 
 
-def _command(args: argparse.Namespace) -> Callable[[Context], int]:
+def _command(args: argparse.Namespace | types.SimpleNamespace) -> Callable[[Context], int]:
     """The command to run in its context, its modules imported."""
     cmd = args.command
     if cmd == 'save':
@@ -575,6 +576,21 @@ def _hook_call(argv: list[str]) -> tuple[str, str | None, list[str]] | None:
     return event, agent, rest
 
 
+# `load`'s flags that take no value: read without argparse
+LOAD_FLAGS = ('--after-compact', '--json')
+
+
+def _load_call(argv: list[str]) -> types.SimpleNamespace | None:
+    """The arguments of `load [--after-compact] [--json]` as argparse would
+    give them, read without it (its import and the parser are a third of
+    a load's own time); None for anything else, which argparse reads."""
+    if argv[:1] != ['load'] or any(a not in LOAD_FLAGS for a in argv[1:]):
+        return None
+    return types.SimpleNamespace(
+        command='load', after_compact='--after-compact' in argv, json='--json' in argv, ref=None,
+    )
+
+
 class _Escaped:
     """An output stream whose text has its control characters escaped
     (render.controls): whatever a command or hook prints, memory, payload
@@ -654,7 +670,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         repo_mod.start_early(identity=argv[0] != 'load' and '--no-save' not in own)
     if argv[:2] == ['recovery', 'audit']:
         argv = _options_first(argv)
-    args = _parser(only).parse_args(argv)
+    args = _load_call(argv) or _parser(only).parse_args(argv)
     if args.command == 'hook':
         return _hook(args.event, args.agent, args.hook_args)
     try:

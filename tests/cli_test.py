@@ -57,3 +57,20 @@ def test_the_output_streams_escape_what_a_terminal_acts_on() -> None:
     stream.writelines(['\x9b', 'x\n'])
     stream.flush()
     assert raw.getvalue().decode() == 'a\\u001b[8mb\n\\u202e\n\\u009bx\n'
+
+
+@pytest.mark.parametrize('argv', [
+    ['load'], ['load', '--json'], ['load', '--after-compact'], ['load', '--json', '--after-compact', '--json'],
+])
+def test_load_read_without_argparse_as_argparse_reads_it(argv: list[str]) -> None:
+    fast = cli._load_call(argv)
+    assert fast is not None
+    assert vars(fast) == vars(cli._parser('load').parse_args(argv))
+
+
+@pytest.mark.parametrize('argv', [
+    ['load', '--ref', 'refs/agitmem/heads/x'], ['load', '--ref=x'], ['load', '-h'], ['load', 'extra'],
+    ['load', '--jso'], ['state', 'show'],
+])
+def test_anything_else_is_left_to_argparse(argv: list[str]) -> None:
+    assert cli._load_call(argv) is None

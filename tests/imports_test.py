@@ -80,8 +80,11 @@ def test_hot_hooks_import_no_pygit2(worked: Path, event: str, payload: object) -
     stdin = payload(worked)  # type: ignore[operator]
     modules = imported(worked, 'hook', event, '--agent', 'claude', stdin=stdin)
     assert 'agitmem.commands.hook' in modules  # the probe ran the hook
-    # typing: a quarter of the interpreter's start (agitmem/tuples.py)
-    for name in ('pygit2', 'filelock', 'yaml', 'dataclasses', 'tempfile', 'argparse', 'hashlib', 'typing'):
+    # typing: a quarter of the interpreter's start (agitmem/tuples.py);
+    # subprocess: git is begun by posix_spawn (platforms.Child)
+    for name in (
+            'pygit2', 'filelock', 'yaml', 'dataclasses', 'tempfile', 'argparse', 'hashlib', 'typing', 'subprocess',
+    ):
         assert name not in modules, f'hook {event} imports {name}'
 
 
@@ -181,7 +184,7 @@ def test_edit_and_stop_hooks_outside_a_compaction_import_no_compaction_handling(
 ) -> None:
     modules = imported(worked, 'hook', event, '--agent', agent, stdin=_recorded(worked, name))
     assert 'agitmem.porcelain.agent_hooks' in modules  # the probe ran the hook
-    for module in (*COMPACTION_HANDLING, 'typing'):
+    for module in (*COMPACTION_HANDLING, 'typing', 'subprocess'):
         assert module not in modules, f'hook {event} ({agent}) imports {module}'
 
 
@@ -306,6 +309,19 @@ def test_load_and_state_show_import_no_pygit2(worked: Path) -> None:
         modules = imported(worked, *args)
         assert 'pygit2' not in modules, f'{" ".join(args)} imports pygit2'
         assert 'filelock' not in modules, f'{" ".join(args)} imports filelock'
+
+
+@pytest.mark.parametrize('args', [('load',), ('load', '--json'), ('load', '--after-compact')])
+def test_load_imports_no_argparse_nor_typing(worked: Path, args: tuple[str, ...]) -> None:
+    # its arguments read without argparse (cli._load_call); typing's
+    # names only for mypy (agitmem/tuples.py): each is milliseconds of
+    # an interpreter's start on every session start's shim
+    # (after a compaction RELATED reads the history through pygit2, which
+    # imports typing itself)
+    modules = imported(worked, *args)
+    assert 'agitmem.commands.load' in modules  # the probe ran it
+    for name in ('argparse', *(('typing',) if '--after-compact' not in args else ())):
+        assert name not in modules, f'{" ".join(args)} imports {name}'
 
 
 def test_reads_import_no_filelock(worked: Path) -> None:
