@@ -486,6 +486,7 @@ def test_pre_commit_hook_without_enforce_rules_imports_no_patch_reader(worked: P
 # a module or a process more is a cost on every commit (issue 23)
 
 PRE_COMMIT_MODULES = {
+    'agitmem.tuples',  # (typing's NamedTuple, without typing)
     'agitmem', 'agitmem.__main__', 'agitmem.ahead', 'agitmem.platforms', 'agitmem.cli', 'agitmem.errors',
     'agitmem.repo', 'agitmem.config', 'agitmem.caches', 'agitmem.commands',
     'agitmem.commands.githook', 'agitmem.porcelain', 'agitmem.porcelain.context',
@@ -500,6 +501,7 @@ PRE_COMMIT_MODULES = {
 }
 POST_COMMIT_MODULES = {
     'agitmem', 'agitmem.__main__', 'agitmem.ahead', 'agitmem.platforms', 'agitmem.cli', 'agitmem.errors',
+    'agitmem.tuples',  # (typing's NamedTuple, without typing)
     'agitmem.repo', 'agitmem.config', 'agitmem.caches', 'agitmem.commands',
     'agitmem.commands.githook', 'agitmem.porcelain', 'agitmem.porcelain.context',
     'agitmem.porcelain.saved', 'agitmem.memory', 'agitmem.memory.files',
