@@ -81,9 +81,11 @@ def test_hot_hooks_import_no_pygit2(worked: Path, event: str, payload: object) -
     modules = imported(worked, 'hook', event, '--agent', 'claude', stdin=stdin)
     assert 'agitmem.commands.hook' in modules  # the probe ran the hook
     # typing: a quarter of the interpreter's start (agitmem/tuples.py);
-    # subprocess: git is begun by posix_spawn (platforms.Child)
+    # subprocess: git is begun by posix_spawn (platforms.Child);
+    # unicodedata: a shared library, for precomposing file systems only
     for name in (
             'pygit2', 'filelock', 'yaml', 'dataclasses', 'tempfile', 'argparse', 'hashlib', 'typing', 'subprocess',
+            'unicodedata',
     ):
         assert name not in modules, f'hook {event} imports {name}'
 
