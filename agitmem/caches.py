@@ -31,14 +31,23 @@ def read(path: Path, limit: int = LIMIT, *, follow: bool = True) -> bytes | None
     return data if len(data) <= limit else None
 
 
+def own(path: Path, limit: int = LIMIT) -> bytes | None:
+    """A file of agitmem's own under <git dir>/agitmem/ (a cache, hook
+    state, the memory base): read as `read` does, and None when it is a
+    symlink: agitmem replaces these files whole (repo.atomic_write), so a
+    link is none of its own, and what it points at (a device, a file
+    outside the repository) is never read.  Every read of that
+    directory's files goes through here."""
+    return read(path, limit, follow=False)
+
+
 def read_json(path: Path, limit: int = LIMIT) -> object:
-    """The file's JSON, read as `read` does; None when it is not there,
+    """The file's JSON, read as `own` does; None when it is not there,
     not JSON (cut short by a crash: no cache is fsynced), nested too deep
-    to parse, or a symlink: agitmem replaces its caches whole, so a link
-    is none of its own, and what it points at, maybe outside the
-    repository, is never read into the agent's context."""
+    to parse, or a symlink (what it points at, maybe outside the
+    repository, is never read into the agent's context)."""
     import json
-    data = read(path, limit, follow=False)
+    data = own(path, limit)
     if data is None:
         return None
     try:

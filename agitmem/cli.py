@@ -539,19 +539,60 @@ def _stdin(limit: int | None) -> str | None:
 MODEL_CALLS = ('BeforeModel', 'PreCompress')
 
 
+# characters of a payload past a megabyte read for its head: the clients
+# put the event and cwd before the request or the output that makes it large
+HEAD_CHARS = 64 * 1024
+
+
 def _payload_head(stdin: str) -> dict[str, Any]:
     """The payload, parsed for where it runs and which event it is (a
     guess only: a wrong one costs an unused git process, or none begun).
-    A payload past a megabyte (a shell's whole output) is not parsed twice
-    for it."""
+    A payload past a megabyte (a model call's whole request, a shell's
+    whole output) is not parsed twice for it: its members before the
+    first its first HEAD_CHARS cut are."""
     import json
     if len(stdin) > 1024 * 1024:
-        return {}
+        return _members(stdin[:HEAD_CHARS])
     try:
         data = json.loads(stdin)
     except (ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def _members(head: str) -> dict[str, Any]:
+    """The top-level members of the JSON object `head` begins, up to the
+    first value it cuts: the payload's own keys, never a string inside a
+    value that looks like one (a prompt quoting `"hook_event_name":
+    "BeforeModel"`).  A key given twice: the last seen, as json.loads."""
+    import json
+    decoder = json.JSONDecoder()
+    ret: dict[str, Any] = {}
+
+    def skip(i: int) -> int:
+        while head[i:i + 1] in (' ', '\t', '\n', '\r'):
+            i += 1
+        return i
+
+    i = skip(0)
+    if head[i:i + 1] != '{':
+        return {}
+    i = skip(i + 1)
+    while head[i:i + 1] == '"':
+        try:
+            key, i = json.decoder.scanstring(head, i + 1)  # type: ignore[attr-defined]
+            i = skip(i)
+            if head[i:i + 1] != ':':
+                break
+            value, i = decoder.raw_decode(head, skip(i + 1))
+        except (ValueError, RecursionError):
+            break  # cut here (or not JSON): what came before is the head
+        ret[key] = value
+        i = skip(i)
+        if head[i:i + 1] != ',':
+            break
+        i = skip(i + 1)
+    return ret
 
 
 def _payload_cwd(data: dict[str, Any]) -> str | None:
@@ -682,6 +723,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except CheckFailed:
         return 1
+    except UnicodeEncodeError as e:
+        if e.reason != 'surrogates not allowed':
+            raise
+        # bytes that are not UTF-8 in an argument (argv decodes them as
+        # lone surrogates): memory is UTF-8 text, so nothing was written
+        print('agitmem: an argument holds bytes that are not UTF-8; memory keeps UTF-8 text only',
+              file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print('agitmem: interrupted', file=sys.stderr)
         return 130

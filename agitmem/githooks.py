@@ -17,6 +17,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from agitmem import caches
 from agitmem import repo as repo_mod
 from agitmem.errors import AgitmemError
 from agitmem.repo import Repo
@@ -73,20 +74,13 @@ def record_idle(repo: Repo, config: bytes | None, idle: bool) -> None:
     try:
         if not idle or config is None:
             path.unlink(missing_ok=True)
-        elif _read_bytes(path) != config:
+        elif caches.own(path, _HOOK_MAX) != config:  # (a link is none of ours: replaced)
             repo_mod.atomic_write(path, config)
     except OSError:
         pass
 
 
 _HOOK_MAX = 4 * 1024 * 1024  # bytes of a hook or config copy read
-
-
-def _read_bytes(path: Path) -> bytes | None:
-    try:
-        return repo_mod.read_regular(path, _HOOK_MAX)
-    except OSError:
-        return None
 
 
 def shim(name: str, python: str = sys.executable) -> str:
@@ -195,7 +189,7 @@ def _idle(name: str) -> list[str]:
             'idle="${GIT_DIR:-.git}/agitmem/' + COMMIT_MSG_IDLE + '"',
             'if [ -z "${AGITMEM_SKIP-}" ] && [ -d .agent/memory ] && [ ! -L .agent ] &&',
             '        [ ! -L .agent/memory ] && [ -f .agent/config.yaml ] &&',
-            '        [ ! -L .agent/config.yaml ] && [ -f "$idle" ] &&',
+            '        [ ! -L .agent/config.yaml ] && [ -f "$idle" ] && [ ! -L "$idle" ] &&',
             '        cmp -s .agent/config.yaml "$idle" 2>/dev/null; then',
             '    exit 0',
             'fi',

@@ -1045,7 +1045,7 @@ def _cached_tree(repo: Repo, key: bytes | None) -> str | None:
     if key is None:
         return None
     from agitmem import caches
-    data = caches.read(repo.git_dir / 'agitmem' / _TREE_CACHE)  # never a FIFO's hang
+    data = caches.own(repo.git_dir / 'agitmem' / _TREE_CACHE)  # never a FIFO's hang, nor a link
     if data is None:
         return None
     got, _, tree = data.strip().partition(b' ')
@@ -1055,15 +1055,13 @@ def _cached_tree(repo: Repo, key: bytes | None) -> str | None:
 
 
 def _remember_tree(repo: Repo, key: bytes, tree: str) -> None:
-    path = repo.git_dir / 'agitmem' / _TREE_CACHE
-    tmp = path.with_name(f'.{_TREE_CACHE}.{os.getpid()}')
+    # a new temp file (O_EXCL), never one a name guessed from the pid could
+    # have linked out of the repository; no fsync: a cache lost in a crash
+    # is only computed again
     try:
-        path.parent.mkdir(exist_ok=True)
-        tmp.write_bytes(key + b' ' + tree.encode() + b'\n')
-        # no fsync: a cache lost in a crash is only computed again
-        os.replace(tmp, path)
+        atomic_write(repo.git_dir / 'agitmem' / _TREE_CACHE, key + b' ' + tree.encode() + b'\n', durable=False)
     except OSError:
-        tmp.unlink(missing_ok=True)
+        pass
 
 
 def _changes(
@@ -1558,6 +1556,17 @@ def _mkstemp(directory: Path, prefix: str) -> tuple[int, str]:
     raise FileExistsError(f'no free temporary name in {directory}')
 
 
+def _mode_of(path: Path) -> int:
+    """The permissions a file replacing `path` keeps: its own when it is a
+    regular file; a symlink's target (/dev/null, a file outside the
+    repository) lends none."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return 0o644
+    return stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else 0o644
+
+
 def atomic_write(path: Path, data: bytes, *, mode: int | None = None, durable: bool = True) -> None:
     """temp file in the same directory + rename: readers see old or new,
     never half a file.  Not `durable`: no fsync, for what is made again
@@ -1572,12 +1581,7 @@ def atomic_write(path: Path, data: bytes, *, mode: int | None = None, durable: b
             if durable:
                 f.flush()
                 os.fsync(f.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        elif path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
-        else:
-            os.chmod(tmp, 0o644)
+        os.chmod(tmp, _mode_of(path) if mode is None else mode)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -1696,7 +1700,7 @@ def memory_base(repo: Repo) -> tuple[str | None, str | None]:
     or saved to, as recorded in its git dir; plain text, so the hot hooks
     read it without pygit2."""
     from agitmem import caches
-    data = caches.read(memory_base_path(repo))  # never a FIFO's hang
+    data = caches.own(memory_base_path(repo))  # never a FIFO's hang, nor a link
     if data is None:
         return None, None
     words = data.decode('utf-8', 'surrogateescape').split()

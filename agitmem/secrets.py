@@ -94,12 +94,17 @@ class Allow:
 NOTHING = Allow()
 
 
-def _marked_lines(text: str, hits: list[tuple[int, int]]) -> set[int]:
-    """Where the lines begin that carry a marker outside every value found
-    (`hits`, sorted): a marker inside a value (the secret's own characters,
-    or another value's on the line) allows nothing."""
+def _reach(text: str, raw: str, hits: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """What the markers outside every value found (`hits`, sorted) allow,
+    sorted spans of the unescaped `text`: each marker's line, or, when the
+    marker is inside a JSON or YAML double-quoted string of `raw` (the
+    text as written, the same length), that string's part of its line.  A
+    fragments.jsonl line holds a whole fragment: a marker in its `goal`
+    allows nothing in its `result`.  A marker inside a value (the
+    secret's own characters, or another value's on the line) allows
+    nothing."""
     if not hits:
-        return set()
+        return []
     ends = list(itertools.accumulate((e for _, e in hits), max))
     free = []
     for m in _re(_MARKER_RE).finditer(text):
@@ -107,35 +112,42 @@ def _marked_lines(text: str, hits: list[tuple[int, int]]) -> set[int]:
         i = bisect.bisect_left(hits, (m.end(), 0))
         if i == 0 or ends[i - 1] <= m.start():
             free.append(m.start())
-    return set(_line_starts(text, free))
-
-
-def _line_starts(text: str, positions: list[int]) -> list[int]:
-    """Where the line holding each of `positions` (in order) begins: each
-    look back stops at the one before (linear on one long line)."""
+    if not free:
+        return []
+    breaks = [m.start() for m in _re('\n').finditer(text)]  # the escaped ones too
+    rows = [m.start() for m in _re('\n').finditer(raw)]  # the file's own lines
+    # the string quotes of raw: `"` but an escaped one (`\"`)
+    quotes = [m.start() for m in _re(r'\\.|"').finditer(raw) if m[0] == '"']
     ret = []
-    line = prev = 0
-    for p in positions:
-        nl = text.rfind('\n', prev, p)
-        if nl >= 0:
-            line = nl + 1
-        ret.append(line)
-        prev = p
-    return ret
+    for p in free:
+        b = bisect.bisect_left(breaks, p)
+        start, end = (breaks[b - 1] + 1 if b else 0), (breaks[b] if b < len(breaks) else len(text))
+        r = bisect.bisect_left(rows, p)
+        row = rows[r - 1] + 1 if r else 0
+        q = bisect.bisect_left(quotes, p)
+        if (q - bisect.bisect_left(quotes, row)) % 2:  # inside a string
+            start = max(start, quotes[q - 1] + 1)
+            if q < len(quotes):
+                end = min(end, quotes[q])
+        ret.append((start, end))
+    return sorted(set(ret))
 
 
 def _allowed(
-        text: str, start: int, end: int, line: int, marked: set[int], allow: Allow,
+        text: str, start: int, end: int, reach: list[tuple[int, int]],
+        reach_ends: list[int], allow: Allow,
 ) -> str:
-    """Why the value [start, end) on the line beginning at `line` is
-    allowed, or '' (`marked`: where the lines with a marker begin; a value
-    over several lines, a key block, is never allowed so)."""
+    """Why the value [start, end) is allowed, or '' (`reach`: what the
+    markers allow, `_reach`; `reach_ends`: the furthest end of those
+    starting up to each one; a value over several lines, a key block, is
+    never allowed so)."""
     value = text[start:end]
     if allow.fingerprints and fingerprint(value) in allow.fingerprints:
         return 'fingerprint'
     if any(p.fullmatch(value) for p in allow.patterns):
         return 'pattern'
-    if line in marked and '\n' not in text[start:end]:
+    i = bisect.bisect_right(reach, (start, len(text)))
+    if i and reach_ends[i - 1] >= end:
         return 'marker'
     return ''
 
@@ -3620,9 +3632,10 @@ def _judged_end(text: str, end: int, kind: str) -> int:
     return end
 
 
-def _found(text: str, allow: Allow) -> list[tuple[int, int, str, str]]:
+def _found(text: str, allow: Allow, raw: str | None = None) -> list[tuple[int, int, str, str]]:
     """(start, end, kind, why allowed or '') of each value in the
-    unescaped `text` (end: `_judged_end`).  An allowed value hides nothing: the values that
+    unescaped `text` (end: `_judged_end`; `raw`: the text as written, its
+    quotes bound a marker's reach).  An allowed value hides nothing: the values that
     overlap it are found again and judged on their own (an allowed sample
     key inside a longer `password=` value does not let the value by)."""
     marked = any(m in text for m in MARKERS)
@@ -3631,12 +3644,10 @@ def _found(text: str, allow: Allow) -> list[tuple[int, int, str, str]]:
 
     def judged(hits: list[tuple[int, int, str]]) -> list[tuple[int, int, str, str]]:
         whole = [(s, _judged_end(text, e, k), k) for s, e, k in hits]
-        lines = _marked_lines(text, sorted({(s, e) for s, e, _ in whole})) if marked else set()
-        starts = _line_starts(text, [s for s, _, _ in whole])  # hits are in order
-        return [
-            (s, e, k, _allowed(text, s, e, line, lines, allow))
-            for (s, e, k), line in zip(whole, starts)
-        ]
+        written = text if raw is None or len(raw) != len(text) else raw
+        reach = _reach(text, written, sorted({(s, e) for s, e, _ in whole})) if marked else []
+        reach_ends = list(itertools.accumulate((e for _, e in reach), max))
+        return [(s, e, k, _allowed(text, s, e, reach, reach_ends, allow)) for s, e, k in whole]
     hits = _spans(text)
     found = judged(hits)
     # the spans as the scan found them (not the judged ends): what `free` names
@@ -3650,7 +3661,7 @@ def scan(text: str, where: str, allow: Allow | None = None) -> list[Secret]:
     rest block.  `where` names the text in the findings: a file's path, or
     e.g. 'commit message'."""
     plain = _unescaped(text)
-    hits = _found(plain, allow or NOTHING)
+    hits = _found(plain, allow or NOTHING, text)
     ret: list[Secret] = []
     seen = set()
     line, pos = 1, 0

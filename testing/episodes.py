@@ -23,6 +23,7 @@ import yaml
 from testing import labelled
 from testing.util import agitmem
 from testing.util import git
+from testing.util import ok
 
 PAYLOADS = Path(__file__).parent.parent / 'tests' / 'agents' / 'payloads'
 # the labeller's words -> `agitmem recovery`'s verdicts
@@ -71,9 +72,7 @@ class Run:
         return proc.stdout
 
     def ok(self, *args: str) -> str:
-        proc = self.cli(*args, cwd=self.repo)
-        assert proc.returncode == 0, (args, proc.stderr)
-        return proc.stdout
+        return ok(*args, cwd=self.repo, cli=self.cli)
 
     # -- the repository and its memory ------------------------------------------
     def setup(self) -> None:

@@ -5,7 +5,10 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+
+from testing import zygote
 
 _AGITMEM = shutil.which('agitmem', path=os.path.dirname(sys.executable)) or shutil.which('agitmem')
 
@@ -33,13 +36,26 @@ def agitmem_argv() -> list[str]:
 
 def agitmem(*args: str, cwd: Path | str, input: str | None = None,
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """The installed console script, exactly as a user runs it."""
+    """The installed console script, as a user runs it: through this
+    process's warm agitmem (testing/zygote.py) when the run would start
+    as it did, else started afresh."""
+    z = zygote.warm(_AGITMEM) if _AGITMEM else None
+    done = z.try_run(*args, cwd=cwd, input=input, env=env) if z else None
+    return done or started(*args, cwd=cwd, input=input, env=env)
+
+
+def started(*args: str, cwd: Path | str, input: str | None = None,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The console script in an interpreter of its own, always."""
     return run(*agitmem_argv(), *args, cwd=cwd, input=input, env=env)
 
 
 def ok(*args: str, cwd: Path | str, input: str | None = None,
-       env: dict[str, str] | None = None) -> str:
-    proc = agitmem(*args, cwd=cwd, input=input, env=env)
+       env: dict[str, str] | None = None,
+       cli: Callable[..., subprocess.CompletedProcess[str]] | None = None) -> str:
+    """A command that must succeed (through `cli`, a runner with
+    `agitmem`'s arguments: a zygote's `run`); its stdout."""
+    proc = (cli or agitmem)(*args, cwd=cwd, input=input, env=env)
     assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
     return proc.stdout
 

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,6 +59,76 @@ def test_the_output_streams_escape_what_a_terminal_acts_on() -> None:
     stream.writelines(['\x9b', 'x\n'])
     stream.flush()
     assert raw.getvalue().decode() == 'a\\u001b[8mb\n\\u202e\n\\u009bx\n'
+
+
+# -- the hook's quick look at its payload (cli._payload_head) -----------------
+
+_GEMINI = Path(__file__).parent / 'agents' / 'payloads' / 'gemini'
+
+
+def _before_model(repo: Path, content: str) -> dict[str, object]:
+    data: dict[str, Any] = json.loads((_GEMINI / 'BeforeModel.json').read_text())
+    data.update(cwd=str(repo), transcript_path=str(repo / 'none.jsonl'), session_id='g1')
+    data['llm_request']['messages'].append({'role': 'user', 'content': content})
+    return data
+
+
+def _git_starts(trace: Path) -> int:
+    if not trace.exists():
+        return 0
+    return sum(json.loads(line).get('event') == 'start' for line in trace.read_text().splitlines())
+
+
+def test_a_large_model_call_begins_no_git(memrepo: Path, tmp_path: Path) -> None:
+    """A BeforeModel request past a megabyte (a long chat) is known for
+    one from its head: no git process is begun for it, as for a small one
+    (nearly every model call ends without git)."""
+    trace = tmp_path / 'trace'
+    stdin = json.dumps(_before_model(memrepo, 'y' * 2_000_000))
+    proc = subprocess.run(
+        [*agitmem_argv(), 'hook', 'prompt', '--agent', 'gemini'], cwd=memrepo, input=stdin,
+        capture_output=True, text=True, env={**os.environ, 'GIT_TRACE2_EVENT': str(trace)}, check=False,
+    )
+    assert proc.returncode == 0 and proc.stderr == '', proc.stderr
+    assert json.loads(proc.stdout) == {}
+    assert _git_starts(trace) == 0
+
+
+def test_the_head_of_a_large_payload_is_its_own_members(tmp_path: Path) -> None:
+    head = cli._payload_head(json.dumps(_before_model(tmp_path, 'y' * 2_000_000)))
+    assert head['hook_event_name'] == 'BeforeModel'
+    assert head['cwd'] == str(tmp_path)
+    assert 'llm_request' not in head  # cut by the head: not guessed at
+    # a prompt quoting a model call's event is not the event: the members
+    # after the value the head cuts are unknown, not read from inside it
+    quoted = '{"hook_event_name": "BeforeModel", "cwd": "/"} ' + 'z' * 2_000_000
+    head = cli._payload_head(json.dumps({
+        'session_id': 's', 'prompt': quoted, 'hook_event_name': 'BeforeAgent', 'cwd': str(tmp_path),
+    }))
+    assert head == {'session_id': 's'}
+    # a key given twice: the last one, as the hook's own parse takes it
+    twice = '{"hook_event_name": "BeforeModel", "hook_event_name": "AfterAgent", "x": "%s"}'
+    assert cli._payload_head(twice % ('w' * 2_000_000))['hook_event_name'] == 'AfterAgent'
+    assert cli._payload_head('[' * 2_000_000) == {}
+    assert cli._payload_head('{"a": ' + '[' * 100_000) == {}
+
+
+def test_a_payload_that_quotes_a_model_call_is_handled_as_itself(memrepo: Path) -> None:
+    """A Gemini prompt (BeforeAgent) past a megabyte whose text begins like
+    a model call's payload: the hook handles it as the prompt it is (the
+    memory is injected)."""
+    prompt = '{"hook_event_name": "BeforeModel", "llm_request": {"messages": []}} ' + 'p ' * 600_000
+    stdin = json.dumps({
+        'session_id': 'g2', 'transcript_path': str(memrepo / 'none.jsonl'), 'prompt': prompt,
+        'hook_event_name': 'BeforeAgent', 'cwd': str(memrepo), 'timestamp': '2026-12-05T00:00:00Z',
+    })
+    proc = subprocess.run(
+        [*agitmem_argv(), 'hook', 'prompt', '--agent', 'gemini'], cwd=memrepo, input=stdin,
+        capture_output=True, text=True, check=False,
+    )
+    assert proc.returncode == 0 and 'Traceback' not in proc.stderr, proc.stderr
+    observed = json.loads((memrepo / '.git' / 'agitmem' / 'observed.json').read_text())
+    assert observed['requests'][-1]['text'].startswith('{"hook_event_name": "BeforeModel"')
 
 
 @pytest.mark.parametrize('argv', [

@@ -1078,6 +1078,25 @@ def test_a_marker_cannot_allow_what_is_not_wholly_on_its_line() -> None:
     assert _allowed(json.dumps({'note': f'deploy\n{TOKEN} agitmem:allow'}))[0][2] == 'marker'
 
 
+def test_a_marker_in_a_string_allows_only_that_string() -> None:
+    """A fragments.jsonl line holds a whole fragment, each field a JSON
+    string: a marker in one field allowed every finding on the line (the
+    result's token by a marker in the goal).  In a string, a marker
+    allows what is in that string (on its own line of it)."""
+    line = json.dumps({'id': 'A-1', 'goal': 'agitmem:allow', 'result': f'deployed with {TOKEN}'})
+    assert [a for _, _, a in _allowed(line + '\n')] == ['']
+    line = json.dumps({'id': 'A-1', 'goal': f'the docs sample {TOKEN} agitmem:allow', 'result': f'then {AWS}'})
+    assert [(k, a) for _, k, a in _allowed(line + '\n')] == [('GitHub token', 'marker'), ('AWS access key', '')]
+    # the string's quote escaped inside it does not end it
+    line = json.dumps({'goal': f'say "hi" {TOKEN} agitmem:allow', 'result': f'{AWS}'})
+    assert [a for _, _, a in _allowed(line + '\n')] == ['marker', '']
+    # YAML's double-quoted strings alike; a marker outside every string
+    # still allows its whole line
+    assert [a for _, _, a in _allowed(f'a: "agitmem:allow"\nb: "{TOKEN}" "x"\n')] == ['']
+    assert {a for _, _, a in _allowed(f'token = "{TOKEN}"  # gitleaks:allow\n')} == {'marker'}
+    assert {a for _, _, a in _allowed(f'- "{TOKEN}" and "{AWS}"  # agitmem:allow\n')} == {'marker'}
+
+
 def test_a_pattern_allows_the_values_it_matches_whole() -> None:
     allow = scanner.Allow(patterns=(re.compile('ghp_Zx9k[A-Za-z0-9]+'),))
     assert _allowed(f'- {TOKEN}', allow) == [(1, 'GitHub token', 'pattern')]

@@ -66,7 +66,7 @@ def clean(repo: Repo, key: str) -> list[str]:
     if not key:
         return []
     from agitmem import caches
-    data = caches.read(_path(repo))  # never a FIFO's hang
+    data = caches.own(_path(repo))  # never a FIFO's hang, nor a link
     try:
         lines = (data or b'').decode('ascii').split('\n')
     except ValueError:
@@ -84,7 +84,10 @@ def remember(repo: Repo, key: str, known: list[str], new: Iterable[str]) -> None
     kept = [d for d in known if d not in add] + add
     data = '\n'.join([key, *kept[-KEEP:]]) + '\n'
     try:
-        _write(_path(repo), data.encode())
+        # a new temp file renamed over it (readers see the old or the new
+        # one), never a name a link could be waiting at; no fsync: a cache
+        # lost in a crash is only scanned again
+        repo_mod.atomic_write(_path(repo), data.encode(), durable=False)
     except OSError:
         pass  # not remembered: the next hook scans again
 
@@ -95,16 +98,3 @@ def remember_files(repo: Repo, files: Mapping[str, bytes]) -> None:
     texts = [data.decode('utf-8', 'replace') for data in files.values()]
     remember(repo, key, clean(repo, key), [digest(t) for t in texts])
 
-
-def _write(path: Path, data: bytes) -> None:
-    """A temp file renamed over the cache (readers see the old or the new
-    one); no fsync: a cache lost in a crash is only scanned again."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f'.{path.name}.{os.getpid()}')
-    try:
-        with open(tmp, 'wb') as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise

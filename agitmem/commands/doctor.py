@@ -6,6 +6,7 @@ import json
 from dataclasses import asdict
 
 from agitmem import audit
+from agitmem import render
 from agitmem import repo as repo_mod
 from agitmem.errors import CheckFailed
 from agitmem.porcelain import doctor as doctor_mod
@@ -25,9 +26,12 @@ def doctor(as_json: bool) -> int:
         }, indent=2))
     else:
         for f in findings:
-            print(f'{f.level:8} {f.check:14} {f.message}')
+            # each finding one line, whatever text of a settings file, hook
+            # or memory ref its message quotes (rendered there already:
+            # controls_line only escapes what is left, a line break)
+            print(f'{f.level:8} {f.check:14} {render.controls_line(f.message)}')
             if f.fix and f.level != doctor_mod.OK:
-                print(f'{"":24}fix: {f.fix}')
+                print(f'{"":24}fix: {render.controls_line(f.fix)}')
         if errors:
             print(f'doctor: {len(errors)} problem(s), {len(warnings)} warning(s)')
         else:

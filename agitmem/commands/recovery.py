@@ -40,7 +40,7 @@ def _table(summary: dict[str, Any], stale_minutes: int) -> list[str]:
     row('state fresh', summary['fresh'])
     row(f'state > {stale_minutes} min old', summary['stale'])
     for agent, c in summary['agents'].items():
-        row(f'agent {agent}', c)
+        row(f'agent {render.line(str(agent))}', c)  # a name from the log
     return lines
 
 
@@ -71,8 +71,11 @@ def _report(ctx: Context, since: str | None, as_json: bool) -> int:
         verdict = r.get('verdict') or 'pending'
         hand = ' (marked)' if r.get('mark') else ''
         title = log_format.TITLES.get(verdict, verdict)
-        first = render.line(str(r.get('first_action') or '-'))
-        print(f'{r["n"]:>3}. {r.get("at")} {r.get("agent")} {r.get("trigger")}: {title}{hand}; first: {first}')
+        # the log's text (a cloned or hand-edited one): each value on its line
+        at, agent, trigger, first = (
+            render.line(str(r.get(k) or '-')) for k in ('at', 'agent', 'trigger', 'first_action')
+        )
+        print(f'{r["n"]:>3}. {at} {agent} {trigger}: {title}{hand}; first: {first}')
     print('one in full: `agitmem recovery show N`; correct a verdict: `agitmem recovery mark N ok|drift|location|state|reset`')
     return 0
 
@@ -99,14 +102,15 @@ def _show(ctx: Context, n: int, as_json: bool) -> int:
     expect = r.get('expect')
     expect = expect if isinstance(expect, dict) else {}
     before, after = r.get('tokens_before'), r.get('tokens_after')
-    print(f'compaction {r["n"]} ({r["id"]}) at {r.get("at")}')
+    rid, at, checkpoint = (render.line(str(r.get(k) or '-')) for k in ('id', 'at', 'checkpoint'))
+    print(f'compaction {r["n"]} ({rid}) at {at}')
     agent, session, trigger = (render.line(str(r.get(k))) for k in ('agent', 'session', 'trigger'))
     print(f'agent: {agent}, session {session}, trigger {trigger}')
-    print(f'tokens: {_tokens(r.get("agent"), before, after)}')
-    print(f'checkpoint: {r.get("checkpoint") or "-"}')
+    print(f'tokens: {_tokens(render.line(str(r.get("agent") or "")), before, after)}')
+    print(f'checkpoint: {checkpoint}')
     age = r.get('state_age')
     updated = state_mod.human_age(age if isinstance(age, (int, float)) else None)
-    print(f'state: step {r.get("state_step")}, updated {updated}{" (stale)" if r.get("stale") else ""}')
+    print(f'state: step {render.line(str(r.get("state_step")))}, updated {updated}{" (stale)" if r.get("stale") else ""}')
     for key in ('current_goal', 'current_file', 'current_symbol', 'next_intent', 'verification'):
         if expect.get(key):
             print(f'  {key}: {render.line(str(expect[key]))}')

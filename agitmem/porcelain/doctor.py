@@ -461,17 +461,20 @@ def check_memory(ctx: context.Context) -> list[Finding]:
             more = f' and {len(changed) - 5} more' if len(changed) > 5 else ''
             ret.append(Finding(
                 'unsaved', WARNING,
-                f'unsaved memory: {", ".join(changed[:5])}{more}', 'agitmem save',
+                f'unsaved memory: {", ".join(render.line(c) for c in changed[:5])}{more}', 'agitmem save',
             ))
         else:
             ret.append(Finding('unsaved', OK, 'no unsaved memory'))
 
-    conflicts = _text(saved.conflicts_path(ctx.repo))
+    from agitmem import caches
+    # agitmem's own file: a link (to a file outside the repository) is none
+    kept = caches.own(saved.conflicts_path(ctx.repo), TEXT_MAX)
+    conflicts = None if kept is None else kept.decode('utf-8', 'replace')
     if conflicts and conflicts.strip():
         lines = conflicts.strip().splitlines()
         ret.append(Finding(
             'conflicts', ERROR,
-            f'{len(lines)} unresolved memory conflict(s): {lines[0]}',
+            f'{len(lines)} unresolved memory conflict(s): {render.line(lines[0])}',
             'resolve the conflict markers in .agent/memory/, then `agitmem save`',
         ))
     else:

@@ -674,6 +674,10 @@ def _iso(when: int, offset: int) -> str:
     )
 
 
+# bytes of a cached index read: far above the index of any memory's history
+CACHE_MAX = 512 << 20
+
+
 def _cache_path(repo: Repo, ref: str) -> Path:
     # memory refs are shared by every worktree, but refs/worktree/ ones
     where = repo.git_dir if ref.startswith('refs/worktree/') else repo.common_dir
@@ -694,10 +698,9 @@ def index(
     if top is None:
         return None
     path = _cache_path(repo, ref)
-    try:
-        cached = Index.load(path.read_bytes(), ref)
-    except OSError:
-        cached = None
+    from agitmem import caches
+    data = caches.own(path, CACHE_MAX)  # never a FIFO's hang, nor a link
+    cached = None if data is None else Index.load(data, ref)
     if cached is not None and cached.tip == str(top.id):
         return cached
     if cached is not None and cached.tip is not None and _ancestor(pr, cached.tip, top.id):

@@ -6,6 +6,7 @@ the files, without pygit2: the post-commit hook runs on every commit and
 mostly finds that nothing changed."""
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import NamedTuple
@@ -35,7 +36,7 @@ def saved(ctx: Context) -> Saved:
     memory file a save would refuse raises as the save would."""
     repo = ctx.repo
     base, held = repo_mod.memory_base(repo)
-    if base is None or held != ctx.ref or not _OID.fullmatch(base) or conflicts_path(repo).exists():
+    if base is None or held != ctx.ref or not _OID.fullmatch(base) or os.path.lexists(conflicts_path(repo)):
         return Saved(False, None)
     tip_proc, tree_proc = repo_mod.git_each(
         # the tip, and HEAD's parents (a merge commit is the post-commit

@@ -26,11 +26,24 @@ KEEP_SECONDS = 7 * 24 * 3600
 KEEP_FILES = 200
 
 
+# characters of a session id kept as they are: the clients' ids are UUIDs
+# (36) or file names; a longer one (a payload's) is kept in part and digested
+ID_CHARS = 128
+
+
 def session_key(agent: str, session_id: str | None, environ: dict[str, str] | None = None) -> str:
     """The agent's own session id; for shell shims $AGITMEM_SESSION, else
-    one session per agent."""
+    one session per agent.  An id over ID_CHARS is its first 64
+    characters, `#` and the SHA-256 of all of it: every cache that names
+    the session (its hook state, each observed edit and request) stays
+    small, and two ids still never share a key (a digested one is longer
+    than any id kept whole)."""
     env = os.environ if environ is None else environ
     sid = session_id or (env.get('AGITMEM_SESSION') if agent == 'shell' else None) or '-'
+    if len(sid) > ID_CHARS:
+        import hashlib
+        digest = hashlib.sha256(sid.encode('utf-8', 'surrogatepass')).hexdigest()
+        sid = f'{sid[:64]}#{digest}'
     return f'{agent}\0{sid}'
 
 

@@ -140,7 +140,7 @@ def run(
         output = ran.output.decode('utf-8', 'replace')
         if ran.timed_out:
             output += f'\nstopped after {timeout:g}s\n'
-        return _record(ctx, shlex.join(cmd), ran.code, output, save=save, timed_out=ran.timed_out)
+        return _record(ctx, _shown(cmd), ran.code, output, save=save, timed_out=ran.timed_out)
     proc = _start(cmd, ctx.repo.root, group=False)
     assert proc.stdout is not None
     chunks: list[bytes] = []
@@ -149,7 +149,13 @@ def run(
             echo(chunk)
         chunks.append(chunk)
     code = proc.wait()
-    return _record(ctx, shlex.join(cmd), code, b''.join(chunks).decode('utf-8', 'replace'), save=save)
+    return _record(ctx, _shown(cmd), code, b''.join(chunks).decode('utf-8', 'replace'), save=save)
+
+
+def _shown(cmd: list[str]) -> str:
+    """The command as recorded: an argument's bytes that are not UTF-8
+    (lone surrogates in argv) written as \\xNN, so the run is recorded."""
+    return shlex.join(cmd).encode('utf-8', 'surrogateescape').decode('utf-8', 'backslashreplace')
 
 
 def confirmed(command: str) -> list[str]:

@@ -9,6 +9,7 @@ records the worktree's memory base and its unresolved conflicts, and
 writes the audit line."""
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from collections.abc import Mapping
@@ -46,8 +47,8 @@ def record_conflicts(repo: Repo, conflicts: Sequence[merge.Conflict]) -> None:
     if conflicts:
         text = ''.join(f'{c}\n' for c in conflicts)
         repo_mod.atomic_write(path, text.encode())
-    elif path.exists():
-        path.unlink()
+    elif os.path.lexists(path):
+        path.unlink()  # (a link: the link, never what it points at)
 
 
 # -- the write path -------------------------------------------------------------
@@ -167,7 +168,7 @@ def save(
             )
         oid, subject, files = done
         if worktree and (
-                conflicts is not None or conflicts_path(ctx.repo).exists()
+                conflicts is not None or os.path.lexists(conflicts_path(ctx.repo))
         ):
             # a merge records what it left; a save after resolving clears it
             from agitmem import merge  # a merge's: not every write pays for it

@@ -426,3 +426,74 @@ def test_gemini_compression_seen_at_the_prompt_and_judged_at_after_agent(agentre
     assert (row['agent'], row['trigger'], row['verdict']) == ('gemini', 'compressed', 'recovered')
     shown = ok('recovery', 'show', '1', cwd=agentrepo)
     assert "--- the client's summary ---\n(none recorded)" not in shown
+
+
+# -- text from a log, shown: controls escaped, one value never two lines -------
+
+# an ANSI escape, a carriage return, a bidi override, a NUL, a lone
+# surrogate, a line separator, a newline and HTML
+HOSTILE = 'X\x1b[31mR\rC\u202eB\x00N\ud800S\u2028L\nFORGED <b>&'
+
+
+def _raw(text: str) -> list[str]:
+    import unicodedata
+    return [c for c in text if c not in '\t\n' and unicodedata.category(c) in ('Cc', 'Cf', 'Cs', 'Zl', 'Zp')]
+
+
+def _forged(text: str) -> list[str]:
+    return [ln for ln in text.splitlines() if ln.startswith('FORGED')]
+
+
+def test_a_tampered_recovery_log_is_shown_escaped(agentrepo: Path) -> None:
+    """recovery.jsonl is a file of the repository (a clone's, or edited by
+    hand): each of its values is shown on its own line, escaped."""
+    log = agentrepo / '.agent' / 'log' / 'recovery.jsonl'
+    log.parent.mkdir(parents=True, exist_ok=True)
+    record = {
+        'kind': 'compaction', 'id': f'r1{HOSTILE}', 'at': f'2026-12-05T00:00:00Z{HOSTILE}',
+        'agent': f'claude{HOSTILE}', 'session': f's{HOSTILE}', 'trigger': f'auto{HOSTILE}',
+        'checkpoint': f'c{HOSTILE}', 'state_step': f'1{HOSTILE}', 'stale': False,
+        # (a summary is shown as the block of lines it is)
+        'summary': f'sum{HOSTILE}'.replace('\n', ' '),
+    }
+    verdict = {'kind': 'verdict', 'id': record['id'], 'verdict': 'reset', 'evidence': [f'e{HOSTILE}'],
+               'first_action': f'said{HOSTILE}'}
+    log.write_text(json.dumps(record) + '\n' + json.dumps(verdict) + '\n')
+    for args in (('recovery',), ('recovery', 'show', '1'), ('recovery', '--json'), ('recovery', 'show', '1', '--json')):
+        out = ok(*args, cwd=agentrepo)
+        assert _raw(out) == [], args
+        assert _forged(out) == [], (args, out)
+
+
+def test_a_hostile_session_log_through_recovery_audit(tmp_path: Path) -> None:
+    """A Claude Code session log whose session id, version, summary, closing
+    text and file name hold what a terminal or a browser acts on: the
+    table, --json and the --html page show it escaped (the page
+    HTML-escaped too)."""
+    logs = tmp_path / 'logs'
+    logs.mkdir()
+    sid = f's{HOSTILE}'
+    lines = [
+        {'type': 'user', 'sessionId': sid, 'version': f'2.1{HOSTILE}', 'cwd': '/w', 'uuid': 'u1',
+         'timestamp': '2026-01-02T10:00:00Z', 'message': {'role': 'user', 'content': 'fix it'}},
+        {'type': 'system', 'subtype': 'compact_boundary', 'uuid': 'b1', 'sessionId': sid,
+         'timestamp': '2026-01-02T10:05:00Z'},
+        {'type': 'user', 'isCompactSummary': True, 'sessionId': sid,
+         'message': {'role': 'user', 'content': f'Summary: fix parser.py{HOSTILE}'}},
+        {'type': 'assistant', 'sessionId': sid,
+         'message': {'content': [{'type': 'text', 'text': f'What would you like me to do next?{HOSTILE}'}]}},
+    ]
+    name = b'a\x1b[2Jb\rc\xe2\x80\xaed\xff.jsonl'
+    (logs / Path(name.decode('utf-8', 'surrogateescape'))).write_text('\n'.join(json.dumps(ln) for ln in lines) + '\n')
+    out = ok('recovery', 'audit', 'logs', cwd=tmp_path)
+    assert '1 compaction(s) in 1 session log(s)' in out
+    assert _raw(out) == [] and _forged(out) == []
+    listed = ok('recovery', 'audit', 'logs', '--json', cwd=tmp_path)
+    assert _raw(listed) == []
+    [found] = json.loads(listed)['compactions']
+    assert found['session'] == sid  # JSON keeps the data as it is (its escapes)
+    ok('recovery', 'audit', 'logs', '--html', 'page.html', cwd=tmp_path)
+    page = (tmp_path / 'page.html').read_bytes().decode('utf-8')
+    assert _raw(page) == [] and _forged(page) == []
+    assert '<b>' not in page and '&lt;b&gt;' in page
+    assert '\\u001b[31m' in page and '\\u202e' in page

@@ -32,6 +32,7 @@ import yaml
 
 from testing import crafted
 from testing import util
+from testing import zygote
 from testing.util import git
 from testing.util import ok
 from testing.util import run
@@ -361,10 +362,13 @@ def _user_repo(root: Path) -> tuple[str, bytes, str, str]:
 
 def _invoke(args: list[str], cwd: Path, stdin: bytes,
             env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """The installed CLI, as a user runs it; stdin as raw bytes."""
+    """The installed CLI, as a user runs it (through the warm agitmem where
+    it would start alike: testing/zygote.py); stdin as raw bytes."""
     exe = [util._AGITMEM] if util._AGITMEM else [sys.executable, '-m', 'agitmem']
+    z = zygote.warm(util._AGITMEM) if util._AGITMEM else None
     try:
-        proc = subprocess.run(
+        proc = z.try_run_bytes(args, cwd=cwd, stdin=stdin, env=env, timeout=TIMEOUT) if z else None
+        proc = proc or subprocess.run(
             [*exe, *args], cwd=cwd, input=stdin, capture_output=True,
             env={**os.environ, **env}, timeout=TIMEOUT,
         )

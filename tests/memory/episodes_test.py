@@ -17,6 +17,7 @@ import pytest
 
 from testing import episodes
 from testing import zygote
+from testing.util import started
 
 HERE = Path(__file__).parent / 'episodes'
 # another set (the labeller's working copy, say): AGITMEM_EPISODES=dir
@@ -226,6 +227,6 @@ def test_a_warm_agitmem_plays_an_episode_as_the_console_script_does(tmp_path: Pa
         (tmp_path / f'cold-{ep["id"]}').mkdir()
     with zygote.Zygote() as z:
         warm = [episodes.play(ep, tmp_path / f'warm-{ep["id"]}', z.run) for ep in sample]
-    cold = [episodes.play(ep, tmp_path / f'cold-{ep["id"]}') for ep in sample]
+    cold = [episodes.play(ep, tmp_path / f'cold-{ep["id"]}', started) for ep in sample]
     for ep, w, c in zip(sample, warm, cold):
         assert _comparable(w) == _comparable(c), ep['id']

@@ -128,3 +128,67 @@ def test_huge_prompt_is_clipped_before_it_is_scanned(memrepo: Path) -> None:
     [request] = json.loads(observed)['requests']
     assert request['text'].startswith('deploy with [redacted')
     assert token not in observed
+
+
+# -- links: agitmem's files under .git/agitmem/ are replaced whole, so a
+# symlink there is none of its own: never read, never written through
+
+def test_memory_base_linked_out_is_not_read(memrepo: Path, tmp_path: Path) -> None:
+    """A memory base linked to a file outside the repository (a copy of
+    the real one, so only the link differs) is read as none."""
+    base = memrepo / '.git' / 'agitmem' / 'base'
+    outside = tmp_path / 'outside-base'
+    outside.write_bytes(base.read_bytes())
+    assert repo_mod.memory_base(repo_mod.find(memrepo))[0] is not None
+    base.unlink()
+    base.symlink_to(outside)
+    assert repo_mod.memory_base(repo_mod.find(memrepo)) == (None, None)
+
+
+def test_tree_cache_linked_out_is_not_read(memrepo: Path, tmp_path: Path) -> None:
+    (memrepo / 'README').write_text('changed\n')
+    time.sleep(repo_mod.RACY_NS / 1e9 + 0.2)  # not racy: the cache is used
+    ok('state', 'set', 'current_goal=x', cwd=memrepo)
+    cache = memrepo / '.git' / 'agitmem' / 'tree-cache'
+    key, _, tree = cache.read_bytes().strip().partition(b' ')
+    repo = repo_mod.find(memrepo)
+    assert repo_mod._cached_tree(repo, key) == tree.decode()
+    outside = tmp_path / 'outside-cache'
+    outside.write_bytes(cache.read_bytes())
+    cache.unlink()
+    cache.symlink_to(outside)
+    assert repo_mod._cached_tree(repo, key) is None
+
+
+def test_tree_cache_never_written_through_a_link(memrepo: Path, tmp_path: Path) -> None:
+    """The cache's temp file is a new one (O_EXCL): a link planted where a
+    name made of the pid would have been is not written through."""
+    outside = tmp_path / 'victim'
+    outside.write_text('outside the repository\n')
+    repo = repo_mod.find(memrepo)
+    where = memrepo / '.git' / 'agitmem'
+    for name in (f'.tree-cache.{os.getpid()}', 'tree-cache'):
+        (where / name).unlink(missing_ok=True)
+        (where / name).symlink_to(outside)
+    repo_mod._remember_tree(repo, b'k' * 40, 'a' * 40)
+    assert outside.read_text() == 'outside the repository\n'
+    assert not (where / 'tree-cache').is_symlink()
+    assert (where / 'tree-cache').read_bytes() == b'k' * 40 + b' ' + b'a' * 40 + b'\n'
+    # (a replaced link lends its target's permissions to nothing)
+    assert (where / 'tree-cache').stat().st_mode & 0o777 == 0o644
+
+
+def test_scanned_never_read_or_written_through_a_link(memrepo: Path, tmp_path: Path) -> None:
+    from agitmem.checks import scanned
+    repo = repo_mod.find(memrepo)
+    key = scanned.scanner_key()
+    path = memrepo / '.git' / 'agitmem' / 'scanned'
+    outside = tmp_path / 'victim'
+    outside.write_text(f'{key}\n{"0" * 40}\n')
+    for name in (f'.scanned.{os.getpid()}', 'scanned'):
+        (path.parent / name).unlink(missing_ok=True)
+        (path.parent / name).symlink_to(outside)
+    assert scanned.clean(repo, key) == []  # the link's list is not taken
+    scanned.remember(repo, key, [], ['1' * 40])
+    assert outside.read_text() == f'{key}\n{"0" * 40}\n'
+    assert scanned.clean(repo, key) == ['1' * 40]
