@@ -167,12 +167,23 @@ def wanted(argv: list[str]) -> tuple[tuple[str, ...] | None, bool]:
     and `hook session-start` want both, `verify` where the repository is
     with HEAD (its tree is the one its command leaves, begun once that has
     ended), the commit hooks what cli._hook asks (commit-msg's rules need
-    no HEAD)."""
+    no HEAD), post-edit, prompt and stop where the repository is."""
     if argv[:1] == ['load'] or argv[:2] in (['state', 'set'], ['hook', 'session-start']):
         return FIND_HEAD, True
     if argv[:1] == ['verify'] or argv[:2] in (['hook', 'pre-commit'], ['hook', 'post-commit']):
         return FIND_HEAD, False
+    if argv[:2] in (['hook', 'post-edit'], ['hook', 'stop']) or argv[:2] == ['hook', 'prompt'] and not _gemini(argv):
+        # the agent hooks: where the repository is (cli._hook asks for it
+        # again in the directory the payload names: begun once when that
+        # is this one)
+        return FIND, False
     return (FIND if argv[:2] == ['hook', 'commit-msg'] else None), False
+
+
+def _gemini(argv: list[str]) -> bool:
+    """Gemini CLI's `hook prompt`: its BeforeModel, before every model
+    call, nearly always ends without git (porcelain/model_calls.py)."""
+    return argv[2:4] == ['--agent', 'gemini'] or argv[2:3] == ['--agent=gemini']
 
 
 def _begin_staged(at: str) -> None:

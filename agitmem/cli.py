@@ -4,24 +4,25 @@ import gc
 import io
 import os
 import sys
+import types
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
-from typing import Any
-from typing import NoReturn
-from typing import TextIO
-from typing import cast
-
-if TYPE_CHECKING:
-    import argparse
-
-    from agitmem.porcelain.context import Context
 
 from agitmem import __version__
 from agitmem import ahead
 from agitmem.errors import AgitmemError
 from agitmem.errors import CheckFailed
+
+# typing is not imported at run time: the agent hooks import this module
+# (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+    from typing import NoReturn
+    import argparse
+
+    from agitmem.porcelain.context import Context
 
 VERSION = __version__
 
@@ -328,7 +329,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
 WRITES = ('save', 'note', 'fragment', 'verify', 'rollback', 'archive')
 
 
-def _writes(args: argparse.Namespace) -> bool:
+def _writes(args: argparse.Namespace | types.SimpleNamespace) -> bool:
     """A command that commits memory (`--no-save` writes the file only)."""
     if getattr(args, 'save', True) is False:
         return False
@@ -337,7 +338,7 @@ def _writes(args: argparse.Namespace) -> bool:
     return args.command in WRITES
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace | types.SimpleNamespace) -> int:
     # imports per command: the hot hook paths must not pay for pygit2
     cmd = args.command
     if cmd == 'init':
@@ -382,7 +383,7 @@ def _run(args: argparse.Namespace) -> int:
     return run(context.get(args.ref, need_memory=cmd not in ('review', 'land')))
 
 
-def _command(args: argparse.Namespace) -> Callable[[Context], int]:
+def _command(args: argparse.Namespace | types.SimpleNamespace) -> Callable[[Context], int]:
     """The command to run in its context, its modules imported."""
     cmd = args.command
     if cmd == 'save':
@@ -616,6 +617,21 @@ def _hook_call(argv: list[str]) -> tuple[str, str | None, list[str]] | None:
     return event, agent, rest
 
 
+# `load`'s flags that take no value: read without argparse
+LOAD_FLAGS = ('--after-compact', '--json')
+
+
+def _load_call(argv: list[str]) -> types.SimpleNamespace | None:
+    """The arguments of `load [--after-compact] [--json]` as argparse would
+    give them, read without it (its import and the parser are a third of
+    a load's own time); None for anything else, which argparse reads."""
+    if argv[:1] != ['load'] or any(a not in LOAD_FLAGS for a in argv[1:]):
+        return None
+    return types.SimpleNamespace(
+        command='load', after_compact='--after-compact' in argv, json='--json' in argv, ref=None,
+    )
+
+
 class _Escaped:
     """An output stream whose text has its control characters escaped
     (render.controls): whatever a command or hook prints, memory, payload
@@ -644,10 +660,10 @@ def _printable_streams() -> None:
     fail on them; and no control character reaches the terminal raw."""
     if isinstance(sys.stdout, io.TextIOWrapper):
         sys.stdout.reconfigure(errors='backslashreplace')
-        sys.stdout = cast(TextIO, _Escaped(sys.stdout))
+        sys.stdout = _Escaped(sys.stdout)
     if isinstance(sys.stderr, io.TextIOWrapper):
         sys.stderr.reconfigure(errors='backslashreplace')
-        sys.stderr = cast(TextIO, _Escaped(sys.stderr))
+        sys.stderr = _Escaped(sys.stderr)
 
 
 def _options_first(argv: list[str]) -> list[str]:
@@ -695,7 +711,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         repo_mod.start_early(identity=argv[0] != 'load' and '--no-save' not in own)
     if argv[:2] == ['recovery', 'audit']:
         argv = _options_first(argv)
-    args = _parser(only).parse_args(argv)
+    args = _load_call(argv) or _parser(only).parse_args(argv)
     if args.command == 'hook':
         return _hook(args.event, args.agent, args.hook_args)
     try:

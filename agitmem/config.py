@@ -5,11 +5,16 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any
 
 from agitmem import repo as repo_mod
 from agitmem.errors import AgitmemError
 from agitmem.repo import Repo
+
+# typing is not imported at run time: the agent hooks import this module
+# (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 DEFAULTS: dict[str, Any] = {
     'budget_tokens': 800,  # injection budget, estimated tokens

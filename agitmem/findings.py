@@ -2,7 +2,14 @@
 share, below both of them."""
 from __future__ import annotations
 
-from typing import NamedTuple
+# typing is not imported at run time: the agent hooks import this module
+# (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from agitmem.tuples import NamedTuple
+
 
 
 class Finding(NamedTuple):

@@ -10,13 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from collections.abc import Sequence
-from typing import Any
-from typing import NamedTuple
 
 from agitmem import render
 from agitmem import tokens
 from agitmem.memory import snapshot as snapshot_mod
 from agitmem.memory import tattoo as tattoo_mod
+
+# typing is not imported at run time: the agent hooks import this module
+# (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+    from typing import NamedTuple
+else:
+    from agitmem.tuples import NamedTuple
 
 BEGIN = '===== AGENT MEMORY BEGIN ====='
 END = '===== AGENT MEMORY END ====='

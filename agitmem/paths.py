@@ -15,13 +15,19 @@ hook uses it."""
 from __future__ import annotations
 
 import os
-import unicodedata
 from pathlib import Path
-from typing import NamedTuple
 
 from agitmem import caches
 from agitmem import repo as repo_mod
 from agitmem.repo import Repo
+
+# typing is not imported at run time: the agent hooks import this module
+# (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from agitmem.tuples import NamedTuple
 
 # a config file past this is asked of git, not read
 _CONFIG_MAX = 1 << 20
@@ -43,6 +49,9 @@ def key(path: str, fold: Folding) -> str:
     """What `path` is compared by under `fold`: composed (NFC) when the
     file system may decompose it, case folded when it ignores case."""
     if fold.precompose:
+        # (imported here: a shared library's load, on every hook, for what
+        # only a precomposing file system asks)
+        import unicodedata
         path = unicodedata.normalize('NFC', path)
     if fold.ignorecase:
         path = path.casefold()
@@ -103,7 +112,7 @@ def on_disk(root: Path, rel: str, fold: Folding) -> str | None:
                 return None
             part = matches[0]
         at = at / part
-        found.append(unicodedata.normalize('NFC', part) if fold.precompose else part)
+        found.append(key(part, Folding(precompose=True)) if fold.precompose else part)
     return '/'.join(found)
 
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 import os
 import re
 import stat
-import subprocess
+import sys
 from collections.abc import Iterable
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
 
 from agitmem import ahead
 from agitmem import platforms
@@ -22,6 +21,15 @@ from agitmem.ahead import end_early as _end_early
 from agitmem.ahead import kill as _kill
 from agitmem.ahead import spawn as _spawn
 from agitmem.errors import AgitmemError
+
+# typing is not imported at run time: the agent hooks import this module
+# (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import subprocess
+    from typing import NamedTuple
+else:
+    from agitmem.tuples import NamedTuple
 
 MEMORY_ROOT = 'refs/agitmem/'
 MEMORY_NS = 'refs/agitmem/heads/'
@@ -120,6 +128,7 @@ def git(
 ) -> subprocess.CompletedProcess[str]:
     """Run git, bounded by `timeout` seconds (None: the bound of a local
     call); past it, the process and its children are killed: Stalled."""
+    import subprocess
     cmd = ('git', '--no-optional-locks', *args)
     bound = local_timeout() if timeout is None else timeout
     try:
@@ -257,11 +266,28 @@ def start(
     atexit.register(_end_early)
 
 
+class Done(NamedTuple):
+    """A finished git read of git_each's: what `subprocess.CompletedProcess`
+    holds, without importing subprocess (its processes may have been begun
+    by posix_spawn, ahead of the imports: the agent hooks' `find`)."""
+    args: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def _timed_out(e: BaseException) -> bool:
+    """Whether e is `subprocess.TimeoutExpired` (what a Child raises,
+    having imported subprocess to raise it), asked without importing it."""
+    module = sys.modules.get('subprocess')
+    return module is not None and isinstance(e, module.TimeoutExpired)
+
+
 def git_each(
         *calls: tuple[str, ...],
         cwd: Path | str,
         env: Mapping[str, str] | None = None,
-) -> list[subprocess.CompletedProcess[str]]:
+) -> list[Done]:
     """Several independent git reads at once (each as `git(...,
     check=False)`): their run times overlap instead of adding up."""
     procs = []
@@ -279,12 +305,14 @@ def git_each(
     for args, p in procs:
         try:
             out, err = p.communicate(timeout=bound)
-        except subprocess.TimeoutExpired:
+        except Exception as e:
+            if not _timed_out(e):
+                raise
             for _, q in procs:
                 _stop(q)
             raise Stalled(f'git {_verb(args)} gave no answer in {bound:g}s and was stopped')
         assert p.returncode is not None  # (communicate waits)
-        done.append(subprocess.CompletedProcess(('git', '--no-optional-locks', *args), p.returncode, out, err))
+        done.append(Done(('git', '--no-optional-locks', *args), p.returncode, out, err))
     return done
 
 
@@ -329,7 +357,7 @@ def find_with_head(
 
 
 def _found(
-        proc: subprocess.CompletedProcess[str],
+        proc: Done,
         cwd: Path,
         paths: str | None = None,
 ) -> Repo:
@@ -392,14 +420,14 @@ def head(repo: Repo) -> tuple[str | None, str | None]:
 
 
 def _head(
-        sym: subprocess.CompletedProcess[str],
-        sha_proc: subprocess.CompletedProcess[str],
+        sym: Done,
+        sha_proc: Done,
 ) -> tuple[str | None, str | None]:
     sha = sha_proc.stdout.strip() if sha_proc.returncode == 0 else None
     return _branch(sym), sha
 
 
-def _branch(sym: subprocess.CompletedProcess[str]) -> str | None:
+def _branch(sym: Done) -> str | None:
     """The branch `git symbolic-ref -q HEAD` names; None when detached."""
     return sym.stdout.strip().removeprefix('refs/heads/') if sym.returncode == 0 else None
 
@@ -710,6 +738,7 @@ def _new_copy(git_dir: Path) -> tuple[int, str]:
 
 
 def _run_chain(*args: str, cwd: Path | str) -> subprocess.Popen[str]:
+    import subprocess
     try:
         return subprocess.Popen(
             ('sh', '-c', _TREE_SH, 'agitmem-tree', *args), cwd=cwd, env=clean_env(),
@@ -769,6 +798,7 @@ def _stopped(sig: int, frame: object) -> None:
 def _stop_chains() -> None:
     """Stop every chain (each removes its own copy as it goes) and remove
     the copies this process owns."""
+    import subprocess
     for chain in _CHAINS:
         platforms.stop_group(chain.proc.pid, hard=False)
     for chain in _CHAINS:
@@ -825,6 +855,7 @@ def chain_tree(repo: Repo) -> str:
 def _finish(chain: _Tree) -> tuple[str, int, str]:
     """(the tree, the exit code, stderr) of a chain, once it has ended;
     its copy of the index removed."""
+    import subprocess
     bound = local_timeout()
     try:
         out, err = chain.proc.communicate(timeout=bound)
@@ -887,7 +918,9 @@ def _status_out(repo: Repo) -> bytes | None:
 def _ended(proc: ahead.Child | subprocess.Popen[bytes]) -> bytes | None:
     try:
         out, _ = proc.communicate(timeout=local_timeout())
-    except subprocess.TimeoutExpired:
+    except Exception as e:
+        if not _timed_out(e):
+            raise
         _kill(proc)
         return None
     return out if proc.returncode == 0 else None
@@ -1223,6 +1256,7 @@ def git_bytes(
 def _git_start(
         repo: Repo, args: tuple[str, ...], env: Mapping[str, str] | None = None,
 ) -> subprocess.Popen[bytes] | None:
+    import subprocess
     try:
         return subprocess.Popen(
             ('git', '--no-optional-locks', *args), cwd=repo.root, env=clean_env(env),
@@ -1233,6 +1267,7 @@ def _git_start(
 
 
 def _git_end(proc: subprocess.Popen[bytes], data: bytes, ok: tuple[int, ...] = (0,)) -> bytes | None:
+    import subprocess
     try:
         out, _ = proc.communicate(data, timeout=local_timeout())
     except subprocess.TimeoutExpired:

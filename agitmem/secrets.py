@@ -33,10 +33,17 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from collections.abc import Iterator
-from typing import Any
-from typing import NamedTuple
 
 from agitmem.findings import Finding
+
+# typing is not imported at run time: the agent hooks import this module
+# (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+    from typing import NamedTuple
+else:
+    from agitmem.tuples import NamedTuple
 
 
 class Secret(NamedTuple):

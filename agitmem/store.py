@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import subprocess
 from collections.abc import Callable
 from collections.abc import Generator
 from pathlib import Path
@@ -432,7 +431,7 @@ def signatures(repo: Repo) -> tuple[pygit2.Signature, pygit2.Signature]:
     return _signature(author), _signature(committer)
 
 
-def _signature(proc: subprocess.CompletedProcess[str]) -> pygit2.Signature:
+def _signature(proc: repo_mod.Done) -> pygit2.Signature:
     import pygit2
     m = re.match(_IDENT, proc.stdout.strip()) if proc.returncode == 0 else None
     if m is None or not m[1].strip():

@@ -2,8 +2,8 @@
 
     python bench/hooks.py [--runs N]
 
-Targets (issue 14): `hook post-edit` and `hook prompt` <= 2x `python -c
-pass`; `load` <= 2.5x `python -c pass`.  The memory is realistic:
+Targets (issues 14 and 41): `hook post-edit`, `hook prompt` and `hook
+stop` <= 2x `python -c pass`; `load` <= 2.5x `python -c pass`.  The memory is realistic:
 20 tattoo rules, a 300-line snapshot, 1,000 notes, 500 fragments."""
 from __future__ import annotations
 
@@ -62,6 +62,14 @@ def payloads(root: Path) -> tuple[str, str]:
     return edit, prompt
 
 
+def stop_payload(root: Path) -> str:
+    """Claude Code's Stop, at the end of every turn."""
+    return json.dumps({
+        'session_id': 's', 'transcript_path': None, 'cwd': str(root),
+        'hook_event_name': 'Stop', 'stop_hook_active': False,
+    })
+
+
 def before_model_payload(root: Path) -> str:
     """Gemini CLI's BeforeModel on a call with no compression behind it
     (nearly every call): a request of 60 messages, about 120 KB of text."""
@@ -87,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         'python -c "import pygit2"': (c.FLOOR_PYGIT2, root, None),
         'agitmem hook post-edit': ([*c.AGITMEM, 'hook', 'post-edit', '--agent', 'claude'], root, edit),
         'agitmem hook prompt': ([*c.AGITMEM, 'hook', 'prompt', '--agent', 'claude'], root, prompt),
+        'agitmem hook stop': ([*c.AGITMEM, 'hook', 'stop', '--agent', 'claude'], root, stop_payload(root)),
         'agitmem hook prompt (Gemini BeforeModel)': (
             [*c.AGITMEM, 'hook', 'prompt', '--agent', 'gemini'], root, before_model_payload(root)),
         'agitmem load': ([*c.AGITMEM, 'load'], root, None),
@@ -94,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     print(c.table([
         ('agitmem hook post-edit (target <= 2x)', m['agitmem hook post-edit'], 'python -c pass', m['python -c pass']),
         ('agitmem hook prompt (target <= 2x)', m['agitmem hook prompt'], 'python -c pass', m['python -c pass']),
+        ('agitmem hook stop (target <= 2x)', m['agitmem hook stop'], 'python -c pass', m['python -c pass']),
         ('agitmem hook prompt, Gemini BeforeModel (target <= 2x)', m['agitmem hook prompt (Gemini BeforeModel)'],
          'python -c pass', m['python -c pass']),
         ('agitmem load (target <= 2.5x)', m['agitmem load'], 'python -c pass', m['python -c pass']),

@@ -177,6 +177,7 @@ def floors(plan: Plan, root: Path) -> None:
 HOOK_ROWS = (  # key, label, target against python -c pass
     ('post-edit', 'agitmem hook post-edit', 2),
     ('prompt', 'agitmem hook prompt', 2),
+    ('stop', 'agitmem hook stop', 2),
     ('before-model', 'agitmem hook prompt (Gemini BeforeModel, every model call)', 2),
     ('load', 'agitmem load', 2.5),
     ('state-show', 'agitmem state show', None),
@@ -209,6 +210,7 @@ def hooks(plan: Plan, mod: ModuleType, work: Path) -> Path | None:
     edit, prompt = mod.payloads(root)
     plan.agitmem('post-edit', ['hook', 'post-edit', '--agent', 'claude'], root, edit)
     plan.agitmem('prompt', ['hook', 'prompt', '--agent', 'claude'], root, prompt)
+    plan.agitmem('stop', ['hook', 'stop', '--agent', 'claude'], root, mod.stop_payload(root))
     plan.agitmem('before-model', ['hook', 'prompt', '--agent', 'gemini'], root, mod.before_model_payload(root))
     plan.agitmem('load', ['load'], root)
     plan.agitmem('state-show', ['state', 'show'], root)

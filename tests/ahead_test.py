@@ -77,12 +77,41 @@ def test_pre_commit_hook_begins_find_and_the_staged_diff(memrepo: Path) -> None:
     assert diffs == [['git', '--no-optional-locks', *ahead.STAGED]]
 
 
+@pytest.mark.parametrize('argv', [
+    ('hook', 'post-edit', '--agent', 'claude'), ('hook', 'prompt', '--agent', 'codex'),
+    ('hook', 'stop', '--agent', 'gemini'), ('hook', 'prompt'),
+])
+def test_agent_hooks_begin_find_before_agitmem_imports(memrepo: Path, argv: tuple[str, ...]) -> None:
+    """Gemini's `hook prompt` (its BeforeModel, every model call) begins
+    nothing: it nearly always ends without git."""
+    begun = _begun(memrepo, *argv)
+    assert begun == {'modules': ['agitmem', 'agitmem.ahead', 'agitmem.platforms'], 'status': [], 'early': [list(ahead.FIND)]}
+
+
+@pytest.mark.parametrize('event,payload', [
+    ('post-edit', {'hook_event_name': 'PostToolUse', 'tool_name': 'Edit', 'tool_input': {'file_path': 'src.py'}}),
+    ('prompt', {'hook_event_name': 'UserPromptSubmit', 'prompt': 'go on'}),
+    ('stop', {'hook_event_name': 'Stop', 'stop_hook_active': False}),
+])
+def test_an_agent_hook_asks_where_the_repository_is_once(
+        memrepo: Path, tmp_path: Path, event: str, payload: dict[str, object],
+) -> None:
+    """The `find` begun ahead is the one the hook takes (in the
+    directory the payload names): one rev-parse, and subprocess never
+    imported for it (posix_spawn)."""
+    trace = tmp_path / 'trace'
+    stdin = json.dumps({'session_id': 's', 'transcript_path': None, 'cwd': str(memrepo), **payload})
+    ok('hook', event, '--agent', 'claude', cwd=memrepo, input=stdin, env={'GIT_TRACE2_EVENT': str(trace)})
+    assert _runs(trace, '--show-toplevel') == 1
+
+
 def test_commit_msg_begins_find_without_head(memrepo: Path) -> None:
     assert _begun(memrepo, 'hook', 'commit-msg', 'MSG')['early'] == [list(ahead.FIND)]
 
 
 @pytest.mark.parametrize('argv', [
-    ('save',), ('state', 'show'), ('hook', 'prompt'), ('hook', 'pre-push'), ('status',), (),
+    ('save',), ('state', 'show'), ('hook', 'prompt', '--agent', 'gemini'), ('hook', 'prompt', '--agent=gemini'),
+    ('hook', 'pre-compact', '--agent', 'claude'), ('hook', 'pre-push'), ('status',), (),
 ])
 def test_other_commands_begin_nothing(memrepo: Path, argv: tuple[str, ...]) -> None:
     assert _begun(memrepo, *argv) == {'modules': ['agitmem', 'agitmem.ahead', 'agitmem.platforms'], 'status': [], 'early': []}

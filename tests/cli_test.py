@@ -129,3 +129,20 @@ def test_a_payload_that_quotes_a_model_call_is_handled_as_itself(memrepo: Path) 
     assert proc.returncode == 0 and 'Traceback' not in proc.stderr, proc.stderr
     observed = json.loads((memrepo / '.git' / 'agitmem' / 'observed.json').read_text())
     assert observed['requests'][-1]['text'].startswith('{"hook_event_name": "BeforeModel"')
+
+
+@pytest.mark.parametrize('argv', [
+    ['load'], ['load', '--json'], ['load', '--after-compact'], ['load', '--json', '--after-compact', '--json'],
+])
+def test_load_read_without_argparse_as_argparse_reads_it(argv: list[str]) -> None:
+    fast = cli._load_call(argv)
+    assert fast is not None
+    assert vars(fast) == vars(cli._parser('load').parse_args(argv))
+
+
+@pytest.mark.parametrize('argv', [
+    ['load', '--ref', 'refs/agitmem/heads/x'], ['load', '--ref=x'], ['load', '-h'], ['load', 'extra'],
+    ['load', '--jso'], ['state', 'show'],
+])
+def test_anything_else_is_left_to_argparse(argv: list[str]) -> None:
+    assert cli._load_call(argv) is None

@@ -80,7 +80,13 @@ def test_hot_hooks_import_no_pygit2(worked: Path, event: str, payload: object) -
     stdin = payload(worked)  # type: ignore[operator]
     modules = imported(worked, 'hook', event, '--agent', 'claude', stdin=stdin)
     assert 'agitmem.commands.hook' in modules  # the probe ran the hook
-    for name in ('pygit2', 'filelock', 'yaml', 'dataclasses', 'tempfile', 'argparse', 'hashlib'):
+    # typing: a quarter of the interpreter's start (agitmem/tuples.py);
+    # subprocess: git is begun by posix_spawn (platforms.Child);
+    # unicodedata: a shared library, for precomposing file systems only
+    for name in (
+            'pygit2', 'filelock', 'yaml', 'dataclasses', 'tempfile', 'argparse', 'hashlib', 'typing', 'subprocess',
+            'unicodedata',
+    ):
         assert name not in modules, f'hook {event} imports {name}'
 
 
@@ -180,7 +186,7 @@ def test_edit_and_stop_hooks_outside_a_compaction_import_no_compaction_handling(
 ) -> None:
     modules = imported(worked, 'hook', event, '--agent', agent, stdin=_recorded(worked, name))
     assert 'agitmem.porcelain.agent_hooks' in modules  # the probe ran the hook
-    for module in COMPACTION_HANDLING:
+    for module in (*COMPACTION_HANDLING, 'typing', 'subprocess'):
         assert module not in modules, f'hook {event} ({agent}) imports {module}'
 
 
@@ -191,7 +197,7 @@ def test_a_prompt_outside_a_compaction_opens_no_record(worked: Path, agent: str,
     # it reads the transcript (for a compaction) but has no record to keep
     modules = imported(worked, 'hook', 'prompt', '--agent', agent, stdin=_recorded(worked, name))
     assert 'agitmem.porcelain.compactions' in modules  # the probe looked for a compaction
-    for module in ('agitmem.porcelain.records', 'agitmem.porcelain.recovery', *CLASSIFIER):
+    for module in ('agitmem.porcelain.records', 'agitmem.porcelain.recovery', *CLASSIFIER, 'typing'):
         assert module not in modules, f'hook prompt ({agent}) imports {module}'
 
 
@@ -203,6 +209,7 @@ def test_a_prompt_outside_a_compaction_opens_no_record(worked: Path, agent: str,
 HOOK_MACHINERY = (
     'agitmem.porcelain.agent_hooks', 'agitmem.porcelain.sessions', 'agitmem.porcelain.context',
     'agitmem.config', 'agitmem.memory', 'agitmem.audit', 'agitmem.repo', 'subprocess',
+    'typing',  # (agitmem/tuples.py)
 )
 
 
@@ -304,6 +311,19 @@ def test_load_and_state_show_import_no_pygit2(worked: Path) -> None:
         modules = imported(worked, *args)
         assert 'pygit2' not in modules, f'{" ".join(args)} imports pygit2'
         assert 'filelock' not in modules, f'{" ".join(args)} imports filelock'
+
+
+@pytest.mark.parametrize('args', [('load',), ('load', '--json'), ('load', '--after-compact')])
+def test_load_imports_no_argparse_nor_typing(worked: Path, args: tuple[str, ...]) -> None:
+    # its arguments read without argparse (cli._load_call); typing's
+    # names only for mypy (agitmem/tuples.py): each is milliseconds of
+    # an interpreter's start on every session start's shim
+    # (after a compaction RELATED reads the history through pygit2, which
+    # imports typing itself)
+    modules = imported(worked, *args)
+    assert 'agitmem.commands.load' in modules  # the probe ran it
+    for name in ('argparse', *(('typing',) if '--after-compact' not in args else ())):
+        assert name not in modules, f'{" ".join(args)} imports {name}'
 
 
 def test_reads_import_no_filelock(worked: Path) -> None:
@@ -468,6 +488,7 @@ def test_pre_commit_hook_without_enforce_rules_imports_no_patch_reader(worked: P
 # a module or a process more is a cost on every commit (issue 23)
 
 PRE_COMMIT_MODULES = {
+    'agitmem.tuples',  # (typing's NamedTuple, without typing)
     'agitmem', 'agitmem.__main__', 'agitmem.ahead', 'agitmem.platforms', 'agitmem.cli', 'agitmem.errors',
     'agitmem.repo', 'agitmem.config', 'agitmem.caches', 'agitmem.commands',
     'agitmem.commands.githook', 'agitmem.porcelain', 'agitmem.porcelain.context',
@@ -482,6 +503,7 @@ PRE_COMMIT_MODULES = {
 }
 POST_COMMIT_MODULES = {
     'agitmem', 'agitmem.__main__', 'agitmem.ahead', 'agitmem.platforms', 'agitmem.cli', 'agitmem.errors',
+    'agitmem.tuples',  # (typing's NamedTuple, without typing)
     'agitmem.repo', 'agitmem.config', 'agitmem.caches', 'agitmem.commands',
     'agitmem.commands.githook', 'agitmem.porcelain', 'agitmem.porcelain.context',
     'agitmem.porcelain.saved', 'agitmem.memory', 'agitmem.memory.files',

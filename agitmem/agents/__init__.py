@@ -7,10 +7,12 @@ envelope, never the settings installer."""
 from __future__ import annotations
 
 import importlib
-from typing import Any
-from typing import TYPE_CHECKING
 
+# typing is not imported at run time: the agent hooks import this module
+# (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
     from agitmem.agents.clients import agitmem_event as agitmem_event
     from agitmem.agents.clients import AGENTS as AGENTS
     from agitmem.agents.clients import EVENTS as EVENTS

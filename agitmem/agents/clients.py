@@ -5,13 +5,14 @@ On the hot path of `agitmem hook post-edit` / `hook prompt`: standard
 library only, and nothing heavy imported at module level."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from agitmem.agents import claude
 from agitmem.agents import codex
 from agitmem.agents import gemini
 from agitmem.errors import AgitmemError
 
+# typing is not imported at run time: the agent hooks import this module
+# (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Protocol

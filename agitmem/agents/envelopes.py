@@ -3,12 +3,14 @@ context for the model, a message for the user, a refusal to stop."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
 from agitmem import render
 from agitmem.agents import clients
 from agitmem.agents import shell
 
+# typing is not imported at run time: the agent hooks import this module
+# (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from agitmem.agents.clients import Native
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import NamedTuple
 
 from agitmem.agents import claude
 from agitmem.agents import clients
@@ -13,6 +12,14 @@ from agitmem.agents import codex
 from agitmem.agents import gemini
 from agitmem.agents import shell
 from agitmem.errors import AgitmemError
+
+# typing is not imported at run time: the agent hooks import this module
+# (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from agitmem.tuples import NamedTuple
 
 
 class Payload(NamedTuple):

@@ -10,7 +10,6 @@ hook begins them before it imports the checks, and they run at once."""
 from __future__ import annotations
 
 import json
-import subprocess
 
 from agitmem import ahead
 from agitmem import repo as repo_mod
@@ -92,7 +91,7 @@ def start(
         repo_mod.start(*moved_args(head, verified), cwd=repo.root, env=repo_mod.trees_only(repo))
 
 
-def read(repo: Repo, index: str | None, args: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
+def read(repo: Repo, index: str | None, args: tuple[str, ...]) -> repo_mod.Done:
     [proc] = repo_mod.git_each(args, cwd=repo.root, env=_env(index))
     return proc
 

@@ -3,9 +3,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 from agitmem.errors import AgitmemError
+
+# typing is not imported at run time: the agent hooks import this module
+# (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 FIELDS = ('id', 'at', 'goal', 'basis', 'action', 'result', 'next', 'refs')
 _ID = re.compile(r'^([A-Za-z0-9_.]+)-(\d+)$')

@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any
-from typing import TYPE_CHECKING
 
 from agitmem.errors import AgitmemError
 
+# typing is not imported at run time: the agent hooks import this module
+# (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
     import datetime
 
 STRING_KEYS = (

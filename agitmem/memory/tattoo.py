@@ -2,9 +2,16 @@
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
 
 from agitmem.memory import bullets
+
+# typing is not imported at run time: the agent hooks import this module
+# (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from agitmem.tuples import NamedTuple
 
 # `key: value` with a short key: "indent: 4 spaces", "language: Python 3.11"
 _KEY_VALUE = re.compile(r'^([^\s:`][^:`]{0,39}?)\s*[:：]\s*(\S.*)$')

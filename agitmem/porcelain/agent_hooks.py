@@ -15,8 +15,6 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
-from typing import Any
 
 from agitmem import agents
 from agitmem import audit
@@ -30,7 +28,11 @@ from agitmem.porcelain import observed
 from agitmem.porcelain import sessions
 from agitmem.repo import Repo
 
+# typing is not imported at run time: the agent hooks import this module
+# (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
     from agitmem import inject
 
 

@@ -5,12 +5,17 @@ before the client compacts)."""
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from agitmem import config
 from agitmem import memory
 from agitmem.porcelain import context
 from agitmem.repo import Repo
+
+# typing is not imported at run time: the agent hooks import this module
+# (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 ASK = (
     'agitmem: this session\'s context is {pct}% full ({size} of {window} '

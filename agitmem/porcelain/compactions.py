@@ -7,11 +7,16 @@ transcript.  Standard library only: the hot hooks use it on every prompt."""
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 from agitmem import agents
 from agitmem.agents import transcript
 from agitmem.errors import AgitmemError
+
+# typing is not imported at run time: the agent hooks import this module
+# (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 CONTEXT_WINDOWS = {'claude': 200_000, 'codex': 272_000, 'gemini': 1_048_576}
 

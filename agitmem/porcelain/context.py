@@ -2,13 +2,20 @@
 from __future__ import annotations
 
 import os
-from typing import Any
-from typing import NamedTuple
 
 from agitmem import config
 from agitmem import repo as repo_mod
 from agitmem.errors import AgitmemError
 from agitmem.repo import Repo
+
+# typing is not imported at run time: the agent hooks import this module
+# (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+    from typing import NamedTuple
+else:
+    from agitmem.tuples import NamedTuple
 
 
 class Context(NamedTuple):

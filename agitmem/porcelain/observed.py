@@ -16,7 +16,6 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
 
 from agitmem import caches
 from agitmem import memory
@@ -26,6 +25,12 @@ from agitmem.agents import tools
 from agitmem.memory import definitions
 from agitmem.memory import state as state_mod
 from agitmem.repo import Repo
+
+# typing is not imported at run time: the agent hooks import this module
+# (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 EDITS = 5
 COMMANDS = 5

@@ -7,8 +7,6 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING
-from typing import Any
 
 from agitmem import audit
 from agitmem import memory
@@ -19,7 +17,11 @@ from agitmem.memory import notes as notes_mod
 from agitmem.memory import state as state_mod
 from agitmem.repo import Repo
 
+# typing is not imported at run time: the agent hooks import this module
+# (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
     from agitmem import inject
 
 INJECTED = 'injected_context.txt'

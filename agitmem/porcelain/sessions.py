@@ -11,11 +11,16 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
 
 from agitmem import caches
 from agitmem import repo as repo_mod
 from agitmem.repo import Repo
+
+# typing is not imported at run time: the agent hooks import this module
+# (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 KEEP_SECONDS = 7 * 24 * 3600
 KEEP_FILES = 200
