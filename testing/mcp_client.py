@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from testing import zygote
 from testing.util import agitmem_argv
 
 PROTOCOL = '2025-06-18'
@@ -22,10 +23,25 @@ PROTOCOL = '2025-06-18'
 
 class McpClient:
     def __init__(self, argv: list[str], *, cwd: Path | str, env: dict[str, str] | None = None) -> None:
-        self.proc = subprocess.Popen(
+        # agitmem's own server through the warm agitmem where it would
+        # start alike (testing/zygote.py: the mcp SDK's import is a second)
+        own = agitmem_argv()
+        z = zygote.warm(own[0]) if argv[:len(own)] == own else None
+        warm = z.try_popen(argv[len(own):], cwd=cwd, env=env) if z else None
+        self._serve(warm or subprocess.Popen(
             argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True, encoding='utf-8',
-        )
+        ))
+
+    @classmethod
+    def over(cls, proc: subprocess.Popen[str] | zygote.Warm) -> McpClient:
+        """A client of a server already started."""
+        client = cls.__new__(cls)
+        client._serve(proc)
+        return client
+
+    def _serve(self, proc: subprocess.Popen[str] | zygote.Warm) -> None:
+        self.proc = proc
         self._id = 0
         self._lines: queue.Queue[str] = queue.Queue()
         # the server's output read on a thread of its own: a test waits on

@@ -39,6 +39,7 @@ import threading
 import time
 from pathlib import Path
 from types import TracebackType
+from typing import IO
 
 _SERVER = r'''
 import atexit, importlib, io, json, os, pkgutil, sys, threading
@@ -47,6 +48,10 @@ import agitmem, agitmem.__main__
 for m in pkgutil.walk_packages(agitmem.__path__, 'agitmem.'):
     if not m.name.endswith('__main__'):
         importlib.import_module(m.name)
+try:  # what `agitmem mcp` imports (the mcp extra): a second and more
+    import anyio, mcp_types, mcp.server.lowlevel, mcp.server.stdio
+except ImportError:
+    pass
 # the streams this interpreter's start made, as a run's start would make them
 STREAMS = [(s.encoding, s.errors) for s in (sys.__stdin__, sys.__stdout__, sys.__stderr__)]
 SCRIPT = sys.argv[3]
@@ -178,6 +183,31 @@ class Zygote:
         finally:
             self._lock.release()
 
+    def try_popen(self, argv: list[str], *, cwd: Path | str,
+                  env: dict[str, str] | None = None) -> Warm | None:
+        """A run to talk to as subprocess.Popen(..., stdin=PIPE,
+        stdout=PIPE, stderr=PIPE, text=True) gives one (an MCP server),
+        or None as try_run's.  The zygote is this run's until it ends.
+        `env` is the whole environment, as Popen's is."""
+        full = dict(os.environ if env is None else env)
+        if not self.fits(full, cwd) or not self._lock.acquire(blocking=False):
+            return None
+        try:
+            streams = Path(tempfile.mkdtemp(dir=self._dir))
+            for name in ('in', 'out', 'err'):
+                os.mkfifo(streams / name)
+            req = {'argv': list(argv), 'cwd': str(cwd), 'dir': str(streams), 'env': full}
+            self._requests.write(json.dumps(req) + '\n')
+            self._requests.flush()
+            # opened in the order the run opens them (each open waits for the other end)
+            stdin = open(streams / 'in', 'w', encoding='utf-8')
+            stdout = open(streams / 'out', encoding='utf-8')
+            stderr = open(streams / 'err', encoding='utf-8')
+            return Warm(self, int(self._line(None)), ['agitmem', *argv], stdin, stdout, stderr)
+        except BaseException:
+            self._lock.release()
+            raise
+
     def _run(self, argv: tuple[str, ...], cwd: Path | str, stdin: bytes,
              env: dict[str, str], timeout: float | None = None) -> subprocess.CompletedProcess[bytes]:
         (self._dir / 'out').write_bytes(b'')
@@ -226,6 +256,40 @@ class Zygote:
 
     def __exit__(self, t: type[BaseException] | None, v: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
+
+
+class Warm:
+    """What a test uses of a subprocess.Popen, for a run of a zygote."""
+
+    def __init__(self, zygote: Zygote, pid: int, args: list[str],
+                 stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> None:
+        self._zygote = zygote
+        self.pid = pid
+        self.args = args
+        self.stdin, self.stdout, self.stderr = stdin, stdout, stderr
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            try:
+                self._ended(self._zygote._line(0))
+            except subprocess.TimeoutExpired:
+                pass
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            self._ended(self._zygote._line(timeout))
+        assert self.returncode is not None
+        return self.returncode
+
+    def _ended(self, line: str) -> None:
+        self.returncode = int(json.loads(line))
+        self._zygote._lock.release()
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            os.kill(self.pid, signal.SIGKILL)
 
 
 _MINE: dict[int, Zygote] = {}  # this test process's, by pid (a fork gets its own)

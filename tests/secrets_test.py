@@ -549,6 +549,9 @@ def _hostile_lines() -> list[str]:
     return lines
 
 
+# about a minute: the full suite's, not the everyday tier's (the counted
+# test below is the everyday guard, and this one's twin on a small scale)
+@pytest.mark.system
 def test_linear_time_on_1_mb_lines() -> None:
     """No rule backtracks on a hostile 1 MB line: each is scanned in
     seconds at worst on a loaded machine (quadratic time would take hours)."""

@@ -3,6 +3,7 @@ script gives, and steps aside where it could not."""
 from __future__ import annotations
 
 import json
+import sys
 import subprocess
 import threading
 import time
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from testing import zygote
+from testing.mcp_client import McpClient
 from testing.util import agitmem_argv
 from testing.util import ok
 from testing.util import started
@@ -79,3 +81,20 @@ def test_bytes_in_and_out_and_a_timeout(memrepo: Path, z: zygote.Zygote) -> None
     # the zygote serves the next run
     again = z.try_run_bytes(['--version'], cwd=memrepo)
     assert again is not None and again.returncode == 0
+
+
+def test_a_warm_mcp_server_answers_as_a_started_one(memrepo: Path, z: zygote.Zygote) -> None:
+    warm = z.try_popen(['mcp'], cwd=memrepo)
+    assert warm is not None
+    # `python -m agitmem` is not the console script: always its own process
+    cold = subprocess.Popen(
+        [sys.executable, '-m', 'agitmem', 'mcp'], cwd=memrepo, stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding='utf-8',
+    )
+    answers = []
+    for proc in (warm, cold):
+        with McpClient.over(proc) as client:
+            client.initialize()
+            answers.append(([t['name'] for t in client.tools()], client.call('state_get', {})))
+    assert answers[0] == answers[1]
+    assert warm.returncode == cold.returncode == 0
