@@ -21,10 +21,17 @@ def read(path: Path, limit: int = LIMIT, *, follow: bool = True) -> bytes | None
         fd = os.open(path, flags) if follow else platforms.open_nofollow(path, flags)
     except OSError:
         return None
+    try:
+        # looked at before a file object is made of it: open() refuses a
+        # directory (one made where a cache file goes) with an exception
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            return None
+    except OSError:
+        os.close(fd)
+        return None
     with open(fd, 'rb') as f:
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None
             data = f.read(limit + 1)
         except OSError:
             return None

@@ -867,9 +867,18 @@ def base_ref(repo: Repo) -> str | None:
 
 def set_base(repo: Repo, oid: pygit2.Oid | str, ref: str) -> None:
     # a ref name may hold any bytes git allows (a branch `caf\xe9`)
-    repo_mod.atomic_write(
-        _base_path(repo), f'{oid} {ref}\n'.encode('utf-8', 'surrogateescape'),
-    )
+    try:
+        repo_mod.atomic_write(
+            _base_path(repo), f'{oid} {ref}\n'.encode('utf-8', 'surrogateescape'),
+        )
+    except OSError as e:
+        # the commit is on the ref already: say so, not that it was not
+        # written (a directory where the record goes, a full disk)
+        detail = ' '.join(str(e).split()) or type(e).__name__
+        raise AgitmemError(
+            f'memory commit {str(oid)[:12]} is on {ref}, but this worktree\'s record of it '
+            f'could not be written: {detail}',
+        ) from None
 
 
 # -- revisions and history ----------------------------------------------------

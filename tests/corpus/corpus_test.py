@@ -342,7 +342,8 @@ def _refs(root: Path) -> tuple[str, str, str]:
     refs = run('git', 'for-each-ref', '--format=%(refname) %(objectname)', cwd=root).stdout
     detached = run('git', 'rev-parse', '-q', '--verify', 'refs/worktree/agitmem/detached', cwd=root).stdout
     base = gd / 'agitmem' / 'base'
-    return refs, detached, base.read_text(errors='surrogateescape') if base.exists() else ''
+    # (a case may have made it a directory)
+    return refs, detached, base.read_text(errors='surrogateescape') if base.is_file() else ''
 
 
 def _user_repo(root: Path) -> tuple[str, bytes, str, str]:
