@@ -615,8 +615,16 @@ def locked(repo: Repo) -> Generator[None]:
         import filelock  # to wait for another writer
         path.parent.mkdir(exist_ok=True)
         _LOCKS[path] = filelock.FileLock(str(path), timeout=120)
-    with _LOCKS[path]:
+    lock = _LOCKS[path]
+    try:
+        lock.acquire()
+    except OSError as e:  # (a directory where the lock goes; its timeout too)
+        detail = ' '.join(str(e).split()) or type(e).__name__
+        raise AgitmemError(f'could not take the memory lock {path}: {detail}') from None
+    try:
         yield
+    finally:
+        lock.release()
 
 
 def commit(
