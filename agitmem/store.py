@@ -613,12 +613,12 @@ def locked(repo: Repo) -> Generator[None]:
         return
     if path not in _LOCKS:
         import filelock  # to wait for another writer
-        path.parent.mkdir(exist_ok=True)
         _LOCKS[path] = filelock.FileLock(str(path), timeout=120)
     lock = _LOCKS[path]
     try:
+        path.parent.mkdir(exist_ok=True)
         lock.acquire()
-    except OSError as e:  # (a directory where the lock goes; its timeout too)
+    except OSError as e:  # (a directory where the lock goes, a file where its directory goes; its timeout too)
         detail = ' '.join(str(e).split()) or type(e).__name__
         raise AgitmemError(f'could not take the memory lock {path}: {detail}') from None
     try:
