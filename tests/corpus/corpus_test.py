@@ -248,6 +248,10 @@ def _setup(case: dict[str, Any], root: Path, outside: Path) -> None:
                 shutil.rmtree(path)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.symlink_to(_fmt(arg['to'], root, outside))
+        elif kind == 'hardlink':
+            path = _path(arg['path'], root, outside)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            os.link(_fmt(arg['to'], root, outside), path)
         elif kind == 'mkdir':
             _path(arg, root, outside).mkdir(parents=True, exist_ok=True)
         elif kind == 'remove':
