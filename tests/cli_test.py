@@ -162,3 +162,15 @@ def test_recovery_audit_options_after_words_read_as_argparse_reads_them(
     parser = cli._parser('recovery')
     got = parser.parse_args(cli._options_first(['recovery', *argv]))
     assert vars(got) == vars(parser.parse_args(['recovery', *same_as]))
+
+
+def test_recovery_audit_html_empty_is_refused(tmp_path: Path) -> None:
+    # an empty --html was taken for none: the audit ran, no page, exit 0
+    log = tmp_path / 'rollout-2026-07-20T09-00-00-s.jsonl'
+    log.write_text('{}\n')
+    proc = subprocess.run(
+        [*agitmem_argv(), 'recovery', 'audit', '--html', '', str(log)], cwd=tmp_path,
+        capture_output=True, text=True, check=False,
+    )
+    assert proc.returncode == 2 and proc.stdout == '', proc
+    assert proc.stderr == 'agitmem: --html: the name of the page to write is empty\n'
