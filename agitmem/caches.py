@@ -15,16 +15,27 @@ LIMIT = 4_000_000  # bytes: far above what agitmem writes to a cache file
 
 def read(path: Path, limit: int = LIMIT, *, follow: bool = True) -> bytes | None:
     """The file's bytes; None when it is missing, not a regular file,
-    unreadable or over `limit` bytes; not `follow`: when it is a symlink."""
+    unreadable or over `limit` bytes; not `follow`: when it is a symlink
+    or has another name (a hard link)."""
     flags = os.O_RDONLY | platforms.O_NONBLOCK | platforms.O_CLOEXEC | platforms.O_BINARY
     try:
         fd = os.open(path, flags) if follow else platforms.open_nofollow(path, flags)
     except OSError:
         return None
+    try:
+        # looked at before a file object is made of it: open() refuses a
+        # directory (one made where a cache file goes) with an exception
+        st = os.fstat(fd)
+        # not `follow` (agitmem's own, replaced whole): a second name for
+        # it, a hard link, is none of its own either
+        if not stat.S_ISREG(st.st_mode) or not follow and st.st_nlink > 1:
+            os.close(fd)
+            return None
+    except OSError:
+        os.close(fd)
+        return None
     with open(fd, 'rb') as f:
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None
             data = f.read(limit + 1)
         except OSError:
             return None
@@ -34,9 +45,9 @@ def read(path: Path, limit: int = LIMIT, *, follow: bool = True) -> bytes | None
 def own(path: Path, limit: int = LIMIT) -> bytes | None:
     """A file of agitmem's own under <git dir>/agitmem/ (a cache, hook
     state, the memory base): read as `read` does, and None when it is a
-    symlink: agitmem replaces these files whole (repo.atomic_write), so a
-    link is none of its own, and what it points at (a device, a file
-    outside the repository) is never read.  Every read of that
+    symlink or a hard link: agitmem replaces these files whole
+    (repo.atomic_write), so a link is none of its own, and what it points
+    at (a device, a file outside the repository) is never read.  Every read of that
     directory's files goes through here."""
     return read(path, limit, follow=False)
 

@@ -666,6 +666,19 @@ def _printable_streams() -> None:
         sys.stderr = _Escaped(sys.stderr)
 
 
+# `recovery`'s long options, and those of them that take a value
+RECOVERY_OPTIONS = ('--since', '--client', '--html', '--ref', '--json', '--help')
+RECOVERY_VALUED = RECOVERY_OPTIONS[:4]
+
+
+def _takes_value(a: str) -> bool:
+    """Whether argparse reads the next argument as `a`'s value: one of
+    RECOVERY_VALUED or its abbreviation (`--sin`), as argparse expands it
+    (an ambiguous one, `--h`, is left for argparse to refuse)."""
+    named = [o for o in RECOVERY_OPTIONS if o.startswith(a)] if a.startswith('--') else []
+    return a in RECOVERY_VALUED or len(named) == 1 and named[0] in RECOVERY_VALUED
+
+
 def _options_first(argv: list[str]) -> list[str]:
     """`recovery audit PATH --json --since D PATH`: its options before the
     words (argparse takes no positional after an option)."""
@@ -674,7 +687,7 @@ def _options_first(argv: list[str]) -> list[str]:
         if a == '--':
             words += list(rest)
             break
-        if a in ('--since', '--client', '--html', '--ref'):
+        if _takes_value(a):
             options += [a, next(rest, '')]
         elif a.startswith('-') and a != '-':
             options.append(a)

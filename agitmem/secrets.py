@@ -125,7 +125,11 @@ def _reach(text: str, raw: str, hits: list[tuple[int, int]]) -> list[tuple[int, 
         r = bisect.bisect_left(rows, p)
         row = rows[r - 1] + 1 if r else 0
         q = bisect.bisect_left(quotes, p)
-        if (q - bisect.bisect_left(quotes, row)) % 2:  # inside a string
+        # inside a string by the quotes of its row or of the whole text: a
+        # YAML double-quoted string may go on over lines (`{a: "x<newline>
+        # agitmem:allow", b: "<secret>"}`), its rows after the first begin
+        # inside it; a stray quote only narrows what a marker allows
+        if q % 2 or (q - bisect.bisect_left(quotes, row)) % 2:
             start = max(start, quotes[q - 1] + 1)
             if q < len(quotes):
                 end = min(end, quotes[q])

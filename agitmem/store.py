@@ -613,10 +613,18 @@ def locked(repo: Repo) -> Generator[None]:
         return
     if path not in _LOCKS:
         import filelock  # to wait for another writer
-        path.parent.mkdir(exist_ok=True)
         _LOCKS[path] = filelock.FileLock(str(path), timeout=120)
-    with _LOCKS[path]:
+    lock = _LOCKS[path]
+    try:
+        path.parent.mkdir(exist_ok=True)
+        lock.acquire()
+    except OSError as e:  # (a directory where the lock goes, a file where its directory goes; its timeout too)
+        detail = ' '.join(str(e).split()) or type(e).__name__
+        raise AgitmemError(f'could not take the memory lock {path}: {detail}') from None
+    try:
         yield
+    finally:
+        lock.release()
 
 
 def commit(
@@ -867,9 +875,18 @@ def base_ref(repo: Repo) -> str | None:
 
 def set_base(repo: Repo, oid: pygit2.Oid | str, ref: str) -> None:
     # a ref name may hold any bytes git allows (a branch `caf\xe9`)
-    repo_mod.atomic_write(
-        _base_path(repo), f'{oid} {ref}\n'.encode('utf-8', 'surrogateescape'),
-    )
+    try:
+        repo_mod.atomic_write(
+            _base_path(repo), f'{oid} {ref}\n'.encode('utf-8', 'surrogateescape'),
+        )
+    except OSError as e:
+        # the commit is on the ref already: say so, not that it was not
+        # written (a directory where the record goes, a full disk)
+        detail = ' '.join(str(e).split()) or type(e).__name__
+        raise AgitmemError(
+            f'memory commit {str(oid)[:12]} is on {ref}, but this worktree\'s record of it '
+            f'could not be written: {detail}',
+        ) from None
 
 
 # -- revisions and history ----------------------------------------------------

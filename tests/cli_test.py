@@ -146,3 +146,31 @@ def test_load_read_without_argparse_as_argparse_reads_it(argv: list[str]) -> Non
 ])
 def test_anything_else_is_left_to_argparse(argv: list[str]) -> None:
     assert cli._load_call(argv) is None
+
+
+@pytest.mark.parametrize(('argv', 'same_as'), [
+    (['audit', '--since', '2026-01-01', 'a.jsonl'], ['--since', '2026-01-01', 'audit', 'a.jsonl']),
+    # argparse's abbreviations take their value as the whole option does
+    (['audit', '--sin', '2026-01-01', 'a.jsonl'], ['--since', '2026-01-01', 'audit', 'a.jsonl']),
+    (['audit', 'a.jsonl', '--cl', 'codex'], ['--client', 'codex', 'audit', 'a.jsonl']),
+    (['audit', '--ht', 'page.html', 'a.jsonl'], ['--html', 'page.html', 'audit', 'a.jsonl']),
+    (['audit', '--js', 'a.jsonl', '--since=2026-01-01'], ['--json', '--since=2026-01-01', 'audit', 'a.jsonl']),
+])
+def test_recovery_audit_options_after_words_read_as_argparse_reads_them(
+        argv: list[str], same_as: list[str],
+) -> None:
+    parser = cli._parser('recovery')
+    got = parser.parse_args(cli._options_first(['recovery', *argv]))
+    assert vars(got) == vars(parser.parse_args(['recovery', *same_as]))
+
+
+def test_recovery_audit_html_empty_is_refused(tmp_path: Path) -> None:
+    # an empty --html was taken for none: the audit ran, no page, exit 0
+    log = tmp_path / 'rollout-2026-07-20T09-00-00-s.jsonl'
+    log.write_text('{}\n')
+    proc = subprocess.run(
+        [*agitmem_argv(), 'recovery', 'audit', '--html', '', str(log)], cwd=tmp_path,
+        capture_output=True, text=True, check=False,
+    )
+    assert proc.returncode == 2 and proc.stdout == '', proc
+    assert proc.stderr == 'agitmem: --html: the name of the page to write is empty\n'

@@ -1100,6 +1100,17 @@ def test_a_marker_in_a_string_allows_only_that_string() -> None:
     assert {a for _, _, a in _allowed(f'- "{TOKEN}" and "{AWS}"  # agitmem:allow\n')} == {'marker'}
 
 
+
+def test_a_marker_in_a_yaml_string_over_lines_allows_only_that_string() -> None:
+    """A YAML double-quoted string may go on over lines (folded with `\\`
+    or not): the rows after its first begin inside it, where the quotes of
+    the row alone said the marker was outside every string and allowed
+    the next string's token."""
+    assert [a for _, _, a in _allowed(f'{{goal: "x\n  agitmem:allow", token: "{TOKEN}"}}\n')] == ['']
+    assert [a for _, _, a in _allowed(f'{{goal: "x \\\n  agitmem:allow", token: "{TOKEN}"}}\n')] == ['']
+    # inside the string that goes on, the marker still allows that string
+    assert [a for _, _, a in _allowed(f'{{goal: "x\n  {TOKEN} agitmem:allow", b: 1}}\n')] == ['marker']
+
 def test_a_pattern_allows_the_values_it_matches_whole() -> None:
     allow = scanner.Allow(patterns=(re.compile('ghp_Zx9k[A-Za-z0-9]+'),))
     assert _allowed(f'- {TOKEN}', allow) == [(1, 'GitHub token', 'pattern')]

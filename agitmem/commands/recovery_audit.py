@@ -87,6 +87,9 @@ def _write(path: str, data: bytes) -> None:
 def audit(paths: list[str], client: str | None, since: str | None, as_json: bool, html_file: str | None) -> int:
     if client is not None and client not in CLIENTS:
         raise AgitmemError(f'--client {client}: one of {", ".join(CLIENTS)}')
+    if html_file == '':
+        # (before the logs are read: not a whole audit then nothing written)
+        raise AgitmemError('--html: the name of the page to write is empty')
     date = _date(since)
     for p in paths:
         if not os.path.lexists(p):

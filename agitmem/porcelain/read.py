@@ -9,6 +9,7 @@ import stat
 from pathlib import Path
 
 from agitmem import audit
+from agitmem import caches
 from agitmem import memory
 from agitmem import repo as repo_mod
 from agitmem.errors import AgitmemError
@@ -272,9 +273,15 @@ def injection(
         fresh=freshness(repo, mem.state, ref),
     )
     target = repo.agent_dir / INJECTED
-    if not (target.is_file() and target.read_text(errors='replace') == block.text):
-        # a view of what the agent was given, made again by the next load
-        repo_mod.atomic_write(target, block.text.encode(), durable=False)
+    data = block.text.encode()
+    # (read no further than the block: a cloned repository's link to a
+    # large file is not read whole)
+    if caches.read(target, len(data), follow=False) != data:
+        try:
+            # a view of what the agent was given, made again by the next load
+            repo_mod.atomic_write(target, data, durable=False)
+        except OSError:
+            pass  # (a directory there, from a clone): the agent is given it all the same
     audit.log(
         repo.agent_dir, 'read load',
         f'{block.tokens} tokens, {len(block.text)} chars'

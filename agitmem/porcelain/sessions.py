@@ -69,7 +69,12 @@ def write(repo: Repo, key: str, data: dict[str, Any]) -> None:
     fresh = not path.exists()
     # no fsync (a few ms on every prompt): a crash of the machine may leave
     # it old or empty, which `read` takes for a new session
-    repo_mod.atomic_write(path, (json.dumps(data, sort_keys=True) + '\n').encode(), durable=False)
+    try:
+        repo_mod.atomic_write(path, (json.dumps(data, sort_keys=True) + '\n').encode(), durable=False)
+    except OSError:
+        # (a directory where the file goes, a read-only git dir): the hook
+        # goes on, its session state not kept, as after a crash
+        return
     if fresh:
         prune(repo)
 

@@ -44,11 +44,17 @@ def record_conflicts(repo: Repo, conflicts: Sequence[merge.Conflict]) -> None:
     """<git dir>/agitmem/conflicts: one unresolved conflict a line; no
     file when there is none."""
     path = conflicts_path(repo)
-    if conflicts:
-        text = ''.join(f'{c}\n' for c in conflicts)
-        repo_mod.atomic_write(path, text.encode())
-    elif os.path.lexists(path):
-        path.unlink()  # (a link: the link, never what it points at)
+    try:
+        if conflicts:
+            text = ''.join(f'{c}\n' for c in conflicts)
+            repo_mod.atomic_write(path, text.encode())
+        elif os.path.islink(path) or os.path.isfile(path):
+            path.unlink()  # (a link: the link, never what it points at)
+        # (anything else there, a directory, is none of ours: read as no
+        # record, caches.own, and left alone)
+    except OSError as e:
+        detail = ' '.join(str(e).split()) or type(e).__name__
+        raise AgitmemError(f'could not record the unresolved memory conflicts in {path}: {detail}') from None
 
 
 # -- the write path -------------------------------------------------------------

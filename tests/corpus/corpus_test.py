@@ -248,6 +248,10 @@ def _setup(case: dict[str, Any], root: Path, outside: Path) -> None:
                 shutil.rmtree(path)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.symlink_to(_fmt(arg['to'], root, outside))
+        elif kind == 'hardlink':
+            path = _path(arg['path'], root, outside)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            os.link(_fmt(arg['to'], root, outside), path)
         elif kind == 'mkdir':
             _path(arg, root, outside).mkdir(parents=True, exist_ok=True)
         elif kind == 'remove':
@@ -342,7 +346,8 @@ def _refs(root: Path) -> tuple[str, str, str]:
     refs = run('git', 'for-each-ref', '--format=%(refname) %(objectname)', cwd=root).stdout
     detached = run('git', 'rev-parse', '-q', '--verify', 'refs/worktree/agitmem/detached', cwd=root).stdout
     base = gd / 'agitmem' / 'base'
-    return refs, detached, base.read_text(errors='surrogateescape') if base.exists() else ''
+    # (a case may have made it a directory)
+    return refs, detached, base.read_text(errors='surrogateescape') if base.is_file() else ''
 
 
 def _user_repo(root: Path) -> tuple[str, bytes, str, str]:
