@@ -740,8 +740,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if e.reason != 'surrogates not allowed':
             raise
         # bytes that are not UTF-8 in an argument (argv decodes them as
-        # lone surrogates): memory is UTF-8 text, so nothing was written
-        print('agitmem: an argument holds bytes that are not UTF-8; memory keeps UTF-8 text only',
+        # lone surrogates): memory and settings are UTF-8 text, and the
+        # encode fails before the write, so nothing was written
+        print('agitmem: an argument holds bytes that are not UTF-8; agitmem writes UTF-8 text only',
               file=sys.stderr)
         return 2
     except KeyboardInterrupt:
