@@ -136,16 +136,22 @@ def _text(done: subprocess.CompletedProcess[bytes]) -> subprocess.CompletedProce
 class Zygote:
     """`run` is `testing.util.agitmem`'s twin: same arguments, same result."""
 
-    def __init__(self, script: str = 'agitmem') -> None:
+    def __init__(self, script: str = 'agitmem', *, measured: bool = True) -> None:
+        """measured=False: coverage does not follow the server or its runs
+        (the labelled sets' plays: they measure the judge, and coverage's
+        save in each of their thousands of runs was most of their time)."""
         self._lock = threading.Lock()
         self._dir = Path(tempfile.mkdtemp(prefix='zygote-'))
         os.mkfifo(self._dir / 'in')
-        self.started = _startup(dict(os.environ))
+        env = dict(os.environ)
+        if not measured:
+            env = {k: v for k, v in env.items() if k not in ('COVERAGE_PROCESS_CONFIG', 'COVERAGE_PROCESS_START')}
+        self.started = _startup(env)
         req_r, self._req = os.pipe()
         self._rep, rep_w = os.pipe()
         self.proc = subprocess.Popen(
             [sys.executable, '-P', '-c', _SERVER, str(req_r), str(rep_w), script],
-            pass_fds=(req_r, rep_w), stdin=subprocess.DEVNULL,
+            pass_fds=(req_r, rep_w), stdin=subprocess.DEVNULL, env=env,
         )
         os.close(req_r)
         os.close(rep_w)

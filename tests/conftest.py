@@ -5,7 +5,9 @@ import fcntl
 import os
 import shutil
 import subprocess
+import warnings
 from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -258,3 +260,27 @@ def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     locks its own store): the hook environment is built (pip install of
     this checkout) once."""
     return _shared(tmp_path_factory, 'pre-commit-home', lambda path: None)
+
+
+@pytest.fixture
+def untraced() -> Iterator[None]:
+    """The test runs without coverage's tracer: a test that times in-process
+    work would time the tracer (five to ten times the work), and what it
+    runs is measured by the suite's other tests."""
+    try:
+        import coverage
+    except ImportError:  # pragma: no cover (the test extra installs it)
+        yield
+        return
+    cov = coverage.Coverage.current()
+    if cov is None:
+        yield
+        return
+    cov.stop()
+    try:
+        yield
+    finally:
+        with warnings.catch_warnings():
+            # a restart notes the modules imported while it was stopped
+            warnings.simplefilter('ignore', coverage.exceptions.CoverageWarning)
+            cov.start()

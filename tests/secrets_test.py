@@ -321,6 +321,7 @@ def _realistic(size: int) -> str:
     return '\n'.join(out)[:size]
 
 
+@pytest.mark.usefixtures('untraced')
 def test_fast_on_256_kb() -> None:
     text = _realistic(256 * 1024)
     best = min(_timed(text) for _ in range(5))
@@ -473,6 +474,7 @@ def test_keywords_are_lowercase_token_characters() -> None:
             assert rule.long and not rule.lower, rule.id
 
 
+@pytest.mark.usefixtures('untraced')
 def test_no_quadratic_time_on_repeated_prefixes() -> None:
     """Hostile memory (a fetched ref) must not stall a save or a push."""
     for prefix in ('eyJ', 'ghp_', 'glpat-', 'sk-', 'sk-ant-', 'xoxb-1-', 'AKIA'):
@@ -552,6 +554,7 @@ def _hostile_lines() -> list[str]:
 # about a minute: the full suite's, not the everyday tier's (the counted
 # test below is the everyday guard, and this one's twin on a small scale)
 @pytest.mark.system
+@pytest.mark.usefixtures('untraced')
 def test_linear_time_on_1_mb_lines() -> None:
     """No rule backtracks on a hostile 1 MB line: each is scanned in
     seconds at worst on a loaded machine (quadratic time would take hours)."""
@@ -619,6 +622,7 @@ class _Counting:
         return m
 
 
+@pytest.mark.usefixtures('untraced')
 def test_work_is_linear_on_every_hostile_shape(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every hostile shape (tests/corpus/secrets/hostile.py: each rule's
     keywords repeated with each separator, before long runs, its prefixes,

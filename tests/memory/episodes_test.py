@@ -98,7 +98,10 @@ Played = list[tuple[dict[str, Any], dict[str, Any]]]
 # episodes played at once, each its own repository in its own directory,
 # each through a warm agitmem of its own (testing/zygote.py: the same
 # program without the interpreter's start for each of ~13 runs an episode
-# makes; the last test below shows both ways give the same rows)
+# makes; the last test below shows both ways give the same rows).  Coverage
+# does not follow these plays: they measure the judge, not the lines (the
+# rest of the suite runs those), and coverage's save in each of ~6,000 runs
+# was about four fifths of the module's time under coverage
 WORKERS = 2
 # each set played once: the suite runs with `--dist loadfile`, so this
 # module's tests share one xdist worker (pytest-xdist's xdist_group does
@@ -111,7 +114,7 @@ _PLAYED: dict[str, Played] = {}
 def played(tmp_path_factory: pytest.TempPathFactory, name: str) -> Played:
     if name not in _PLAYED:
         eps = [episodes.load(p) for p in SETS[name].episodes]
-        zygotes = [zygote.Zygote() for _ in range(WORKERS)]
+        zygotes = [zygote.Zygote(measured=False) for _ in range(WORKERS)]
         try:
             with concurrent.futures.ThreadPoolExecutor(WORKERS) as pool:
                 rows = list(pool.map(
