@@ -60,6 +60,13 @@ def _windows() -> None:
             self.path, self.timeout, self.fd, self.depth = path, timeout, -1, 0
 
         def __enter__(self) -> _WindowsFileLock:
+            return self.acquire()
+
+        def __exit__(self, *exc: object) -> None:
+            self.release()
+
+        # filelock's own API, which agitmem calls (store.locked)
+        def acquire(self) -> _WindowsFileLock:
             self.depth += 1  # re-entrant, as filelock's locks are
             if self.depth > 1:
                 return self
@@ -78,7 +85,7 @@ def _windows() -> None:
             self.fd = fd
             return self
 
-        def __exit__(self, *exc: object) -> None:
+        def release(self) -> None:
             self.depth -= 1
             if self.depth == 0:
                 os.close(self.fd)  # closing releases it
