@@ -16,6 +16,7 @@ from typing import Any
 from typing import NamedTuple
 from typing import TypeVar
 
+from agitmem import errors
 from agitmem import memory
 from agitmem import platforms
 from agitmem import repo as repo_mod
@@ -619,7 +620,7 @@ def locked(repo: Repo) -> Generator[None]:
         path.parent.mkdir(exist_ok=True)
         lock.acquire()
     except OSError as e:  # (a directory where the lock goes, a file where its directory goes; its timeout too)
-        detail = ' '.join(str(e).split()) or type(e).__name__
+        detail = errors.detail(e)
         raise AgitmemError(f'could not take the memory lock {path}: {detail}') from None
     try:
         yield
@@ -882,7 +883,7 @@ def set_base(repo: Repo, oid: pygit2.Oid | str, ref: str) -> None:
     except OSError as e:
         # the commit is on the ref already: say so, not that it was not
         # written (a directory where the record goes, a full disk)
-        detail = ' '.join(str(e).split()) or type(e).__name__
+        detail = errors.detail(e)
         raise AgitmemError(
             f'memory commit {str(oid)[:12]} is on {ref}, but this worktree\'s record of it '
             f'could not be written: {detail}',

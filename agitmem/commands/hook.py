@@ -12,6 +12,7 @@ import sys
 from collections.abc import Mapping
 
 from agitmem import agents
+from agitmem import errors
 from agitmem import render
 from agitmem.errors import AgitmemError
 from agitmem.porcelain import model_calls
@@ -67,7 +68,7 @@ def hook(
         payload = agents.parse(stdin, agent=agent, environ=environ)
         out = _with_notices(payload.agent, _handled(event, payload), said)
     except Exception as e:  # never crash the agent
-        detail = ' '.join(str(e).split()) or type(e).__name__
+        detail = errors.detail(e)
         if not isinstance(e, AgitmemError):
             detail = f'{type(e).__name__}: {detail}'
         print(f'agitmem hook {event}: {detail}', file=sys.stderr)

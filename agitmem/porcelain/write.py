@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from agitmem import audit
+from agitmem import errors
 from agitmem import memory
 from agitmem import repo as repo_mod
 from agitmem import store
@@ -53,7 +54,7 @@ def record_conflicts(repo: Repo, conflicts: Sequence[merge.Conflict]) -> None:
         # (anything else there, a directory, is none of ours: read as no
         # record, caches.own, and left alone)
     except OSError as e:
-        detail = ' '.join(str(e).split()) or type(e).__name__
+        detail = errors.detail(e)
         raise AgitmemError(f'could not record the unresolved memory conflicts in {path}: {detail}') from None
 
 
@@ -232,7 +233,7 @@ def _save_plainly(
 
 def _unwritten(ctx: Context, e: Exception) -> AgitmemError:
     # a read-only or full .git: one line, not a traceback
-    detail = ' '.join(str(e).split()) or type(e).__name__
+    detail = errors.detail(e)
     return AgitmemError(f'could not write the memory commit to {ctx.ref}: {detail}')
 
 
