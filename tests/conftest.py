@@ -50,6 +50,15 @@ SYSTEM = (
     'commands/doctor_labelled_test.py',  # doctor's labelled set
     'precommit_test.py',  # pre-commit's own environments, built per test
     'workflows_test.py',  # team workflows: forges, LFS, CI checkouts
+    # memory across clones and every route git has to a branch, with the
+    # git hooks firing (a cold agitmem each): a bare remote, a developer's
+    # clone and a forge's (forge), rebase/cherry-pick/bisect/switch
+    # (branches), deleted and recreated branches (lineage), the CI jobs
+    # per merge method (land)
+    'porcelain/forge_test.py',
+    'porcelain/branches_test.py',
+    'porcelain/lineage_test.py',
+    'commands/land_test.py',
     'daily/',  # a day of git commands on every kind of clone
     'reliability/',  # SIGKILLs, races, busy and stalled remotes
 )
@@ -70,7 +79,7 @@ def git_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monkey
     home = tmp_path_factory.mktemp('home')
     gitconfig = home / '.gitconfig'
     gitconfig.write_text(
-        '[init]\n\tdefaultBranch = main\n'
+        f'[init]\n\tdefaultBranch = main\n\ttemplateDir = {_template(tmp_path_factory)}\n'
         '[user]\n\tname = Test User\n\temail = test@example.com\n'
         '[protocol "file"]\n\tallow = always\n',
     )
@@ -86,6 +95,26 @@ def git_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monkey
         monkeypatch.delenv(var, raising=False)
     _simulate(monkeypatch)
     _PRISTINE['test'] = _standard()
+
+
+_TEMPLATE: list[Path] = []
+
+
+def _template(factory: pytest.TempPathFactory) -> Path:
+    """`git init`'s template: what git's default gives (`hooks/`,
+    `info/exclude`) without its thirteen sample hooks and `description`,
+    which no test reads and every init and every copy of a repository
+    paid for (half of `git init`'s time)."""
+    if not _TEMPLATE:
+        path = factory.mktemp('git-template')
+        (path / 'hooks').mkdir()
+        (path / 'info').mkdir()
+        (path / 'info' / 'exclude').write_text(
+            "# git ls-files --others --exclude-from=.git/info/exclude\n"
+            "# Lines that start with '#' are comments.\n",
+        )
+        _TEMPLATE.append(path)
+    return _TEMPLATE[0]
 
 
 def _simulate(monkeypatch: pytest.MonkeyPatch) -> None:

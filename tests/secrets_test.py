@@ -321,17 +321,14 @@ def _realistic(size: int) -> str:
     return '\n'.join(out)[:size]
 
 
-@pytest.mark.usefixtures('untraced')
-def test_fast_on_256_kb() -> None:
+def test_fast_on_256_kb(monkeypatch: pytest.MonkeyPatch) -> None:
+    """256 KB of ordinary memory is read a few times over, counted (what
+    the regexes are given to read), not timed: a timed bound failed on a
+    loaded machine and says nothing on a quiet one (bench/ times it)."""
     text = _realistic(256 * 1024)
-    best = min(_timed(text) for _ in range(5))
-    assert best < 0.1  # a few ms in practice; generous for slow CI machines
-
-
-def _timed(text: str) -> float:
-    t0 = time.perf_counter()
+    work = _counted(monkeypatch)
     assert scan(text, 'notes.md') == []
-    return time.perf_counter() - t0
+    assert work[0] / len(text) < 12  # 7.5 now
 
 
 # -- one test per rule: a positive generated from the rule's structure, and
@@ -622,6 +619,20 @@ class _Counting:
         return m
 
 
+def _counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The scanner's regexes, counting into the list's one item."""
+    from agitmem import secrets
+    work = [0]
+    compiled = secrets._re
+    monkeypatch.setattr(secrets, '_re', lambda p: _Counting(compiled(p), work))
+    return work
+
+
+# 16,564 shapes scanned twice: 30 s, a sixth of the everyday tier, whose
+# guards against backtracking are the patterns' shapes (read, not run:
+# test_pattern_has_no_backtracking_shape) and the repeated prefixes; at
+# smaller sizes the scan's fixed cost hides what grows.  In the full suite.
+@pytest.mark.system
 @pytest.mark.usefixtures('untraced')
 def test_work_is_linear_on_every_hostile_shape(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every hostile shape (tests/corpus/secrets/hostile.py: each rule's
@@ -630,11 +641,8 @@ def test_work_is_linear_on_every_hostile_shape(monkeypatch: pytest.MonkeyPatch) 
     are given to read, counted, not timed.  Four times the text costs at
     most about four times the work (quadratic work would cost 16 times),
     and no shape costs more than a bounded amount per character."""
-    from agitmem import secrets
     hostile = _script('hostile')
-    work = [0]
-    compiled = secrets._re
-    monkeypatch.setattr(secrets, '_re', lambda p: _Counting(compiled(p), work))
+    work = _counted(monkeypatch)
     per_char: dict[str, list[float]] = {}
     for size in (1024, 4096):
         for name, text in hostile.shapes(size):

@@ -26,6 +26,7 @@ import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from typing import NamedTuple
 
 import pytest
 import yaml
@@ -90,6 +91,8 @@ def _base(kind: str, factory: pytest.TempPathFactory) -> Path:
             ok('archive', cwd=root)
             ok('note', 'second note', cwd=root)
             ok('state', 'set', 'current_goal=port the config', cwd=root)
+        # one pack for thirty loose objects: each case copies the base
+        git('repack', '-adq', cwd=root)
         _bases[kind] = root
     return _bases[kind]
 
@@ -339,30 +342,48 @@ def _git_dir(root: Path) -> Path | None:
     return Path(proc.stdout.strip()) if proc.returncode == 0 else None
 
 
-def _refs(root: Path) -> tuple[str, str, str]:
+class _Repo(NamedTuple):
+    """What a case may change of a repository, in three git calls: every
+    ref (refs/worktree/ included: the detached memory), the worktree's
+    memory base, and what the user sees (status, index, HEAD)."""
+    refs: str
+    base: str
+    status: str
+    index: bytes
+    head: str
+
+    def user(self) -> tuple[str, bytes, str, list[str]]:
+        """What the user sees of their repository: status, index, HEAD
+        and their own refs (branches and tags)."""
+        mine = [
+            line for line in self.refs.splitlines()
+            if line.startswith(('refs/heads/', 'refs/tags/'))
+        ]
+        return self.status, self.index, self.head, mine
+
+    def memory_refs(self) -> tuple[str, str]:
+        return self.refs, self.base
+
+
+def _repo_state(root: Path) -> _Repo:
     gd = _git_dir(root)
     if gd is None:
-        return '', '', ''
+        return _Repo('', '', '', b'', '')
     refs = run('git', 'for-each-ref', '--format=%(refname) %(objectname)', cwd=root).stdout
-    detached = run('git', 'rev-parse', '-q', '--verify', 'refs/worktree/agitmem/detached', cwd=root).stdout
     base = gd / 'agitmem' / 'base'
-    # (a case may have made it a directory)
-    return refs, detached, base.read_text(errors='surrogateescape') if base.is_file() else ''
-
-
-def _user_repo(root: Path) -> tuple[str, bytes, str, str]:
-    gd = _git_dir(root)
-    if gd is None:
-        return '', b'', '', ''
-    index = gd / 'index'
     status = run(
         'git', '--no-optional-locks', 'status', '--porcelain=v2', '--branch',
         '--untracked-files=all', cwd=root,
     ).stdout
-    head = (gd / 'HEAD').read_text(errors='surrogateescape') if (gd / 'HEAD').exists() else ''
-    return status, index.read_bytes() if index.exists() else b'', head, run(
-        'git', 'for-each-ref', 'refs/heads', 'refs/tags', cwd=root,
-    ).stdout
+    index = gd / 'index'
+    return _Repo(
+        refs,
+        # (a case may have made it a directory)
+        base.read_text(errors='surrogateescape') if base.is_file() else '',
+        status,
+        index.read_bytes() if index.exists() else b'',
+        (gd / 'HEAD').read_text(errors='surrogateescape') if (gd / 'HEAD').exists() else '',
+    )
 
 
 def _invoke(args: list[str], cwd: Path, stdin: bytes,
@@ -478,8 +499,7 @@ def test_case(case_repo: tuple[Path, Path], request: pytest.FixtureRequest) -> N
     ]
 
     memory_before = _memory(root)
-    refs_before = _refs(root)
-    user_before = _user_repo(root)
+    repo_before = _repo_state(root)
     proc = _invoke(args, cwd, stdin, env)
     where = f'{case["id"]}: agitmem {" ".join(args)[:300]}\nstdout: {proc.stdout[-2000:]}\nstderr: {proc.stderr[-2000:]}'
 
@@ -525,7 +545,8 @@ def test_case(case_repo: tuple[Path, Path], request: pytest.FixtureRequest) -> N
 
     if 'memory' not in changes:
         assert _memory(root) == memory_before, f'{where}\nmemory changed'
+    repo_after = _repo_state(root)
     if 'refs' not in changes:
-        assert _refs(root) == refs_before, f'{where}\nrefs changed'
+        assert repo_after.memory_refs() == repo_before.memory_refs(), f'{where}\nrefs changed'
     if 'worktree' not in changes:
-        assert _user_repo(root) == user_before, f'{where}\nthe user\'s repository changed'
+        assert repo_after.user() == repo_before.user(), f'{where}\nthe user\'s repository changed'
