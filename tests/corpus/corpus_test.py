@@ -15,7 +15,9 @@ marker is removed then.  See cases.yaml for the format."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
+import marshal
 import os
 import re
 import shutil
@@ -39,7 +41,34 @@ from testing.util import ok
 from testing.util import run
 
 HERE = Path(__file__).resolve().parent
-CASES: list[dict[str, Any]] = yaml.safe_load((HERE / 'cases.yaml').read_text())
+
+
+def _load_cases() -> list[dict[str, Any]]:
+    """cases.yaml, parsed once per content: PyYAML's pure-Python loader
+    takes a second and a half for it in every worker (libyaml's refuses the
+    lone surrogates some cases hold); the result is kept beside the
+    bytecode, keyed by the file's hash."""
+    text = (HERE / 'cases.yaml').read_bytes()
+    cache = HERE / '__pycache__' / f'cases-{hashlib.sha256(text).hexdigest()[:16]}.marshal'
+    try:
+        return marshal.loads(cache.read_bytes())  # type: ignore[no-any-return]
+    except (OSError, ValueError, EOFError, TypeError):
+        pass
+    cases: list[dict[str, Any]] = yaml.safe_load(text.decode())
+    try:
+        cache.parent.mkdir(exist_ok=True)
+        tmp = cache.with_suffix(f'.{os.getpid()}')
+        tmp.write_bytes(marshal.dumps(cases))
+        os.replace(tmp, cache)
+        for old in cache.parent.glob('cases-*.marshal'):
+            if old != cache:
+                old.unlink(missing_ok=True)  # an earlier cases.yaml's
+    except (OSError, ValueError):
+        pass  # a read-only checkout parses it every time
+    return cases
+
+
+CASES = _load_cases()
 KEYS = {
     'id', 'about', 'scenario', 'setup', 'run', 'stdin', 'stdin_json', 'env',
     'cwd', 'expect', 'xfail',
@@ -349,7 +378,7 @@ class _Repo(NamedTuple):
     refs: str
     base: str
     status: str
-    index: bytes
+    index_file: bytes
     head: str
 
     def user(self) -> tuple[str, bytes, str, list[str]]:
@@ -359,7 +388,7 @@ class _Repo(NamedTuple):
             line for line in self.refs.splitlines()
             if line.startswith(('refs/heads/', 'refs/tags/'))
         ]
-        return self.status, self.index, self.head, mine
+        return self.status, self.index_file, self.head, mine
 
     def memory_refs(self) -> tuple[str, str]:
         return self.refs, self.base
