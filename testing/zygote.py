@@ -52,6 +52,9 @@ try:  # what `agitmem mcp` imports (the mcp extra): a second and more
     import anyio, mcp_types, mcp.server.lowlevel, mcp.server.stdio
 except ImportError:
     pass
+# what agitmem imports as it runs (the parsers, a hash) rather than at
+# import: a run would import them again in every fork
+import argparse, shutil, textwrap, _sha1, encodings.unicode_escape
 # the streams this interpreter's start made, as a run's start would make them
 STREAMS = [(s.encoding, s.errors) for s in (sys.__stdin__, sys.__stdout__, sys.__stderr__)]
 SCRIPT = sys.argv[3]

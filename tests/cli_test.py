@@ -5,6 +5,7 @@ import io
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -174,3 +175,64 @@ def test_recovery_audit_html_empty_is_refused(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2 and proc.stdout == '', proc
     assert proc.stderr == 'agitmem: --html: the name of the page to write is empty\n'
+
+
+def _mo(catalog: dict[str, str]) -> bytes:
+    """A GNU gettext catalog (the .mo format gettext reads)."""
+    import struct
+    keys = sorted(catalog)
+    ids = b''.join(k.encode() + b'\0' for k in keys)
+    strs = b''.join(catalog[k].encode() + b'\0' for k in keys)
+    start = 7 * 4 + 16 * len(keys)
+    table_ids, table_strs, off = [], [], 0
+    for k in keys:
+        table_ids += [len(k.encode()), start + off]
+        off += len(k.encode()) + 1
+    off = 0
+    for k in keys:
+        table_strs += [len(catalog[k].encode()), start + len(ids) + off]
+        off += len(catalog[k].encode()) + 1
+    head = struct.pack('Iiiiiii', 0x950412de, 0, len(keys), 28, 28 + 8 * len(keys), 0, 0)
+    return head + struct.pack(f'{len(table_ids)}i', *table_ids) + struct.pack(f'{len(table_strs)}i', *table_strs) + ids + strs
+
+
+_REQUIRED = 'the following arguments are required: %s'
+_PARSE = 'import sys; from agitmem import cli; cli._parser("note").parse_args(["note"])'
+
+
+def test_argparse_messages_without_a_catalog_are_as_gettext_gives(tmp_path: Path) -> None:
+    # no catalog anywhere (Python ships none): argparse's own words
+    proc = subprocess.run(
+        [sys.executable, '-c', _PARSE], capture_output=True, text=True,
+        env={**os.environ, 'LANGUAGE': 'xx'},
+    )
+    assert proc.returncode == 2
+    assert 'the following arguments are required: text' in proc.stderr
+
+
+def test_argparse_messages_keep_a_catalog_that_exists(tmp_path: Path) -> None:
+    # a catalog for argparse's domain (a host that ships one): still read
+    (tmp_path / 'xx' / 'LC_MESSAGES').mkdir(parents=True)
+    (tmp_path / 'xx' / 'LC_MESSAGES' / 'messages.mo').write_bytes(_mo({_REQUIRED: 'il faut: %s'}))
+    code = f'import gettext; gettext.bindtextdomain("messages", {str(tmp_path)!r}); {_PARSE}'
+    proc = subprocess.run(
+        [sys.executable, '-c', code], capture_output=True, text=True,
+        env={**os.environ, 'LANGUAGE': 'xx'},
+    )
+    assert proc.returncode == 2
+    assert 'il faut: text' in proc.stderr, proc.stderr
+
+
+def test_a_parser_looks_for_argparse_catalog_once() -> None:
+    # each lookup stats four missing files: one for the whole parser
+    code = (
+        'import gettext; n = [0]; find = gettext.find\n'
+        'def counted(*a, **k):\n    n[0] += 1; return find(*a, **k)\n'
+        'gettext.find = counted\n'
+        'from agitmem import cli; cli._parser(None); print(n[0])'
+    )
+    proc = subprocess.run(
+        [sys.executable, '-c', code], capture_output=True, text=True, check=True,
+        env={**os.environ, 'LANGUAGE': 'en_US.UTF-8'},
+    )
+    assert int(proc.stdout) == 1
