@@ -118,6 +118,9 @@ def _reach(text: str, raw: str, hits: list[tuple[int, int]]) -> list[tuple[int, 
     rows = [m.start() for m in _re('\n').finditer(raw)]  # the file's own lines
     # the string quotes of raw: `"` but an escaped one (`\"`)
     quotes = [m.start() for m in _re(r'\\.|"').finditer(raw) if m[0] == '"']
+    singles = _single_quoted(raw)
+    starts = [s for s, _ in singles]
+    by_row: dict[int, tuple[list[tuple[int, int]], list[int]]] = {}
     ret = []
     for p in free:
         b = bisect.bisect_left(breaks, p)
@@ -133,8 +136,31 @@ def _reach(text: str, raw: str, hits: list[tuple[int, int]]) -> list[tuple[int, 
             start = max(start, quotes[q - 1] + 1)
             if q < len(quotes):
                 end = min(end, quotes[q])
+        # inside a YAML or TOML single-quoted string too, by the quotes of
+        # the whole text or of its row alone (as the double quotes above):
+        # only that string
+        if row not in by_row:  # (once a row: markers on one row share it)
+            own = [(row + s, row + e) for s, e in _single_quoted(raw[row:rows[r] if r < len(rows) else len(raw)])]
+            by_row[row] = own, [s for s, _ in own]
+        for spans_, at in ((singles, starts), by_row[row]):
+            k = bisect.bisect_right(at, p)
+            if k and p < spans_[k - 1][1]:
+                start, end = max(start, spans_[k - 1][0] + 1), min(end, spans_[k - 1][1])
         ret.append((start, end))
     return sorted(set(ret))
+
+
+def _single_quoted(raw: str) -> list[tuple[int, int]]:
+    """The single-quoted strings of `raw` (YAML's, `''` a quote inside,
+    over lines or not; TOML's and INI-like code's), sorted (opening quote,
+    closing quote or the text's end): a quote where a value begins (a
+    row's start, after `:`, `-`, `=`, `,`, `[`, `{` or `(`), so an
+    apostrophe in prose (`don't`) opens none."""
+    ret = []
+    for m in _re(r"(?m)(?:^|(?<=[:=,\[{(-]))[ \t]*('[^']*(?:''[^']*)*'?)").finditer(raw):
+        closed = len(m[1]) > 1 and m[1].endswith("'")
+        ret.append((m.start(1), m.end(1) - 1 if closed else m.end(1)))
+    return ret
 
 
 def _allowed(
