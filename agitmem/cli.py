@@ -497,6 +497,7 @@ def _hook(event: str, agent: str | None, hook_args: list[str]) -> int:
             repo_mod.start_early(identity=False)
         from agitmem.commands.githook import githook
         return githook(event, hook_args, lines)
+    typed = sys.stdin is not None and sys.stdin.isatty()
     stdin = _stdin(HOOK_INPUT_BYTES)
     data = _payload_head(stdin or '')
     if data.get('hook_event_name') not in MODEL_CALLS:
@@ -507,7 +508,7 @@ def _hook(event: str, agent: str | None, hook_args: list[str]) -> int:
         else:
             repo_mod.start_find(_payload_cwd(data))
     from agitmem.commands.hook import hook
-    return hook(event, agent, stdin)
+    return hook(event, agent, stdin, args=hook_args, typed=typed)
 
 
 # an agent's payload is read up to this: /dev/zero on stdin ends the hook,
