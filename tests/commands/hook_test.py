@@ -435,7 +435,8 @@ def test_hook_given_an_argument_it_takes_not(agentrepo: Path) -> None:
     Typed by a person (a terminal on stdin): exit 2, one line.  Called by
     an agent (a payload on stdin): one line, exit 0, the event not run
     (exit 2 blocks the agent's prompt or its stop); Gemini still gets {}."""
-    for args in (('hook', 'session-start', '--agent', 'claude', 'extra'), ('hook', 'lunch', '--agent', 'claude')):
+    for args in (('hook', 'stop', '--agent'), ('hook', 'stop', '--agent', 'claude', '--bogus'),
+                 ('hook', 'session-start', '--agent', 'claude', 'extra'), ('hook', 'lunch', '--agent', 'claude')):
         typed = _typed(agentrepo, *args)
         assert typed.returncode == 2 and typed.stdout == '', typed
         assert len(typed.stderr.splitlines()) == 1 and typed.stderr.startswith('agitmem: '), typed
