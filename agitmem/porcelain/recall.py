@@ -823,6 +823,8 @@ def index(
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         repo_mod.atomic_write(path, idx.dump())
+        # the cache an older agitmem kept (marshal's): never read again
+        path.with_suffix('.marshal').unlink(missing_ok=True)
     except OSError:
         pass  # a read-only git dir: the search goes on, uncached
     return idx
