@@ -520,6 +520,7 @@ def _hook(event: str, agent: str | None, hook_args: list[str]) -> int:
             repo_mod.start_early(identity=False)
         from agitmem.commands.githook import githook
         return githook(event, hook_args, lines)
+    typed = sys.stdin is not None and sys.stdin.isatty()
     stdin = _stdin(HOOK_INPUT_BYTES)
     data = _payload_head(stdin or '')
     if data.get('hook_event_name') not in MODEL_CALLS:
@@ -530,7 +531,7 @@ def _hook(event: str, agent: str | None, hook_args: list[str]) -> int:
         else:
             repo_mod.start_find(_payload_cwd(data))
     from agitmem.commands.hook import hook
-    return hook(event, agent, stdin)
+    return hook(event, agent, stdin, args=hook_args, typed=typed)
 
 
 # an agent's payload is read up to this: /dev/zero on stdin ends the hook,
@@ -632,6 +633,8 @@ def _hook_call(argv: list[str]) -> tuple[str, str | None, list[str]] | None:
         return None
     event, rest, agent = argv[1], argv[2:], None
     if rest[:1] == ['--agent'] and len(rest) >= 2:
+        if rest[1].startswith('-'):
+            return None  # argparse takes it for an option, not the value
         agent, rest = rest[1], rest[2:]
     elif rest[:1] and rest[0].startswith('--agent='):
         agent, rest = rest[0].partition('=')[2], rest[1:]
@@ -747,7 +750,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         repo_mod.start_early(identity=argv[0] != 'load' and '--no-save' not in own)
     if argv[:2] == ['recovery', 'audit']:
         argv = _options_first(argv)
-    args = _load_call(argv) or _parser(only).parse_args(argv)
+    try:
+        args = _load_call(argv) or _parser(only).parse_args(argv)
+    except SystemExit as e:
+        if e.code != 2 or argv[:1] != ['hook'] or sys.stdin is None or sys.stdin.isatty():
+            raise
+        # a hook's command line argparse refused (its one line said why),
+        # called by an agent, not typed: exit 2 would block the agent's
+        # prompt, tool call or stop (`hook` in docs/hooks.md)
+        if 'gemini' in argv or '--agent=gemini' in argv:
+            print('{}')  # Gemini CLI wants JSON on stdout, always
+        return 0
     if args.command == 'hook':
         return _hook(args.event, args.agent, args.hook_args)
     try:

@@ -118,6 +118,10 @@ def _reach(text: str, raw: str, hits: list[tuple[int, int]]) -> list[tuple[int, 
     rows = [m.start() for m in _re('\n').finditer(raw)]  # the file's own lines
     # the string quotes of raw: `"` but an escaped one (`\"`)
     quotes = [m.start() for m in _re(r'\\.|"').finditer(raw) if m[0] == '"']
+    singles = _single_quoted(raw)
+    starts = [s for s, _ in singles]
+    by_row: dict[int, tuple[list[tuple[int, int]], list[int]]] = {}
+    flows: dict[int, tuple[int, dict[str, list[int]]]] = {}
     ret = []
     for p in free:
         b = bisect.bisect_left(breaks, p)
@@ -133,8 +137,75 @@ def _reach(text: str, raw: str, hits: list[tuple[int, int]]) -> list[tuple[int, 
             start = max(start, quotes[q - 1] + 1)
             if q < len(quotes):
                 end = min(end, quotes[q])
+        # inside a YAML or TOML single-quoted string too, by the quotes of
+        # the whole text or of its row alone (as the double quotes above):
+        # only that string
+        if row not in by_row:  # (once a row: markers on one row share it)
+            own = [(row + s, row + e) for s, e in _single_quoted(raw[row:rows[r] if r < len(rows) else len(raw)])]
+            by_row[row] = own, [s for s, _ in own]
+        whole = (start, end)
+        for spans_, at in ((singles, starts), by_row[row]):
+            k = bisect.bisect_right(at, p)
+            if k and p < spans_[k - 1][1]:
+                start, end = max(start, spans_[k - 1][0] + 1), min(end, spans_[k - 1][1])
+        row_end = rows[r] if r < len(rows) else len(raw)
+        if row not in flows:  # (once a row, as its strings)
+            flows[row] = _flow(raw, row, row_end, lambda c: _quoted(c, row, quotes, by_row[row]))
+        if (start, end) == whole and _in_flow(flows[row], p):
+            # a plain value of a YAML or TOML flow collection (`{a:
+            # agitmem:allow, b: <secret>}`), not a comment: its item only
+            marks = flows[row][1]
+            before = [marks[c][i - 1] for c in ',[{' if (i := bisect.bisect_left(marks[c], p))]
+            after = [marks[c][i] for c in ',]}' if (i := bisect.bisect_left(marks[c], p)) < len(marks[c])]
+            start, end = max(start, max(before, default=row - 1) + 1), min(end, min(after, default=row_end))
         ret.append((start, end))
     return sorted(set(ret))
+
+
+# where a comment begins: one a marker after it is in
+_COMMENT = r'(?m)(?:^|(?<=[ \t]))(?:#|//|--)|/\*|<!--'
+
+
+def _quoted(at: int, row: int, quotes: list[int], singles: tuple[list[tuple[int, int]], list[int]]) -> bool:
+    """Whether `at` of its row is inside a string by the row's quotes."""
+    if (bisect.bisect_left(quotes, at) - bisect.bisect_left(quotes, row)) % 2:
+        return True
+    k = bisect.bisect_right(singles[1], at)
+    return bool(k) and at < singles[0][k - 1][1]
+
+
+def _flow(raw: str, row: int, row_end: int, quoted: Callable[[int], bool]) -> tuple[int, dict[str, list[int]]]:
+    """A row's first comment outside strings (row_end when none) and where
+    its brackets, braces and commas before it are, for `_in_flow`."""
+    comment = next((m.start() for m in _re(_COMMENT).finditer(raw, row, row_end) if not quoted(m.start())), row_end)
+    at: dict[str, list[int]] = {c: [] for c in '[]{},'}
+    for m in _re(r'[\[\]{},]').finditer(raw, row, comment):
+        at[m[0]].append(m.start())
+    return comment, at
+
+
+def _in_flow(flow: tuple[int, dict[str, list[int]]], p: int) -> bool:
+    """Whether the marker at `p` is inside a `[` or `{` its row opens
+    before it, and before any comment of the row."""
+    comment, at = flow
+    if p >= comment:
+        return False
+    return any(
+        bisect.bisect_left(at[o], p) > bisect.bisect_left(at[c], p) for o, c in (('[', ']'), ('{', '}'))
+    )
+
+
+def _single_quoted(raw: str) -> list[tuple[int, int]]:
+    """The single-quoted strings of `raw` (YAML's, `''` a quote inside,
+    over lines or not; TOML's and INI-like code's), sorted (opening quote,
+    closing quote or the text's end): a quote where a value begins (a
+    row's start, after `:`, `-`, `=`, `,`, `[`, `{` or `(`), so an
+    apostrophe in prose (`don't`) opens none."""
+    ret = []
+    for m in _re(r"(?m)(?:^|(?<=[:=,\[{(-]))[ \t]*('[^']*(?:''[^']*)*'?)").finditer(raw):
+        closed = len(m[1]) > 1 and m[1].endswith("'")
+        ret.append((m.start(1), m.end(1) - 1 if closed else m.end(1)))
+    return ret
 
 
 def _allowed(

@@ -149,6 +149,48 @@ def test_anything_else_is_left_to_argparse(argv: list[str]) -> None:
     assert cli._load_call(argv) is None
 
 
+def test_hook_read_without_argparse_as_argparse_reads_it() -> None:
+    """`hook EVENT --agent A` is read without argparse: wherever that read
+    takes the command line, argparse takes it alike, or refuses only what
+    the hook refuses (arguments an agent event takes not).  `--agent -x`
+    was taken for the agent `-x`, which argparse refuses: now left to it."""
+    import contextlib
+    import itertools
+    words = ['stop', '--agent', 'claude', '-x', '--agent=', '--agent=-x', '', '-', '--', 'x', '-1', '--ag', '-h']
+    for n in range(1, 4):
+        for rest in itertools.product(words, repeat=n):
+            argv = ['hook', *rest]
+            fast = cli._hook_call(argv)
+            if fast is None:
+                continue
+            try:
+                with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+                    ns = cli._parser('hook').parse_args(argv)
+            except SystemExit:
+                # refused by argparse: arguments after the agent, which the
+                # hook refuses too
+                assert fast[2], argv
+                continue
+            assert (ns.event, ns.agent, ns.hook_args) == fast, argv
+
+
+@pytest.mark.parametrize('args', [
+    ('stop', '--agent', '-x'), ('stop', '--agent'), ('stop', '--agent', 'claude', '--bogus'),
+    ('stop', '--agent', 'claude', 'extra'),
+])
+def test_a_hook_command_line_refused_fails_no_agent(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """A hook's command line argparse refuses ended in exit 2 (a blocked
+    prompt, tool call or stop) when an agent called it: exit 0 and its one
+    line then; typed at a terminal, exit 2 (hook_test's _typed)."""
+    proc = subprocess.run([*agitmem_argv(), 'hook', *args], cwd=tmp_path, input='{}', capture_output=True, text=True)
+    assert proc.returncode == 0 and len(proc.stderr.splitlines()) == 1, proc
+    assert 'Traceback' not in proc.stderr
+    gemini = subprocess.run(
+        [*agitmem_argv(), 'hook', 'stop', '--agent', 'gemini', '--bogus'], cwd=tmp_path, input='{}', capture_output=True, text=True,
+    )
+    assert (gemini.returncode, gemini.stdout) == (0, '{}\n'), gemini
+
+
 @pytest.mark.parametrize(('argv', 'same_as'), [
     (['audit', '--since', '2026-01-01', 'a.jsonl'], ['--since', '2026-01-01', 'audit', 'a.jsonl']),
     # argparse's abbreviations take their value as the whole option does

@@ -1123,6 +1123,39 @@ def test_a_marker_in_a_yaml_string_over_lines_allows_only_that_string() -> None:
     # inside the string that goes on, the marker still allows that string
     assert [a for _, _, a in _allowed(f'{{goal: "x\n  {TOKEN} agitmem:allow", b: 1}}\n')] == ['marker']
 
+def test_a_marker_in_a_single_quoted_string_allows_only_that_string() -> None:
+    """A YAML single-quoted string (`''` a quote in it, over lines or
+    not) or a TOML literal string: a marker in one allowed the whole line,
+    the next string's token too.  In it, the marker allows that string."""
+    assert [a for _, _, a in _allowed(f"{{goal: 'agitmem:allow', token: '{TOKEN}'}}\n")] == ['']
+    assert [a for _, _, a in _allowed(f"goal: 'it''s agitmem:allow' ; x: '{TOKEN}'\n")] == ['']
+    assert [a for _, _, a in _allowed(f"t = {{a = 'agitmem:allow', b = '{TOKEN}'}}\n")] == ['']
+    assert [a for _, _, a in _allowed(f"{{goal: 'x\n  agitmem:allow', token: '{TOKEN}'}}\n")] == ['']
+    # the string's own token is allowed; a quote in a double-quoted string
+    # opens nothing; an apostrophe in prose neither; outside: the line
+    assert [a for _, _, a in _allowed(f"- 'sample {TOKEN} agitmem:allow'\n")] == ['marker']
+    assert [a for _, _, a in _allowed(f'goal: "a \'agitmem:allow" token: "{TOKEN}"\n')] == ['']
+    assert [a for _, _, a in _allowed(f"- don't worry, {TOKEN} is a sample agitmem:allow\n")] == ['marker']
+    assert {a for _, _, a in _allowed(f"token = '{TOKEN}'  # gitleaks:allow\n")} == {'marker'}
+
+
+def test_a_marker_as_a_plain_value_of_a_flow_collection_allows_only_its_item() -> None:
+    """`{goal: agitmem:allow, token: <token>}` (YAML or TOML flow, plain
+    values): the marker, outside every quoted string, allowed its whole
+    line.  Inside a `[` or `{` of its row, before any comment there, it
+    allows its item (to the next `,`, `]` or `}`); after a comment, the
+    line as ever."""
+    assert [a for _, _, a in _allowed(f'{{a: agitmem:allow, b: {TOKEN}}}\n')] == ['']
+    assert [a for _, _, a in _allowed(f'[agitmem:allow, {TOKEN}]\n')] == ['']
+    assert [a for _, _, a in _allowed(f'{{a: [x], b: agitmem:allow, c: {TOKEN}}}\n')] == ['']
+    # a `#` inside a string is no comment
+    assert [a for _, _, a in _allowed(f'{{a: "x #", b: agitmem:allow, c: {TOKEN}}}\n')] == ['']
+    assert [a for _, _, a in _allowed(f'[x, {TOKEN} agitmem:allow]\n')] == ['marker']
+    assert {a for _, _, a in _allowed(f'[{TOKEN}, 2]  # agitmem:allow\n')} == {'marker'}
+    assert {a for _, _, a in _allowed(f'[{TOKEN}, 2]  // agitmem:allow\n')} == {'marker'}
+    assert [a for _, _, a in _allowed(f'- see [docs]: agitmem:allow, sample {TOKEN}\n')] == ['marker']
+
+
 def test_a_pattern_allows_the_values_it_matches_whole() -> None:
     allow = scanner.Allow(patterns=(re.compile('ghp_Zx9k[A-Za-z0-9]+'),))
     assert _allowed(f'- {TOKEN}', allow) == [(1, 'GitHub token', 'pattern')]

@@ -10,6 +10,7 @@ import json
 import os
 import sys
 from collections.abc import Mapping
+from collections.abc import Sequence
 
 from agitmem import agents
 from agitmem import errors
@@ -49,20 +50,39 @@ def _handled(event: str, payload: agents.Payload) -> str:
     return agent_hooks.HANDLERS[event](payload)
 
 
+def _misuse(event: str, args: Sequence[str]) -> str | None:
+    """What is wrong with the hook's command line, or None."""
+    if event not in agents.EVENTS:
+        return (
+            f'unknown hook event "{render.line(event)}" (agent events: '
+            f'{", ".join(agents.EVENTS)})'
+        )
+    if args:
+        return f'hook {event} takes no argument but --agent (given: {render.line(" ".join(args))})'
+    return None
+
+
 def hook(
         event: str,
         agent: str | None,
         stdin: str | None,
         environ: Mapping[str, str] | None = None,
+        args: Sequence[str] = (),
+        typed: bool = False,
 ) -> int:
+    """`typed`: stdin is a terminal, a person typed the command: a wrong
+    command line is exit 2 for them, as any command's.  An agent's hook
+    (a payload on stdin) is never failed for it: exit 0, one line, the
+    event not run (exit 2 blocks the agent's prompt, tool or stop)."""
     environ = os.environ if environ is None else environ
+    misuse = _misuse(event, args)
+    if misuse is not None and typed:
+        print(f'agitmem: {misuse}', file=sys.stderr)
+        return 2
     said = notices.collect()
     try:
-        if event not in agents.EVENTS:
-            raise AgitmemError(
-                f'unknown hook event "{event}" (agent events: '
-                f'{", ".join(agents.EVENTS)})',
-            )
+        if misuse is not None:
+            raise AgitmemError(misuse)
         if stdin is None:
             raise AgitmemError('hook input is too large to read (over 256 MB)')
         payload = agents.parse(stdin, agent=agent, environ=environ)

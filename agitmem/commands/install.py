@@ -17,6 +17,14 @@ def install(
     repo = repo_mod.find()
     if target == 'git' and mcp:
         raise AgitmemError('--mcp is for agents: git has no MCP client')
+    # (once taken and dropped without a word)
+    if command is not None and remove:
+        raise AgitmemError('--command is for install: uninstall takes out agitmem\'s entries however they call it')
+    if command is not None and target == 'git':
+        raise AgitmemError(
+            '--command is for agents: git\'s hooks call agitmem found on PATH, '
+            'else the python agitmem was installed with',
+        )
     if target == 'git':
         if scope is not None:
             raise AgitmemError(

@@ -122,13 +122,20 @@ def _show(ctx: Context, n: int, as_json: bool) -> int:
     print(f'user said after the compaction: {said}')
     print(f'first action: {render.line(str(r.get("first_action") or "-"))}')
     if r.get('text'):
-        print(f'agent said: {render.text(str(r["text"]))}')
+        print(f'agent said:\n{_block(render.text(str(r["text"])))}')
     print('--- the client\'s summary ---')
-    print(render.text(str(r.get('summary') or '(none recorded)')))
+    print(_block(render.text(str(r.get('summary') or '(none recorded)'))))
     print('--- the injection given ---')
     # as it was given: rendered already (the stream's net still stands)
-    print((r.get('injection') or '(none recorded)').rstrip('\n'))
+    print(_block(str(r.get('injection') or '(none recorded)').rstrip('\n')))
     return 0
+
+
+def _block(text: str) -> str:
+    """Text of many lines from the log, each indented as git indents a
+    commit message: none of its lines can pass for a header of the page
+    (`--- the injection given ---`, `verdict: recovered`)."""
+    return '\n'.join(f'  {ln}' if ln else '' for ln in text.split('\n'))
 
 
 def recovery(ctx: Context, words: list[str], since: str | None, as_json: bool) -> int:

@@ -95,7 +95,11 @@ def audit(paths: list[str], client: str | None, since: str | None, as_json: bool
         if not os.path.lexists(p):
             raise AgitmemError(f'recovery audit: {render.line(p)}: no such file or directory')
     if paths:
-        logs = [(client, f) for f in log_episodes.iter_logs(paths)]
+        files, short = log_episodes.logs_under(paths)
+        if short:
+            print(f'agitmem: recovery audit: {", ".join(render.line(p) for p in paths)}: {short}; '
+                  'the logs found are audited (name the directory that holds them)', file=sys.stderr)
+        logs = [(client, f) for f in files]
     else:
         root = _root()
         log_episodes.configure(root)

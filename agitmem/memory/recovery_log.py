@@ -51,13 +51,18 @@ def _str(value: object) -> str:
     return value if isinstance(value, str) else ''
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f'{name} is not JSON')
+
+
 def parse(text: str) -> list[dict[str, Any]]:
     """The log's records; a damaged line is skipped (the log is an aid:
     one bad line must not hide the rest)."""
     ret = []
     for line in text.splitlines():
         try:
-            obj = json.loads(line)
+            # NaN and Infinity are no JSON: `recovery --json` would print them
+            obj = json.loads(line, parse_constant=_no_constant)
         except (ValueError, RecursionError):  # RecursionError: a deep array
             continue
         if isinstance(obj, dict) and isinstance(obj.get('id'), str):

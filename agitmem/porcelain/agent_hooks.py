@@ -138,7 +138,7 @@ def session_start(payload: agents.Payload) -> str:
         repo, cfg, payload.agent, 'session-start', after_compact=True, summary=_summary(payload, fresh),
     )
     stash = fresh.get('compaction')
-    trigger = stash.get('trigger') if isinstance(stash, dict) else None
+    trigger = stash.get('trigger') if isinstance(stash, dict) and isinstance(stash.get('trigger'), str) else None
     # an automatic compaction comes in the middle of a turn, which goes on
     # now; after a manual one (/compact) the next prompt starts the turn
     records.open_(
@@ -167,7 +167,7 @@ def pre_compact(payload: agents.Payload) -> str:
     hs['compaction'] = {
         'trigger': trigger,
         'checkpoint': checkpoint,
-        'tokens_before': before if before is not None else hs.get('context'),
+        'tokens_before': before if before is not None else sessions.int_of(hs.get('context')),
     }
     sessions.write(repo, key, hs)
     return agents.envelope(payload.agent, 'pre-compact', message=checkpoints.said(repo, cfg, saved))

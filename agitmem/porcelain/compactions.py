@@ -60,6 +60,9 @@ def new_unhandled(payload: agents.Payload, hs: dict[str, Any]) -> list[str]:
     return absorbed(new(payload, hs), hs)
 
 
+_SAID: set[str] = set()
+
+
 def context_size(payload: agents.Payload) -> int | None:
     """The session's context size now: the payload's, else the last the
     transcript records."""
@@ -69,8 +72,11 @@ def context_size(payload: agents.Payload) -> int | None:
         try:
             sizes = transcript.context_sizes(payload.transcript_path)
         except AgitmemError as e:
-            # the 40% rule is lost for this prompt, the rest still runs
-            print(f'agitmem hook prompt: {e}', file=sys.stderr)
+            # the 40% rule is lost for this prompt, the rest still runs;
+            # said once (the prompt and the record it closes both ask)
+            if str(e) not in _SAID:
+                _SAID.add(str(e))
+                print(f'agitmem hook prompt: {e}', file=sys.stderr)
             return None
         if sizes:
             return sizes[-1]

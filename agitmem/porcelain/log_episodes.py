@@ -16,7 +16,6 @@ import collections
 import dataclasses
 import datetime
 import re
-from collections.abc import Iterator
 from pathlib import PurePosixPath
 from pathlib import PureWindowsPath
 from typing import Any
@@ -559,16 +558,68 @@ def weekly(found: list[Found]) -> list[tuple[str, dict[bool, tuple[int, int]]]]:
     return [(k, {a: (v[a][0], v[a][1]) for a in (True, False)}) for k, v in sorted(weeks.items())]
 
 
-def iter_logs(paths: list[str]) -> Iterator[str]:
-    """Files under each of `paths` (a file itself, or a directory's
-    *.jsonl and session-*.json files, not through links), sorted."""
+# the walk of a directory named to `recovery audit` (`/`, a whole home):
+# bounded in the entries it looks at, how deep it goes and its time (the
+# clients' own logs lie 2 to 5 directories deep, a few thousand files)
+WALK_ENTRIES = 200_000
+WALK_DEPTH = 16
+WALK_SECONDS = 30.0
+
+
+def _log_name(name: str) -> bool:
+    return name.endswith('.jsonl') or (name.startswith('session-') and name.endswith('.json'))
+
+
+def logs_under(
+        paths: list[str], *, entries: int = WALK_ENTRIES, depth: int = WALK_DEPTH,
+        seconds: float = WALK_SECONDS,
+) -> tuple[list[str], str | None]:
+    """The files under each of `paths` (a file itself, or a directory's
+    *.jsonl and session-*.json files, not through links), sorted per
+    path; and why the walk stopped short of all of them (None when it did
+    not): past `entries` directory entries or `seconds` it stops, past
+    `depth` directories it looks no deeper."""
     import os
+    import time
+    stop = time.monotonic() + seconds
+    seen = 0
+    why: str | None = None
+    deep = False
+    ret: list[str] = []
     for p in paths:
-        if os.path.isdir(p) and not os.path.islink(p):
-            found = []
-            for root, dirs, files in os.walk(p):
-                dirs.sort()
-                found += [os.path.join(root, f) for f in files if f.endswith('.jsonl') or (f.startswith('session-') and f.endswith('.json'))]
-            yield from sorted(found)
-        else:
-            yield p
+        if not os.path.isdir(p) or os.path.islink(p):
+            ret.append(p)
+            continue
+        found: list[str] = []
+        todo = [(p, 0)]
+        while todo and why is None:
+            d, level = todo.pop()
+            if time.monotonic() > stop:
+                why = f'stopped after {seconds:g} s'
+                break
+            try:
+                with os.scandir(d) as it:
+                    for e in it:
+                        seen += 1
+                        if seen > entries or seen % 1024 == 0 and time.monotonic() > stop:
+                            why = (f'stopped after {entries:,} entries' if seen > entries
+                                   else f'stopped after {seconds:g} s')
+                            break
+                        try:
+                            if e.is_dir(follow_symlinks=False):
+                                if level + 1 < depth:
+                                    todo.append((e.path, level + 1))
+                                else:
+                                    deep = True  # said at the end: the walk goes on
+                            elif _log_name(e.name):
+                                found.append(e.path)
+                        except OSError:
+                            continue
+            except OSError:
+                continue  # (unreadable, gone): as os.walk leaves it
+        ret += sorted(found)
+        if why is not None:
+            break
+    if why is None and deep:
+        why = f'looked no deeper than {depth} directories'
+    return ret, why

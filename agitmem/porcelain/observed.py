@@ -51,9 +51,50 @@ def _path(repo: Repo) -> Path:
 
 def load(repo: Repo) -> dict[str, Any]:
     """What was observed ({} when nothing, or when the file is damaged:
-    it is a cache of facts, never worth failing a hook over)."""
+    it is a cache of facts, never worth failing a hook over).  Only the
+    entries `record_*` writes, each value of its own type: the file is
+    in the git dir, writable by whatever writes the repository, and the
+    injection formats its values (an edit's `lines: [1]` ended `load` in
+    a traceback)."""
     data = caches.read_json(_path(repo))
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        return {}
+    ret = {}
+    for key, fields in _SHAPES.items():
+        items = data.get(key)
+        if isinstance(items, list):
+            ret[key] = [_shaped(e, fields) for e in items if isinstance(e, dict) and isinstance(e.get(fields[0]), str)]
+    return ret
+
+
+# each list's entries: their fields, the first of them required (a string)
+_SHAPES = {
+    'edits': ('file', 'lines', 'symbol', 'at', 'session'),
+    'commands': ('command', 'exit_code', 'at', 'session'),
+    'requests': ('text', 'at', 'session'),
+}
+
+
+def _shaped(entry: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
+    """The entry's fields of their type: `lines` two whole numbers (or
+    None), `exit_code` a whole number (or None), the rest strings (or
+    None); any other value is dropped."""
+    ret: dict[str, Any] = {}
+    for f in fields:
+        v = entry.get(f)
+        if f == 'lines':
+            ok = v is None or isinstance(v, list) and len(v) == 2 and all(_whole(n) for n in v)
+        elif f == 'exit_code':
+            ok = v is None or _whole(v)
+        else:
+            ok = v is None or isinstance(v, str)
+        if ok and f in entry:
+            ret[f] = v
+    return ret
+
+
+def _whole(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
 
 
 def _store(repo: Repo, data: dict[str, Any]) -> None:

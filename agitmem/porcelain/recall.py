@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import array
 import functools
-import marshal
+import itertools
+import json
 import math
 import re
 from collections.abc import Collection
@@ -38,7 +39,7 @@ from agitmem.porcelain.context import Context
 from agitmem.repo import Repo
 
 # bump when what the cache holds changes: an old cache is built again
-VERSION = 2
+VERSION = 3
 KINDS = ('note', 'fragment', 'decision', 'snapshot', 'tattoo')
 _K1, _B = 1.2, 0.75  # BM25's usual constants
 # RELATED reads at most this many commits not in the cache yet (about a
@@ -322,6 +323,11 @@ class _Reader:
 
 # -- the index of one memory ref -------------------------------------------------
 
+class Damaged(Exception):
+    """A cached index's posting is not one `dump` writes (a crafted
+    cache): the index is built again."""
+
+
 class Index:
     """Every item ever on a memory ref, with where it was first and last
     seen, and an inverted index of its words.  Positions count commits in
@@ -347,7 +353,10 @@ class Index:
         # word -> [item, count, item, count...]; a cached one is decoded
         # when a search asks for it
         self.postings: dict[str, Sequence[int]] = {}
-        self.packed: dict[str, bytes] = {}
+        # word -> its posting's number in a cache's column of postings
+        self.packed: dict[str, int] = {}
+        self._column: memoryview = memoryview(b'')
+        self._starts: Sequence[int] = ()
         # a cache's columns a search need not decode: kinds, files,
         # current, commits; decoded when the index grows (`_unpack`)
         self.raw: dict[str, Any] | None = None
@@ -524,10 +533,18 @@ class Index:
             posting.extend((i, n))
 
     def _posting(self, w: str) -> Sequence[int]:
-        packed = self.packed.pop(w, None)
-        if packed is not None:
+        j = self.packed.pop(w, None)
+        if j is not None:
             got = array.array('I')
-            got.frombytes(packed)
+            try:
+                got.frombytes(self._column[self._starts[j]:self._starts[j + 1]])
+            except ValueError:
+                raise Damaged(w) from None
+            # a cache's posting: pairs of an item and its count (checked
+            # here, as a search asks for it: all of them would cost a load
+            # as much again)
+            if not got or len(got) % 2 or max(got[::2]) >= len(self.texts):
+                raise Damaged(w)
             self.postings[w] = got
         return self.postings.get(w, ())
 
@@ -556,53 +573,103 @@ class Index:
     # -- the cache ---------------------------------------------------------------
 
     def dump(self) -> bytes:
-        """Columns of plain values in marshal's format (it loads five times
-        faster than JSON, and holds only data: nothing in it runs): the ids
-        of the commits as one string, kinds and current as one character
-        an item, each posting as the bytes of an array of integers."""
+        """The cache: a header line (JSON: version, ref, tip, the size of
+        each column) and the columns as bytes, none of them anything but
+        data: the ids of the commits as one string, kinds and current as
+        one character an item, numbers as arrays, strings as one UTF-8
+        text and their lengths, each posting as the bytes of an array of
+        integers.  (Not marshal: it is not safe on crafted data, and
+        .git/agitmem/ is writable by whatever writes the repository.)"""
         self._unpack()
         files = sorted(set(self.files))
         at = {f: n for n, f in enumerate(files)}
-        return marshal.dumps({
-            'version': VERSION, 'ref': self.ref, 'tip': self.tip,
-            'commits': ''.join(self.commits), 'times': _ints(self.times), 'offsets': _ints(self.offsets),
-            'kinds': ''.join(k[0] for k in self.kinds), 'fids': self.fids, 'texts': self.texts,
-            'paths': files, 'files': [at[f] for f in self.files],
-            'first': _ints(self.first), 'last': _ints(self.last),
-            'current': ''.join('1' if c else '0' for c in self.current),
-            'lengths': _ints(self.lengths), 'once': array.array('d', self.once()).tobytes(),
-            'recency': _ints(self.recency()),
-            'postings': {w: array.array('I', p).tobytes() for w, p in self.postings.items()},
-        })
+        words = list(self.postings)
+        postings = [array.array('I', self.postings[w]).tobytes() for w in words]
+        columns = {
+            'commits': ''.join(self.commits).encode('ascii'),
+            'times': _ints(self.times), 'offsets': _ints(self.offsets),
+            'kinds': ''.join(k[0] for k in self.kinds).encode('ascii'),
+            'current': ''.join('1' if c else '0' for c in self.current).encode('ascii'),
+            'fids': _strings(self.fids), 'texts': _strings(self.texts), 'paths': _strings(files),
+            'files': _ints([at[f] for f in self.files]),
+            'first': _ints(self.first), 'last': _ints(self.last), 'lengths': _ints(self.lengths),
+            'once': array.array('d', self.once()).tobytes(), 'recency': _ints(self.recency()),
+            'words': _strings(words), 'postings': _ints([len(p) for p in postings]) + b''.join(postings),
+        }
+        parts = [columns[c] for c in _COLUMNS]
+        head = {'version': VERSION, 'ref': self.ref, 'tip': self.tip, 'sizes': [len(p) for p in parts]}
+        return b''.join([_MAGIC, json.dumps(head).encode('utf-8', 'surrogatepass'), b'\n', *parts])
 
     @classmethod
     def load(cls, data: bytes, ref: str) -> Index | None:
+        """The index a cache holds; None when it is not one of this
+        version for `ref`, or any column is not what `dump` writes (each
+        number an index of what it indexes): a crafted one is built again,
+        never a search's traceback."""
         try:
-            raw = marshal.loads(data)
-            if not isinstance(raw, dict) or raw.get('version') != VERSION or raw.get('ref') != ref:
-                return None
-            self = cls(ref)
-            self.tip = str(raw['tip'])
-            # numbers as arrays: one copy each, not an object a number
-            self.times, self.offsets = _unints(raw['times']), _unints(raw['offsets'])
-            self.fids, self.texts = raw['fids'], raw['texts']
-            self.first, self.last = _unints(raw['first']), _unints(raw['last'])
-            self.lengths, self._recency = _unints(raw['lengths']), _unints(raw['recency'])
-            self._once = array.array('d', raw['once'])
-            self.packed = raw['postings']
-            n = len(self.texts)
-            columns = (
-                raw['kinds'], raw['files'], raw['current'], self.fids, self.first,
-                self.last, self.lengths, self._once, self._recency,
-            )
-            if (
-                    any(len(c) != n for c in columns) or len(self.times) != len(self.offsets) or
-                    len(raw['commits']) != 40 * len(self.times) or not isinstance(self.packed, dict)
-            ):
-                return None
-            self.raw = raw
-        except (ValueError, TypeError, KeyError, AttributeError, IndexError, EOFError):
-            return None  # an unreadable cache is built again
+            return cls._load(data, ref)
+        except (ValueError, TypeError, KeyError, IndexError, OverflowError, RecursionError):
+            return None
+
+    @classmethod
+    def _load(cls, data: bytes, ref: str) -> Index | None:
+        if not data.startswith(_MAGIC):
+            return None
+        nl = data.index(b'\n', len(_MAGIC))
+        head = json.loads(data[len(_MAGIC):nl])
+        sizes = head['sizes'] if isinstance(head, dict) else None
+        if (
+                not isinstance(head, dict) or head.get('version') != VERSION or head.get('ref') != ref
+                or not isinstance(head.get('tip'), str) or not _OID.fullmatch(head['tip'])
+                or not isinstance(sizes, list)
+                or len(sizes) != len(_COLUMNS) or not all(type(n) is int and n >= 0 for n in sizes)
+                or sum(sizes) != len(data) - nl - 1
+        ):
+            return None
+        view, pos, col = memoryview(data), nl + 1, {}
+        for name, size in zip(_COLUMNS, sizes):
+            col[name] = view[pos:pos + size]
+            pos += size
+        commits = str(col['commits'], 'ascii')
+        times, offsets = _unints(col['times']), _unints(col['offsets'])
+        ncommits = len(times)
+        if len(commits) != 40 * ncommits or len(offsets) != ncommits or not _HEX.fullmatch(commits):
+            return None
+        kinds, current = str(col['kinds'], 'ascii'), str(col['current'], 'ascii')
+        fids, texts, paths = _unstrings(col['fids']), _unstrings(col['texts']), _unstrings(col['paths'])
+        files, first, last = _unints(col['files']), _unints(col['first']), _unints(col['last'])
+        lengths, recency = _unints(col['lengths']), _unints(col['recency'])
+        once = array.array('d')
+        once.frombytes(col['once'])
+        words = _unstrings(col['words'])
+        n = len(texts)
+        if (
+                any(len(c) != n for c in (kinds, current, fids, files, first, last, lengths, once, recency))
+                or not set(kinds) <= _KIND.keys() or not set(current) <= {'0', '1'}
+                or n and (
+                    min(files) < 0 or max(files) >= len(paths) or min(lengths) < 0
+                    or min(min(first), min(last)) < 0 or max(max(first), max(last)) >= ncommits
+                    or not all(map(math.isfinite, once))
+                )
+        ):
+            return None
+        # each word's posting: where it begins in the column, after the
+        # sizes; decoded when a search asks for the word
+        sizes = _unints(col['postings'][:8 * len(words)])
+        if len(sizes) != len(words) or (sizes and min(sizes) < 0):
+            return None
+        starts = array.array('q', itertools.accumulate(sizes, initial=8 * len(words)))
+        if starts[-1] != len(col['postings']):
+            return None
+        packed = dict(zip(words, range(len(words))))
+        self = cls(ref)
+        self.tip = head['tip']
+        # numbers as arrays: one copy each, not an object a number
+        self.times, self.offsets, self.first, self.last = times, offsets, first, last
+        self.fids, self.texts, self.lengths = fids, texts, lengths
+        self._once, self._recency, self.packed = once, recency, packed
+        self._column, self._starts = col['postings'], starts
+        self.raw = {'commits': commits, 'kinds': kinds, 'current': current, 'paths': paths, 'files': files}
         return self
 
     # -- searching ---------------------------------------------------------------
@@ -651,13 +718,47 @@ class Index:
 
 
 _KIND = {k[0]: k for k in KINDS}
+# the cache's first bytes, and its columns in the order written
+_MAGIC = b'agitmem recall index\n'
+_COLUMNS = (
+    'commits', 'times', 'offsets', 'kinds', 'current', 'fids', 'texts', 'paths', 'files',
+    'first', 'last', 'lengths', 'once', 'recency', 'words', 'postings',
+)
+_HEX = re.compile('[0-9a-f]*')
+_OID = re.compile('[0-9a-f]{40}')
 
 
 def _ints(values: Sequence[int]) -> bytes:
     return array.array('q', values).tobytes()
 
 
-def _unints(data: bytes) -> MutableSequence[int]:
+def _strings(values: Sequence[str]) -> bytes:
+    """Strings as a cache column: how many, then their text, each ended
+    by a NUL (split in C: the texts are most of a load); JSON when one
+    holds a NUL itself."""
+    text = ''.join(f'{v}\0' for v in values)
+    if text.count('\0') == len(values):
+        return b'z' + _ints([len(values)]) + text.encode('utf-8', 'surrogatepass')
+    return b'j' + json.dumps(values).encode()
+
+
+def _unstrings(data: memoryview) -> list[str]:
+    """`_strings`' strings (ValueError when the column is not one)."""
+    kind = bytes(data[:1])
+    if kind == b'j':
+        got = json.loads(bytes(data[1:]))
+        if not isinstance(got, list) or not set(map(type, got)) <= {str}:
+            raise ValueError('not a column of strings')
+        return got
+    count, = _unints(data[1:9])
+    ret = str(data[9:], 'utf-8', 'surrogatepass').split('\0')
+    # (each string ended by a NUL: the last of the split is empty)
+    if kind != b'z' or len(ret) != count + 1 or ret.pop():
+        raise ValueError('not a column of strings')
+    return ret
+
+
+def _unints(data: bytes | memoryview) -> MutableSequence[int]:
     got = array.array('q')
     got.frombytes(data)
     return got
@@ -668,10 +769,12 @@ def _iso(when: int, offset: int) -> str:
     importing datetime (a tenth of what a warm search costs)."""
     import time
     sign = '-' if offset < 0 else '+'
-    return (
-        time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(when + offset * 60)) +
-        f'{sign}{abs(offset) // 60:02d}:{abs(offset) % 60:02d}'
-    )
+    try:
+        at = time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(when + offset * 60))
+    except (OverflowError, ValueError, OSError):
+        # a date no calendar of the C library holds (a crafted commit's)
+        return f'@{when}'
+    return at + f'{sign}{abs(offset) // 60:02d}:{abs(offset) % 60:02d}'
 
 
 # bytes of a cached index read: far above the index of any memory's history
@@ -683,24 +786,30 @@ def _cache_path(repo: Repo, ref: str) -> Path:
     where = repo.git_dir if ref.startswith('refs/worktree/') else repo.common_dir
     # (the cache names its ref: two refs sharing a name rebuild, never mix)
     name = str(pygit2.hash(ref.encode('utf-8', 'surrogateescape')))[:16]
-    return where / 'agitmem' / 'recall' / f'{name}.marshal'
+    return where / 'agitmem' / 'recall' / f'{name}.index'
 
 
 def index(
         repo: Repo, pr: pygit2.Repository, ref: str, *, max_new: int | None = None,
-        bound: Bound | None = None, progress: Progress | None = None,
+        bound: Bound | None = None, progress: Progress | None = None, fresh: bool = False,
 ) -> Index | None:
     """The index of ref as its tip is now: the cached one, extended by the
-    commits since its tip, or built again; None when ref has no memory,
-    or when that means reading more than max_new commits.  With a bound,
-    the index may stop short of the tip (progress says so)."""
+    commits since its tip, or built again (`fresh`: the cache not read);
+    None when ref has no memory, or when that means reading more than
+    max_new commits.  With a bound, the index may stop short of the tip
+    (progress says so)."""
     top = store.tip(pr, ref)
     if top is None:
         return None
     path = _cache_path(repo, ref)
     from agitmem import caches
-    data = caches.own(path, CACHE_MAX)  # never a FIFO's hang, nor a link
+    data = None if fresh else caches.own(path, CACHE_MAX)  # never a FIFO's hang, nor a link
     cached = None if data is None else Index.load(data, ref)
+    if cached is not None and cached.tip != str(top.id):
+        try:
+            cached._unpack()  # (to grow it: every posting read)
+        except Damaged:
+            cached = None
     if cached is not None and cached.tip == str(top.id):
         return cached
     if cached is not None and cached.tip is not None and _ancestor(pr, cached.tip, top.id):
@@ -714,6 +823,8 @@ def index(
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         repo_mod.atomic_write(path, idx.dump())
+        # the cache an older agitmem kept (marshal's): never read again
+        path.with_suffix('.marshal').unlink(missing_ok=True)
     except OSError:
         pass  # a read-only git dir: the search goes on, uncached
     return idx
@@ -767,7 +878,13 @@ def _search(
         idx = index(repo, pr, r, max_new=max_new, bound=bound, progress=progress)
         if idx is None:
             continue
-        found = _matches(idx, words, min_words)
+        try:
+            found = _matches(idx, words, min_words)
+        except Damaged:
+            idx = index(repo, pr, r, max_new=max_new, bound=bound, progress=progress, fresh=True)
+            if idx is None:
+                continue
+            found = _matches(idx, words, min_words)
         # a fragment named by id comes first, then the ones it refers to
         for rank, fid in enumerate(_with_refs(idx, ids)):
             i = idx.fragment(fid)

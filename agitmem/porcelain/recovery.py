@@ -21,6 +21,7 @@ from agitmem import repo as repo_mod
 from agitmem.errors import AgitmemError
 from agitmem.memory import recovery_log
 from agitmem.memory import state as state_mod
+from agitmem.porcelain import sessions
 from agitmem.repo import Repo
 
 SUMMARY_CHARS = 4000
@@ -140,9 +141,12 @@ def open_record(
         'at': state_mod.now_iso(),
         'agent': agent,
         'session': session,
-        'trigger': stash.get('trigger') or trigger,
-        'tokens_before': stash.get('tokens_before', hs.get('context')),
-        'checkpoint': stash.get('checkpoint'),
+        # the stash is the session's hook state (a file in the git dir):
+        # each value of its type, or not taken (a NaN made `recovery show
+        # --json` print what no JSON reader takes)
+        'trigger': _str(stash.get('trigger')) or trigger,
+        'tokens_before': sessions.int_of(stash['tokens_before'] if 'tokens_before' in stash else hs.get('context')),
+        'checkpoint': _str(stash.get('checkpoint')),
         'state_step': state.get('step'),
         'state_age': round(age) if age is not None else None,
         'stale': age is None or age > cfg['stale_minutes'] * 60,
@@ -360,3 +364,7 @@ def add_summary(repo: Repo, rid: object, summary: str) -> None:
         return
     from agitmem import secrets
     _append(repo, {'kind': 'summary', 'id': rid, 'at': state_mod.now_iso(), 'summary': secrets.redact(summary)[:SUMMARY_CHARS]})
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None

@@ -419,6 +419,37 @@ def test_hook_unknown_event(agentrepo: Path) -> None:
     assert 'unknown hook event "lunch"' in err
 
 
+def _typed(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """agitmem run with a terminal on stdin, as a person types it."""
+    import pty
+    parent, child = pty.openpty()
+    try:
+        return subprocess.run([*agitmem_argv(), *args], cwd=repo, stdin=child, capture_output=True, text=True, timeout=60)
+    finally:
+        os.close(child)
+        os.close(parent)
+
+
+def test_hook_given_an_argument_it_takes_not(agentrepo: Path) -> None:
+    """`hook EVENT --agent A extra` ran the event, the argument ignored.
+    Typed by a person (a terminal on stdin): exit 2, one line.  Called by
+    an agent (a payload on stdin): one line, exit 0, the event not run
+    (exit 2 blocks the agent's prompt or its stop); Gemini still gets {}."""
+    for args in (('hook', 'stop', '--agent'), ('hook', 'stop', '--agent', 'claude', '--bogus'),
+                 ('hook', 'session-start', '--agent', 'claude', 'extra'), ('hook', 'lunch', '--agent', 'claude')):
+        typed = _typed(agentrepo, *args)
+        assert typed.returncode == 2 and typed.stdout == '', typed
+        assert len(typed.stderr.splitlines()) == 1 and typed.stderr.startswith('agitmem: '), typed
+    assert 'takes no argument but --agent (given: extra)' in typed.stderr or 'unknown hook event' in typed.stderr
+    out, err = hook(agentrepo, 'session-start', payload('claude_session_start_startup', agentrepo), '--agent', 'claude', 'extra')
+    assert out == '' and err == 'agitmem hook session-start: hook session-start takes no argument but --agent (given: extra)\n'
+    out, err = hook(agentrepo, 'session-start', payload('gemini_session_start_startup', agentrepo), '--agent', 'gemini', 'x', 'y')
+    assert json.loads(out) == {} and 'given: x y' in err
+    # without the argument the event runs (the block is given)
+    out, _ = hook(agentrepo, 'session-start', payload('claude_session_start_startup', agentrepo), '--agent', 'claude')
+    assert out
+
+
 def test_hook_leaves_user_repo_untouched(agentrepo: Path) -> None:
     from testing.util import git_state
     (agentrepo / 'src' / 'app.py').write_text('edit\n')

@@ -143,6 +143,15 @@ def test_scope_is_for_agents_only(memrepo: Path) -> None:
     assert 'invalid choice' in bad('install', 'claude', '--scope', 'team', cwd=memrepo)
 
 
+def test_command_is_for_installing_agents_only(memrepo: Path) -> None:
+    """`install git --command X` and `uninstall claude --command X` took
+    the option and dropped it without a word: refused, nothing written."""
+    assert '--command is for agents' in bad('install', 'git', '--command', '/opt/agitmem', cwd=memrepo)
+    assert not (memrepo / '.git' / 'hooks' / 'pre-commit').exists()
+    assert '--command is for install' in bad('uninstall', 'claude', '--command', 'x', cwd=memrepo)
+    assert '--command is for install' in bad('uninstall', 'git', '--command', 'x', cwd=memrepo)
+
+
 def test_install_unknown_target(memrepo: Path) -> None:
     assert 'unknown target "vim"' in bad('install', 'vim', cwd=memrepo)
 

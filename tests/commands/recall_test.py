@@ -44,6 +44,32 @@ def test_note_removed_500_commits_ago(memrepo: Path) -> None:
     assert f'    {FLAKY}' in out
 
 
+def test_a_crafted_marshal_cache_is_not_loaded(memrepo: Path) -> None:
+    """The recall cache under .git/agitmem/ was read with marshal.loads
+    (not safe on crafted data) and trusted: one in that format, each
+    column as agitmem wrote it but its items' commit positions out of
+    range, ended `recall` in a traceback (IndexError).  The cache is now
+    a format of plain columns, each checked: this one is built again."""
+    import array
+    import marshal
+    grow(memrepo, [{'notes.md': notes('epsilon')}])
+    assert recall(memrepo, 'epsilon')[0]['text'] == 'epsilon'
+    texts = [h['text'] for h in recall(memrepo, 'epsilon', '-n', '100')]
+    n, commits = len(texts), git('rev-list', REF, cwd=memrepo).split()
+    crafted = marshal.dumps({
+        'version': 2, 'ref': REF, 'tip': commits[0], 'commits': ''.join(reversed(commits)),
+        'times': array.array('q', [1] * len(commits)).tobytes(), 'offsets': array.array('q', [0] * len(commits)).tobytes(),
+        'kinds': 'n' * n, 'fids': [''] * n, 'texts': texts, 'paths': ['notes.md'], 'files': [0] * n,
+        'first': array.array('q', [10**6] * n).tobytes(), 'last': array.array('q', [10**6] * n).tobytes(),
+        'current': '1' * n, 'lengths': array.array('q', [1] * n).tobytes(), 'once': array.array('d', [1.0] * n).tobytes(),
+        'recency': array.array('q', range(n)).tobytes(),
+        'postings': {'epsilon': array.array('I', [i for j in range(n) for i in (j, 1)]).tobytes()},
+    })
+    for cache in (memrepo / '.git' / 'agitmem' / 'recall').iterdir():
+        cache.write_bytes(crafted)
+    assert recall(memrepo, 'epsilon')[0]['text'] == 'epsilon'
+
+
 def test_the_same_item_in_many_commits_is_one_hit(memrepo: Path) -> None:
     grow(memrepo, ({'notes.md': notes('keep the parser pure', f'other {i}')} for i in range(60)))
     hits = recall(memrepo, 'parser pure')

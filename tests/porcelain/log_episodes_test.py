@@ -14,9 +14,11 @@ import pytest
 import yaml
 
 from agitmem.porcelain import log_episodes
+from testing.util import agitmem_argv
 from testing.util import bad
 from testing.util import git
 from testing.util import ok
+from testing.util import run
 
 LOGS = Path(__file__).parent.parent / 'agents' / 'logs'
 CLAUDE = LOGS / 'claude-four-compactions.jsonl'
@@ -483,3 +485,31 @@ def test_a_hostile_codex_script_is_read_not_run(tmp_path: Path) -> None:
     assert sorted(p.name for p in work.iterdir()) == [log.name]
     assert not (tmp_path / 'outside.txt').exists()
     assert 'past-the-bound' not in json.dumps(out)
+
+
+def test_the_walk_of_a_directory_named_is_bounded(tmp_path: Path) -> None:
+    """`recovery audit /` walked the whole machine (every entry, however
+    deep, for as long as it took).  The walk stops past its entries or its
+    time and looks no deeper than its depth, and says so in one line."""
+    logs = tmp_path / 'logs'
+    deep = logs.joinpath(*['d'] * (log_episodes.WALK_DEPTH + 2))
+    deep.mkdir(parents=True)
+    (deep / 'deep.jsonl').write_text('{}\n')
+    (logs / 'top.jsonl').write_text('{}\n')
+    files, why = log_episodes.logs_under([str(logs)])
+    assert files == [str(logs / 'top.jsonl')]
+    assert why == f'looked no deeper than {log_episodes.WALK_DEPTH} directories'
+    wide = tmp_path / 'wide'
+    wide.mkdir()
+    for i in range(50):
+        (wide / f'{i:02}.jsonl').write_text('{}\n')
+    files, why = log_episodes.logs_under([str(wide)], entries=10)
+    assert len(files) == 10 and why == 'stopped after 10 entries'
+    assert log_episodes.logs_under([str(wide)], seconds=0) == ([], 'stopped after 0 s')
+    assert log_episodes.logs_under([str(wide)]) == ([str(wide / f'{i:02}.jsonl') for i in range(50)], None)
+    out = run(*agitmem_argv(), 'recovery', 'audit', str(logs), cwd=tmp_path)
+    assert out.returncode == 0 and out.stdout.startswith('0 compaction(s)'), out
+    assert out.stderr.splitlines() == [
+        f'agitmem: recovery audit: {logs}: looked no deeper than {log_episodes.WALK_DEPTH} directories; '
+        'the logs found are audited (name the directory that holds them)',
+    ]

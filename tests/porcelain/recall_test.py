@@ -78,6 +78,60 @@ def test_cache_is_reused_while_the_tip_stays(memrepo: Path, monkeypatch: pytest.
     assert cache.stat().st_mtime != 1
 
 
+def _with_column(cache: bytes, name: str, value: bytes) -> bytes:
+    """A recall cache with one column replaced, its header's sizes made
+    to match: a cache whose every byte is where agitmem puts it."""
+    head, _, body = cache[len(recall._MAGIC):].partition(b'\n')
+    meta = json.loads(head)
+    columns, pos = {}, 0
+    for column, size in zip(recall._COLUMNS, meta['sizes']):
+        columns[column], pos = body[pos:pos + size], pos + size
+    columns[name] = value
+    meta['sizes'] = [len(columns[c]) for c in recall._COLUMNS]
+    return recall._MAGIC + json.dumps(meta).encode() + b'\n' + b''.join(columns[c] for c in recall._COLUMNS)
+
+
+def test_a_crafted_cache_is_built_again(memrepo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache was read with marshal.loads, which is not safe on crafted
+    data, and trusted: its items' commit positions out of range ended
+    `recall` in a traceback (IndexError).  Now a cache that is not what
+    agitmem writes, in any column, is built again: a marshal one, each
+    byte of one changed in turn, one cut anywhere, one with an item's
+    commit, file, length or posting out of range."""
+    import array
+    import marshal
+    grow(memrepo, [{'notes.md': notes('epsilon', 'zeta')}])
+    monkeypatch.chdir(memrepo)
+    ctx = context.get()
+    assert recall.search(ctx, 'epsilon')[0].text == 'epsilon'
+    (cache,) = (memrepo / '.git' / 'agitmem' / 'recall').iterdir()
+    good = cache.read_bytes()
+    n = len(recall.Index.load(good, REF).texts)  # type: ignore[union-attr]
+    crafted = [marshal.dumps({
+        'version': 2, 'ref': REF, 'tip': 'x', 'commits': '', 'times': b'', 'offsets': b'', 'kinds': '',
+        'fids': [], 'texts': [], 'paths': [], 'files': [], 'first': b'', 'last': array.array('q', [10**6]).tobytes(),
+    })]
+    crafted += [good[:i] for i in range(0, len(good), max(1, len(good) // 100))]
+    crafted += [good[:i] + bytes([good[i] ^ 0xff]) + good[i + 1:] for i in range(0, len(good), max(1, len(good) // 150))]
+    ncommits = len(recall.Index.load(good, REF).times)  # type: ignore[union-attr]
+    for column, value in (
+            ('last', [10**6] * n), ('first', [-1] * n), ('files', [7] * n), ('lengths', [-1] * n),
+            ('times', [2**62] * ncommits), ('offsets', [2**40] * ncommits),
+    ):
+        crafted.append(_with_column(good, column, recall._ints(value)))
+    # each item's posting out of range, cut, or its sizes past the column
+    words = recall._strings(['epsilon', 'zeta'])
+    for posting in (array.array('I', [n, 1]).tobytes(), b'\1\0\0\0\1', b''):
+        sizes = recall._ints([len(posting), len(posting)])
+        crafted.append(_with_column(_with_column(good, 'words', words), 'postings', sizes + posting * 2))
+    crafted.append(_with_column(good, 'postings', recall._ints([10**6] * 3)))
+    for data in crafted:
+        cache.write_bytes(data)
+        got = recall.search(ctx, 'epsilon')
+        assert got and got[0].text == 'epsilon', data[:200]
+        assert [h.text for h in recall.search(ctx, 'zeta')][:1] == ['zeta']
+
+
 def test_extended_cache_equals_a_fresh_build(memrepo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The index extended commit batch by commit batch finds what one built
     in one go finds, dated the same."""
