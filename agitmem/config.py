@@ -4,16 +4,16 @@ from __future__ import annotations
 import os
 import re
 import sys
-from pathlib import Path
 
 from agitmem import repo as repo_mod
 from agitmem.errors import AgitmemError
 from agitmem.repo import Repo
 
-# typing is not imported at run time: the agent hooks import this module
-# (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
+# typing and pathlib are not imported at run time: the agent hooks import
+# this module (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
 DEFAULTS: dict[str, Any] = {
@@ -319,8 +319,8 @@ def user_secrets() -> dict[str, list[str]]:
     return secrets_allow(raw['secrets'], f'{user_config_shown()}:{_key_line(text, "secrets")}', user=True)
 
 
-def cache_path(repo: Repo) -> Path:
-    return repo.git_dir / 'agitmem' / 'config-cache.json'
+def cache_path(repo: Repo) -> str:
+    return os.path.join(repo.gitdir, 'agitmem', 'config-cache.json')
 
 
 def load(repo: Repo) -> dict[str, Any]:
@@ -346,8 +346,8 @@ def load_read(repo: Repo) -> tuple[dict[str, Any], bytes | None]:
     from agitmem import caches
     from agitmem.memory import decode
     from agitmem.memory import decode_shown
-    path = repo.config_path
-    shown = f'.agent/{path.name}'
+    path = os.path.join(repo.agentdir, 'config.yaml')
+    shown = '.agent/config.yaml'
     if not os.path.lexists(path):
         return dict(DEFAULTS), None
     # a cloned repository can track config.yaml as a link to /dev/zero (read
@@ -383,11 +383,14 @@ def load_read(repo: Repo) -> tuple[dict[str, Any], bytes | None]:
         except (OSError, TypeError, ValueError):
             pass  # a value JSON cannot hold (a date): parsed again next time
         # the cache an older agitmem kept beside config.yaml: never read
-        (path.parent / '.config-cache.json').unlink(missing_ok=True)
+        try:
+            os.unlink(os.path.join(repo.agentdir, '.config-cache.json'))
+        except FileNotFoundError:
+            pass
     return cfg, data
 
 
-def _kept(cache: Path, key: str, text: str) -> bool:
+def _kept(cache: str, key: str, text: str) -> bool:
     """Whether the cache holds the YAML of the config.yaml whose bytes
     hash to `key` (then in _PARSED for `text`; `parse` checks its settings
     like any other)."""
@@ -411,6 +414,7 @@ def user_home() -> Path:
     entry's env reaches agitmem unexpanded); a relative one is refused: it
     would name a directory of the project agitmem runs in, whose files a
     clone writes (its verify_commands run, its patterns allow)."""
+    from pathlib import Path
     home = os.environ.get('AGITMEM_HOME')
     if not home:
         return Path.home() / '.agent'

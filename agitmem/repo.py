@@ -8,7 +8,6 @@ import stat
 import sys
 from collections.abc import Iterable
 from collections.abc import Mapping
-from pathlib import Path
 
 from agitmem import ahead
 from agitmem import platforms
@@ -27,6 +26,7 @@ from agitmem.errors import AgitmemError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
+    from pathlib import Path
     from typing import NamedTuple
 else:
     from agitmem.tuples import NamedTuple
@@ -44,21 +44,51 @@ LEGACY_DETACHED_REF = 'refs/worktree/agitmem/detached'
 
 
 class Repo(NamedTuple):
-    root: Path  # top of this worktree
-    git_dir: Path  # this worktree's git dir (per-worktree state lives here)
-    common_dir: Path  # shared objects and refs
+    """Where the repository is, as strings (git's own names for them): the
+    agent hooks join them with os.path, without pathlib (its import, with
+    urllib.parse and ipaddress, is a tenth of a hook's run); the rest of
+    agitmem takes the same places as `Path`s (root, git_dir, ...)."""
+    top: str  # top of this worktree
+    gitdir: str  # this worktree's git dir (per-worktree state lives here)
+    commondir: str  # shared objects and refs
+
+    @property
+    def agentdir(self) -> str:
+        return os.path.join(self.top, '.agent')
+
+    @property
+    def memorydir(self) -> str:
+        return os.path.join(self.top, '.agent', 'memory')
+
+    @property
+    def root(self) -> Path:
+        return _path(self.top)
+
+    @property
+    def git_dir(self) -> Path:
+        return _path(self.gitdir)
+
+    @property
+    def common_dir(self) -> Path:
+        return _path(self.commondir)
 
     @property
     def agent_dir(self) -> Path:
-        return self.root / '.agent'
+        return _path(self.agentdir)
 
     @property
     def memory_dir(self) -> Path:
-        return self.agent_dir / 'memory'
+        return _path(self.memorydir)
 
     @property
     def config_path(self) -> Path:
-        return self.agent_dir / 'config.yaml'
+        return _path(os.path.join(self.top, '.agent', 'config.yaml'))
+
+
+def _path(at: str) -> Path:
+    """`at` as a Path, pathlib imported on first use (see Repo)."""
+    from pathlib import Path
+    return Path(at)
 
 
 # Wall-clock bounds on git processes, in seconds.  A network call (fetch,
@@ -194,16 +224,27 @@ def env_identities() -> tuple[tuple[str, str], tuple[str, str]] | None:
     return ret[0], ret[1]
 
 
-def here() -> Path:
+def here() -> str:
     """The current directory, or one line saying it is gone (a shell left
     in a directory since deleted)."""
     try:
-        return Path.cwd()
+        return os.getcwd()
     except FileNotFoundError:
         raise AgitmemError(
             'the current directory no longer exists (deleted?): cd into the '
             'repository and run it again',
         )
+
+
+def plain(cwd: os.PathLike[str] | str) -> str:
+    """`cwd` as str(Path(cwd)) spells it (without `.` parts, doubled or
+    trailing slashes; `..` kept: a symlink's parent is not the textual
+    one), without importing pathlib on POSIX."""
+    cwd = os.fspath(cwd)
+    if os.name == 'nt':
+        return str(_path(cwd))  # drives, UNC shares, both separators
+    lead = '//' if cwd.startswith('//') and not cwd.startswith('///') else '/' if cwd.startswith('/') else ''
+    return lead + '/'.join(p for p in cwd.split('/') if p and p != '.') or '.'
 
 
 def start_early(*, identity: bool) -> None:
@@ -222,7 +263,7 @@ def start_session(cwd: str | None) -> None:
     injection's freshness (start_tree)."""
     _start(cwd, _FIND_HEAD)
     try:
-        _start_status(str(here() if cwd is None else Path(cwd)))
+        _start_status(here() if cwd is None else plain(cwd))
     except AgitmemError:
         return  # the real call says so
 
@@ -235,7 +276,7 @@ def start_find(cwd: str | None) -> None:
 
 def _start(cwd: str | None, *calls: tuple[str, ...]) -> None:
     try:
-        at = str(here() if cwd is None else Path(cwd))
+        at = here() if cwd is None else plain(cwd)
     except AgitmemError:
         return  # the real call says so
     try:
@@ -332,11 +373,11 @@ _HEAD = ('rev-parse', '-q', '--verify', 'HEAD^{commit}')
 
 
 def find(cwd: Path | str | None = None) -> Repo:
-    cwd = here() if cwd is None else Path(cwd)
+    cwd = here() if cwd is None else plain(cwd)
     if _early_key(cwd, _FIND_HEAD, None) in _EARLY:
         # begun with HEAD (start_session): HEAD is kept for `head`
         repo, at_head = find_with_head(cwd)
-        _HEADS[str(repo.root)] = at_head
+        _HEADS[repo.top] = at_head
         return repo
     return _found(git_each(_FIND, cwd=cwd)[0], cwd)
 
@@ -345,7 +386,7 @@ def find_with_head(
         cwd: Path | str | None = None,
 ) -> tuple[Repo, tuple[str | None, str | None]]:
     """`find` and `head` of the repository there, asked at once."""
-    cwd = here() if cwd is None else Path(cwd)
+    cwd = here() if cwd is None else plain(cwd)
     [all_of] = git_each(_FIND_HEAD, cwd=cwd)
     if all_of.returncode == 0:
         # the id and the ref name (which hold no newline) end it
@@ -358,7 +399,7 @@ def find_with_head(
 
 def _found(
         proc: Done,
-        cwd: Path,
+        cwd: str,
         paths: str | None = None,
 ) -> Repo:
     """The repository `git rev-parse` (`_FIND`) found, from `paths`, the
@@ -376,22 +417,22 @@ def _found(
     git_dir, common_dir, root = _three_paths(
         proc.stdout[:-1] if paths is None else paths, cwd,
     )
-    repo = Repo(Path(root), Path(git_dir), Path(common_dir))
+    repo = Repo(plain(root), plain(git_dir), plain(common_dir))
     # agitmem writes its caches, hook state and locks there: never through
     # a symlink that leaves the repository
     from agitmem import caches
-    link = caches.leaving(repo.git_dir, repo.common_dir)
+    link = caches.leaving(repo.gitdir, repo.commondir)
     if link is not None:
         raise AgitmemError(
             f'{shown(link)} is a symlink to outside the repository: agitmem '
             'writes nothing through it; remove it (agitmem makes a directory)',
         )
-    _FOUND[str(cwd)] = repo
-    _sweep(repo.git_dir)
+    _FOUND[cwd] = repo
+    _sweep(repo.gitdir)
     return repo
 
 
-def _three_paths(out: str, cwd: Path) -> tuple[str, str, str]:
+def _three_paths(out: str, cwd: str) -> tuple[str, str, str]:
     """The git dir, common dir and top of the working tree that `git
     rev-parse` printed one a line (it has no -z for them): a path may
     hold a newline itself, so when there are more than two, the split is
@@ -414,9 +455,9 @@ def _three_paths(out: str, cwd: Path) -> tuple[str, str, str]:
 
 def head(repo: Repo) -> tuple[str | None, str | None]:
     """(branch name or None when detached, HEAD's sha or None when unborn)"""
-    if str(repo.root) in _HEADS:
-        return _HEADS.pop(str(repo.root))  # asked with `find`, once
-    return _head(*git_each(_BRANCH, _HEAD, cwd=repo.root))
+    if repo.top in _HEADS:
+        return _HEADS.pop(repo.top)  # asked with `find`, once
+    return _head(*git_each(_BRANCH, _HEAD, cwd=repo.top))
 
 
 def _head(
@@ -632,11 +673,11 @@ def _release(copy: str) -> None:
     _unlink(copy)
     fd = _OWNED.pop(copy, None)
     if fd is not None:
-        Path(copy + _OWNER).unlink(missing_ok=True)  # still locked: no sweeper races
+        _remove(copy + _OWNER)  # still locked: no sweeper races
         os.close(fd)
 
 
-def _sweep(git_dir: Path) -> None:
+def _sweep(git_dir: str) -> None:
     """Remove the index copies in git_dir whose owner is gone (a command
     stopped by SIGKILL, or by a signal before its handler ran)."""
     try:
@@ -671,7 +712,7 @@ def _sweep_one(copy: str) -> None:
         if not platforms.try_lock(fd):
             return  # its owner lives
         _unlink(copy)
-        Path(copy + _OWNER).unlink(missing_ok=True)
+        _remove(copy + _OWNER)
     finally:
         os.close(fd)
 
@@ -754,7 +795,15 @@ def _run_chain(*args: str, cwd: Path | str) -> subprocess.Popen[str]:
 def _unlink(path: str) -> None:
     # the copy, and the lock git leaves beside it when stopped mid-write
     for p in (path, f'{path}.lock'):
-        Path(p).unlink(missing_ok=True)
+        _remove(p)
+
+
+def _remove(path: str) -> None:
+    """Path.unlink(missing_ok=True), without pathlib."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 # -- signals: a command stopped while it computes a tree removes its copies
@@ -817,7 +866,7 @@ def start_tree(at: Repo | None) -> None:
     verify): its `git status` runs on the other core while Python imports
     and reads, instead of after.  It is what the working tree holds now."""
     try:
-        _start_status(str(at.root if at is not None else here()))
+        _start_status(at.top if at is not None else here())
     except AgitmemError:
         return  # asked for again when needed: the error is said then
 
@@ -906,7 +955,7 @@ def _status_out(repo: Repo) -> bytes | None:
     one begun now; None when it failed."""
     while _STATUS_AHEAD:
         cwd, proc = _STATUS_AHEAD.pop()
-        if cwd == str(repo.root) or _FOUND.get(cwd) == repo:
+        if cwd == repo.top or _FOUND.get(cwd) == repo:
             out = _ended(proc)
             if out is not None:
                 return out
@@ -1542,7 +1591,7 @@ def read_regular(path: Path | str, limit: int) -> bytes:
     return data
 
 
-def _mkstemp(directory: Path, prefix: str) -> tuple[int, str]:
+def _mkstemp(directory: str, prefix: str) -> tuple[int, str]:
     """tempfile.mkstemp's new file (O_EXCL, mode 0600) without importing
     tempfile (random, shutil, weakref: a noticeable part of a hook's run
     time)."""
@@ -1556,7 +1605,7 @@ def _mkstemp(directory: Path, prefix: str) -> tuple[int, str]:
     raise FileExistsError(f'no free temporary name in {directory}')
 
 
-def _mode_of(path: Path) -> int:
+def _mode_of(path: Path | str) -> int:
     """The permissions a file replacing `path` keeps: its own when it is a
     regular file; a symlink's target (/dev/null, a file outside the
     repository) lends none."""
@@ -1567,14 +1616,16 @@ def _mode_of(path: Path) -> int:
     return stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else 0o644
 
 
-def atomic_write(path: Path, data: bytes, *, mode: int | None = None, durable: bool = True) -> None:
+def atomic_write(path: Path | str, data: bytes, *, mode: int | None = None, durable: bool = True) -> None:
     """temp file in the same directory + rename: readers see old or new,
     never half a file.  Not `durable`: no fsync, for what is made again
     from the memory when lost (a view, a cache): after a crash it may be
     old or empty, so what reads it checks it (the config cache's key) or
     writes it again (the injection's view)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = _mkstemp(path.parent, f'.{path.name}.')
+    parent, name = os.path.split(os.fspath(path))
+    if parent:
+        os.makedirs(parent, exist_ok=True)
+    fd, tmp = _mkstemp(parent or '.', f'.{name}.')
     try:
         with os.fdopen(fd, 'wb') as f:
             f.write(data)
@@ -1691,8 +1742,8 @@ def operation_branch(repo: Repo) -> str | None:
     return None
 
 
-def memory_base_path(repo: Repo) -> Path:
-    return repo.git_dir / 'agitmem' / 'base'
+def memory_base_path(repo: Repo) -> str:
+    return os.path.join(repo.gitdir, 'agitmem', 'base')
 
 
 def memory_base(repo: Repo) -> tuple[str | None, str | None]:

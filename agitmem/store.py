@@ -844,7 +844,7 @@ def plain_commit(
 
 # -- the memory base: which memory commit this worktree's files came from ----
 
-def _base_path(repo: Repo) -> Path:
+def _base_path(repo: Repo) -> str:
     return repo_mod.memory_base_path(repo)
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from pathlib import Path
 
 from agitmem import caches
 from agitmem import memory
@@ -45,8 +44,8 @@ _SCAN_LINES = 400
 
 
 
-def _path(repo: Repo) -> Path:
-    return repo.git_dir / 'agitmem' / 'observed.json'
+def _path(repo: Repo) -> str:
+    return os.path.join(repo.gitdir, 'agitmem', 'observed.json')
 
 
 def load(repo: Repo) -> dict[str, Any]:
@@ -129,7 +128,7 @@ def defined_in(lines: list[str], start: int, end: int | None, ext: str) -> str |
     return enclosing(lines, first + 1, ext)
 
 
-def _read(full: Path) -> str:
+def _read(full: str) -> str:
     try:
         # bounded and a regular file only: a link to /dev/zero has size 0
         return repo_mod.read_regular(full, 2_000_000).decode('utf-8', 'replace')
@@ -144,7 +143,7 @@ def _ext(rel: str) -> str:
 def symbol_at(repo: Repo, rel: str, start: int, end: int | None) -> tuple[str | None, bool]:
     """(the definition lines `start`..`end` of the file `rel` write or
     are in, whether the file defines it twice)."""
-    text = _read(repo.root / rel)
+    text = _read(os.path.join(repo.top, rel))
     lines = text.splitlines()
     symbol = defined_in(lines, start, end, _ext(rel)) if text else None
     return symbol, twice(lines, symbol, _ext(rel))
@@ -220,7 +219,7 @@ def clip_text(text: str) -> str:
 
 def edit_entry(repo: Repo, edit: tools.Edit, cwd: str | None) -> dict[str, Any]:
     rel = _relative(repo, edit.path, cwd)
-    start, end, symbol, again = place(edit, rel, _read(repo.root / rel))
+    start, end, symbol, again = place(edit, rel, _read(os.path.join(repo.top, rel)))
     return {
         'file': rel, 'lines': [start, end] if start is not None else None, 'symbol': symbol,
         'twice': again, 'at': state_mod.now_iso(),
