@@ -415,11 +415,19 @@ def user_home() -> Path:
     would name a directory of the project agitmem runs in, whose files a
     clone writes (its verify_commands run, its patterns allow)."""
     from pathlib import Path
+    return Path(user_home_at())
+
+
+def user_home_at() -> str:
+    """user_home as a string, without pathlib (load reads the user's
+    tattoo there)."""
     home = os.environ.get('AGITMEM_HOME')
     if not home:
-        return Path.home() / '.agent'
-    path = Path(home).expanduser()
-    if not path.is_absolute():
+        return os.path.join(os.path.expanduser('~'), '.agent')
+    path = os.path.expanduser(home)
+    if path.startswith('~'):
+        raise RuntimeError('Could not determine home directory.')  # (as pathlib's expanduser)
+    if not os.path.isabs(path):
         raise AgitmemError(
             'AGITMEM_HOME is a relative path: it would name a directory of the '
             'project agitmem runs in; make it absolute (your own config is not read)',

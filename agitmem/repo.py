@@ -498,9 +498,9 @@ def worktree_id(repo: Repo) -> str | None:
     """A linked worktree's name (its git dir under the common dir's
     worktrees/), as git names it in worktrees/<id>/HEAD; None for the main
     worktree."""
-    git_dir = repo.git_dir
-    if git_dir != repo.common_dir and git_dir.parent.name == 'worktrees':
-        return git_dir.name
+    git_dir = repo.gitdir
+    if git_dir != repo.commondir and os.path.basename(os.path.dirname(git_dir)) == 'worktrees':
+        return os.path.basename(git_dir)
     return None
 
 
@@ -526,8 +526,8 @@ def from_a_removed_worktree(repo: Repo, ref: str) -> bool:
     if worktree_id(repo) is None or not ref.startswith(DETACHED_NS):
         return False
     try:
-        made = int((repo.git_dir / 'commondir').stat().st_mtime)
-        with open(repo.common_dir / 'logs' / ref, 'rb') as log:
+        made = int(os.stat(os.path.join(repo.gitdir, 'commondir')).st_mtime)
+        with open(os.path.join(repo.commondir, 'logs', ref), 'rb') as log:
             first = log.readline()
     except OSError:
         return False
@@ -540,7 +540,7 @@ def adopt_legacy_detached(repo: Repo, ref: str) -> None:
     refs/worktree/agitmem/detached to ref (this worktree's detached ref),
     once: there gc in another worktree would delete it.  Cheap when there
     is none: git never packs per-worktree refs, so the file tells."""
-    if ref != detached_ref(repo) or not (repo.git_dir / LEGACY_DETACHED_REF).is_file():
+    if ref != detached_ref(repo) or not os.path.isfile(os.path.join(repo.gitdir, LEGACY_DETACHED_REF)):
         return
     sha = git_out(repo, 'rev-parse', '-q', '--verify', f'{LEGACY_DETACHED_REF}^{{commit}}')
     if not sha:
@@ -550,10 +550,10 @@ def adopt_legacy_detached(repo: Repo, ref: str) -> None:
     zero = '0' * len(sha)
     made = git(
         'update-ref', '--create-reflog', '-m', f'agitmem: moved from {LEGACY_DETACHED_REF}',
-        ref, sha, zero, cwd=repo.root, check=False,
+        ref, sha, zero, cwd=repo.top, check=False,
     )
     if made.returncode == 0 or git_out(repo, 'rev-parse', '-q', '--verify', ref) == sha:
-        git('update-ref', '-d', LEGACY_DETACHED_REF, sha, cwd=repo.root, check=False)
+        git('update-ref', '-d', LEGACY_DETACHED_REF, sha, cwd=repo.top, check=False)
 
 
 def shown(name: str) -> str:
@@ -731,15 +731,15 @@ def _tree_chain(at: Repo) -> _Tree:
     try:
         # a copy that keeps the mtime, as shutil.copy2 makes (git's
         # racy-clean check depends on it), without importing shutil
-        with open(at.git_dir / 'index', 'rb') as src:
+        with open(os.path.join(at.gitdir, 'index'), 'rb') as src:
             data: bytes | None = src.read()
             st = os.fstat(src.fileno())
     except FileNotFoundError:
         data = None
     try:
-        fd, tmp = _new_copy(at.git_dir)
+        fd, tmp = _new_copy(at.gitdir)
     except OSError as e:
-        raise AgitmemError(f'cannot copy the index into {at.git_dir}: {e.strerror}')
+        raise AgitmemError(f'cannot copy the index into {at.gitdir}: {e.strerror}')
     try:
         with open(fd, 'wb') as out:
             if data is not None:
@@ -754,7 +754,7 @@ def _tree_chain(at: Repo) -> _Tree:
             data[4:8] not in (b'\0\0\0\x02', b'\0\0\0\x03') or
             any(p.encode() in data for p in NOT_CODE[1:])
         )
-        proc = _run_chain(tmp, '1' if tracked else '0', cwd=at.root)
+        proc = _run_chain(tmp, '1' if tracked else '0', cwd=at.top)
     except BaseException:
         _release(tmp)
         raise
@@ -763,7 +763,7 @@ def _tree_chain(at: Repo) -> _Tree:
     return chain
 
 
-def _new_copy(git_dir: Path) -> tuple[int, str]:
+def _new_copy(git_dir: str) -> tuple[int, str]:
     """(fd, path) of a new, empty index copy in git_dir, its owner file
     taken first (see _COPY)."""
     flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, 'O_CLOEXEC', 0)
@@ -961,7 +961,7 @@ def _status_out(repo: Repo) -> bytes | None:
                 return out
         else:
             _kill(proc)  # another repository's
-    return _ended(_run_status(repo.root))
+    return _ended(_run_status(repo.top))
 
 
 def _ended(proc: ahead.Child | subprocess.Popen[bytes]) -> bytes | None:
@@ -1055,7 +1055,7 @@ def _tree_key(
         parts.append(path + b'\0' + (b'-' if entry is None else b' '.join(entry)))
     for path in sorted(to_hash):
         try:
-            st = os.lstat(repo.root / os.fsdecode(path))
+            st = os.lstat(os.path.join(repo.top, os.fsdecode(path)))
         except OSError:
             return None
         if max(st.st_mtime_ns, st.st_ctime_ns) >= now - RACY_NS:
@@ -1065,12 +1065,12 @@ def _tree_key(
             in_index.get(path, b'-'),  # the blob _index_decides reads
         ))
     xdg = os.environ.get('XDG_CONFIG_HOME') or os.path.join(os.path.expanduser('~'), '.config')
-    settings: list[str | Path] = [
-        repo.common_dir / 'config', repo.git_dir / 'config.worktree',
-        repo.common_dir / 'info' / 'attributes', os.path.expanduser('~/.gitconfig'),
+    settings = [
+        os.path.join(repo.commondir, 'config'), os.path.join(repo.gitdir, 'config.worktree'),
+        os.path.join(repo.commondir, 'info', 'attributes'), os.path.expanduser('~/.gitconfig'),
         os.path.join(xdg, 'git', 'config'), os.path.join(xdg, 'git', 'attributes'),
     ]
-    settings.extend(repo.root / os.fsdecode(d) / '.gitattributes' for d in sorted(_ancestors(to_hash)))
+    settings.extend(os.path.join(repo.top, os.fsdecode(d), '.gitattributes') for d in sorted(_ancestors(to_hash)))
     for setting in settings:
         try:
             st = os.stat(setting)
@@ -1094,7 +1094,7 @@ def _cached_tree(repo: Repo, key: bytes | None) -> str | None:
     if key is None:
         return None
     from agitmem import caches
-    data = caches.own(repo.git_dir / 'agitmem' / _TREE_CACHE)  # never a FIFO's hang, nor a link
+    data = caches.own(os.path.join(repo.gitdir, 'agitmem', _TREE_CACHE))  # never a FIFO's hang, nor a link
     if data is None:
         return None
     got, _, tree = data.strip().partition(b' ')
@@ -1108,7 +1108,7 @@ def _remember_tree(repo: Repo, key: bytes, tree: str) -> None:
     # have linked out of the repository; no fsync: a cache lost in a crash
     # is only computed again
     try:
-        atomic_write(repo.git_dir / 'agitmem' / _TREE_CACHE, key + b' ' + tree.encode() + b'\n', durable=False)
+        atomic_write(os.path.join(repo.gitdir, 'agitmem', _TREE_CACHE), key + b' ' + tree.encode() + b'\n', durable=False)
     except OSError:
         pass
 
@@ -1150,7 +1150,7 @@ def _changes(
                 changed[path] = None if m_index == _GONE else (m_index, h_index)
             elif xy[1:] == b'D' or m_work == _GONE:
                 changed[path] = None
-                if os.path.isdir(repo.root / name) and not os.path.islink(repo.root / name):
+                if os.path.isdir(os.path.join(repo.top, name)) and not os.path.islink(os.path.join(repo.top, name)):
                     new_dirs.append(path + b'/')  # a file become a directory: status names neither
             elif m_work == b'120000':
                 links.append(path)
@@ -1201,7 +1201,7 @@ def _index_decides(repo: Repo, in_index: dict[bytes, bytes]) -> bool:
     hash-object, reading no index, cannot know.  Only a file with a CR in
     it is converted at all, so attributes and the index are read only for
     those (and a git that cannot answer means yes: the chain decides)."""
-    with_cr = [path for path in in_index if _has_cr(repo.root / os.fsdecode(path))]
+    with_cr = [path for path in in_index if _has_cr(os.path.join(repo.top, os.fsdecode(path)))]
     if not with_cr:
         return False
     auto = _auto_eol(repo, with_cr)
@@ -1242,7 +1242,7 @@ def _auto_eol(repo: Repo, paths: list[bytes]) -> list[bytes] | None:
     return ret
 
 
-def _has_cr(path: Path) -> bool:
+def _has_cr(path: str) -> bool:
     try:
         with open(path, 'rb') as f:
             while chunk := f.read(1 << 20):
@@ -1259,7 +1259,7 @@ def _new_modes(repo: Repo, paths: list[bytes], to_hash: dict[bytes, bytes], link
     modes = []
     for path in paths:
         try:
-            modes.append(os.lstat(repo.root / os.fsdecode(path)).st_mode)
+            modes.append(os.lstat(os.path.join(repo.top, os.fsdecode(path))).st_mode)
         except OSError:
             return False
     config = {b'core.filemode': b'true', b'core.symlinks': b'true'}
@@ -1285,7 +1285,7 @@ def _new_modes(repo: Repo, paths: list[bytes], to_hash: dict[bytes, bytes], link
 
 def _link_blob(repo: Repo, path: bytes) -> bytes | None:
     try:
-        target = os.readlink(repo.root / os.fsdecode(path))
+        target = os.readlink(os.path.join(repo.top, os.fsdecode(path)))
     except OSError:
         return None
     got = git_bytes(repo, ('hash-object', '-w', '--no-filters', '--stdin'), os.fsencode(target))
@@ -1308,7 +1308,7 @@ def _git_start(
     import subprocess
     try:
         return subprocess.Popen(
-            ('git', '--no-optional-locks', *args), cwd=repo.root, env=clean_env(env),
+            ('git', '--no-optional-locks', *args), cwd=repo.top, env=clean_env(env),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         )
     except OSError:
@@ -1389,7 +1389,7 @@ def _all_loose(repo: Repo, oids: list[bytes]) -> bool:
     """Whether each object is in the repository as a loose object (as
     mktree wrote it last time); False sends them to mktree, which is right
     either way."""
-    objects = os.path.join(repo.common_dir, 'objects')
+    objects = os.path.join(repo.commondir, 'objects')
     return all(os.path.exists(os.path.join(objects, o[:2].decode(), o[2:].decode())) for o in oids)
 
 
@@ -1476,8 +1476,8 @@ def trees_only(repo: Repo) -> dict[str, str] | None:
     first (recent git), for attributes such output never uses (25 ms on a
     100,000-file repository); pointed at an index that does not exist, it
     reads none.  None (the real index, as before) when something is there."""
-    path = repo.git_dir / NO_INDEX
-    return None if os.path.lexists(path) else {'GIT_INDEX_FILE': str(path)}
+    path = os.path.join(repo.gitdir, NO_INDEX)
+    return None if os.path.lexists(path) else {'GIT_INDEX_FILE': path}
 
 
 def changed_paths(repo: Repo, old_tree: str, new_tree: str) -> list[str]:
@@ -1494,7 +1494,7 @@ def changed_paths_from(repo: Repo, old_trees: Iterable[str], new_tree: str) -> d
         return {}
     done = git_each(*(
         ('diff-tree', '-r', '-z', '--name-only', '--no-renames', old, new_tree) for old in olds
-    ), cwd=repo.root, env=trees_only(repo))
+    ), cwd=repo.top, env=trees_only(repo))
     return {
         old: [p for p in proc.stdout.split('\0') if p and is_code(p)]
         for old, proc in zip(olds, done) if proc.returncode == 0
@@ -1670,7 +1670,7 @@ def object_id(kind: bytes, data: bytes, like: str) -> str:
 
 
 def git_out(repo: Repo, *args: str) -> str:
-    proc = git(*args, cwd=repo.root, check=False)
+    proc = git(*args, cwd=repo.top, check=False)
     return proc.stdout.strip() if proc.returncode == 0 else ''
 
 
@@ -1682,7 +1682,7 @@ def stash_holding(repo: Repo, rel: str) -> str | None:
     if not entries:
         return None
     out = git(
-        'cat-file', '--batch-check=%(objecttype)', cwd=repo.root, check=False,
+        'cat-file', '--batch-check=%(objecttype)', cwd=repo.top, check=False,
         stdin=''.join(f'{oid}^3:{rel}\n' for oid in entries),
     ).stdout.splitlines()
     for n, kind in enumerate(out):
@@ -1728,13 +1728,15 @@ def operation_branch(repo: Repo) -> str | None:
     HEAD is detached under it: its memory is the one being worked on."""
     for name in ('rebase-merge/head-name', 'rebase-apply/head-name'):
         try:
-            ref = (repo.git_dir / name).read_text().strip()
+            with open(os.path.join(repo.gitdir, name)) as f:
+                ref = f.read().strip()
         except (OSError, UnicodeDecodeError):
             continue
         if ref.startswith('refs/heads/'):
             return ref.removeprefix('refs/heads/')
     try:
-        start = (repo.git_dir / 'BISECT_START').read_text().strip()
+        with open(os.path.join(repo.gitdir, 'BISECT_START')) as f:
+            start = f.read().strip()
     except (OSError, UnicodeDecodeError):
         return None
     if start and ref_exists(repo, f'refs/heads/{start}'):
