@@ -5,9 +5,6 @@ import io
 import os
 import sys
 import types
-from collections.abc import Callable
-from collections.abc import Iterable
-from collections.abc import Sequence
 
 from agitmem import __version__
 from agitmem import ahead
@@ -18,6 +15,9 @@ from agitmem.errors import CheckFailed
 # (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from collections.abc import Iterable
+    from collections.abc import Sequence
     from typing import Any
     from typing import NoReturn
     import argparse

@@ -6,8 +6,6 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Iterable
-from collections.abc import Mapping
 
 from agitmem import ahead
 from agitmem import platforms
@@ -25,6 +23,8 @@ from agitmem.errors import AgitmemError
 # (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from collections.abc import Mapping
     import subprocess
     from pathlib import Path
     from typing import NamedTuple

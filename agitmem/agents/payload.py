@@ -4,7 +4,6 @@ shims through the environment)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 
 from agitmem.agents import claude
 from agitmem.agents import clients
@@ -17,6 +16,7 @@ from agitmem.errors import AgitmemError
 # (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import NamedTuple
 else:
     from agitmem.tuples import NamedTuple

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Mapping
 
 from agitmem import agents
 from agitmem import errors
@@ -17,6 +16,11 @@ from agitmem import render
 from agitmem.errors import AgitmemError
 from agitmem.porcelain import model_calls
 from agitmem.porcelain import notices
+
+# collections.abc's names are for mypy only (the agent hooks import this module)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 
 def _with_notices(agent: str, out: str, said: list[str]) -> str:

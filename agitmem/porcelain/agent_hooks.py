@@ -8,7 +8,9 @@ client.  post-edit and prompt run after every edit and prompt: they
 import pygit2 only when they have memory to save, and what handles a
 compaction (compactions, records, the transcript readers) only where one
 can be seen: post-edit and stop never read a transcript unless the first
-turn after a compaction is open."""
+turn after a compaction is open.  What records the agent's edits and
+requests (observed, paths) is imported by the events that record them:
+not by stop, at the end of every turn."""
 from __future__ import annotations
 
 import json
@@ -18,12 +20,10 @@ import sys
 from agitmem import agents
 from agitmem import audit
 from agitmem import config
-from agitmem import paths
 from agitmem import repo as repo_mod
 from agitmem.porcelain import checkpoints
 from agitmem.porcelain import context
 from agitmem.porcelain import notices
-from agitmem.porcelain import observed
 from agitmem.porcelain import sessions
 from agitmem.repo import Repo
 
@@ -185,6 +185,7 @@ def _post_compact(repo: Repo, payload: agents.Payload, key: str) -> str:
 
 
 def _in_memory(repo: Repo, path: str, cwd: str | None) -> bool:
+    from agitmem import paths
     try:
         # compared as Path.relative_to compares (case folded on Windows)
         memory = paths.parts(os.path.normcase(paths.resolved(repo.memorydir)))
@@ -219,6 +220,7 @@ def _shell_writes_memory(payload: agents.Payload) -> bool:
 
 
 def _observe_tool(repo: Repo, cfg: dict[str, Any], payload: agents.Payload) -> None:
+    from agitmem.porcelain import observed
     # a fact lost is better than a memory save lost: never let it stop one
     key = _session(payload)
     try:
@@ -319,6 +321,7 @@ def prompt(payload: agents.Payload) -> str:
         return before_model(payload)
     from agitmem.agents import transcript
     from agitmem.porcelain import compactions
+    from agitmem.porcelain import observed
     repo, cfg = where(payload)
     key = _session(payload)
     try:
