@@ -173,17 +173,20 @@ def parse(
         *,
         agent: str | None = None,
         environ: Mapping[str, str],
+        data: dict[str, object] | None = None,
 ) -> Payload:
     """Read a hook's input: the agent's JSON on stdin, or the environment.
 
     `agent=None` detects claude / codex / gemini from the payload's shape.
-    Shell shims send no JSON: pass `agent='shell'`.
+    Shell shims send no JSON: pass `agent='shell'`.  `data`: the JSON
+    object `text` holds, parsed already.
     """
     if agent is not None:
         clients.check_agent(agent)
     if agent == 'shell':
         return _parse_shell(environ)
-    data = _load(text)
+    if data is None:
+        data = _load(text)
     if agent is None:
         agent = detect(data, environ)
     return _parse_native(agent, data)

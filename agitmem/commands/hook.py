@@ -58,7 +58,10 @@ def hook(
         agent: str | None,
         stdin: str | None,
         environ: Mapping[str, str] | None = None,
+        *,
+        parsed: dict[str, object] | None = None,
 ) -> int:
+    """`parsed`: stdin's JSON object, parsed already (cli._payload_head)."""
     environ = os.environ if environ is None else environ
     said = notices.collect()
     try:
@@ -69,7 +72,7 @@ def hook(
             )
         if stdin is None:
             raise AgitmemError('hook input is too large to read (over 256 MB)')
-        payload = agents.parse(stdin, agent=agent, environ=environ)
+        payload = agents.parse(stdin, agent=agent, environ=environ, data=parsed)
         out = _with_notices(payload.agent, _handled(event, payload), said)
     except Exception as e:  # never crash the agent
         detail = errors.detail(e)
