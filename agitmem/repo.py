@@ -241,7 +241,7 @@ def plain(cwd: os.PathLike[str] | str) -> str:
     trailing slashes; `..` kept: a symlink's parent is not the textual
     one), without importing pathlib on POSIX."""
     cwd = os.fspath(cwd)
-    if os.name == 'nt':
+    if platforms.WINDOWS:
         return str(_path(cwd))  # drives, UNC shares, both separators
     lead = '//' if cwd.startswith('//') and not cwd.startswith('///') else '/' if cwd.startswith('/') else ''
     return lead + '/'.join(p for p in cwd.split('/') if p and p != '.') or '.'
