@@ -269,7 +269,8 @@ def enforce_rules(
 
 # -- secrets: the scanner's allowlist (secrets.Allow) ------------------------
 
-_FINGERPRINT = re.compile(r'sha256:[0-9a-f]{64}')
+# compiled on first use by re's own cache: not at import, on every hook's path
+_FINGERPRINT = r'sha256:[0-9a-f]{64}'
 
 
 def secrets_allow(value: object, where: str, *, user: bool) -> dict[str, list[str]]:
@@ -291,7 +292,7 @@ def secrets_allow(value: object, where: str, *, user: bool) -> dict[str, list[st
             raise AgitmemError(f'{where}: unknown key "secrets: {key}" (known: {", ".join(known)})')
     allow = value.get('allow') or []
     if not isinstance(allow, list) or not all(
-            isinstance(f, str) and _FINGERPRINT.fullmatch(f) for f in allow
+            isinstance(f, str) and re.fullmatch(_FINGERPRINT, f) for f in allow
     ):
         raise AgitmemError(
             f'{where}: "secrets: allow" must be a list of fingerprints '

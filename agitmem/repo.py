@@ -1456,14 +1456,16 @@ def _entries(body: bytes) -> dict[bytes, tuple[bytes, bytes]] | None:
     return entries
 
 
-_OID = re.compile(r'[0-9a-f]{40}(?:[0-9a-f]{24})?')
+# a pattern, compiled on first use by re's own cache: not at import, on
+# every hook's path
+_OID = r'[0-9a-f]{40}(?:[0-9a-f]{24})?'
 
 
 def is_oid(value: object) -> bool:
     """Whether value is an object id as agitmem records one.  An id read
     from state.json or a fetched memory commit is anyone's to edit: nothing
     else is handed to git, where `--output=FILE` would be an option."""
-    return isinstance(value, str) and _OID.fullmatch(value) is not None
+    return isinstance(value, str) and re.fullmatch(_OID, value) is not None
 
 
 # where a tree-only read's index would be: nothing makes it (see trees_only)

@@ -167,7 +167,8 @@ def twice(lines: list[str], symbol: str | None, ext: str) -> bool:
 
 
 # a Go method's receiver type: `func (s *Store) Get(` is Store's Get
-_RECEIVER = re.compile(r'^func\s*\(\s*(?:\w+\s+)?\*?\s*([\w.]+)')
+# compiled on first use by re's own cache (a Go file's edit): not at import
+_RECEIVER = r'^func\s*\(\s*(?:\w+\s+)?\*?\s*([\w.]+)'
 
 
 def _scope(lines: list[str], i: int, ext: str) -> str | None:
@@ -176,7 +177,7 @@ def _scope(lines: list[str], i: int, ext: str) -> str | None:
     class); None at the top level, or in a language whose blocks are not
     indented."""
     line = lines[i]
-    receiver = _RECEIVER.match(line) if ext.lower() == 'go' else None
+    receiver = re.match(_RECEIVER, line) if ext.lower() == 'go' else None
     if receiver:
         return receiver[1]
     indent = len(line) - len(line.lstrip())
