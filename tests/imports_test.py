@@ -139,15 +139,14 @@ _WHERE = _AGENT_HOOK | {
     'agitmem.porcelain.agent_hooks', 'agitmem.porcelain.checkpoints', 'agitmem.porcelain.context',
     'agitmem.porcelain.sessions', '_sha1', 'select',
 }
-# what the agent did, recorded (porcelain/observed.py)
-_OBSERVING = {
-    'agitmem.porcelain.observed', 'agitmem.paths', 'agitmem.agents.tools', 'agitmem.memory.definitions',
-    'agitmem.memory.state',
-}
+# what the hooks saw the agent do (porcelain/observed.py), and what reads
+# an edit's tool call and finds the definition it is in
+_OBSERVED = {'agitmem.porcelain.observed', 'agitmem.memory.state'}
+_EDITS = {'agitmem.paths', 'agitmem.agents.tools', 'agitmem.memory.definitions', 'errno'}
 PINNED = {
-    'post-edit': _WHERE | _OBSERVING | {'errno'},
+    'post-edit': _WHERE | _OBSERVED | _EDITS,
     # the transcript looked at for a compaction; the request redacted
-    'prompt': _WHERE | _OBSERVING | {
+    'prompt': _WHERE | _OBSERVED | {
         'agitmem.agents.transcript', 'agitmem.porcelain.compactions', 'agitmem.secrets', 'agitmem.findings',
         'bisect', '_bisect', 'math', 'collections.abc',
     },
@@ -157,7 +156,7 @@ PINNED = {
         'agitmem.commands.load', 'agitmem.repo', 'agitmem.config', 'agitmem.caches', 'agitmem.audit',
         'agitmem.porcelain.context', 'agitmem.porcelain.read', 'agitmem.inject', 'agitmem.tokens',
         'agitmem.memory', *(f'agitmem.memory.{m}' for m in ('fragments', 'notes', 'snapshot', 'state', 'tattoo')),
-        *_OBSERVING, '_datetime', '_sha1', 'select', 'math', 'collections.abc',
+        *_OBSERVED, '_datetime', '_sha1', 'select', 'math', 'collections.abc',
     },
 }
 

@@ -18,10 +18,7 @@ import re
 
 from agitmem import caches
 from agitmem import memory
-from agitmem import paths
 from agitmem import repo as repo_mod
-from agitmem.agents import tools
-from agitmem.memory import definitions
 from agitmem.memory import state as state_mod
 from agitmem.repo import Repo
 
@@ -30,6 +27,11 @@ from agitmem.repo import Repo
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+    from agitmem.agents import tools
+
+# what reads the tool calls and finds the definitions an edit is in
+# (agents.tools, memory.definitions, paths) is imported where an edit is
+# recorded: `load` and the prompt hook read and record no edit
 
 EDITS = 5
 COMMANDS = 5
@@ -67,6 +69,7 @@ def _store(repo: Repo, data: dict[str, Any]) -> None:
 def enclosing(lines: list[str], start: int, ext: str) -> str | None:
     """The nearest definition at or above 1-based line `start` that
     encloses it (indented less, or the block opener of a brace language)."""
+    from agitmem.memory import definitions
     patterns = definitions.patterns(ext)
     if not patterns or not lines:
         return None
@@ -90,6 +93,7 @@ def enclosing(lines: list[str], start: int, ext: str) -> str | None:
 def _relative(repo: Repo, path: str, cwd: str | None) -> str:
     # as the working tree spells it: on a file system that folds case or
     # decomposes names, the agent's `Src/Über.py` is git's `src/über.py`
+    from agitmem import paths
     return paths.relative(repo, path, cwd) or path
 
 
@@ -115,6 +119,7 @@ def defined_in(lines: list[str], start: int, end: int | None, ext: str) -> str |
     """The definition the lines `start`..`end` (1-based) write when they
     begin one (a new function is its own, not the one above it); else the
     one their first line is in."""
+    from agitmem.memory import definitions
     patterns = definitions.patterns(ext)
     if not patterns or not lines:
         return None
@@ -156,6 +161,7 @@ def twice(lines: list[str], symbol: str | None, ext: str) -> bool:
     receivers) are two definitions, not one written twice."""
     if not symbol:
         return False
+    from agitmem.memory import definitions
     patterns = definitions.patterns(ext)
     whole = ext.lower() in definitions.OVERLOADED
     found: list[tuple[str | None, str]] = []
@@ -176,6 +182,7 @@ def _scope(lines: list[str], i: int, ext: str) -> str | None:
     a Go method, else the nearest definition above it indented less (its
     class); None at the top level, or in a language whose blocks are not
     indented."""
+    from agitmem.memory import definitions
     line = lines[i]
     receiver = re.match(_RECEIVER, line) if ext.lower() == 'go' else None
     if receiver:
@@ -279,6 +286,7 @@ def record_tool(
     state.json too).  Returns what was seen, as events for the recovery
     log: edits with file and symbol, the command with its exit status and,
     for a test run, its result."""
+    from agitmem.agents import tools
     edits = tools.edits(raw, paths)
     run = tools.shell_run(raw)
     if not edits and run is None:
