@@ -145,10 +145,10 @@ _OBSERVED = {'agitmem.porcelain.observed', 'agitmem.memory.state'}
 _EDITS = {'agitmem.paths', 'agitmem.agents.tools', 'agitmem.memory.definitions', 'errno'}
 PINNED = {
     'post-edit': _WHERE | _OBSERVED | _EDITS,
-    # the transcript looked at for a compaction; the request redacted
+    # the transcript looked at for a compaction; the request kept, looked
+    # at for what the secret scanner could find (nothing in `go on`)
     'prompt': _WHERE | _OBSERVED | {
-        'agitmem.agents.transcript', 'agitmem.porcelain.compactions', 'agitmem.secrets', 'agitmem.findings',
-        'bisect', '_bisect', 'math', 'collections.abc',
+        'agitmem.agents.transcript', 'agitmem.porcelain.compactions', 'agitmem.secret_words', 'collections.abc',
     },
     'stop': _WHERE,
     'before-model': _AGENT_HOOK | {'agitmem.agents.transcript', 'collections.abc'},
@@ -159,6 +159,13 @@ PINNED = {
         *_OBSERVED, '_datetime', '_sha1', 'select', 'math', 'collections.abc',
     },
 }
+
+
+def test_a_request_that_may_hold_a_credential_is_scanned(worked: Path) -> None:
+    """The other side of the prompt's pinned set: a request a rule could
+    match is redacted by the scanner before it is kept."""
+    stdin = _payload(worked, 'UserPromptSubmit', prompt='the password is hunter2')
+    assert 'agitmem.secrets' in imported(worked, 'hook', 'prompt', '--agent', 'claude', stdin=stdin, clean=True)
 
 
 @pytest.mark.parametrize('name,args,payload', [

@@ -259,16 +259,25 @@ def _clip(text: str, n: int) -> str:
 SCAN_MARGIN = 8192
 
 
+def _redacted(text: str) -> str:
+    """secrets.redact(text), the scanner imported only where one of its
+    rules could run (secret_words.may_hold: not for `go on`)."""
+    from agitmem import secret_words
+    if not secret_words.may_hold(text):
+        return text
+    from agitmem import secrets
+    return secrets.redact(text)
+
+
 def redacted_clip(text: str, n: int) -> str:
     """`_clip(secrets.redact(text), n)`, scanning only the start that can
     reach the clip (a 60 MB prompt was scanned whole: 100 s in the prompt
     hook): a window of the raw text, doubled until its redacted, clipped
     form runs SCAN_MARGIN characters past n, or it is the whole text."""
-    from agitmem import secrets
     size = n + SCAN_MARGIN
     while True:
         window = text[:size]
-        flat = ' '.join(secrets.redact(window).split())
+        flat = ' '.join(_redacted(window).split())
         if size >= len(text) or len(flat) >= n + SCAN_MARGIN:
             return _clip(flat, n)
         size *= 2
