@@ -4,17 +4,21 @@ from __future__ import annotations
 import os
 import stat
 import time
-from pathlib import Path
-
 from agitmem import platforms
 from agitmem import render
 
+# pathlib is not imported at run time: the agent hooks import this module
+# (mypy takes any name TYPE_CHECKING as true; repo.Repo)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
-def log(agent_dir: Path, event: str, detail: str = '') -> None:
+
+def log(agent_dir: Path | str, event: str, detail: str = '') -> None:
     """Append "[YYYY-MM-DD HH:MM:SS] event: detail".  Only where .agent/
     exists: a failing command must not create it.  One O_APPEND write, so
     concurrent writers never interleave inside a line."""
-    if not agent_dir.is_dir():
+    if not os.path.isdir(agent_dir):
         return
     now = time.strftime('%Y-%m-%d %H:%M:%S')
     # one line, and nothing in it a terminal acts on (`cat memory.log`):
@@ -35,7 +39,7 @@ _DIR = os.O_RDONLY | platforms.O_DIRECTORY | platforms.O_NOFOLLOW | platforms.O_
 _FILE = platforms.O_NONBLOCK | platforms.O_NOCTTY | platforms.O_CLOEXEC
 
 
-def open_log(agent_dir: Path, name: str, flags: int) -> int:
+def open_log(agent_dir: Path | str, name: str, flags: int) -> int:
     """An fd of .agent/log/<name> as a regular file reached through no
     symlink (.agent/, log/, the file): .agent/ may come from a cloned
     repository's tracked files, and a log/ or a log file linked to
@@ -54,7 +58,7 @@ def open_log(agent_dir: Path, name: str, flags: int) -> int:
     return fd
 
 
-def _open_at(agent_dir: Path, name: str, flags: int) -> int:
+def _open_at(agent_dir: Path | str, name: str, flags: int) -> int:
     """Each component opened relative to the last, none followed: no
     swap between a check and an open."""
     top = os.open(agent_dir, _DIR)
@@ -73,14 +77,17 @@ def _open_at(agent_dir: Path, name: str, flags: int) -> int:
         os.close(logs)
 
 
-def _open_checked(agent_dir: Path, name: str, flags: int) -> int:
+def _open_checked(agent_dir: Path | str, name: str, flags: int) -> int:
     """Where directories cannot be opened (Windows): each component
     checked to be no link just before the open."""
     import errno
-    logs = agent_dir / 'log'
+    logs = os.path.join(agent_dir, 'log')
     if flags & os.O_CREAT and not os.path.lexists(logs):
-        logs.mkdir(mode=0o755, exist_ok=True)
-    for d in (agent_dir, logs):
-        if platforms.linked(d) or not d.is_dir():
-            raise OSError(errno.ELOOP, 'a link or no directory', str(d))
-    return platforms.open_nofollow(logs / name, flags | _FILE)
+        try:
+            os.mkdir(logs, 0o755)
+        except FileExistsError:
+            pass  # (checked below to be a directory)
+    for d in (os.fspath(agent_dir), logs):
+        if platforms.linked(d) or not os.path.isdir(d):
+            raise OSError(errno.ELOOP, 'a link or no directory', d)
+    return platforms.open_nofollow(os.path.join(logs, name), flags | _FILE)

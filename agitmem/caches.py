@@ -6,14 +6,18 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
-
 from agitmem import platforms
+
+# pathlib is not imported at run time: the agent hooks import this module
+# (mypy takes any name TYPE_CHECKING as true; repo.Repo)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 LIMIT = 4_000_000  # bytes: far above what agitmem writes to a cache file
 
 
-def read(path: Path, limit: int = LIMIT, *, follow: bool = True) -> bytes | None:
+def read(path: Path | str, limit: int = LIMIT, *, follow: bool = True) -> bytes | None:
     """The file's bytes; None when it is missing, not a regular file,
     unreadable or over `limit` bytes; not `follow`: when it is a symlink
     or has another name (a hard link)."""
@@ -42,7 +46,7 @@ def read(path: Path, limit: int = LIMIT, *, follow: bool = True) -> bytes | None
     return data if len(data) <= limit else None
 
 
-def own(path: Path, limit: int = LIMIT) -> bytes | None:
+def own(path: Path | str, limit: int = LIMIT) -> bytes | None:
     """A file of agitmem's own under <git dir>/agitmem/ (a cache, hook
     state, the memory base): read as `read` does, and None when it is a
     symlink or a hard link: agitmem replaces these files whole
@@ -52,7 +56,7 @@ def own(path: Path, limit: int = LIMIT) -> bytes | None:
     return read(path, limit, follow=False)
 
 
-def read_json(path: Path, limit: int = LIMIT) -> object:
+def read_json(path: Path | str, limit: int = LIMIT) -> object:
     """The file's JSON, read as `own` does; None when it is not there,
     not JSON (cut short by a crash: no cache is fsynced), nested too deep
     to parse, or a symlink (what it points at, maybe outside the
@@ -67,7 +71,7 @@ def read_json(path: Path, limit: int = LIMIT) -> object:
         return None
 
 
-def leaving(git_dir: Path, common_dir: Path) -> str | None:
+def leaving(git_dir: Path | str, common_dir: Path | str) -> str | None:
     """What, in agitmem's directories of the git dir (its caches, hook
     state, memory base, locks), is a symlink to outside the repository's
     git dirs that agitmem would write through: the directory itself, one
@@ -81,10 +85,10 @@ def leaving(git_dir: Path, common_dir: Path) -> str | None:
         to = os.path.realpath(path)
         return not any(to == d or to.startswith(d + os.sep) for d in inside)
 
-    for where in dict.fromkeys((git_dir / 'agitmem', common_dir / 'agitmem')):
+    for where in dict.fromkeys((os.path.join(git_dir, 'agitmem'), os.path.join(common_dir, 'agitmem'))):
         if os.path.islink(where):
-            if outside(str(where)):
-                return str(where)
+            if outside(where):
+                return where
             continue
         try:
             entries = list(os.scandir(where))

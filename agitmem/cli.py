@@ -5,9 +5,6 @@ import io
 import os
 import sys
 import types
-from collections.abc import Callable
-from collections.abc import Iterable
-from collections.abc import Sequence
 
 from agitmem import __version__
 from agitmem import ahead
@@ -18,6 +15,9 @@ from agitmem.errors import CheckFailed
 # (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from collections.abc import Iterable
+    from collections.abc import Sequence
     from typing import Any
     from typing import NoReturn
     import argparse
@@ -522,7 +522,7 @@ def _hook(event: str, agent: str | None, hook_args: list[str]) -> int:
         return githook(event, hook_args, lines)
     typed = sys.stdin is not None and sys.stdin.isatty()
     stdin = _stdin(HOOK_INPUT_BYTES)
-    data = _payload_head(stdin or '')
+    data, whole = _payload_head(stdin or '')
     if data.get('hook_event_name') not in MODEL_CALLS:
         from agitmem import repo as repo_mod
         if event == 'session-start':
@@ -531,7 +531,8 @@ def _hook(event: str, agent: str | None, hook_args: list[str]) -> int:
         else:
             repo_mod.start_find(_payload_cwd(data))
     from agitmem.commands.hook import hook
-    return hook(event, agent, stdin, args=hook_args, typed=typed)
+    # the payload parsed once (a model call's request is 100 KB and more)
+    return hook(event, agent, stdin, args=hook_args, typed=typed, parsed=data if whole else None)
 
 
 # an agent's payload is read up to this: /dev/zero on stdin ends the hook,
@@ -568,20 +569,21 @@ MODEL_CALLS = ('BeforeModel', 'PreCompress')
 HEAD_CHARS = 64 * 1024
 
 
-def _payload_head(stdin: str) -> dict[str, Any]:
+def _payload_head(stdin: str) -> tuple[dict[str, Any], bool]:
     """The payload, parsed for where it runs and which event it is (a
-    guess only: a wrong one costs an unused git process, or none begun).
-    A payload past a megabyte (a model call's whole request, a shell's
+    guess only: a wrong one costs an unused git process, or none begun),
+    and whether that is all of it (the hook takes it as parsed).  A
+    payload past a megabyte (a model call's whole request, a shell's
     whole output) is not parsed twice for it: its members before the
     first its first HEAD_CHARS cut are."""
     import json
     if len(stdin) > 1024 * 1024:
-        return _members(stdin[:HEAD_CHARS])
+        return _members(stdin[:HEAD_CHARS]), False
     try:
         data = json.loads(stdin)
     except (ValueError, RecursionError):
-        return {}
-    return data if isinstance(data, dict) else {}
+        return {}, False  # (the hook says what is wrong with it)
+    return (data, True) if isinstance(data, dict) else ({}, False)
 
 
 def _members(head: str) -> dict[str, Any]:

@@ -4,16 +4,16 @@ from __future__ import annotations
 import os
 import re
 import sys
-from pathlib import Path
 
 from agitmem import repo as repo_mod
 from agitmem.errors import AgitmemError
 from agitmem.repo import Repo
 
-# typing is not imported at run time: the agent hooks import this module
-# (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
+# typing and pathlib are not imported at run time: the agent hooks import
+# this module (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
 DEFAULTS: dict[str, Any] = {
@@ -269,7 +269,8 @@ def enforce_rules(
 
 # -- secrets: the scanner's allowlist (secrets.Allow) ------------------------
 
-_FINGERPRINT = re.compile(r'sha256:[0-9a-f]{64}')
+# compiled on first use by re's own cache: not at import, on every hook's path
+_FINGERPRINT = r'sha256:[0-9a-f]{64}'
 
 
 def secrets_allow(value: object, where: str, *, user: bool) -> dict[str, list[str]]:
@@ -291,7 +292,7 @@ def secrets_allow(value: object, where: str, *, user: bool) -> dict[str, list[st
             raise AgitmemError(f'{where}: unknown key "secrets: {key}" (known: {", ".join(known)})')
     allow = value.get('allow') or []
     if not isinstance(allow, list) or not all(
-            isinstance(f, str) and _FINGERPRINT.fullmatch(f) for f in allow
+            isinstance(f, str) and re.fullmatch(_FINGERPRINT, f) for f in allow
     ):
         raise AgitmemError(
             f'{where}: "secrets: allow" must be a list of fingerprints '
@@ -319,8 +320,8 @@ def user_secrets() -> dict[str, list[str]]:
     return secrets_allow(raw['secrets'], f'{user_config_shown()}:{_key_line(text, "secrets")}', user=True)
 
 
-def cache_path(repo: Repo) -> Path:
-    return repo.git_dir / 'agitmem' / 'config-cache.json'
+def cache_path(repo: Repo) -> str:
+    return os.path.join(repo.gitdir, 'agitmem', 'config-cache.json')
 
 
 def load(repo: Repo) -> dict[str, Any]:
@@ -346,8 +347,8 @@ def load_read(repo: Repo) -> tuple[dict[str, Any], bytes | None]:
     from agitmem import caches
     from agitmem.memory import decode
     from agitmem.memory import decode_shown
-    path = repo.config_path
-    shown = f'.agent/{path.name}'
+    path = os.path.join(repo.agentdir, 'config.yaml')
+    shown = '.agent/config.yaml'
     if not os.path.lexists(path):
         return dict(DEFAULTS), None
     # a cloned repository can track config.yaml as a link to /dev/zero (read
@@ -383,11 +384,14 @@ def load_read(repo: Repo) -> tuple[dict[str, Any], bytes | None]:
         except (OSError, TypeError, ValueError):
             pass  # a value JSON cannot hold (a date): parsed again next time
         # the cache an older agitmem kept beside config.yaml: never read
-        (path.parent / '.config-cache.json').unlink(missing_ok=True)
+        try:
+            os.unlink(os.path.join(repo.agentdir, '.config-cache.json'))
+        except FileNotFoundError:
+            pass
     return cfg, data
 
 
-def _kept(cache: Path, key: str, text: str) -> bool:
+def _kept(cache: str, key: str, text: str) -> bool:
     """Whether the cache holds the YAML of the config.yaml whose bytes
     hash to `key` (then in _PARSED for `text`; `parse` checks its settings
     like any other)."""
@@ -411,11 +415,20 @@ def user_home() -> Path:
     entry's env reaches agitmem unexpanded); a relative one is refused: it
     would name a directory of the project agitmem runs in, whose files a
     clone writes (its verify_commands run, its patterns allow)."""
+    from pathlib import Path
+    return Path(user_home_at())
+
+
+def user_home_at() -> str:
+    """user_home as a string, without pathlib (load reads the user's
+    tattoo there)."""
     home = os.environ.get('AGITMEM_HOME')
     if not home:
-        return Path.home() / '.agent'
-    path = Path(home).expanduser()
-    if not path.is_absolute():
+        return os.path.join(os.path.expanduser('~'), '.agent')
+    path = os.path.expanduser(home)
+    if path.startswith('~'):
+        raise RuntimeError('Could not determine home directory.')  # (as pathlib's expanduser)
+    if not os.path.isabs(path):
         raise AgitmemError(
             'AGITMEM_HOME is a relative path: it would name a directory of the '
             'project agitmem runs in; make it absolute (your own config is not read)',

@@ -50,13 +50,13 @@ def hooks_dir(repo: Repo) -> Path:
     runs hooks), else the repository's own hooks directory."""
     proc = repo_mod.git(
         'config', '-z', '--type=path', '--get', 'core.hooksPath',
-        cwd=repo.root, check=False,
+        cwd=repo.top, check=False,
     )
     # a path may end in spaces or hold a newline: only git's own end is cut
     configured = proc.stdout.partition('\0')[0] if proc.returncode == 0 else ''
     if not configured:
         configured = repo_mod.git(
-            'rev-parse', '--git-path', 'hooks', cwd=repo.root,
+            'rev-parse', '--git-path', 'hooks', cwd=repo.top,
         ).stdout.removesuffix('\n')
     return repo.root / configured  # an absolute one stays as it is
 
@@ -253,7 +253,7 @@ def _tracked(repo: Repo, d: Path) -> set[Path]:
     except ValueError:
         return set()
     out = repo_mod.git(
-        'ls-files', '-z', '--full-name', '--', str(d), cwd=repo.root,
+        'ls-files', '-z', '--full-name', '--', str(d), cwd=repo.top,
         check=False,
     ).stdout
     return {(repo.root / p).resolve() for p in out.split('\0') if p}

@@ -314,7 +314,8 @@ def _rendered(value: Any) -> Any:
 
 
 def rendered(mem: Memory, fresh: Freshness) -> tuple[Memory, Freshness]:
-    """The memory as the agent may see it: text from a cloned memory ref
+    """The memory as the agent may see it (of its notes and fragments, the
+    newest, which build shows): text from a cloned memory ref
     or a payload has its control, bidi and zero-width characters escaped
     (DESIGN.md section 12), once, before the budget measures it."""
     mem = mem._replace(
@@ -322,8 +323,10 @@ def rendered(mem: Memory, fresh: Freshness) -> tuple[Memory, Freshness]:
         project_tattoo=render.text(mem.project_tattoo),
         state=_rendered(mem.state),
         snapshot=render.text(mem.snapshot),
-        fragments=_rendered(mem.fragments),
-        notes=_rendered(mem.notes),
+        # only the newest are shown (build): the rest of a memory of a
+        # thousand notes is not escaped for five
+        fragments=_rendered(mem.fragments[-NEWEST:]),
+        notes=_rendered(mem.notes[-NEWEST:]),
         observed=_rendered(mem.observed),
         related=_rendered(mem.related),
         recall_query=render.line(mem.recall_query),

@@ -10,12 +10,12 @@ fold ASCII only, but the file opened is the one the file system picks).
 
 With neither setting (Linux's defaults) a path is compared as it is
 spelled, and nothing here runs a process: the repository's config file
-is read once a process to tell.  Standard library only: the post-edit
-hook uses it."""
+is read once a process to tell.  Standard library only, and os.path, not
+pathlib (its import is a tenth of a hook's run): the post-edit hook uses
+it."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from agitmem import caches
 from agitmem import repo as repo_mod
@@ -25,6 +25,7 @@ from agitmem.repo import Repo
 # (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import NamedTuple
 else:
     from agitmem.tuples import NamedTuple
@@ -67,11 +68,11 @@ def folding(repo: Repo) -> Folding:
     into the repository's own config when it creates one on such a file
     system; a config that names neither (nor includes another file) is
     not asked of git."""
-    at = str(repo.common_dir)
+    at = repo.commondir
     if at in _FOLDINGS:
         return _FOLDINGS[at]
     text = b''
-    for path in (repo.common_dir / 'config', repo.git_dir / 'config.worktree'):
+    for path in (os.path.join(at, 'config'), os.path.join(repo.gitdir, 'config.worktree')):
         text += (caches.read(path, _CONFIG_MAX) or b'').lower()
     fold = PLAIN
     if any(word in text for word in (b'ignorecase', b'precompose', b'include')):
@@ -87,7 +88,7 @@ def folding(repo: Repo) -> Folding:
     return fold
 
 
-def on_disk(root: Path, rel: str, fold: Folding) -> str | None:
+def on_disk(root: Path | str, rel: str, fold: Folding) -> str | None:
     """The spelling the working tree has for `rel` (relative to `root`,
     `/`-separated) compared by `key`: each name as its directory lists it
     (composed when `fold.precompose`, as git reads it); None when a name
@@ -111,7 +112,7 @@ def on_disk(root: Path, rel: str, fold: Folding) -> str | None:
             if not matches:
                 return None
             part = matches[0]
-        at = at / part
+        at = os.path.join(at, part)
         found.append(key(part, Folding(precompose=True)) if fold.precompose else part)
     return '/'.join(found)
 
@@ -123,7 +124,7 @@ def known(repo: Repo, rel: str) -> str:
     fold = folding(repo)
     if fold == PLAIN:
         return rel
-    return on_disk(repo.root, rel, fold) or key(rel, Folding(precompose=fold.precompose))
+    return on_disk(repo.top, rel, fold) or key(rel, Folding(precompose=fold.precompose))
 
 
 def relative(repo: Repo, path: str, cwd: str | None) -> str | None:
@@ -131,20 +132,42 @@ def relative(repo: Repo, path: str, cwd: str | None) -> str | None:
     worktree top and spelled as the working tree spells it; None when it
     is outside the worktree.  The top itself is compared by `key` too:
     an agent may have been started in `~/Repo` of `~/repo`."""
-    p = Path(path)
-    if not p.is_absolute():
-        p = Path(cwd or repo.root) / p
     try:
-        p = p.resolve()
-        top = repo.root.resolve()
+        p = parts(resolved(path, cwd or repo.top))
+        top = parts(resolved(repo.top))
     except (OSError, RuntimeError, ValueError):  # RuntimeError: a symlink loop
         return None
     fold = folding(repo)
-    n = len(top.parts)
-    if p.parts[:n] == top.parts:
-        rel = Path(*p.parts[n:]).as_posix() if len(p.parts) > n else '.'
-    elif fold != PLAIN and [key(x, fold) for x in p.parts[:n]] == [key(x, fold) for x in top.parts]:
-        rel = Path(*p.parts[n:]).as_posix() if len(p.parts) > n else '.'
+    n = len(top)
+    if p[:n] == top:
+        rel = '/'.join(p[n:]) or '.'
+    elif fold != PLAIN and [key(x, fold) for x in p[:n]] == [key(x, fold) for x in top]:
+        rel = '/'.join(p[n:]) or '.'
     else:
         return None
     return known(repo, rel)
+
+
+# Windows' ERROR_CANT_RESOLVE_FILENAME: its symlink loop
+_CANT_RESOLVE = 1921
+
+
+def resolved(path: str, cwd: str | None = None) -> str:
+    """Path(cwd, path).resolve(), as pathlib does it, without pathlib:
+    the real path (what is missing kept as spelled), and a symlink loop
+    raised (RuntimeError), which realpath alone does not."""
+    import errno
+    real = os.path.realpath(os.path.join(cwd, path) if cwd and not os.path.isabs(path) else path)
+    try:
+        os.stat(real)
+    except OSError as e:
+        if e.errno == errno.ELOOP or getattr(e, 'winerror', 0) == _CANT_RESOLVE:
+            raise RuntimeError(f'Symlink loop from {e.filename!r}')
+    return real
+
+
+def parts(real: str) -> list[str]:
+    """The names of a path `resolved` gave, its drive and root first
+    (Path.parts)."""
+    drive, rest = os.path.splitdrive(real)
+    return [drive + os.sep, *(x for x in rest.split(os.sep) if x)]

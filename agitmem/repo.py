@@ -6,9 +6,6 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Iterable
-from collections.abc import Mapping
-from pathlib import Path
 
 from agitmem import ahead
 from agitmem import platforms
@@ -26,7 +23,10 @@ from agitmem.errors import AgitmemError
 # (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from collections.abc import Mapping
     import subprocess
+    from pathlib import Path
     from typing import NamedTuple
 else:
     from agitmem.tuples import NamedTuple
@@ -44,21 +44,51 @@ LEGACY_DETACHED_REF = 'refs/worktree/agitmem/detached'
 
 
 class Repo(NamedTuple):
-    root: Path  # top of this worktree
-    git_dir: Path  # this worktree's git dir (per-worktree state lives here)
-    common_dir: Path  # shared objects and refs
+    """Where the repository is, as strings (git's own names for them): the
+    agent hooks join them with os.path, without pathlib (its import, with
+    urllib.parse and ipaddress, is a tenth of a hook's run); the rest of
+    agitmem takes the same places as `Path`s (root, git_dir, ...)."""
+    top: str  # top of this worktree
+    gitdir: str  # this worktree's git dir (per-worktree state lives here)
+    commondir: str  # shared objects and refs
+
+    @property
+    def agentdir(self) -> str:
+        return os.path.join(self.top, '.agent')
+
+    @property
+    def memorydir(self) -> str:
+        return os.path.join(self.top, '.agent', 'memory')
+
+    @property
+    def root(self) -> Path:
+        return _path(self.top)
+
+    @property
+    def git_dir(self) -> Path:
+        return _path(self.gitdir)
+
+    @property
+    def common_dir(self) -> Path:
+        return _path(self.commondir)
 
     @property
     def agent_dir(self) -> Path:
-        return self.root / '.agent'
+        return _path(self.agentdir)
 
     @property
     def memory_dir(self) -> Path:
-        return self.agent_dir / 'memory'
+        return _path(self.memorydir)
 
     @property
     def config_path(self) -> Path:
-        return self.agent_dir / 'config.yaml'
+        return _path(os.path.join(self.top, '.agent', 'config.yaml'))
+
+
+def _path(at: str) -> Path:
+    """`at` as a Path, pathlib imported on first use (see Repo)."""
+    from pathlib import Path
+    return Path(at)
 
 
 # Wall-clock bounds on git processes, in seconds.  A network call (fetch,
@@ -194,16 +224,27 @@ def env_identities() -> tuple[tuple[str, str], tuple[str, str]] | None:
     return ret[0], ret[1]
 
 
-def here() -> Path:
+def here() -> str:
     """The current directory, or one line saying it is gone (a shell left
     in a directory since deleted)."""
     try:
-        return Path.cwd()
+        return os.getcwd()
     except FileNotFoundError:
         raise AgitmemError(
             'the current directory no longer exists (deleted?): cd into the '
             'repository and run it again',
         )
+
+
+def plain(cwd: os.PathLike[str] | str) -> str:
+    """`cwd` as str(Path(cwd)) spells it (without `.` parts, doubled or
+    trailing slashes; `..` kept: a symlink's parent is not the textual
+    one), without importing pathlib on POSIX."""
+    cwd = os.fspath(cwd)
+    if platforms.WINDOWS:
+        return str(_path(cwd))  # drives, UNC shares, both separators
+    lead = '//' if cwd.startswith('//') and not cwd.startswith('///') else '/' if cwd.startswith('/') else ''
+    return lead + '/'.join(p for p in cwd.split('/') if p and p != '.') or '.'
 
 
 def start_early(*, identity: bool) -> None:
@@ -222,7 +263,7 @@ def start_session(cwd: str | None) -> None:
     injection's freshness (start_tree)."""
     _start(cwd, _FIND_HEAD)
     try:
-        _start_status(str(here() if cwd is None else Path(cwd)))
+        _start_status(here() if cwd is None else plain(cwd))
     except AgitmemError:
         return  # the real call says so
 
@@ -235,7 +276,7 @@ def start_find(cwd: str | None) -> None:
 
 def _start(cwd: str | None, *calls: tuple[str, ...]) -> None:
     try:
-        at = str(here() if cwd is None else Path(cwd))
+        at = here() if cwd is None else plain(cwd)
     except AgitmemError:
         return  # the real call says so
     try:
@@ -332,11 +373,11 @@ _HEAD = ('rev-parse', '-q', '--verify', 'HEAD^{commit}')
 
 
 def find(cwd: Path | str | None = None) -> Repo:
-    cwd = here() if cwd is None else Path(cwd)
+    cwd = here() if cwd is None else plain(cwd)
     if _early_key(cwd, _FIND_HEAD, None) in _EARLY:
         # begun with HEAD (start_session): HEAD is kept for `head`
         repo, at_head = find_with_head(cwd)
-        _HEADS[str(repo.root)] = at_head
+        _HEADS[repo.top] = at_head
         return repo
     return _found(git_each(_FIND, cwd=cwd)[0], cwd)
 
@@ -345,7 +386,7 @@ def find_with_head(
         cwd: Path | str | None = None,
 ) -> tuple[Repo, tuple[str | None, str | None]]:
     """`find` and `head` of the repository there, asked at once."""
-    cwd = here() if cwd is None else Path(cwd)
+    cwd = here() if cwd is None else plain(cwd)
     [all_of] = git_each(_FIND_HEAD, cwd=cwd)
     if all_of.returncode == 0:
         # the id and the ref name (which hold no newline) end it
@@ -358,7 +399,7 @@ def find_with_head(
 
 def _found(
         proc: Done,
-        cwd: Path,
+        cwd: str,
         paths: str | None = None,
 ) -> Repo:
     """The repository `git rev-parse` (`_FIND`) found, from `paths`, the
@@ -376,22 +417,22 @@ def _found(
     git_dir, common_dir, root = _three_paths(
         proc.stdout[:-1] if paths is None else paths, cwd,
     )
-    repo = Repo(Path(root), Path(git_dir), Path(common_dir))
+    repo = Repo(plain(root), plain(git_dir), plain(common_dir))
     # agitmem writes its caches, hook state and locks there: never through
     # a symlink that leaves the repository
     from agitmem import caches
-    link = caches.leaving(repo.git_dir, repo.common_dir)
+    link = caches.leaving(repo.gitdir, repo.commondir)
     if link is not None:
         raise AgitmemError(
             f'{shown(link)} is a symlink to outside the repository: agitmem '
             'writes nothing through it; remove it (agitmem makes a directory)',
         )
-    _FOUND[str(cwd)] = repo
-    _sweep(repo.git_dir)
+    _FOUND[cwd] = repo
+    _sweep(repo.gitdir)
     return repo
 
 
-def _three_paths(out: str, cwd: Path) -> tuple[str, str, str]:
+def _three_paths(out: str, cwd: str) -> tuple[str, str, str]:
     """The git dir, common dir and top of the working tree that `git
     rev-parse` printed one a line (it has no -z for them): a path may
     hold a newline itself, so when there are more than two, the split is
@@ -414,9 +455,9 @@ def _three_paths(out: str, cwd: Path) -> tuple[str, str, str]:
 
 def head(repo: Repo) -> tuple[str | None, str | None]:
     """(branch name or None when detached, HEAD's sha or None when unborn)"""
-    if str(repo.root) in _HEADS:
-        return _HEADS.pop(str(repo.root))  # asked with `find`, once
-    return _head(*git_each(_BRANCH, _HEAD, cwd=repo.root))
+    if repo.top in _HEADS:
+        return _HEADS.pop(repo.top)  # asked with `find`, once
+    return _head(*git_each(_BRANCH, _HEAD, cwd=repo.top))
 
 
 def _head(
@@ -457,9 +498,9 @@ def worktree_id(repo: Repo) -> str | None:
     """A linked worktree's name (its git dir under the common dir's
     worktrees/), as git names it in worktrees/<id>/HEAD; None for the main
     worktree."""
-    git_dir = repo.git_dir
-    if git_dir != repo.common_dir and git_dir.parent.name == 'worktrees':
-        return git_dir.name
+    git_dir = repo.gitdir
+    if git_dir != repo.commondir and os.path.basename(os.path.dirname(git_dir)) == 'worktrees':
+        return os.path.basename(git_dir)
     return None
 
 
@@ -485,8 +526,8 @@ def from_a_removed_worktree(repo: Repo, ref: str) -> bool:
     if worktree_id(repo) is None or not ref.startswith(DETACHED_NS):
         return False
     try:
-        made = int((repo.git_dir / 'commondir').stat().st_mtime)
-        with open(repo.common_dir / 'logs' / ref, 'rb') as log:
+        made = int(os.stat(os.path.join(repo.gitdir, 'commondir')).st_mtime)
+        with open(os.path.join(repo.commondir, 'logs', ref), 'rb') as log:
             first = log.readline()
     except OSError:
         return False
@@ -499,7 +540,7 @@ def adopt_legacy_detached(repo: Repo, ref: str) -> None:
     refs/worktree/agitmem/detached to ref (this worktree's detached ref),
     once: there gc in another worktree would delete it.  Cheap when there
     is none: git never packs per-worktree refs, so the file tells."""
-    if ref != detached_ref(repo) or not (repo.git_dir / LEGACY_DETACHED_REF).is_file():
+    if ref != detached_ref(repo) or not os.path.isfile(os.path.join(repo.gitdir, LEGACY_DETACHED_REF)):
         return
     sha = git_out(repo, 'rev-parse', '-q', '--verify', f'{LEGACY_DETACHED_REF}^{{commit}}')
     if not sha:
@@ -509,10 +550,10 @@ def adopt_legacy_detached(repo: Repo, ref: str) -> None:
     zero = '0' * len(sha)
     made = git(
         'update-ref', '--create-reflog', '-m', f'agitmem: moved from {LEGACY_DETACHED_REF}',
-        ref, sha, zero, cwd=repo.root, check=False,
+        ref, sha, zero, cwd=repo.top, check=False,
     )
     if made.returncode == 0 or git_out(repo, 'rev-parse', '-q', '--verify', ref) == sha:
-        git('update-ref', '-d', LEGACY_DETACHED_REF, sha, cwd=repo.root, check=False)
+        git('update-ref', '-d', LEGACY_DETACHED_REF, sha, cwd=repo.top, check=False)
 
 
 def shown(name: str) -> str:
@@ -632,11 +673,11 @@ def _release(copy: str) -> None:
     _unlink(copy)
     fd = _OWNED.pop(copy, None)
     if fd is not None:
-        Path(copy + _OWNER).unlink(missing_ok=True)  # still locked: no sweeper races
+        _remove(copy + _OWNER)  # still locked: no sweeper races
         os.close(fd)
 
 
-def _sweep(git_dir: Path) -> None:
+def _sweep(git_dir: str) -> None:
     """Remove the index copies in git_dir whose owner is gone (a command
     stopped by SIGKILL, or by a signal before its handler ran)."""
     try:
@@ -671,7 +712,7 @@ def _sweep_one(copy: str) -> None:
         if not platforms.try_lock(fd):
             return  # its owner lives
         _unlink(copy)
-        Path(copy + _OWNER).unlink(missing_ok=True)
+        _remove(copy + _OWNER)
     finally:
         os.close(fd)
 
@@ -690,15 +731,15 @@ def _tree_chain(at: Repo) -> _Tree:
     try:
         # a copy that keeps the mtime, as shutil.copy2 makes (git's
         # racy-clean check depends on it), without importing shutil
-        with open(at.git_dir / 'index', 'rb') as src:
+        with open(os.path.join(at.gitdir, 'index'), 'rb') as src:
             data: bytes | None = src.read()
             st = os.fstat(src.fileno())
     except FileNotFoundError:
         data = None
     try:
-        fd, tmp = _new_copy(at.git_dir)
+        fd, tmp = _new_copy(at.gitdir)
     except OSError as e:
-        raise AgitmemError(f'cannot copy the index into {at.git_dir}: {e.strerror}')
+        raise AgitmemError(f'cannot copy the index into {at.gitdir}: {e.strerror}')
     try:
         with open(fd, 'wb') as out:
             if data is not None:
@@ -713,7 +754,7 @@ def _tree_chain(at: Repo) -> _Tree:
             data[4:8] not in (b'\0\0\0\x02', b'\0\0\0\x03') or
             any(p.encode() in data for p in NOT_CODE[1:])
         )
-        proc = _run_chain(tmp, '1' if tracked else '0', cwd=at.root)
+        proc = _run_chain(tmp, '1' if tracked else '0', cwd=at.top)
     except BaseException:
         _release(tmp)
         raise
@@ -722,7 +763,7 @@ def _tree_chain(at: Repo) -> _Tree:
     return chain
 
 
-def _new_copy(git_dir: Path) -> tuple[int, str]:
+def _new_copy(git_dir: str) -> tuple[int, str]:
     """(fd, path) of a new, empty index copy in git_dir, its owner file
     taken first (see _COPY)."""
     flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, 'O_CLOEXEC', 0)
@@ -754,7 +795,15 @@ def _run_chain(*args: str, cwd: Path | str) -> subprocess.Popen[str]:
 def _unlink(path: str) -> None:
     # the copy, and the lock git leaves beside it when stopped mid-write
     for p in (path, f'{path}.lock'):
-        Path(p).unlink(missing_ok=True)
+        _remove(p)
+
+
+def _remove(path: str) -> None:
+    """Path.unlink(missing_ok=True), without pathlib."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 # -- signals: a command stopped while it computes a tree removes its copies
@@ -817,7 +866,7 @@ def start_tree(at: Repo | None) -> None:
     verify): its `git status` runs on the other core while Python imports
     and reads, instead of after.  It is what the working tree holds now."""
     try:
-        _start_status(str(at.root if at is not None else here()))
+        _start_status(at.top if at is not None else here())
     except AgitmemError:
         return  # asked for again when needed: the error is said then
 
@@ -906,13 +955,13 @@ def _status_out(repo: Repo) -> bytes | None:
     one begun now; None when it failed."""
     while _STATUS_AHEAD:
         cwd, proc = _STATUS_AHEAD.pop()
-        if cwd == str(repo.root) or _FOUND.get(cwd) == repo:
+        if cwd == repo.top or _FOUND.get(cwd) == repo:
             out = _ended(proc)
             if out is not None:
                 return out
         else:
             _kill(proc)  # another repository's
-    return _ended(_run_status(repo.root))
+    return _ended(_run_status(repo.top))
 
 
 def _ended(proc: ahead.Child | subprocess.Popen[bytes]) -> bytes | None:
@@ -1006,7 +1055,7 @@ def _tree_key(
         parts.append(path + b'\0' + (b'-' if entry is None else b' '.join(entry)))
     for path in sorted(to_hash):
         try:
-            st = os.lstat(repo.root / os.fsdecode(path))
+            st = os.lstat(os.path.join(repo.top, os.fsdecode(path)))
         except OSError:
             return None
         if max(st.st_mtime_ns, st.st_ctime_ns) >= now - RACY_NS:
@@ -1016,12 +1065,12 @@ def _tree_key(
             in_index.get(path, b'-'),  # the blob _index_decides reads
         ))
     xdg = os.environ.get('XDG_CONFIG_HOME') or os.path.join(os.path.expanduser('~'), '.config')
-    settings: list[str | Path] = [
-        repo.common_dir / 'config', repo.git_dir / 'config.worktree',
-        repo.common_dir / 'info' / 'attributes', os.path.expanduser('~/.gitconfig'),
+    settings = [
+        os.path.join(repo.commondir, 'config'), os.path.join(repo.gitdir, 'config.worktree'),
+        os.path.join(repo.commondir, 'info', 'attributes'), os.path.expanduser('~/.gitconfig'),
         os.path.join(xdg, 'git', 'config'), os.path.join(xdg, 'git', 'attributes'),
     ]
-    settings.extend(repo.root / os.fsdecode(d) / '.gitattributes' for d in sorted(_ancestors(to_hash)))
+    settings.extend(os.path.join(repo.top, os.fsdecode(d), '.gitattributes') for d in sorted(_ancestors(to_hash)))
     for setting in settings:
         try:
             st = os.stat(setting)
@@ -1045,7 +1094,7 @@ def _cached_tree(repo: Repo, key: bytes | None) -> str | None:
     if key is None:
         return None
     from agitmem import caches
-    data = caches.own(repo.git_dir / 'agitmem' / _TREE_CACHE)  # never a FIFO's hang, nor a link
+    data = caches.own(os.path.join(repo.gitdir, 'agitmem', _TREE_CACHE))  # never a FIFO's hang, nor a link
     if data is None:
         return None
     got, _, tree = data.strip().partition(b' ')
@@ -1059,7 +1108,7 @@ def _remember_tree(repo: Repo, key: bytes, tree: str) -> None:
     # have linked out of the repository; no fsync: a cache lost in a crash
     # is only computed again
     try:
-        atomic_write(repo.git_dir / 'agitmem' / _TREE_CACHE, key + b' ' + tree.encode() + b'\n', durable=False)
+        atomic_write(os.path.join(repo.gitdir, 'agitmem', _TREE_CACHE), key + b' ' + tree.encode() + b'\n', durable=False)
     except OSError:
         pass
 
@@ -1101,7 +1150,7 @@ def _changes(
                 changed[path] = None if m_index == _GONE else (m_index, h_index)
             elif xy[1:] == b'D' or m_work == _GONE:
                 changed[path] = None
-                if os.path.isdir(repo.root / name) and not os.path.islink(repo.root / name):
+                if os.path.isdir(os.path.join(repo.top, name)) and not os.path.islink(os.path.join(repo.top, name)):
                     new_dirs.append(path + b'/')  # a file become a directory: status names neither
             elif m_work == b'120000':
                 links.append(path)
@@ -1152,7 +1201,7 @@ def _index_decides(repo: Repo, in_index: dict[bytes, bytes]) -> bool:
     hash-object, reading no index, cannot know.  Only a file with a CR in
     it is converted at all, so attributes and the index are read only for
     those (and a git that cannot answer means yes: the chain decides)."""
-    with_cr = [path for path in in_index if _has_cr(repo.root / os.fsdecode(path))]
+    with_cr = [path for path in in_index if _has_cr(os.path.join(repo.top, os.fsdecode(path)))]
     if not with_cr:
         return False
     auto = _auto_eol(repo, with_cr)
@@ -1193,7 +1242,7 @@ def _auto_eol(repo: Repo, paths: list[bytes]) -> list[bytes] | None:
     return ret
 
 
-def _has_cr(path: Path) -> bool:
+def _has_cr(path: str) -> bool:
     try:
         with open(path, 'rb') as f:
             while chunk := f.read(1 << 20):
@@ -1210,7 +1259,7 @@ def _new_modes(repo: Repo, paths: list[bytes], to_hash: dict[bytes, bytes], link
     modes = []
     for path in paths:
         try:
-            modes.append(os.lstat(repo.root / os.fsdecode(path)).st_mode)
+            modes.append(os.lstat(os.path.join(repo.top, os.fsdecode(path))).st_mode)
         except OSError:
             return False
     config = {b'core.filemode': b'true', b'core.symlinks': b'true'}
@@ -1236,7 +1285,7 @@ def _new_modes(repo: Repo, paths: list[bytes], to_hash: dict[bytes, bytes], link
 
 def _link_blob(repo: Repo, path: bytes) -> bytes | None:
     try:
-        target = os.readlink(repo.root / os.fsdecode(path))
+        target = os.readlink(os.path.join(repo.top, os.fsdecode(path)))
     except OSError:
         return None
     got = git_bytes(repo, ('hash-object', '-w', '--no-filters', '--stdin'), os.fsencode(target))
@@ -1259,7 +1308,7 @@ def _git_start(
     import subprocess
     try:
         return subprocess.Popen(
-            ('git', '--no-optional-locks', *args), cwd=repo.root, env=clean_env(env),
+            ('git', '--no-optional-locks', *args), cwd=repo.top, env=clean_env(env),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         )
     except OSError:
@@ -1340,7 +1389,7 @@ def _all_loose(repo: Repo, oids: list[bytes]) -> bool:
     """Whether each object is in the repository as a loose object (as
     mktree wrote it last time); False sends them to mktree, which is right
     either way."""
-    objects = os.path.join(repo.common_dir, 'objects')
+    objects = os.path.join(repo.commondir, 'objects')
     return all(os.path.exists(os.path.join(objects, o[:2].decode(), o[2:].decode())) for o in oids)
 
 
@@ -1407,14 +1456,16 @@ def _entries(body: bytes) -> dict[bytes, tuple[bytes, bytes]] | None:
     return entries
 
 
-_OID = re.compile(r'[0-9a-f]{40}(?:[0-9a-f]{24})?')
+# a pattern, compiled on first use by re's own cache: not at import, on
+# every hook's path
+_OID = r'[0-9a-f]{40}(?:[0-9a-f]{24})?'
 
 
 def is_oid(value: object) -> bool:
     """Whether value is an object id as agitmem records one.  An id read
     from state.json or a fetched memory commit is anyone's to edit: nothing
     else is handed to git, where `--output=FILE` would be an option."""
-    return isinstance(value, str) and _OID.fullmatch(value) is not None
+    return isinstance(value, str) and re.fullmatch(_OID, value) is not None
 
 
 # where a tree-only read's index would be: nothing makes it (see trees_only)
@@ -1427,8 +1478,8 @@ def trees_only(repo: Repo) -> dict[str, str] | None:
     first (recent git), for attributes such output never uses (25 ms on a
     100,000-file repository); pointed at an index that does not exist, it
     reads none.  None (the real index, as before) when something is there."""
-    path = repo.git_dir / NO_INDEX
-    return None if os.path.lexists(path) else {'GIT_INDEX_FILE': str(path)}
+    path = os.path.join(repo.gitdir, NO_INDEX)
+    return None if os.path.lexists(path) else {'GIT_INDEX_FILE': path}
 
 
 def changed_paths(repo: Repo, old_tree: str, new_tree: str) -> list[str]:
@@ -1445,7 +1496,7 @@ def changed_paths_from(repo: Repo, old_trees: Iterable[str], new_tree: str) -> d
         return {}
     done = git_each(*(
         ('diff-tree', '-r', '-z', '--name-only', '--no-renames', old, new_tree) for old in olds
-    ), cwd=repo.root, env=trees_only(repo))
+    ), cwd=repo.top, env=trees_only(repo))
     return {
         old: [p for p in proc.stdout.split('\0') if p and is_code(p)]
         for old, proc in zip(olds, done) if proc.returncode == 0
@@ -1542,7 +1593,7 @@ def read_regular(path: Path | str, limit: int) -> bytes:
     return data
 
 
-def _mkstemp(directory: Path, prefix: str) -> tuple[int, str]:
+def _mkstemp(directory: str, prefix: str) -> tuple[int, str]:
     """tempfile.mkstemp's new file (O_EXCL, mode 0600) without importing
     tempfile (random, shutil, weakref: a noticeable part of a hook's run
     time)."""
@@ -1556,7 +1607,7 @@ def _mkstemp(directory: Path, prefix: str) -> tuple[int, str]:
     raise FileExistsError(f'no free temporary name in {directory}')
 
 
-def _mode_of(path: Path) -> int:
+def _mode_of(path: Path | str) -> int:
     """The permissions a file replacing `path` keeps: its own when it is a
     regular file; a symlink's target (/dev/null, a file outside the
     repository) lends none."""
@@ -1567,14 +1618,16 @@ def _mode_of(path: Path) -> int:
     return stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else 0o644
 
 
-def atomic_write(path: Path, data: bytes, *, mode: int | None = None, durable: bool = True) -> None:
+def atomic_write(path: Path | str, data: bytes, *, mode: int | None = None, durable: bool = True) -> None:
     """temp file in the same directory + rename: readers see old or new,
     never half a file.  Not `durable`: no fsync, for what is made again
     from the memory when lost (a view, a cache): after a crash it may be
     old or empty, so what reads it checks it (the config cache's key) or
     writes it again (the injection's view)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = _mkstemp(path.parent, f'.{path.name}.')
+    parent, name = os.path.split(os.fspath(path))
+    if parent:
+        os.makedirs(parent, exist_ok=True)
+    fd, tmp = _mkstemp(parent or '.', f'.{name}.')
     try:
         with os.fdopen(fd, 'wb') as f:
             f.write(data)
@@ -1619,7 +1672,7 @@ def object_id(kind: bytes, data: bytes, like: str) -> str:
 
 
 def git_out(repo: Repo, *args: str) -> str:
-    proc = git(*args, cwd=repo.root, check=False)
+    proc = git(*args, cwd=repo.top, check=False)
     return proc.stdout.strip() if proc.returncode == 0 else ''
 
 
@@ -1631,7 +1684,7 @@ def stash_holding(repo: Repo, rel: str) -> str | None:
     if not entries:
         return None
     out = git(
-        'cat-file', '--batch-check=%(objecttype)', cwd=repo.root, check=False,
+        'cat-file', '--batch-check=%(objecttype)', cwd=repo.top, check=False,
         stdin=''.join(f'{oid}^3:{rel}\n' for oid in entries),
     ).stdout.splitlines()
     for n, kind in enumerate(out):
@@ -1677,13 +1730,15 @@ def operation_branch(repo: Repo) -> str | None:
     HEAD is detached under it: its memory is the one being worked on."""
     for name in ('rebase-merge/head-name', 'rebase-apply/head-name'):
         try:
-            ref = (repo.git_dir / name).read_text().strip()
+            with open(os.path.join(repo.gitdir, name)) as f:
+                ref = f.read().strip()
         except (OSError, UnicodeDecodeError):
             continue
         if ref.startswith('refs/heads/'):
             return ref.removeprefix('refs/heads/')
     try:
-        start = (repo.git_dir / 'BISECT_START').read_text().strip()
+        with open(os.path.join(repo.gitdir, 'BISECT_START')) as f:
+            start = f.read().strip()
     except (OSError, UnicodeDecodeError):
         return None
     if start and ref_exists(repo, f'refs/heads/{start}'):
@@ -1691,8 +1746,8 @@ def operation_branch(repo: Repo) -> str | None:
     return None
 
 
-def memory_base_path(repo: Repo) -> Path:
-    return repo.git_dir / 'agitmem' / 'base'
+def memory_base_path(repo: Repo) -> str:
+    return os.path.join(repo.gitdir, 'agitmem', 'base')
 
 
 def memory_base(repo: Repo) -> tuple[str | None, str | None]:

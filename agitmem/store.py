@@ -428,7 +428,7 @@ def signatures(repo: Repo) -> tuple[pygit2.Signature, pygit2.Signature]:
             return pygit2.Signature(*given[0]), pygit2.Signature(*given[1])
         except (ValueError, pygit2.GitError):
             pass  # a name git would clean up first: let git say
-    author, committer = repo_mod.git_each(*repo_mod.IDENTITY, cwd=repo.root)
+    author, committer = repo_mod.git_each(*repo_mod.IDENTITY, cwd=repo.top)
     return _signature(author), _signature(committer)
 
 
@@ -476,7 +476,7 @@ ATTIC_NS = 'refs/agitmem/attic/'
 def move_aside(repo: Repo, ref: str, why: str) -> str:
     """Move a memory ref out of the way, into refs/agitmem/attic/ (it stays
     in history there, and in its reflog).  Returns the new name."""
-    proc = repo_mod.git('rev-parse', '-q', '--verify', ref, cwd=repo.root, check=False)
+    proc = repo_mod.git('rev-parse', '-q', '--verify', ref, cwd=repo.top, check=False)
     sha = proc.stdout.strip()
     if proc.returncode != 0 or not sha:
         return ''
@@ -488,7 +488,7 @@ def move_aside(repo: Repo, ref: str, why: str) -> str:
             ('update-ref', '--create-reflog', '-m', f'agitmem: {why}', attic, sha, ZERO),
             ('update-ref', '-m', f'agitmem: {why}', '-d', ref, sha),
     ):
-        done = repo_mod.git(*cmd, cwd=repo.root, check=False)
+        done = repo_mod.git(*cmd, cwd=repo.top, check=False)
         if done.returncode != 0:
             raise AgitmemError(
                 f'could not move {ref} aside: {repo_mod.error_line(done.stderr, "git update-ref failed")}',
@@ -506,11 +506,11 @@ def _make_room(repo: Repo, ref: str) -> list[str]:
     blocking = []
     for i in range(3, len(parts)):
         parent = '/'.join(parts[:i])
-        got = repo_mod.git('rev-parse', '-q', '--verify', f'{parent}^{{commit}}', cwd=repo.root, check=False)
+        got = repo_mod.git('rev-parse', '-q', '--verify', f'{parent}^{{commit}}', cwd=repo.top, check=False)
         if got.returncode == 0 and got.stdout.strip():
             blocking.append(parent)
     under = repo_mod.git(
-        'for-each-ref', '--format=%(refname)', f'{ref}/', cwd=repo.root, check=False,
+        'for-each-ref', '--format=%(refname)', f'{ref}/', cwd=repo.top, check=False,
     ).stdout.split()
     blocking.extend(under)
     return [move_aside(repo, r, f'moved aside for {ref}') for r in blocking]
@@ -556,7 +556,7 @@ def update_ref(
     for attempt in range(2):
         proc = repo_mod.git(
             'update-ref', '--create-reflog', '-m', reason, ref, new,
-            old or ZERO, cwd=repo.root, env=env, check=False,
+            old or ZERO, cwd=repo.top, env=env, check=False,
         )
         if proc.returncode == 0:
             return
@@ -697,7 +697,7 @@ def plain_tip(repo: Repo, ref: str) -> Plain | None:
     then reads it, and says what is wrong."""
     got = repo_mod.git(
         'for-each-ref', '--format=%(objectname) %(objecttype) %(tree) %(refname)',
-        '--end-of-options', ref, cwd=repo.root, check=False,
+        '--end-of-options', ref, cwd=repo.top, check=False,
     )
     line = next((x for x in got.stdout.splitlines() if x.endswith(f' {ref}')), '')
     words = line.split(' ', 3)
@@ -797,7 +797,7 @@ def identity_env(repo: Repo) -> dict[str, str]:
     if repo_mod.env_identities() is not None:
         return {}  # the environment names both: git reads them there
     env = {}
-    procs = repo_mod.git_each(*repo_mod.IDENTITY, cwd=repo.root)
+    procs = repo_mod.git_each(*repo_mod.IDENTITY, cwd=repo.top)
     for kind, proc in zip(('AUTHOR', 'COMMITTER'), procs):
         m = re.match(_IDENT, proc.stdout.strip()) if proc.returncode == 0 else None
         if m is None or not m[1].strip():
@@ -844,7 +844,7 @@ def plain_commit(
 
 # -- the memory base: which memory commit this worktree's files came from ----
 
-def _base_path(repo: Repo) -> Path:
+def _base_path(repo: Repo) -> str:
     return repo_mod.memory_base_path(repo)
 
 

@@ -96,22 +96,33 @@ def test_a_large_model_call_begins_no_git(memrepo: Path, tmp_path: Path) -> None
 
 
 def test_the_head_of_a_large_payload_is_its_own_members(tmp_path: Path) -> None:
-    head = cli._payload_head(json.dumps(_before_model(tmp_path, 'y' * 2_000_000)))
+    head, whole = cli._payload_head(json.dumps(_before_model(tmp_path, 'y' * 2_000_000)))
+    assert not whole  # the hook parses it all itself
     assert head['hook_event_name'] == 'BeforeModel'
     assert head['cwd'] == str(tmp_path)
     assert 'llm_request' not in head  # cut by the head: not guessed at
     # a prompt quoting a model call's event is not the event: the members
     # after the value the head cuts are unknown, not read from inside it
     quoted = '{"hook_event_name": "BeforeModel", "cwd": "/"} ' + 'z' * 2_000_000
-    head = cli._payload_head(json.dumps({
+    head, _ = cli._payload_head(json.dumps({
         'session_id': 's', 'prompt': quoted, 'hook_event_name': 'BeforeAgent', 'cwd': str(tmp_path),
     }))
     assert head == {'session_id': 's'}
     # a key given twice: the last one, as the hook's own parse takes it
     twice = '{"hook_event_name": "BeforeModel", "hook_event_name": "AfterAgent", "x": "%s"}'
-    assert cli._payload_head(twice % ('w' * 2_000_000))['hook_event_name'] == 'AfterAgent'
-    assert cli._payload_head('[' * 2_000_000) == {}
-    assert cli._payload_head('{"a": ' + '[' * 100_000) == {}
+    assert cli._payload_head(twice % ('w' * 2_000_000))[0]['hook_event_name'] == 'AfterAgent'
+    assert cli._payload_head('[' * 2_000_000) == ({}, False)
+    assert cli._payload_head('{"a": ' + '[' * 100_000) == ({}, False)
+
+
+def test_a_payload_under_a_megabyte_is_parsed_once(tmp_path: Path) -> None:
+    """The head of a payload the hook reads whole is all of it: the hook
+    takes it as parsed (a model call's request is 100 KB and more); what
+    is no JSON object is left for the hook to say so."""
+    data = _before_model(tmp_path, 'y' * 100_000)
+    assert cli._payload_head(json.dumps(data)) == (data, True)
+    for text in ('', '[1]', '{"a": ', '{"a": ' + '[' * 100_000):
+        assert cli._payload_head(text) == ({}, False)
 
 
 def test_a_payload_that_quotes_a_model_call_is_handled_as_itself(memrepo: Path) -> None:

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -39,10 +40,29 @@ sys.exit(rc)
 SCANNER = ('agitmem.secrets', 'agitmem.checks.secrets')
 
 
-def imported(repo: Path, *args: str, stdin: str = '') -> set[str]:
+# the probe without the site module: what a venv's .pth files import at
+# start (an editable install's finder imports pathlib, importlib and
+# urllib.parse; coverage more) is then not taken for loaded already.
+# agitmem's source and the site directories are put on the path by hand,
+# without their .pth files (os as site loads it: `python -c pass` has it)
+_CLEAN = '''
+import os, sys
+sys.path[:0] = [{src!r}]
+sys.path += {sites!r}
+'''
+
+
+def imported(repo: Path, *args: str, stdin: str = '', clean: bool = False) -> set[str]:
     out = repo.parent / 'modules.json'
+    if clean:
+        import agitmem
+        import site
+        src = str(Path(agitmem.__file__).parent.parent)
+        argv = [sys.executable, '-S', '-c', _CLEAN.format(src=src, sites=site.getsitepackages()) + _PROBE]
+    else:
+        argv = [sys.executable, '-c', _PROBE]
     proc = subprocess.run(
-        [sys.executable, '-c', _PROBE, str(out), *args],
+        [*argv, str(out), *args],
         cwd=repo, input=stdin, capture_output=True, text=True,
     )
     assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
@@ -69,25 +89,109 @@ def worked(memrepo: Path) -> Path:
     return memrepo
 
 
-@pytest.mark.parametrize('event,payload', [
-    ('post-edit', lambda repo: _payload(
+def _edit_payload(repo: Path) -> str:
+    return _payload(
         repo, 'PostToolUse', tool_name='Edit',
         tool_input={'file_path': str(repo / 'src.py'), 'old_string': '1', 'new_string': '2'},
-    )),
+    )
+
+
+@pytest.mark.parametrize('event,payload', [
+    ('post-edit', _edit_payload),
     ('prompt', lambda repo: _payload(repo, 'UserPromptSubmit', prompt='go on')),
 ])
 def test_hot_hooks_import_no_pygit2(worked: Path, event: str, payload: object) -> None:
     stdin = payload(worked)  # type: ignore[operator]
-    modules = imported(worked, 'hook', event, '--agent', 'claude', stdin=stdin)
+    modules = imported(worked, 'hook', event, '--agent', 'claude', stdin=stdin, clean=True)
     assert 'agitmem.commands.hook' in modules  # the probe ran the hook
     # typing: a quarter of the interpreter's start (agitmem/tuples.py);
     # subprocess: git is begun by posix_spawn (platforms.Child);
     # unicodedata: a shared library, for precomposing file systems only
     for name in (
             'pygit2', 'filelock', 'yaml', 'dataclasses', 'tempfile', 'argparse', 'hashlib', 'typing', 'subprocess',
-            'unicodedata',
+            'unicodedata', *NEVER_ON_THE_HOOKS,
     ):
         assert name not in modules, f'hook {event} imports {name}'
+
+
+# pathlib imports urllib.parse (with ipaddress), fnmatch and ntpath: a tenth
+# of a hook's run (repo.Repo's places are strings there); datetime.py is
+# two thousand lines of Python over the C classes it re-exports
+# (memory/state.py); importlib is not loaded with the interpreter
+NEVER_ON_THE_HOOKS = ('pathlib', 'urllib.parse', 'ipaddress', 'fnmatch', 'datetime', 'importlib')
+
+# all that each agent hook and `load` import, agitmem's modules and the
+# standard library's, beyond the probe's json (and the re it imports, as
+# the console script pip writes does): a module more is paid on every
+# edit, prompt, turn and model call (issue 41)
+_ENTRY = {
+    'agitmem', 'agitmem.__main__', 'agitmem.ahead', 'agitmem.platforms', 'agitmem.cli', 'agitmem.errors',
+    'agitmem.tuples', 'agitmem.commands', 'agitmem.porcelain', 'agitmem.render', 'agitmem.agents',
+    '__future__', 'atexit', 'gc',
+}
+_AGENT_HOOK = _ENTRY | {
+    'agitmem.commands.hook', 'agitmem.porcelain.model_calls', 'agitmem.porcelain.notices',
+    *(f'agitmem.agents.{m}' for m in ('claude', 'clients', 'codex', 'envelopes', 'gemini', 'payload', 'shell')),
+}
+# where the repository is, its config and the session's hook state
+_WHERE = _AGENT_HOOK | {
+    'agitmem.repo', 'agitmem.config', 'agitmem.caches', 'agitmem.audit', 'agitmem.memory',
+    'agitmem.porcelain.agent_hooks', 'agitmem.porcelain.checkpoints', 'agitmem.porcelain.context',
+    'agitmem.porcelain.sessions', '_sha1', 'select',
+}
+# what the hooks saw the agent do (porcelain/observed.py), and what reads
+# an edit's tool call and finds the definition it is in
+_OBSERVED = {'agitmem.porcelain.observed', 'agitmem.memory.state'}
+_EDITS = {'agitmem.paths', 'agitmem.agents.tools', 'agitmem.memory.definitions', 'errno'}
+PINNED = {
+    'post-edit': _WHERE | _OBSERVED | _EDITS,
+    # the transcript looked at for a compaction; the request kept, looked
+    # at for what the secret scanner could find (nothing in `go on`)
+    'prompt': _WHERE | _OBSERVED | {
+        'agitmem.agents.transcript', 'agitmem.porcelain.compactions', 'agitmem.secret_words', 'collections.abc',
+    },
+    'stop': _WHERE,
+    'before-model': _AGENT_HOOK | {'agitmem.agents.transcript', 'collections.abc'},
+    'load': _ENTRY | {
+        'agitmem.commands.load', 'agitmem.repo', 'agitmem.config', 'agitmem.caches', 'agitmem.audit',
+        'agitmem.porcelain.context', 'agitmem.porcelain.read', 'agitmem.inject', 'agitmem.tokens',
+        'agitmem.memory', *(f'agitmem.memory.{m}' for m in ('fragments', 'notes', 'snapshot', 'state', 'tattoo')),
+        *_OBSERVED, '_datetime', '_sha1', 'select', 'math', 'collections.abc',
+    },
+}
+
+
+def test_a_request_that_may_hold_a_credential_is_scanned(worked: Path) -> None:
+    """The other side of the prompt's pinned set: a request a rule could
+    match is redacted by the scanner before it is kept."""
+    stdin = _payload(worked, 'UserPromptSubmit', prompt='the password is hunter2')
+    assert 'agitmem.secrets' in imported(worked, 'hook', 'prompt', '--agent', 'claude', stdin=stdin, clean=True)
+
+
+@pytest.mark.parametrize('name,args,payload', [
+    ('post-edit', ('hook', 'post-edit', '--agent', 'claude'), _edit_payload),
+    ('prompt', ('hook', 'prompt', '--agent', 'claude'), lambda repo: _payload(repo, 'UserPromptSubmit', prompt='go on')),
+    ('stop', ('hook', 'stop', '--agent', 'claude'), lambda repo: _payload(repo, 'Stop', stop_hook_active=False)),
+    ('before-model', ('hook', 'prompt', '--agent', 'gemini'), lambda repo: _model_call(repo)),
+    ('load', ('load',), lambda repo: ''),
+])
+def test_each_hook_and_load_import_only_their_pinned_modules(
+        worked: Path, name: str, args: tuple[str, ...], payload: Callable[[Path], str],
+) -> None:
+    if name == 'load':
+        # the code committed and the working tree's tree cached (a first load
+        # after a save computes it by git's plumbing, with subprocess; a file
+        # written within two seconds is never cached): as for every load after
+        git('add', 'src.py', cwd=worked)
+        git('commit', '-q', '-m', 'code', cwd=worked)
+        ok('load', cwd=worked)
+    modules = imported(worked, *args, stdin=payload(worked), clean=True)
+    # the probe ran the command: its own module is there
+    assert {'load': 'agitmem.commands.load', 'before-model': 'agitmem.porcelain.model_calls'}.get(
+        name, 'agitmem.porcelain.agent_hooks') in modules
+    assert modules <= PINNED[name], sorted(modules - PINNED[name])
+    for never in NEVER_ON_THE_HOOKS:
+        assert never not in modules, f'{name} imports {never}'
 
 
 # after a compaction, the first turn's hooks add its events to the

@@ -157,3 +157,41 @@ def test_recovery_verdict_compares_the_file_git_knows(folded: tuple[Path, bool])
     else:
         # another file, which is not there: no symbol, not the state's file
         assert row['first_action'] == f'edit {REPORTED}'
+
+
+# -- pathlib's answers without pathlib (the hooks' path, issue 41) -----------
+
+SPELLINGS = (
+    '', '.', '/', '//', '///', 'a', 'a/', 'a//b', './a/./b/.', '/a/../b', '//host/share/x',
+    '///x//y/', '../a', 'a/..', ' a /b ', 'src/über.py', '.agent/memory (shell)',
+)
+
+
+@pytest.mark.parametrize('spelled', SPELLINGS)
+def test_plain_spells_a_directory_as_pathlib_does(spelled: str) -> None:
+    from agitmem import repo
+    assert repo.plain(spelled) == str(Path(spelled))
+    assert repo.plain(Path(spelled)) == str(Path(spelled))
+
+
+@pytest.mark.parametrize('spelled', SPELLINGS)
+def test_a_tool_paths_name_is_pathlibs(spelled: str) -> None:
+    from agitmem.porcelain import agent_hooks
+    assert agent_hooks._name(spelled) == Path(spelled).name
+
+
+def test_resolved_is_pathlibs_resolve(tmp_path: Path) -> None:
+    (tmp_path / 'real').mkdir()
+    (tmp_path / 'link').symlink_to(tmp_path / 'real')
+    (tmp_path / 'dangling').symlink_to(tmp_path / 'missing')
+    (tmp_path / 'loop').symlink_to(tmp_path / 'loop')
+    for rel in ('real', 'link/x.py', 'dangling', 'missing/a/../b', '.', 'link/../real'):
+        assert paths.resolved(rel, str(tmp_path)) == str((tmp_path / rel).resolve())
+        assert paths.parts(paths.resolved(rel, str(tmp_path))) == list((tmp_path / rel).resolve().parts)
+        assert paths.resolved(str(tmp_path / rel)) == str((tmp_path / rel).resolve())
+    assert paths.parts('/') == list(Path('/').parts)
+    # a symlink loop: RuntimeError, as Path.resolve raises it
+    with pytest.raises(RuntimeError):
+        (tmp_path / 'loop').resolve()
+    with pytest.raises(RuntimeError):
+        paths.resolved('loop', str(tmp_path))

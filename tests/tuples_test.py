@@ -57,6 +57,5 @@ def test_default_before_a_field_without_one() -> None:
 
 def test_pickles() -> None:
     from agitmem.repo import Repo
-    from pathlib import Path
-    r = Repo(Path('/a'), Path('/a/.git'), Path('/a/.git'))
+    r = Repo('/a', '/a/.git', '/a/.git')
     assert pickle.loads(pickle.dumps(r)) == r

@@ -6,7 +6,7 @@ settings.py.  Lazily (PEP 562): a hook on the hot path loads payload and
 envelope, never the settings installer."""
 from __future__ import annotations
 
-import importlib
+import sys
 
 # typing is not imported at run time: the agent hooks import this module
 # (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
@@ -52,4 +52,8 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     if name not in _WHERE:
         raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
-    return getattr(importlib.import_module(f'{__name__}.{_WHERE[name]}'), name)
+    # __import__, not importlib.import_module: the importlib package (and
+    # the warnings it imports) is not loaded with the interpreter
+    module = f'{__name__}.{_WHERE[name]}'
+    __import__(module)
+    return getattr(sys.modules[module], name)

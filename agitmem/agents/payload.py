@@ -4,7 +4,6 @@ shims through the environment)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 
 from agitmem.agents import claude
 from agitmem.agents import clients
@@ -17,6 +16,7 @@ from agitmem.errors import AgitmemError
 # (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import NamedTuple
 else:
     from agitmem.tuples import NamedTuple
@@ -173,17 +173,20 @@ def parse(
         *,
         agent: str | None = None,
         environ: Mapping[str, str],
+        data: dict[str, object] | None = None,
 ) -> Payload:
     """Read a hook's input: the agent's JSON on stdin, or the environment.
 
     `agent=None` detects claude / codex / gemini from the payload's shape.
-    Shell shims send no JSON: pass `agent='shell'`.
+    Shell shims send no JSON: pass `agent='shell'`.  `data`: the JSON
+    object `text` holds, parsed already.
     """
     if agent is not None:
         clients.check_agent(agent)
     if agent == 'shell':
         return _parse_shell(environ)
-    data = _load(text)
+    if data is None:
+        data = _load(text)
     if agent is None:
         agent = detect(data, environ)
     return _parse_native(agent, data)

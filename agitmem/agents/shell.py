@@ -18,9 +18,12 @@ Environment read (all optional):
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from agitmem.errors import AgitmemError
+
+# collections.abc's names are for mypy only (the agent hooks import this module)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 VARS = (
     'AGENT_CONTEXT_LEN',

@@ -42,7 +42,7 @@ def recorded_at(repo: Repo, ref: str, head: str) -> str | None:
     skip = 0
     while skip < _DEPTH:
         # (the first begun ahead by the pre-commit hook: checks/staged.py)
-        [proc] = repo_mod.git_each(log_args(ref, skip), cwd=repo.root)
+        [proc] = repo_mod.git_each(log_args(ref, skip), cwd=repo.top)
         if proc.returncode != 0:  # no memory ref yet
             return chosen
         records = [r for r in proc.stdout.split('\x1e') if r.strip('\n')]

@@ -103,13 +103,13 @@ def in_refs(
     the empty tree, so a file's lines keep their numbers)."""
     from agitmem import diffs  # pre-push only
     refs = repo_mod.git(
-        'for-each-ref', '--format=%(tree) %(refname)', prefix, cwd=repo.root,
+        'for-each-ref', '--format=%(tree) %(refname)', prefix, cwd=repo.top,
     ).stdout.split('\n')
     refs = [r for r in refs if r]
     if not refs:
         return []
     empty = repo_mod.git(
-        'hash-object', '-t', 'tree', '--stdin', cwd=repo.root, stdin='',
+        'hash-object', '-t', 'tree', '--stdin', cwd=repo.top, stdin='',
     ).stdout.strip()
     ret = []
     seen: set[str] = set()
@@ -119,7 +119,7 @@ def in_refs(
             continue
         seen.add(tree)
         diff = repo_mod.git(
-            'diff', *diffs.DIFF_ARGS[2:], empty, tree, cwd=repo.root,
+            'diff', *diffs.DIFF_ARGS[2:], empty, tree, cwd=repo.top,
         ).stdout
         lines: dict[str, list[str]] = {}
         for a in diffs.added_lines(diff):
@@ -149,7 +149,7 @@ def in_push(repo: Repo, remote: str | None, allow: secrets.Allow = secrets.NOTHI
     # splitlines(), which would also cut one at \r, \x85 or U+2028
     listed = repo_mod.git(
         'rev-list', '--objects', f'--glob={repo_mod.MEMORY_NS}*', *not_there,
-        cwd=repo.root, check=False,
+        cwd=repo.top, check=False,
     ).stdout.split('\n')
     commits = [ln for ln in listed if ln and ' ' not in ln]
     named = {ln.split(' ', 1)[0]: ln.split(' ', 1)[1] for ln in listed if ' ' in ln}
@@ -159,7 +159,7 @@ def in_push(repo: Repo, remote: str | None, allow: secrets.Allow = secrets.NOTHI
     bound = repo_mod.local_timeout()
     try:
         batch = subprocess.run(
-            ('git', '--no-optional-locks', 'cat-file', '--batch'), cwd=repo.root,
+            ('git', '--no-optional-locks', 'cat-file', '--batch'), cwd=repo.top,
             input=''.join(f'{oid}\n' for oid in [*commits, *named]).encode(),
             capture_output=True, env=repo_mod.clean_env(None), timeout=bound,
         ).stdout

@@ -77,22 +77,22 @@ def start(
     the memory ref's history progress-not-updated reads."""
     if history is not None:
         from agitmem.checks import progress_not_updated
-        repo_mod.start(*progress_not_updated.log_args(history), cwd=repo.root)
+        repo_mod.start(*progress_not_updated.log_args(history), cwd=repo.top)
     if patch or (head is None and raw):
         from agitmem import diffs
-        repo_mod.start(*diffs.DIFF_ARGS, cwd=repo.root, env=_env(index))
+        repo_mod.start(*diffs.DIFF_ARGS, cwd=repo.top, env=_env(index))
     if head is None:  # no tree to compare both with: the index is
         if verified is not None:
-            repo_mod.start(*same_tree_args(verified), cwd=repo.root, env=_env(index))
+            repo_mod.start(*same_tree_args(verified), cwd=repo.top, env=_env(index))
         return
     if raw or verified is not None:
-        repo_mod.start(*raw_args(), cwd=repo.root, env=_env(index))
+        repo_mod.start(*raw_args(), cwd=repo.top, env=_env(index))
     if verified is not None:
-        repo_mod.start(*moved_args(head, verified), cwd=repo.root, env=repo_mod.trees_only(repo))
+        repo_mod.start(*moved_args(head, verified), cwd=repo.top, env=repo_mod.trees_only(repo))
 
 
 def read(repo: Repo, index: str | None, args: tuple[str, ...]) -> repo_mod.Done:
-    [proc] = repo_mod.git_each(args, cwd=repo.root, env=_env(index))
+    [proc] = repo_mod.git_each(args, cwd=repo.top, env=_env(index))
     return proc
 
 
@@ -117,7 +117,7 @@ def changes(repo: Repo, index: str | None, head: str) -> dict[str, tuple[str, st
 def moved(repo: Repo, head: str, tree: str) -> dict[str, tuple[str, str]] | None:
     """The code paths `tree` changes against HEAD (see `entries`); None
     when git does not have it (other code)."""
-    [proc] = repo_mod.git_each(moved_args(head, tree), cwd=repo.root, env=repo_mod.trees_only(repo))
+    [proc] = repo_mod.git_each(moved_args(head, tree), cwd=repo.top, env=repo_mod.trees_only(repo))
     return entries(proc.stdout) if proc.returncode == 0 else None
 
 

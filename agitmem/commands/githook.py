@@ -51,7 +51,7 @@ def _context(*, memory_refs_will_do: bool = False) -> Context | None:
         context.require_memory(repo)
     elif not (memory_refs_will_do and repo_mod.git(
             'for-each-ref', '--count=1', '--format=x', 'refs/agitmem/',
-            cwd=repo.root,
+            cwd=repo.top,
     ).stdout.strip()):
         return None
     return context.make(repo, config.load(repo), head=head)

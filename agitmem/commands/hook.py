@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Mapping
-from collections.abc import Sequence
 
 from agitmem import agents
 from agitmem import errors
@@ -18,6 +16,12 @@ from agitmem import render
 from agitmem.errors import AgitmemError
 from agitmem.porcelain import model_calls
 from agitmem.porcelain import notices
+
+# collections.abc's names are for mypy only (the agent hooks import this module)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from collections.abc import Sequence
 
 
 def _with_notices(agent: str, out: str, said: list[str]) -> str:
@@ -69,11 +73,14 @@ def hook(
         environ: Mapping[str, str] | None = None,
         args: Sequence[str] = (),
         typed: bool = False,
+        *,
+        parsed: dict[str, object] | None = None,
 ) -> int:
     """`typed`: stdin is a terminal, a person typed the command: a wrong
     command line is exit 2 for them, as any command's.  An agent's hook
     (a payload on stdin) is never failed for it: exit 0, one line, the
-    event not run (exit 2 blocks the agent's prompt, tool or stop)."""
+    event not run (exit 2 blocks the agent's prompt, tool or stop).
+    `parsed`: stdin's JSON object, parsed already (cli._payload_head)."""
     environ = os.environ if environ is None else environ
     misuse = _misuse(event, args)
     if misuse is not None and typed:
@@ -85,7 +92,7 @@ def hook(
             raise AgitmemError(misuse)
         if stdin is None:
             raise AgitmemError('hook input is too large to read (over 256 MB)')
-        payload = agents.parse(stdin, agent=agent, environ=environ)
+        payload = agents.parse(stdin, agent=agent, environ=environ, data=parsed)
         out = _with_notices(payload.agent, _handled(event, payload), said)
     except Exception as e:  # never crash the agent
         detail = errors.detail(e)

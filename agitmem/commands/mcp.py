@@ -39,7 +39,7 @@ def mcp(version: str) -> int:
 
     # where the server runs: the repository it was started in.  The write
     # path is imported now, so the first call pays no import.
-    cwd = str(repo_mod.here())
+    cwd = repo_mod.here()
     import agitmem.porcelain.write  # noqa: F401
 
     tools = [

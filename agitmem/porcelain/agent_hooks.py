@@ -8,23 +8,22 @@ client.  post-edit and prompt run after every edit and prompt: they
 import pygit2 only when they have memory to save, and what handles a
 compaction (compactions, records, the transcript readers) only where one
 can be seen: post-edit and stop never read a transcript unless the first
-turn after a compaction is open."""
+turn after a compaction is open.  What records the agent's edits and
+requests (observed, paths) is imported by the events that record them:
+not by stop, at the end of every turn."""
 from __future__ import annotations
 
 import json
 import os
 import sys
-from pathlib import Path
 
 from agitmem import agents
 from agitmem import audit
 from agitmem import config
-from agitmem import paths
 from agitmem import repo as repo_mod
 from agitmem.porcelain import checkpoints
 from agitmem.porcelain import context
 from agitmem.porcelain import notices
-from agitmem.porcelain import observed
 from agitmem.porcelain import sessions
 from agitmem.repo import Repo
 
@@ -40,7 +39,7 @@ def where(payload: agents.Payload) -> tuple[Repo, dict[str, Any]]:
     """The payload's repository (its .agent/ restored when gone) and config."""
     cwd = payload.cwd if payload.cwd and os.path.isdir(payload.cwd) else None
     repo = repo_mod.find(cwd)
-    if not repo.agent_dir.exists() and not repo.agent_dir.is_symlink():
+    if not os.path.lexists(repo.agentdir):
         restore(repo)
     context.require_memory(repo)
     return repo, config.load(repo)
@@ -63,7 +62,7 @@ def restore(repo: Repo) -> None:
         'restored it from the memory ref: memory edits not saved to the ref '
         'before it went are not in it'
     )
-    audit.log(repo.agent_dir, 'write restore', said)
+    audit.log(repo.agentdir, 'write restore', said)
     notices.say(said)
 
 
@@ -133,7 +132,7 @@ def session_start(payload: agents.Payload) -> str:
     if not after:
         sessions.write(repo, key, fresh)
         return _block(repo, cfg, payload.agent, 'session-start', after_compact=False)[0]
-    audit.log(repo.agent_dir, 'hook session-start', f're-inject after compaction ({payload.agent})')
+    audit.log(repo.agentdir, 'hook session-start', f're-inject after compaction ({payload.agent})')
     out, text = _block(
         repo, cfg, payload.agent, 'session-start', after_compact=True, summary=_summary(payload, fresh),
     )
@@ -186,20 +185,26 @@ def _post_compact(repo: Repo, payload: agents.Payload, key: str) -> str:
 
 
 def _in_memory(repo: Repo, path: str, cwd: str | None) -> bool:
-    p = Path(path)
-    if not p.is_absolute():
-        p = Path(cwd or repo.root) / p
+    from agitmem import paths
     try:
-        p.resolve().relative_to(repo.memory_dir.resolve())
+        # compared as Path.relative_to compares (case folded on Windows)
+        memory = paths.parts(os.path.normcase(paths.resolved(repo.memorydir)))
+        if paths.parts(os.path.normcase(paths.resolved(path, cwd or repo.top)))[:len(memory)] == memory:
+            return True
     except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop
         pass
-    else:
-        return True
     if paths.folding(repo) == paths.PLAIN:
         return False
     # `.Agent/Memory/state.json` on a file system that folds case
     rel = paths.relative(repo, path, cwd)
     return rel is not None and f'{rel}/'.startswith('.agent/memory/')
+
+
+def _name(path: str) -> str:
+    """Path(path).name, without pathlib: the last name that is not `.`."""
+    rest = os.path.splitdrive(path)[1].replace(os.altsep or os.sep, os.sep)
+    names = [x for x in rest.split(os.sep) if x and x != '.']
+    return names[-1] if names else ''
 
 
 def _shell_writes_memory(payload: agents.Payload) -> bool:
@@ -215,6 +220,7 @@ def _shell_writes_memory(payload: agents.Payload) -> bool:
 
 
 def _observe_tool(repo: Repo, cfg: dict[str, Any], payload: agents.Payload) -> None:
+    from agitmem.porcelain import observed
     # a fact lost is better than a memory save lost: never let it stop one
     key = _session(payload)
     try:
@@ -244,7 +250,7 @@ def post_edit(payload: agents.Payload) -> str:
     if not touched and _shell_writes_memory(payload):
         touched = ['.agent/memory (shell)']
     if touched:
-        names = ', '.join(sorted({Path(p).name for p in touched}))
+        names = ', '.join(sorted({_name(p) for p in touched}))
         saved = checkpoints.save(repo, f'hook post-edit: {names}', 'post-edit')[0]
         if saved:
             return agents.envelope(
@@ -261,7 +267,7 @@ def post_edit(payload: agents.Payload) -> str:
         f'next_intent=...`, and the In progress section of '
         f'.agent/memory/snapshot.md).'
     )
-    audit.log(repo.agent_dir, 'hook post-edit', f'reminder: state {minutes} min old')
+    audit.log(repo.agentdir, 'hook post-edit', f'reminder: state {minutes} min old')
     if agents.supports_context(payload.agent, 'post-edit'):
         return agents.envelope(payload.agent, 'post-edit', context=reminder)
     return agents.envelope(payload.agent, 'post-edit', message=reminder)
@@ -298,7 +304,7 @@ def before_model(payload: agents.Payload) -> str:
     before = compactions.context_size(payload)
     checkpoints.compressed(repo, hs, before if before is not None else sessions.int_of(hs.get('context')))
     hs['checkpoint_asked'] = False  # a new window: ask again at 70%
-    audit.log(repo.agent_dir, 'hook prompt', f're-inject before the next model call: compaction ({new[-1]})')
+    audit.log(repo.agentdir, 'hook prompt', f're-inject before the next model call: compaction ({new[-1]})')
     block = _injection(repo, cfg, after_compact=True, summary=_summary(payload, hs))
     # the turn goes on now, in the same prompt
     records.open_(repo, cfg, payload, hs, trigger='compact', injection=block.text, prompted=True)
@@ -315,6 +321,7 @@ def prompt(payload: agents.Payload) -> str:
         return before_model(payload)
     from agitmem.agents import transcript
     from agitmem.porcelain import compactions
+    from agitmem.porcelain import observed
     repo, cfg = where(payload)
     key = _session(payload)
     try:
@@ -361,14 +368,14 @@ def prompt(payload: agents.Payload) -> str:
     if not (compacted or due):
         sessions.write(repo, key, hs)
         if checkpoint:
-            audit.log(repo.agent_dir, 'hook prompt', f'checkpoint asked at {size} tokens')
+            audit.log(repo.agentdir, 'hook prompt', f'checkpoint asked at {size} tokens')
             return agents.envelope(payload.agent, 'prompt', context=checkpoint)
         return agents.envelope(payload.agent, 'prompt')
     why = (
         f'compaction ({new[-1]})' if new else f'context dropped {last} -> {size}' if dropped
         else 'after compaction' if pending else f'prompt {prompts}'
     )
-    audit.log(repo.agent_dir, 'hook prompt', f're-inject: {why}')
+    audit.log(repo.agentdir, 'hook prompt', f're-inject: {why}')
     out, text = _block(
         repo, cfg, payload.agent, 'prompt', after_compact=compacted,
         summary=_summary(payload, hs) if compacted else None,
@@ -403,7 +410,7 @@ def stop(payload: agents.Payload) -> str:
     if not changed:
         return agents.envelope(payload.agent, 'stop')
     shown = ', '.join(changed[:5]) + (' ...' if len(changed) > 5 else '')
-    audit.log(repo.agent_dir, 'hook stop', f'blocked: code changed ({shown})')
+    audit.log(repo.agentdir, 'hook stop', f'blocked: code changed ({shown})')
     return agents.envelope(
         payload.agent, 'stop',
         block_reason=(

@@ -4,6 +4,7 @@ bring memory up to date when the context nears full (seed 003: at 70%,
 before the client compacts)."""
 from __future__ import annotations
 
+import os
 import time
 
 from agitmem import config
@@ -52,7 +53,7 @@ def state_age(repo: Repo) -> float | None:
     mtimes = []
     for name in (memory.STATE, memory.SNAPSHOT):
         try:
-            mtimes.append((repo.memory_dir / name).stat().st_mtime)
+            mtimes.append(os.stat(os.path.join(repo.memorydir, name)).st_mtime)
         except OSError:
             pass
     return time.time() - max(mtimes) if mtimes else None

@@ -49,17 +49,17 @@ def refuse_over_stash(repo: Repo) -> None:
 
 
 def require_memory(repo: Repo) -> None:
-    if repo.agent_dir.is_symlink() or repo.memory_dir.is_symlink():
+    if os.path.islink(repo.agentdir) or os.path.islink(repo.memorydir):
         raise AgitmemError(
             '.agent/memory is a symlink; agitmem keeps memory in a real '
             'directory inside the repository',
         )
-    if not repo.agent_dir.is_dir():
+    if not os.path.isdir(repo.agentdir):
         refuse_over_stash(repo)
         raise AgitmemError(
-            f'no .agent/ in {repo.root}: run `agitmem init` first',
+            f'no .agent/ in {repo.top}: run `agitmem init` first',
         )
-    if not repo.memory_dir.is_dir():
+    if not os.path.isdir(repo.memorydir):
         raise AgitmemError(
             '.agent/memory/ is missing (half-initialised .agent/): run '
             '`agitmem init` to restore it',

@@ -40,7 +40,7 @@ HEADS = 'refs/heads/'
 def net_git(repo: Repo, *args: str) -> subprocess.CompletedProcess[str]:
     """A git call that talks to a remote, stopped past network_timeout
     (repo.Stalled, one line)."""
-    return repo_mod.git(*args, cwd=repo.root, check=False, timeout=repo_mod.network_timeout())
+    return repo_mod.git(*args, cwd=repo.top, check=False, timeout=repo_mod.network_timeout())
 
 
 # -- what the remote has ---------------------------------------------------------
@@ -81,7 +81,7 @@ def remote_state(repo: Repo, remote: str) -> RemoteState:
 # -- did a branch's code land in its base? ------------------------------------------
 
 def _rev(repo: Repo, spec: str) -> str | None:
-    proc = repo_mod.git('rev-parse', '-q', '--verify', f'{spec}^{{commit}}', cwd=repo.root, check=False)
+    proc = repo_mod.git('rev-parse', '-q', '--verify', f'{spec}^{{commit}}', cwd=repo.top, check=False)
     return proc.stdout.strip() or None if proc.returncode == 0 else None
 
 
@@ -120,13 +120,13 @@ def _newest_saved_on(pr: pygit2.Repository, t: pygit2.Commit, branch: str) -> tu
 def landed(repo: Repo, head: str, base: str) -> bool:
     """Is the code at head in base (merged, squashed or rebased)?  Merging
     head into base would change nothing: the same tree comes out."""
-    if repo_mod.git('merge-base', '--is-ancestor', head, base, cwd=repo.root, check=False).returncode == 0:
+    if repo_mod.git('merge-base', '--is-ancestor', head, base, cwd=repo.top, check=False).returncode == 0:
         return True
-    proc = repo_mod.git('merge-tree', '--write-tree', base, head, cwd=repo.root, check=False)
+    proc = repo_mod.git('merge-tree', '--write-tree', base, head, cwd=repo.top, check=False)
     if proc.returncode != 0:
         return False  # conflicts: the base changed it since, or never had it
     tree = proc.stdout.split('\n', 1)[0].strip()
-    return tree == repo_mod.git('rev-parse', f'{base}^{{tree}}', cwd=repo.root).stdout.strip()
+    return tree == repo_mod.git('rev-parse', f'{base}^{{tree}}', cwd=repo.top).stdout.strip()
 
 
 # -- settle: merge what landed, retire what is merged and gone --------------------
@@ -175,7 +175,7 @@ def merge_in(
 
 def refs(repo: Repo, prefix: str) -> dict[str, str]:
     out = repo_mod.git(
-        'for-each-ref', '--format=%(objectname) %(refname)', prefix, cwd=repo.root,
+        'for-each-ref', '--format=%(objectname) %(refname)', prefix, cwd=repo.top,
     ).stdout
     return {ref: sha for sha, ref in (line.split(' ', 1) for line in out.splitlines())}
 
@@ -303,7 +303,7 @@ def delete_remote(repo: Repo, remote: str, doomed: dict[str, str]) -> list[str]:
             f'{sharing.said(proc.stderr, f"exit {proc.returncode}")}', file=sys.stderr,
         )
     for name in done:
-        repo_mod.git('update-ref', '-d', f'{REMOTES_NS}{remote}/{name}', cwd=repo.root, check=False)
+        repo_mod.git('update-ref', '-d', f'{REMOTES_NS}{remote}/{name}', cwd=repo.top, check=False)
     keep_safe(repo, remote, moved)
     return sorted(done)
 

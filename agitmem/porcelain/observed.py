@@ -15,14 +15,10 @@ from __future__ import annotations
 import json
 import os
 import re
-from pathlib import Path
 
 from agitmem import caches
 from agitmem import memory
-from agitmem import paths
 from agitmem import repo as repo_mod
-from agitmem.agents import tools
-from agitmem.memory import definitions
 from agitmem.memory import state as state_mod
 from agitmem.repo import Repo
 
@@ -31,6 +27,11 @@ from agitmem.repo import Repo
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+    from agitmem.agents import tools
+
+# what reads the tool calls and finds the definitions an edit is in
+# (agents.tools, memory.definitions, paths) is imported where an edit is
+# recorded: `load` and the prompt hook read and record no edit
 
 EDITS = 5
 COMMANDS = 5
@@ -45,8 +46,8 @@ _SCAN_LINES = 400
 
 
 
-def _path(repo: Repo) -> Path:
-    return repo.git_dir / 'agitmem' / 'observed.json'
+def _path(repo: Repo) -> str:
+    return os.path.join(repo.gitdir, 'agitmem', 'observed.json')
 
 
 def load(repo: Repo) -> dict[str, Any]:
@@ -109,6 +110,7 @@ def _store(repo: Repo, data: dict[str, Any]) -> None:
 def enclosing(lines: list[str], start: int, ext: str) -> str | None:
     """The nearest definition at or above 1-based line `start` that
     encloses it (indented less, or the block opener of a brace language)."""
+    from agitmem.memory import definitions
     patterns = definitions.patterns(ext)
     if not patterns or not lines:
         return None
@@ -132,6 +134,7 @@ def enclosing(lines: list[str], start: int, ext: str) -> str | None:
 def _relative(repo: Repo, path: str, cwd: str | None) -> str:
     # as the working tree spells it: on a file system that folds case or
     # decomposes names, the agent's `Src/Über.py` is git's `src/über.py`
+    from agitmem import paths
     return paths.relative(repo, path, cwd) or path
 
 
@@ -157,6 +160,7 @@ def defined_in(lines: list[str], start: int, end: int | None, ext: str) -> str |
     """The definition the lines `start`..`end` (1-based) write when they
     begin one (a new function is its own, not the one above it); else the
     one their first line is in."""
+    from agitmem.memory import definitions
     patterns = definitions.patterns(ext)
     if not patterns or not lines:
         return None
@@ -170,7 +174,7 @@ def defined_in(lines: list[str], start: int, end: int | None, ext: str) -> str |
     return enclosing(lines, first + 1, ext)
 
 
-def _read(full: Path) -> str:
+def _read(full: str) -> str:
     try:
         # bounded and a regular file only: a link to /dev/zero has size 0
         return repo_mod.read_regular(full, 2_000_000).decode('utf-8', 'replace')
@@ -185,7 +189,7 @@ def _ext(rel: str) -> str:
 def symbol_at(repo: Repo, rel: str, start: int, end: int | None) -> tuple[str | None, bool]:
     """(the definition lines `start`..`end` of the file `rel` write or
     are in, whether the file defines it twice)."""
-    text = _read(repo.root / rel)
+    text = _read(os.path.join(repo.top, rel))
     lines = text.splitlines()
     symbol = defined_in(lines, start, end, _ext(rel)) if text else None
     return symbol, twice(lines, symbol, _ext(rel))
@@ -198,6 +202,7 @@ def twice(lines: list[str], symbol: str | None, ext: str) -> bool:
     receivers) are two definitions, not one written twice."""
     if not symbol:
         return False
+    from agitmem.memory import definitions
     patterns = definitions.patterns(ext)
     whole = ext.lower() in definitions.OVERLOADED
     found: list[tuple[str | None, str]] = []
@@ -209,7 +214,8 @@ def twice(lines: list[str], symbol: str | None, ext: str) -> bool:
 
 
 # a Go method's receiver type: `func (s *Store) Get(` is Store's Get
-_RECEIVER = re.compile(r'^func\s*\(\s*(?:\w+\s+)?\*?\s*([\w.]+)')
+# compiled on first use by re's own cache (a Go file's edit): not at import
+_RECEIVER = r'^func\s*\(\s*(?:\w+\s+)?\*?\s*([\w.]+)'
 
 
 def _scope(lines: list[str], i: int, ext: str) -> str | None:
@@ -217,8 +223,9 @@ def _scope(lines: list[str], i: int, ext: str) -> str | None:
     a Go method, else the nearest definition above it indented less (its
     class); None at the top level, or in a language whose blocks are not
     indented."""
+    from agitmem.memory import definitions
     line = lines[i]
-    receiver = _RECEIVER.match(line) if ext.lower() == 'go' else None
+    receiver = re.match(_RECEIVER, line) if ext.lower() == 'go' else None
     if receiver:
         return receiver[1]
     indent = len(line) - len(line.lstrip())
@@ -261,7 +268,7 @@ def clip_text(text: str) -> str:
 
 def edit_entry(repo: Repo, edit: tools.Edit, cwd: str | None) -> dict[str, Any]:
     rel = _relative(repo, edit.path, cwd)
-    start, end, symbol, again = place(edit, rel, _read(repo.root / rel))
+    start, end, symbol, again = place(edit, rel, _read(os.path.join(repo.top, rel)))
     return {
         'file': rel, 'lines': [start, end] if start is not None else None, 'symbol': symbol,
         'twice': again, 'at': state_mod.now_iso(),
@@ -293,16 +300,25 @@ def _clip(text: str, n: int) -> str:
 SCAN_MARGIN = 8192
 
 
+def _redacted(text: str) -> str:
+    """secrets.redact(text), the scanner imported only where one of its
+    rules could run (secret_words.may_hold: not for `go on`)."""
+    from agitmem import secret_words
+    if not secret_words.may_hold(text):
+        return text
+    from agitmem import secrets
+    return secrets.redact(text)
+
+
 def redacted_clip(text: str, n: int) -> str:
     """`_clip(secrets.redact(text), n)`, scanning only the start that can
     reach the clip (a 60 MB prompt was scanned whole: 100 s in the prompt
     hook): a window of the raw text, doubled until its redacted, clipped
     form runs SCAN_MARGIN characters past n, or it is the whole text."""
-    from agitmem import secrets
     size = n + SCAN_MARGIN
     while True:
         window = text[:size]
-        flat = ' '.join(secrets.redact(window).split())
+        flat = ' '.join(_redacted(window).split())
         if size >= len(text) or len(flat) >= n + SCAN_MARGIN:
             return _clip(flat, n)
         size *= 2
@@ -320,6 +336,7 @@ def record_tool(
     state.json too).  Returns what was seen, as events for the recovery
     log: edits with file and symbol, the command with its exit status and,
     for a test run, its result."""
+    from agitmem.agents import tools
     edits = tools.edits(raw, paths)
     run = tools.shell_run(raw)
     if not edits and run is None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
 
 from agitmem import audit
 from agitmem import caches
@@ -18,26 +17,28 @@ from agitmem.memory import notes as notes_mod
 from agitmem.memory import state as state_mod
 from agitmem.repo import Repo
 
-# typing is not imported at run time: the agent hooks import this module
-# (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
+# typing and pathlib are not imported at run time: the agent hooks and
+# load import this module (mypy takes any name TYPE_CHECKING as true;
+# agitmem/tuples.py, repo.Repo)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
     from agitmem import inject
 
 INJECTED = 'injected_context.txt'
 
 
-def user_tattoo_path() -> Path | None:
+def user_tattoo_path() -> str | None:
     """The user's own tattoo (None when AGITMEM_HOME is relative: config.user_home)."""
     from agitmem import config
     try:
-        return config.user_home() / 'memory' / memory.TATTOO
+        return os.path.join(config.user_home_at(), 'memory', memory.TATTOO)
     except AgitmemError:
         return None
 
 
-def read_bytes(path: Path, shown: str, *, follow_symlink: bool = False) -> bytes | None:
+def read_bytes(path: Path | str, shown: str, *, follow_symlink: bool = False) -> bytes | None:
     """A memory file's bytes, None when it does not exist.  Like a save, it
     takes only a regular file: a symlink (which could point anywhere), a
     FIFO (which would block the read forever) or a directory is refused in
@@ -50,17 +51,18 @@ def read_bytes(path: Path, shown: str, *, follow_symlink: bool = False) -> bytes
         raise AgitmemError(f'{shown}: is a symlink; memory files must be regular files')
     if not stat.S_ISREG(st.st_mode):
         raise AgitmemError(f'{shown}: not a regular file')
-    return path.read_bytes()
+    with open(path, 'rb') as f:
+        return f.read()
 
 
-def read_text(path: Path, shown: str, *, follow_symlink: bool = False) -> str | None:
+def read_text(path: Path | str, shown: str, *, follow_symlink: bool = False) -> str | None:
     """A memory file's text to change and write back (None when it does not
     exist): only UTF-8/LF text, anything else refused in one line."""
     data = read_bytes(path, shown, follow_symlink=follow_symlink)
     return None if data is None else memory.decode(data, shown)
 
 
-def shown_text(path: Path, shown: str, problems: list[str], *, follow_symlink: bool = False) -> str:
+def shown_text(path: Path | str, shown: str, problems: list[str], *, follow_symlink: bool = False) -> str:
     """A memory file's text to show ('' when it does not exist): bytes that
     are not UTF-8 are kept, escaped where shown, and named in problems."""
     data = read_bytes(path, shown, follow_symlink=follow_symlink)
@@ -74,13 +76,13 @@ def shown_text(path: Path, shown: str, problems: list[str], *, follow_symlink: b
 
 def layer(repo: Repo, name: str) -> str:
     """One memory file's text ('' when it does not exist)."""
-    return read_text(repo.memory_dir / name, f'.agent/memory/{name}') or ''
+    return read_text(os.path.join(repo.memorydir, name), f'.agent/memory/{name}') or ''
 
 
 def state(repo: Repo) -> dict[str, Any]:
     """state.json, parsed ({} when there is none)."""
     shown = f'.agent/memory/{memory.STATE}'
-    text = read_text(repo.memory_dir / memory.STATE, shown)
+    text = read_text(os.path.join(repo.memorydir, memory.STATE), shown)
     if text is None:
         return {}
     return state_mod.parse(text, shown)
@@ -108,7 +110,7 @@ def layers(repo: Repo, cfg: dict[str, Any]) -> inject.Memory:
         user = shown_text(path, f'~/.agent/memory/{memory.TATTOO}', problems, follow_symlink=True)
 
     def layer_text(name: str) -> str:
-        return shown_text(repo.memory_dir / name, f'.agent/memory/{name}', problems)
+        return shown_text(os.path.join(repo.memorydir, name), f'.agent/memory/{name}', problems)
 
     state_text = layer_text(memory.STATE)
     return inject.Memory(
@@ -142,11 +144,9 @@ def memory_of(repo: Repo, ref: str | None) -> str | None:
 def freshness(repo: Repo, state: dict[str, Any], ref: str | None = None) -> inject.Freshness:
     """Compare the trees the state and the last verification were written
     against with the working tree now."""
-    import datetime
-
     from agitmem import inject
     held = memory_of(repo, ref)
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = state_mod.utc_now()
     age = state_mod.age_seconds(state.get('updated_at'), now)
     shown_age = state_mod.human_age(age) if age is not None else None
     state_tree = state.get('tree')
@@ -272,7 +272,7 @@ def injection(
         after_compact=after_compact,
         fresh=freshness(repo, mem.state, ref),
     )
-    target = repo.agent_dir / INJECTED
+    target = os.path.join(repo.agentdir, INJECTED)
     data = block.text.encode()
     # (read no further than the block: a cloned repository's link to a
     # large file is not read whole)
@@ -283,7 +283,7 @@ def injection(
         except OSError:
             pass  # (a directory there, from a clone): the agent is given it all the same
     audit.log(
-        repo.agent_dir, 'read load',
+        repo.agentdir, 'read load',
         f'{block.tokens} tokens, {len(block.text)} chars'
         f'{", after compact" if after_compact else ""}',
     )

@@ -206,7 +206,7 @@ def shell_edits(repo: Repo, hs: dict[str, Any]) -> list[dict[str, Any]]:
     tooled = {e.get('file') for e in rec.get('events') or () if isinstance(e, dict) and e.get('kind') == 'edit' and e.get('by') != 'shell'}
     names = repo_mod.git(
         'diff-tree', '-r', '-z', '--name-only', '--no-renames', old, now,
-        cwd=repo.root, env=repo_mod.trees_only(repo), check=False,
+        cwd=repo.top, env=repo_mod.trees_only(repo), check=False,
     )
     if names.returncode != 0:
         return []
@@ -218,7 +218,7 @@ def _shell_edit(repo: Repo, old: str, new: str, rel: str) -> dict[str, Any]:
     """A file a shell command changed, as an edit event: the definition
     its first changed line is in, and the lines it added."""
     from agitmem.porcelain import observed
-    proc = repo_mod.git('diff-tree', '-p', '-U0', '--no-color', '--no-renames', old, new, '--', rel, cwd=repo.root, check=False)
+    proc = repo_mod.git('diff-tree', '-p', '-U0', '--no-color', '--no-renames', old, new, '--', rel, cwd=repo.top, check=False)
     diff = proc.stdout if proc.returncode == 0 else ''
     hunk = re.search(r'(?m)^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@', diff)
     added, gone = observed.changed(

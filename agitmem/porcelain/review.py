@@ -36,7 +36,7 @@ _BULLET = re.compile(r'^(?:[-*+]|\d+[.)])\s+')
 
 
 def _git_out(repo: Repo, *args: str) -> str | None:
-    proc = repo_mod.git(*args, cwd=repo.root, check=False)
+    proc = repo_mod.git(*args, cwd=repo.top, check=False)
     return proc.stdout.strip() if proc.returncode == 0 else None
 
 

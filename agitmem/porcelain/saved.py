@@ -43,7 +43,7 @@ def saved(ctx: Context) -> Saved:
         # hook's to merge memory for)
         ('rev-parse', f'{ctx.ref}^{{commit}}', 'HEAD^@'),
         ('ls-tree', '-r', '-z', '--full-tree', base),
-        cwd=repo.root,
+        cwd=repo.top,
     )
     if tip_proc.returncode != 0:
         return Saved(False, None)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from pathlib import Path
 
 from agitmem import caches
 from agitmem import repo as repo_mod
@@ -47,14 +46,14 @@ def session_key(agent: str, session_id: str | None, environ: dict[str, str] | No
     return f'{agent}\0{sid}'
 
 
-def _dir(repo: Repo) -> Path:
-    return repo.git_dir / 'agitmem' / 'sessions'
+def _dir(repo: Repo) -> str:
+    return os.path.join(repo.gitdir, 'agitmem', 'sessions')
 
 
-def _path(repo: Repo, key: str) -> Path:
+def _path(repo: Repo, key: str) -> str:
     # hashed: a session id from a payload never becomes a path (any lone
     # surrogate its JSON holds, too)
-    return _dir(repo) / f'{repo_mod.sha1(key.encode("utf-8", "surrogatepass"))[:20]}.json'
+    return os.path.join(_dir(repo), f'{repo_mod.sha1(key.encode("utf-8", "surrogatepass"))[:20]}.json')
 
 
 def read(repo: Repo, key: str) -> dict[str, Any]:
@@ -66,7 +65,7 @@ def read(repo: Repo, key: str) -> dict[str, Any]:
 def write(repo: Repo, key: str, data: dict[str, Any]) -> None:
     data = {**data, 'key': key}
     path = _path(repo, key)
-    fresh = not path.exists()
+    fresh = not os.path.exists(path)
     # no fsync (a few ms on every prompt): a crash of the machine may leave
     # it old or empty, which `read` takes for a new session
     try:

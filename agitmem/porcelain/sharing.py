@@ -42,7 +42,7 @@ def fetch_spec(remote: str) -> str:
 
 def has_fetch_spec(repo: Repo, remote: str) -> bool:
     specs = repo_mod.git(
-        'config', '-z', '--get-all', f'remote.{remote}.fetch', cwd=repo.root, check=False,
+        'config', '-z', '--get-all', f'remote.{remote}.fetch', cwd=repo.top, check=False,
     ).stdout.split('\0')
     return fetch_spec(remote) in specs
 
@@ -57,7 +57,7 @@ def add_fetch_specs(repo: Repo) -> list[str]:
             continue
         repo_mod.git(
             'config', '--add', f'remote.{remote}.fetch', fetch_spec(remote),
-            cwd=repo.root,
+            cwd=repo.top,
         )
         lines.append(f'git fetch {remote} now brings memory too (remote.{remote}.fetch += {fetch_spec(remote)})')
     return lines
@@ -71,7 +71,7 @@ def remove_fetch_specs(repo: Repo) -> list[str]:
             continue
         repo_mod.git(
             'config', '--fixed-value', '--unset-all', f'remote.{remote}.fetch',
-            fetch_spec(remote), cwd=repo.root,
+            fetch_spec(remote), cwd=repo.top,
         )
         lines.append(f'removed the memory fetch refspec from remote.{remote}.fetch')
     return lines
@@ -93,7 +93,7 @@ def named(repo: Repo, remote: str) -> str:
 def _refs(repo: Repo, prefix: str) -> dict[str, str]:
     out = repo_mod.git(
         'for-each-ref', '--format=%(objectname) %(refname)', prefix,
-        cwd=repo.root,
+        cwd=repo.top,
     ).stdout
     return {
         # split('\n'): splitlines() would also cut a name at U+2028 or \x85
@@ -122,7 +122,7 @@ def _network(repo: Repo, remote: str, *args: str) -> subprocess.CompletedProcess
     (accepts and never answers, or hangs in its hooks) is cut off."""
     bound = repo_mod.network_timeout()
     try:
-        return repo_mod.git(*args, cwd=repo.root, check=False, timeout=bound)
+        return repo_mod.git(*args, cwd=repo.top, check=False, timeout=bound)
     except repo_mod.Stalled:
         raise repo_mod.Stalled(
             f'git {args[0]} {remote} gave no answer in {bound:g}s and was '

@@ -213,6 +213,18 @@ def test_prompts_last_three_cut_and_redacted(agentrepo: Path) -> None:
     assert len(requests[2]) == observed.REQUEST_CHARS
 
 
+@pytest.mark.parametrize('text,hidden', [
+    # what the gate before the scanner must not let by (secret_words.may_hold)
+    ('the DB PASSWORD=hunter2-hunter2 is set', 'hunter2-hunter2'),  # a keyword in capitals
+    ('log in with https://deploy:s3cr3t-v4lue@ci.example.com', 's3cr3t-v4lue'),  # a URL's password
+    ('the token\\nghp_' + 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8', 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8'),  # an escape
+])
+def test_a_request_a_rule_could_match_is_redacted(agentrepo: Path, text: str, hidden: str) -> None:
+    hook(agentrepo, 'prompt', payload('claude_real_user_prompt_submit', agentrepo, prompt=text, transcript_path=None))
+    kept, = [r['text'] for r in seen(agentrepo)['requests']]
+    assert hidden not in kept and '[redacted ' in kept
+
+
 def test_observed_test_run_never_loses_a_concurrent_state_set(agentrepo: Path) -> None:
     fail = payload('claude/PostToolUseFailure_Bash', agentrepo)
     errors: list[str] = []
