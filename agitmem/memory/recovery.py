@@ -1163,9 +1163,12 @@ def classify(
     before = phrases.before_question(text)
     # what it did and what it says it did, against the task's words
     told_before = _serves(task, _content(' '.join([*(_str(e.get('command')) for e in acted), *phrases.reports(before)])))
+    # two of the task's words, or its one where it has no more ("next 37
+    # then?": the work's number is all it says)
+    enough = min(2, len(_content(task.text))) or 2
     if (
         not edits and acted and phrases.reports(before) and not phrases.unfinished(phrases.reports(before)[-1])
-        and told_before.goal >= 2 and told_before.goal > told_before.other
+        and told_before.goal >= enough and told_before.goal > told_before.other
     ):
         # (a question after it offers the next work: no hand-back of this one)
         return done('recovered', f'ran `{_clip(_str(acted[-1].get("command")), 80)}` and the closing text reports the task\'s work: "{_clip(before, 120)}"')

@@ -1455,6 +1455,28 @@ def test_commands_that_do_the_next_step_and_a_report_of_it_are_recovered() -> No
     assert classify(expect, [_run('git status', 0)], 'What would you like me to do?')[0] == 'reset'
 
 
+def test_a_task_that_is_only_the_works_number_is_done_by_commands() -> None:
+    """A task whose only word is the number of the work ("On to #52?",
+    a user's last request kept by a sealed summary): the turn that
+    commits and pushes and reports "ticket #52" by its number took it up."""
+    expect = recovery_log.expectation({'current_goal': 'On to #52?'}, [], [], [], [])
+    events = [_run('git add lib/merge.go', 0), _run('git commit -m "merge: keep both sides"', 0), _run('git push', 0)]
+    said = 'Committed the fix and pushed the branch for ticket #52; the hosted checks are queued.'
+    verdict, evidence, _ = classify(expect, events, said)
+    assert verdict == 'recovered', evidence
+    assert evidence[0].startswith('ran `git push')
+    # another number is not that work
+    assert classify(expect, events, 'Committed the fix and pushed the branch for ticket #53.')[0] == 'reset'
+
+
+def test_numbers_that_name_the_work_are_its_words() -> None:
+    # "step 3" of the plan, done by a closing text that says it by its number
+    expect = recovery_log.expectation({'next_intent': 'issue 41: step 3 of the plan'}, [], [], [], [])
+    said = 'Issue #41 is closed: step 3 is in and the branch is pushed.'
+    verdict, evidence, _ = classify(expect, [_run('git commit -am "step 3"', 0)], said)
+    assert verdict == 'recovered', evidence
+
+
 def test_talking_with_no_task_recorded_is_unknown_not_a_reset() -> None:
     verdict, evidence, _ = classify({}, [], 'Updated the public issue and created the epic with five children.')
     assert verdict == 'unknown'
