@@ -126,21 +126,32 @@ class _Before:
 _DRIVE = re.compile(r'\A[A-Za-z]:[\\/]')
 
 
-def _relative(path: str, cwd: str) -> str:
-    if _DRIVE.match(path) or _DRIVE.match(cwd):
+def _relative(path: str, cwd: str, base: str = '') -> str:
+    """An edit's path as the session's hooks would compare it: relative to
+    the session's `cwd` where it lies inside it, else absolute; a relative
+    path is taken from `base` (the tool call's own workdir) or `cwd`, and
+    `.` and `..` are resolved by name (`../../src/a.py`, `/w/r/x/../a.py`:
+    one file, spelled once).  The log's text, never the file system: the
+    session's machine is not this one."""
+    base = base or cwd
+    if _DRIVE.match(path) or _DRIVE.match(cwd) or _DRIVE.match(base):
         # a session on Windows: its paths compare case-insensitively, by \ or /
-        w = PureWindowsPath(path)
+        import ntpath
+        w = PureWindowsPath(ntpath.normpath(ntpath.join(base, path) if base else path))
         try:
-            return w.relative_to(cwd).as_posix() if cwd else w.as_posix()
+            return w.relative_to(ntpath.normpath(cwd)).as_posix() if cwd else w.as_posix()
         except ValueError:
             return w.as_posix()
-    p = PurePosixPath(path)
-    if cwd and p.is_absolute():
+    import posixpath
+    if base.startswith('/') and not path.startswith('/'):
+        path = posixpath.join(base, path)
+    p = PurePosixPath(posixpath.normpath(path)) if path else PurePosixPath()
+    if cwd.startswith('/') and p.is_absolute():
         try:
-            return p.relative_to(cwd).as_posix()
+            return p.relative_to(posixpath.normpath(cwd)).as_posix()
         except ValueError:
-            return path
-    return p.as_posix().removeprefix('./')
+            return p.as_posix()
+    return p.as_posix()
 
 
 _CFG: dict[str, Any] = {}
@@ -169,8 +180,10 @@ def tool_events(data: dict[str, Any], cwd: str, whole: bool = True) -> tuple[lis
     runs: list[tools.ShellRun] = []
     if isinstance(raw, dict):
         paths = tuple(p for p in data.get('paths') or () if isinstance(p, str))
+        base = data.get('cwd')  # the tool call's own workdir
+        base = base if isinstance(base, str) else ''
         for e in tools.edits(raw, paths):
-            rel = _relative(e.path, cwd)
+            rel = _relative(e.path, cwd, base)
             if '.agent/' in f'/{rel}':
                 continue  # memory and agitmem's own files are not the work
             after = data.get('after') if whole else None
@@ -476,8 +489,10 @@ def _note(before: _Before, kind: str, data: dict[str, Any], cwd: str) -> None:
             return
         # an edit before it: its file, and the definition its own lines are in
         paths = tuple(p for p in data.get('paths') or () if isinstance(p, str))
+        base = data.get('cwd')  # the tool call's own workdir
+        base = base if isinstance(base, str) else ''
         for e in tools.edits(raw, paths) if isinstance(raw, dict) else ():
-            rel = _relative(e.path, cwd)
+            rel = _relative(e.path, cwd, base)
             if '.agent/' in f'/{rel}':
                 continue
             lines = e.text[:observed.CHANGED_CHARS].splitlines()

@@ -455,6 +455,49 @@ def test_codexs_scripted_tool_calls_are_read_as_its_commands(tmp_path: Path) -> 
     assert not (tmp_path / 'payments').exists()
 
 
+def test_an_edits_path_is_resolved_against_the_sessions_cwd() -> None:
+    from agitmem.porcelain import log_episodes as le
+    # `.` and `..` resolved by name; inside the cwd relative, outside absolute
+    assert le._relative('../../src/a.py', '/w/repo/pkg/sub') == '/w/repo/src/a.py'
+    assert le._relative('/w/repo/pkg/../src/a.py', '/w/repo') == 'src/a.py'
+    assert le._relative('./src/a.py', '/w/repo') == 'src/a.py'
+    # relative to the tool call's own workdir, where it names one
+    assert le._relative('../src/a.py', '/w/repo', '/w/repo/tools') == 'src/a.py'
+    assert le._relative('..\\src\\a.css', 'D:\\repo', 'D:\\repo\\web') == 'src/a.css'
+    # no cwd to resolve against: as given
+    assert le._relative('../x.py', '') == '../x.py'
+
+
+def test_a_codex_patch_from_another_workdir_is_at_the_tasks_place(tmp_path: Path) -> None:
+    """Codex's apply_patch names its files relative to the call's workdir
+    (`../src/ledger.py` from tools/) or absolutely: the same file as the
+    task's place, compared and shown as the session's cwd makes it."""
+    def patch(path: str, body: str) -> str:
+        return f'*** Begin Patch\n*** Update File: {path}\n@@\n def round_half(x):\n-    return x\n+    {body}\n*** End Patch'
+
+    def call(cid: str, path: str, body: str, workdir: str) -> str:
+        args = json.dumps({'command': ['apply_patch', patch(path, body)], 'workdir': workdir})
+        return (
+            _codex_line('response_item', {'type': 'function_call', 'call_id': cid, 'name': 'shell', 'arguments': args})
+            + _codex_line('response_item', {'type': 'function_call_output', 'call_id': cid, 'output': 'Success.'})
+        )
+    log = tmp_path / 'rollout-2026-07-20T09-00-00-s5.jsonl'
+    log.write_text(
+        _codex_line('session_meta', {'id': 's5', 'cwd': '/w/ledger', 'cli_version': '0.145.0'})
+        + _codex_line('response_item', _codex_user('make round_half in src/ledger.py round half to even'))
+        + call('c1', '/w/ledger/src/ledger.py', 'return x  # TODO', '/w/ledger')
+        + _codex_line('compacted', {'message': 'Working on round_half in src/ledger.py: it must round half to even.'})
+        + _codex_line('event_msg', {'type': 'context_compacted'})
+        + call('c2', '../src/ledger.py', 'return round_even(x)', '/w/ledger/tools')
+        + _codex_said('round_half in src/ledger.py now rounds half to even.')
+        + _codex_line('event_msg', {'type': 'task_complete'}),
+    )
+    (found,) = log_episodes.audit_file(str(log)).found
+    assert found.verdict == 'recovered', found.evidence
+    assert found.first_action is not None and found.first_action.startswith('edit src/ledger.py'), found.first_action
+    assert '..' not in found.evidence[0]
+
+
 def test_a_hostile_codex_script_is_read_not_run(tmp_path: Path) -> None:
     # a lone surrogate, escapes, an unterminated literal, a patch out of the
     # tree and a script far past the bound: read safely, nothing run or written
