@@ -289,6 +289,17 @@ def _named(text: str, path: str) -> bool:
     return bool(name) and re.search(rf'(?<![\w.-]){re.escape(name)}(?![\w-])', text) is not None
 
 
+# a path and its name whole, however many dots (drift.e2e.test.ts, index.d.ts);
+# possessive: a run of a million dots is read once, not tried from each
+_FILE_NAMED = re.compile(r'(?<![\w/.-])(?:[\w.-]+/)*+[\w-]+(?:\.[\w-]+)++')
+_EXTENSION = re.compile(r'[A-Za-z]\w{0,9}')
+
+
+def _files_named(summary: str) -> list[str]:
+    """The files a summary names: a path ending in an extension."""
+    return [f for f in _FILE_NAMED.findall(summary) if _EXTENSION.fullmatch(f.rsplit('.', 1)[1])]
+
+
 def from_summary(summary: str, before: _Before) -> dict[str, Any]:
     """The yardstick without agitmem: what the client's summary says was
     in flight, the user's last request, the place of the last edits, the
@@ -308,7 +319,7 @@ def from_summary(summary: str, before: _Before) -> dict[str, Any]:
     # Sections", its current work): the work's places, as a state's
     # current_file is
     # and the files edited last before it (what the hooks show as OBSERVED)
-    named = re.findall(r'(?<![\w/.-])(?:[\w.-]+/)*[\w-]+\.[A-Za-z]\w{0,9}\b', summary)
+    named = _files_named(summary)
     paths = list(dict.fromkeys([*named, *(f for f, _ in reversed(before.edits))]))[:40]
     if paths:
         in_progress.append('files: ' + ', '.join(paths))

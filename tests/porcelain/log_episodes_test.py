@@ -297,6 +297,26 @@ def test_a_file_the_summary_only_lists_is_not_the_place_in_flight() -> None:
     assert le.from_summary(claude, before)['current_file'] == ''
 
 
+def test_a_summarys_file_names_of_several_dots_are_whole() -> None:
+    """`login.e2e.test.ts`, `api.d.ts`: the summary names the file, not
+    `login.e2e` (the task's change in it is in a file the task names)."""
+    from agitmem.porcelain import log_episodes as le
+    claude = (
+        'Summary:\n1. Primary Request and Intent:\n   Make the live login tests use their own database.\n'
+        '3. Files and Code Sections:\n   - `web/src/login.e2e.test.ts:88` - the inline config\n   - types/api.d.ts\n'
+        '8. Current Work:\n   Pointing the inline configs at the per-test database.\n'
+    )
+    expect = le.from_summary(claude, le._Before())
+    files = next(p for p in expect['in_progress'] if p.startswith('files: '))
+    assert files == 'files: web/src/login.e2e.test.ts, types/api.d.ts'
+    from agitmem.porcelain import recovery as judging
+    edit = {'kind': 'edit', 'file': 'web/src/login.e2e.test.ts', 'symbol': None, 'text': "database: `${db}`,", 'removed': "database: 'default',"}
+    verdict, evidence, _, _ = judging.judge(expect, [edit], 'The inline configs use the per-test database now.', None, claude)
+    assert verdict == 'recovered', evidence
+    # a run of dots is read once (a possessive match), not from each dot
+    assert le._files_named('a.' * 200_000 + 'py') == ['a.' * 200_000 + 'py']
+
+
 def test_windows_paths_are_made_relative() -> None:
     from agitmem.porcelain import log_episodes as le
     assert le._relative('D:\\repo\\website\\src\\a.css', 'D:\\repo') == 'website/src/a.css'
