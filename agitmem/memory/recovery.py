@@ -572,7 +572,12 @@ def _judge_edit(
 
     # (a document holds no code change, and a file another task names is
     # that task's: those are judged below)
-    beside = not _document(f) and not _mentions_loosely(task.other, f) and serves.goal >= serves.other and not _says_other(told)
+    # (where the task's place is itself a document, another document is
+    # the same kind of work beside it: a rename carried through the docs)
+    beside = (
+        (not _document(f) or _document(current)) and not _mentions_loosely(task.other, f)
+        and serves.goal >= serves.other and not _says_other(told)
+    )
     if touches and beside:
         # the turn does the task at its place: a change beside it that
         # points to no other task (an import, a type, a test, a caller

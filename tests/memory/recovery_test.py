@@ -1455,6 +1455,25 @@ def test_commands_that_do_the_next_step_and_a_report_of_it_are_recovered() -> No
     assert classify(expect, [_run('git status', 0)], 'What would you like me to do?')[0] == 'reset'
 
 
+def test_where_the_tasks_place_is_a_document_another_document_is_beside_it() -> None:
+    """A rename carried through the docs: the task's place is a document,
+    so another document the turn changes the same way, after the place,
+    is the same work beside it (not "the change in a file the task does
+    not name"); before the place is changed, it is still that."""
+    expect = recovery_log.expectation({
+        'current_goal': 'rename the tool from quill to inkwell in the docs',
+        'current_file': 'docs/usage.md',
+        'next_intent': 'fix the quill -> inkwell rename in docs/usage.md, then the other guides',
+    }, [], [], [], [])
+
+    def doc(f: str) -> dict[str, Any]:
+        return {'kind': 'edit', 'file': f, 'symbol': None, 'text': 'Run `inkwell build` to render the guides.', 'removed': 'Run `quill build` to render the guides.'}
+    said = 'Renamed quill to inkwell in the usage guide and the deploy notes.'
+    verdict, evidence, _ = classify(expect, [doc('docs/usage.md'), doc('notes/deploy.md')], said)
+    assert verdict == 'recovered', evidence
+    assert classify(expect, [doc('notes/deploy.md')], said)[0] == 'location'
+
+
 def test_a_task_that_is_only_the_works_number_is_done_by_commands() -> None:
     """A task whose only word is the number of the work ("On to #52?",
     a user's last request kept by a sealed summary): the turn that
