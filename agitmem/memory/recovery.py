@@ -591,14 +591,17 @@ def _judge_edit(
         return 'recovered', f'{where}: a reference to current_symbol {want}, which the task changes'
     told_goal = _tells_goal(serves, told)
     step = f'{expect["next_intent"]}\n{task.request or ""}'
+    # a document as current_file (a plan, a handoff) places no code change
+    unplaced = not current or _document(current) and not _document(f)
     if (
-        not current and task.text.strip() and not _names_a_file(step, f) and not _mentions_loosely(task.other, f)
+        unplaced and task.text.strip() and not _names_a_file(step, f) and not _mentions_loosely(task.other, f)
         and (serves.goal >= serves.other or told_goal) and not _says_other(told)
     ):
         # no place recorded, and the next step names none of this kind: a
         # change for the task (or pointing to no other) cannot be in the
         # wrong place
-        return 'recovered', f'{where}: the task\'s change, and no place is recorded for it (no current_file)'
+        why = f'current_file {current} is a document' if current else 'no current_file'
+        return 'recovered', f'{where}: the task\'s change, and no place is recorded for it ({why})'
     if (serves.goal >= 1 and serves.goal >= serves.other or told_goal) and _kind(f) == _kind(current or f):
         # the task's change where it could be made (a README cannot hold a
         # code change: documenting is another task)

@@ -1474,6 +1474,25 @@ def test_where_the_tasks_place_is_a_document_another_document_is_beside_it() -> 
     assert classify(expect, [doc('notes/deploy.md')], said)[0] == 'location'
 
 
+def test_a_document_as_current_file_places_no_code_change() -> None:
+    """The file last written was a plan or a handoff note; the next step
+    takes up code it names by its words only (no file of that kind): the
+    code change is in no wrong place, as where no current_file is set.
+    A next step that names the code file still places it."""
+    expect = recovery_log.expectation({
+        'current_goal': 'hand the session over, then add the ARCHIVED state',
+        'current_file': 'notes/handover.md',
+        'next_intent': 'commit the handover note, then add ARCHIVED to the ticket State enum with a failing test first',
+    }, [], [], [], [])
+    edit = {'kind': 'edit', 'file': 'lib/tickets/test_state.py', 'symbol': None,
+            'text': 'def test_state_has_archived():\n    assert State.ARCHIVED.value == "archived"', 'removed': ''}
+    verdict, evidence, _ = classify(expect, [edit], 'Added the failing test for the ARCHIVED state.')
+    assert verdict == 'recovered', evidence
+    assert 'current_file notes/handover.md is a document' in evidence[0]
+    named = {**expect, 'next_intent': expect['next_intent'] + ' in lib/tickets/state.py'}
+    assert classify(named, [edit], 'Added the failing test for the ARCHIVED state.')[0] != 'recovered'
+
+
 def test_a_task_that_is_only_the_works_number_is_done_by_commands() -> None:
     """A task whose only word is the number of the work ("On to #52?",
     a user's last request kept by a sealed summary): the turn that
