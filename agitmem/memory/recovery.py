@@ -107,12 +107,39 @@ _FAMILIES = {
 }
 
 
+# a backup's own ending (loader.ts.bak, loader.ts~): the file it copies is
+# the one before it
+_BACKUP_END = re.compile(r'(?:~|\.(?:bak|backup|orig|old|save|copy|tmp|prev))+$', re.I)
+
+
 def _kind(path: str) -> str:
     """A file's language (its extension's family): which files can hold
-    the same change."""
+    the same change (a backup `loader.ts.bak` holds TypeScript)."""
     name = path.rsplit('/', 1)[-1]
+    name = _BACKUP_END.sub('', name) or name
     ext = name.rsplit('.', 1)[-1].lower() if '.' in name else ''
     return _FAMILIES.get(ext, ext)
+
+
+# a copy's marks: a directory of copies (backup/, old/), or a name a copy
+# is given (loader.old.ts, loader_backup.ts, "loader copy.ts", loader.ts.bak)
+_COPY_DIR = re.compile(r'(?:^|/)(?:backups?|bak|old|orig|originals?|copy|copies|archived?|\.?trash)/', re.I)
+_COPY_MARK = re.compile(r'[ ._-]+(?:bak|backup|orig|original|old|copy(?: ?\d+)?|\(copy(?: ?\d+)?\))$', re.I)
+
+
+def _copy_of(f: str, place: str) -> bool:
+    """`f` is a copy of the file `place`: the same name with a copy's mark
+    (loader.old.ts, loader.ts.bak), or the same path under a directory of
+    copies that `place` is not in (backup/src/loader.ts)."""
+    if not f or not place or f == place or _kind(f) != _kind(place):
+        return False
+    name, want = f.rsplit('/', 1)[-1], place.rsplit('/', 1)[-1]
+    bare = _BACKUP_END.sub('', name) or name
+    stem, ext = (bare.rsplit('.', 1) + [''])[:2] if '.' in bare else (bare, '')
+    marked = _COPY_MARK.sub('', stem)
+    if (marked != stem or bare != name) and f'{marked}.{ext}'.rstrip('.') == want:
+        return True
+    return name == want and _COPY_DIR.search(f) is not None and _COPY_DIR.search(place) is None
 
 
 # a test file's name: test_x.py, x_test.go, x.test.ts, x.spec.js, XTest.java;
@@ -507,6 +534,11 @@ def _judge_edit(
         # the task's change made by hand in a generated file or a vendored
         # copy: its source is the place (a generator would undo it)
         return 'location', f'{where}: a generated file or vendored copy, not its source (current_file is {current or "not set"})'
+    copied = next((p for p in [current, *(_PATH.findall(task.text))] if _copy_of(f, p)), None)
+    if copied and _edit_serves(task, added, removed, adds).goal >= _edit_serves(task, added, removed, adds).other:
+        # the task's change in a copy of its place (a backup, an old/
+        # directory's file), not the place
+        return 'location', f'{where}: a copy of {copied}, not {copied} itself'
     kept_out = _kept_out(expect, f)
     if kept_out and f != current and not _mentions(task.text, f) and _edit_serves(task, added, removed, adds).goal >= 1:
         # the task's change in a place a decision keeps out of the work

@@ -1493,6 +1493,24 @@ def test_a_document_as_current_file_places_no_code_change() -> None:
     assert classify(named, [edit], 'Added the failing test for the ARCHIVED state.')[0] != 'recovered'
 
 
+@pytest.mark.parametrize('copy', [
+    'src/app.py.bak', 'src/app.py~', 'backup/src/app.py', 'src/old/app.py', 'src/app_backup.py', 'src/app copy.py',
+])
+def test_the_tasks_change_in_a_copy_of_its_place_is_location_lost(copy: str) -> None:
+    """The goal's change made in a backup or an old copy of current_file
+    (or of a file the task names): the right task, the wrong place, even
+    where the copy's name says nothing of a language or the copy's path
+    ends in the place's own (backup/src/app.py)."""
+    edit = {'kind': 'edit', 'file': copy, 'symbol': None, 'text': 'data = tomllib.loads(raw)', 'removed': 'data = parse_ini(raw)'}
+    verdict, evidence, _ = classify(_expect(), [edit], 'load_config reads TOML now.')
+    assert verdict == 'location', evidence
+    assert evidence[0] == f'edit {copy}: a copy of src/app.py, not src/app.py itself'
+    # the place itself, and a file of another name, are not copies of it
+    assert classify(_expect(), [{**edit, 'file': 'src/app.py'}], 'load_config reads TOML now.')[0] == 'recovered'
+    assert not recovery._copy_of('src/application.py', 'src/app.py')
+    assert not recovery._copy_of('old/app.py', 'old/app.py')
+
+
 def test_a_task_that_is_only_the_works_number_is_done_by_commands() -> None:
     """A task whose only word is the number of the work ("On to #52?",
     a user's last request kept by a sealed summary): the turn that
