@@ -112,11 +112,19 @@ _FAMILIES = {
 _BACKUP_END = re.compile(r'(?:~|\.(?:bak|backup|orig|old|save|copy|tmp|prev))+$', re.I)
 
 
+def _unmarked(name: str, mark: re.Pattern[str]) -> str:
+    """`name` without the copy's mark it ends in; only its last 64
+    characters are looked at (a path from a log may be a megabyte of
+    dots, and an end-anchored search is tried from each)."""
+    tail = name[-64:]
+    m = mark.search(tail)
+    return name[:len(name) - len(tail) + m.start()] if m and m.start() else name
+
+
 def _kind(path: str) -> str:
     """A file's language (its extension's family): which files can hold
     the same change (a backup `loader.ts.bak` holds TypeScript)."""
-    name = path.rsplit('/', 1)[-1]
-    name = _BACKUP_END.sub('', name) or name
+    name = _unmarked(path.rsplit('/', 1)[-1], _BACKUP_END)
     ext = name.rsplit('.', 1)[-1].lower() if '.' in name else ''
     return _FAMILIES.get(ext, ext)
 
@@ -134,9 +142,11 @@ def _copy_of(f: str, place: str) -> bool:
     if not f or not place or f == place or _kind(f) != _kind(place):
         return False
     name, want = f.rsplit('/', 1)[-1], place.rsplit('/', 1)[-1]
-    bare = _BACKUP_END.sub('', name) or name
+    if len(name) > 255:  # no file system's name
+        return False
+    bare = _unmarked(name, _BACKUP_END)
     stem, ext = (bare.rsplit('.', 1) + [''])[:2] if '.' in bare else (bare, '')
-    marked = _COPY_MARK.sub('', stem)
+    marked = _unmarked(stem, _COPY_MARK)
     if (marked != stem or bare != name) and f'{marked}.{ext}'.rstrip('.') == want:
         return True
     return name == want and _COPY_DIR.search(f) is not None and _COPY_DIR.search(place) is None

@@ -293,11 +293,13 @@ def _named(text: str, path: str) -> bool:
 # possessive: a run of a million dots is read once, not tried from each
 _FILE_NAMED = re.compile(r'(?<![\w/.-])(?:[\w.-]+/)*+[\w-]+(?:\.[\w-]+)++')
 _EXTENSION = re.compile(r'[A-Za-z]\w{0,9}')
+PATH_CHARS = 1024
 
 
 def _files_named(summary: str) -> list[str]:
-    """The files a summary names: a path ending in an extension."""
-    return [f for f in _FILE_NAMED.findall(summary) if _EXTENSION.fullmatch(f.rsplit('.', 1)[1])]
+    """The files a summary names: a path ending in an extension, of a
+    path's length at most (a run of 600,000 dots names no file)."""
+    return [f for f in _FILE_NAMED.findall(summary) if len(f) <= PATH_CHARS and _EXTENSION.fullmatch(f.rsplit('.', 1)[1])]
 
 
 def from_summary(summary: str, before: _Before) -> dict[str, Any]:

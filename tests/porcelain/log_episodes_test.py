@@ -314,7 +314,8 @@ def test_a_summarys_file_names_of_several_dots_are_whole() -> None:
     verdict, evidence, _, _ = judging.judge(expect, [edit], 'The inline configs use the per-test database now.', None, claude)
     assert verdict == 'recovered', evidence
     # a run of dots is read once (a possessive match), not from each dot
-    assert le._files_named('a.' * 200_000 + 'py') == ['a.' * 200_000 + 'py']
+    assert le._files_named('a.' * 200_000 + 'py') == []  # no file's name
+    assert le._files_named('see ' + 'x' * 900 + '.e2e.test.ts') == ['x' * 900 + '.e2e.test.ts']
 
 
 def test_windows_paths_are_made_relative() -> None:
