@@ -206,7 +206,10 @@ def test_the_judge_agrees_with_the_read_real_sessions(realset: Path, tmp_path: P
     notes, hand-overs, API errors and tests of the file in flight, 0.92
     after the classes of the round on failures put outside the work,
     files after the task's change, whole checks and remarks that say the
-    task again: the floor is that less 0.02.  The held-out part is measured by
+    task again, 0.95 after the round on the summary's pending list, the
+    work's numbers, paths resolved against the cwd, file names of several
+    dots, documents as places and copies of the place: the floor is that
+    less 0.02.  The held-out part is measured by
     bench/realset.py, not held to a floor its disagreements would have to
     be read to keep."""
     found = json.loads(ok('recovery', 'audit', '--json', str(realset / 'dev' / 'logs'), cwd=tmp_path))['compactions']
@@ -216,7 +219,7 @@ def test_the_judge_agrees_with_the_read_real_sessions(realset: Path, tmp_path: P
         1 for row in labelled
         if verdicts[(str(row['file']), int(row['index']))] == row['label']
     )
-    assert agree / len(labelled) >= 0.90, agree
+    assert agree / len(labelled) >= 0.93, agree
 
 
 def _claude_log(root: Path, records: list[dict[str, object]]) -> str:
