@@ -385,7 +385,11 @@ class _Codex:
         if isinstance(command, list):
             words = [w for w in command if isinstance(w, str)]
             if words[:1] == ['apply_patch'] and len(words) > 1:
-                yield Item('tool', {'raw': {'tool_name': 'apply_patch', 'tool_input': {'command': words[1]}}, 'paths': ()})
+                # its paths are relative to the call's workdir, where it has one
+                yield Item('tool', {
+                    'raw': {'tool_name': 'apply_patch', 'tool_input': {'command': words[1]}}, 'paths': (),
+                    'cwd': _str(args.get('workdir')),
+                })
                 return
             # ["bash", "-lc", "the command"]: the command
             command = words[-1] if len(words) >= 3 and words[1] in ('-lc', '-c') else ' '.join(words)

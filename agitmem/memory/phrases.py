@@ -842,11 +842,42 @@ def _unwrap(text: str) -> str:
     return '\n'.join(out)
 
 
+# a summary's heading (Claude Code's "7. Pending Tasks:", "## Next step"): one line
+_HEADING = re.compile(r'^[ \t]*(?:#+[ \t]*)?(?:\d+\.[ \t]*)?(?:\*\*)?([A-Z][A-Za-z /&()-]{2,40}?)(?:\*\*)?:?[ \t]*(?:\*\*)?[ \t]*$')
+# the sections that hold the work in flight and the rest of it: their
+# items are the task's own steps, not remarks beside it
+_WORK_HEADING = re.compile(
+    r'^(?:pending|remaining|open|outstanding)\s+(?:tasks?|work|items?|steps?)\b|^(?:optional\s+|immediate\s+)?next\s+steps?\b'
+    r'|^current\s+(?:work|state|status|task)\b|^work\s+in\s+progress\b|^in\s+progress\b',
+    re.I,
+)
+# a status a plan gives its step ("Gap 4 (NOT STARTED):", "[TODO]", "Phase
+# 6: not started", "[pending]"): where the work stands, not a remark
+_STATUS_TAG = re.compile(
+    r'[\[(]\s*(?:not\s+(?:yet\s+)?started|todo|pending)\b[^\])\n]{0,60}[\])]'
+    r'|(?<=:)\s*(?:not\s+(?:yet\s+)?started|todo|pending)\b',
+    re.I,
+)
+
+
 def side_remarks(summary: str) -> list[str]:
     """The sentences (or list items) of a summary that mention something
-    beside the task: "also", "later", "nice to have", "另外", "顺便"..."""
-    text = _unwrap(summary or '')
-    return [' '.join(s.split()) for s in _SUMMARY_SENTENCE.split(text) if s.strip() and _SIDE.search(s)]
+    beside the task: "also", "later", "nice to have", "另外", "顺便"...;
+    not those of its pending tasks, next step or current work (the rest
+    of the task), nor a plan step's status ("Step 4 (NOT STARTED)")."""
+    ret = []
+    in_work = False
+    for line in _unwrap(summary or '').splitlines():
+        head = _HEADING.match(line)
+        if head:
+            in_work = _WORK_HEADING.match(head[1].strip()) is not None
+            continue
+        if in_work:
+            continue
+        for s in _SUMMARY_SENTENCE.split(line):
+            if s.strip() and _SIDE.search(_STATUS_TAG.sub(' ', s)):
+                ret.append(' '.join(s.split()))
+    return ret
 
 
 # -- words, for "says the same thing" ----------------------------------------------------
@@ -867,11 +898,35 @@ _STOP = frozenset((
 ))
 
 
+# a number that names the work ("issue 41", "PR #37", "next 37", "step 3",
+# "Gaps 1, 4 and 6", "第3步"): the work's own word, as `#41`, wherever it
+# is said that way; a bare number ("3 tests") names nothing
+_WORK_NUMBER = re.compile(
+    r'(?:\b(?:issues?|PRs?|MRs?|pull\s+requests?|tickets?|bugs?|steps?|phases?|gaps?|tasks?|items?|stages?|parts?'
+    r'|milestones?|stor(?:y|ies)|chapters?|requests?|number|no\.'
+    # "next 37 then?" names the work; "the next 3 tests" counts
+    r'|next(?=[ \t]*#?\d+[ \t]*(?:[?!.,;:)]|$|(?:then|please|now|too|one)\b)))'
+    r'(?:[ \t]*#|[ \t-])[ \t]*|(?<![\w&#])#)'
+    r'(\d+(?:[ \t]*(?:,|and|&|/|to|-)[ \t]*#?\d+(?!\w|\.\d))*)(?!\w|\.\d)'
+    r'|第[ \t]*(\d+)[ \t]*(?:步|个|项|阶段|期|部分|条)',
+    re.I | re.M,
+)
+
+
+def work_numbers(text: str) -> set[str]:
+    """The numbers of `text` that name the work, as `#N`."""
+    ret: set[str] = set()
+    for m in _WORK_NUMBER.finditer(text or ''):
+        ret.update(f'#{int(n)}' for n in re.findall(r'\d+', m[1] or m[2]))
+    return ret
+
+
 def words(text: str) -> set[str]:
     """The content words of `text`: identifiers and words of three letters
     or more (lowercased, without stop words), an identifier's parts
-    (snake_case, camelCase, kebab-case, dotted), and Chinese bigrams."""
-    ret = set()
+    (snake_case, camelCase, kebab-case, dotted), Chinese bigrams, and
+    the numbers that name the work (`#41`: work_numbers)."""
+    ret = work_numbers(text) if any(c.isdigit() for c in text or '') else set()
     for w in _ASCII_WORD.findall(text or ''):
         w = w.strip('.-')
         parts = [p for chunk in re.split(r'[._/-]', w) for p in ([chunk, *_CAMEL.findall(chunk)])]

@@ -107,12 +107,49 @@ _FAMILIES = {
 }
 
 
+# a backup's own ending (loader.ts.bak, loader.ts~): the file it copies is
+# the one before it
+_BACKUP_END = re.compile(r'(?:~|\.(?:bak|backup|orig|old|save|copy|tmp|prev))+$', re.I)
+
+
+def _unmarked(name: str, mark: re.Pattern[str]) -> str:
+    """`name` without the copy's mark it ends in; only its last 64
+    characters are looked at (a path from a log may be a megabyte of
+    dots, and an end-anchored search is tried from each)."""
+    tail = name[-64:]
+    m = mark.search(tail)
+    return name[:len(name) - len(tail) + m.start()] if m and m.start() else name
+
+
 def _kind(path: str) -> str:
     """A file's language (its extension's family): which files can hold
-    the same change."""
-    name = path.rsplit('/', 1)[-1]
+    the same change (a backup `loader.ts.bak` holds TypeScript)."""
+    name = _unmarked(path.rsplit('/', 1)[-1], _BACKUP_END)
     ext = name.rsplit('.', 1)[-1].lower() if '.' in name else ''
     return _FAMILIES.get(ext, ext)
+
+
+# a copy's marks: a directory of copies (backup/, old/), or a name a copy
+# is given (loader.old.ts, loader_backup.ts, "loader copy.ts", loader.ts.bak)
+_COPY_DIR = re.compile(r'(?:^|/)(?:backups?|bak|old|orig|originals?|copy|copies|archived?|\.?trash)/', re.I)
+_COPY_MARK = re.compile(r'[ ._-]+(?:bak|backup|orig|original|old|copy(?: ?\d+)?|\(copy(?: ?\d+)?\))$', re.I)
+
+
+def _copy_of(f: str, place: str) -> bool:
+    """`f` is a copy of the file `place`: the same name with a copy's mark
+    (loader.old.ts, loader.ts.bak), or the same path under a directory of
+    copies that `place` is not in (backup/src/loader.ts)."""
+    if not f or not place or f == place or _kind(f) != _kind(place):
+        return False
+    name, want = f.rsplit('/', 1)[-1], place.rsplit('/', 1)[-1]
+    if len(name) > 255:  # no file system's name
+        return False
+    bare = _unmarked(name, _BACKUP_END)
+    stem, ext = (bare.rsplit('.', 1) + [''])[:2] if '.' in bare else (bare, '')
+    marked = _unmarked(stem, _COPY_MARK)
+    if (marked != stem or bare != name) and f'{marked}.{ext}'.rstrip('.') == want:
+        return True
+    return name == want and _COPY_DIR.search(f) is not None and _COPY_DIR.search(place) is None
 
 
 # a test file's name: test_x.py, x_test.go, x.test.ts, x.spec.js, XTest.java;
@@ -507,6 +544,11 @@ def _judge_edit(
         # the task's change made by hand in a generated file or a vendored
         # copy: its source is the place (a generator would undo it)
         return 'location', f'{where}: a generated file or vendored copy, not its source (current_file is {current or "not set"})'
+    copied = next((p for p in [current, *(_PATH.findall(task.text))] if _copy_of(f, p)), None)
+    if copied and _edit_serves(task, added, removed, adds).goal >= _edit_serves(task, added, removed, adds).other:
+        # the task's change in a copy of its place (a backup, an old/
+        # directory's file), not the place
+        return 'location', f'{where}: a copy of {copied}, not {copied} itself'
     kept_out = _kept_out(expect, f)
     if kept_out and f != current and not _mentions(task.text, f) and _edit_serves(task, added, removed, adds).goal >= 1:
         # the task's change in a place a decision keeps out of the work
@@ -572,7 +614,12 @@ def _judge_edit(
 
     # (a document holds no code change, and a file another task names is
     # that task's: those are judged below)
-    beside = not _document(f) and not _mentions_loosely(task.other, f) and serves.goal >= serves.other and not _says_other(told)
+    # (where the task's place is itself a document, another document is
+    # the same kind of work beside it: a rename carried through the docs)
+    beside = (
+        (not _document(f) or _document(current)) and not _mentions_loosely(task.other, f)
+        and serves.goal >= serves.other and not _says_other(told)
+    )
     if touches and beside:
         # the turn does the task at its place: a change beside it that
         # points to no other task (an import, a type, a test, a caller
@@ -586,14 +633,17 @@ def _judge_edit(
         return 'recovered', f'{where}: a reference to current_symbol {want}, which the task changes'
     told_goal = _tells_goal(serves, told)
     step = f'{expect["next_intent"]}\n{task.request or ""}'
+    # a document as current_file (a plan, a handoff) places no code change
+    unplaced = not current or _document(current) and not _document(f)
     if (
-        not current and task.text.strip() and not _names_a_file(step, f) and not _mentions_loosely(task.other, f)
+        unplaced and task.text.strip() and not _names_a_file(step, f) and not _mentions_loosely(task.other, f)
         and (serves.goal >= serves.other or told_goal) and not _says_other(told)
     ):
         # no place recorded, and the next step names none of this kind: a
         # change for the task (or pointing to no other) cannot be in the
         # wrong place
-        return 'recovered', f'{where}: the task\'s change, and no place is recorded for it (no current_file)'
+        why = f'current_file {current} is a document' if current else 'no current_file'
+        return 'recovered', f'{where}: the task\'s change, and no place is recorded for it ({why})'
     if (serves.goal >= 1 and serves.goal >= serves.other or told_goal) and _kind(f) == _kind(current or f):
         # the task's change where it could be made (a README cannot hold a
         # code change: documenting is another task)
@@ -1163,9 +1213,12 @@ def classify(
     before = phrases.before_question(text)
     # what it did and what it says it did, against the task's words
     told_before = _serves(task, _content(' '.join([*(_str(e.get('command')) for e in acted), *phrases.reports(before)])))
+    # two of the task's words, or its one where it has no more ("next 37
+    # then?": the work's number is all it says)
+    enough = min(2, len(_content(task.text))) or 2
     if (
         not edits and acted and phrases.reports(before) and not phrases.unfinished(phrases.reports(before)[-1])
-        and told_before.goal >= 2 and told_before.goal > told_before.other
+        and told_before.goal >= enough and told_before.goal > told_before.other
     ):
         # (a question after it offers the next work: no hand-back of this one)
         return done('recovered', f'ran `{_clip(_str(acted[-1].get("command")), 80)}` and the closing text reports the task\'s work: "{_clip(before, 120)}"')

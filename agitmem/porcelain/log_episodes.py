@@ -125,21 +125,32 @@ class _Before:
 _DRIVE = re.compile(r'\A[A-Za-z]:[\\/]')
 
 
-def _relative(path: str, cwd: str) -> str:
-    if _DRIVE.match(path) or _DRIVE.match(cwd):
+def _relative(path: str, cwd: str, base: str = '') -> str:
+    """An edit's path as the session's hooks would compare it: relative to
+    the session's `cwd` where it lies inside it, else absolute; a relative
+    path is taken from `base` (the tool call's own workdir) or `cwd`, and
+    `.` and `..` are resolved by name (`../../src/a.py`, `/w/r/x/../a.py`:
+    one file, spelled once).  The log's text, never the file system: the
+    session's machine is not this one."""
+    base = base or cwd
+    if _DRIVE.match(path) or _DRIVE.match(cwd) or _DRIVE.match(base):
         # a session on Windows: its paths compare case-insensitively, by \ or /
-        w = PureWindowsPath(path)
+        import ntpath
+        w = PureWindowsPath(ntpath.normpath(ntpath.join(base, path) if base else path))
         try:
-            return w.relative_to(cwd).as_posix() if cwd else w.as_posix()
+            return w.relative_to(ntpath.normpath(cwd)).as_posix() if cwd else w.as_posix()
         except ValueError:
             return w.as_posix()
-    p = PurePosixPath(path)
-    if cwd and p.is_absolute():
+    import posixpath
+    if base.startswith('/') and not path.startswith('/'):
+        path = posixpath.join(base, path)
+    p = PurePosixPath(posixpath.normpath(path)) if path else PurePosixPath()
+    if cwd.startswith('/') and p.is_absolute():
         try:
-            return p.relative_to(cwd).as_posix()
+            return p.relative_to(posixpath.normpath(cwd)).as_posix()
         except ValueError:
-            return path
-    return p.as_posix().removeprefix('./')
+            return p.as_posix()
+    return p.as_posix()
 
 
 _CFG: dict[str, Any] = {}
@@ -168,8 +179,10 @@ def tool_events(data: dict[str, Any], cwd: str, whole: bool = True) -> tuple[lis
     runs: list[tools.ShellRun] = []
     if isinstance(raw, dict):
         paths = tuple(p for p in data.get('paths') or () if isinstance(p, str))
+        base = data.get('cwd')  # the tool call's own workdir
+        base = base if isinstance(base, str) else ''
         for e in tools.edits(raw, paths):
-            rel = _relative(e.path, cwd)
+            rel = _relative(e.path, cwd, base)
             if '.agent/' in f'/{rel}':
                 continue  # memory and agitmem's own files are not the work
             after = data.get('after') if whole else None
@@ -275,6 +288,19 @@ def _named(text: str, path: str) -> bool:
     return bool(name) and re.search(rf'(?<![\w.-]){re.escape(name)}(?![\w-])', text) is not None
 
 
+# a path and its name whole, however many dots (drift.e2e.test.ts, index.d.ts);
+# possessive: a run of a million dots is read once, not tried from each
+_FILE_NAMED = re.compile(r'(?<![\w/.-])(?:[\w.-]+/)*+[\w-]+(?:\.[\w-]+)++')
+_EXTENSION = re.compile(r'[A-Za-z]\w{0,9}')
+PATH_CHARS = 1024
+
+
+def _files_named(summary: str) -> list[str]:
+    """The files a summary names: a path ending in an extension, of a
+    path's length at most (a run of 600,000 dots names no file)."""
+    return [f for f in _FILE_NAMED.findall(summary) if len(f) <= PATH_CHARS and _EXTENSION.fullmatch(f.rsplit('.', 1)[1])]
+
+
 def from_summary(summary: str, before: _Before) -> dict[str, Any]:
     """The yardstick without agitmem: what the client's summary says was
     in flight, the user's last request, the place of the last edits, the
@@ -294,7 +320,7 @@ def from_summary(summary: str, before: _Before) -> dict[str, Any]:
     # Sections", its current work): the work's places, as a state's
     # current_file is
     # and the files edited last before it (what the hooks show as OBSERVED)
-    named = re.findall(r'(?<![\w/.-])(?:[\w.-]+/)*[\w-]+\.[A-Za-z]\w{0,9}\b', summary)
+    named = _files_named(summary)
     paths = list(dict.fromkeys([*named, *(f for f, _ in reversed(before.edits))]))[:40]
     if paths:
         in_progress.append('files: ' + ', '.join(paths))
@@ -475,8 +501,10 @@ def _note(before: _Before, kind: str, data: dict[str, Any], cwd: str) -> None:
             return
         # an edit before it: its file, and the definition its own lines are in
         paths = tuple(p for p in data.get('paths') or () if isinstance(p, str))
+        base = data.get('cwd')  # the tool call's own workdir
+        base = base if isinstance(base, str) else ''
         for e in tools.edits(raw, paths) if isinstance(raw, dict) else ():
-            rel = _relative(e.path, cwd)
+            rel = _relative(e.path, cwd, base)
             if '.agent/' in f'/{rel}':
                 continue
             lines = e.text[:observed.CHANGED_CHARS].splitlines()

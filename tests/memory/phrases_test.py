@@ -162,6 +162,56 @@ def test_side_remarks_of_a_summary() -> None:
     assert phrases.side_remarks('') == []
 
 
+@pytest.mark.parametrize(('text', 'numbers'), [
+    ('Ok, on to 52 now?', set()),  # "on to" names no work: a bare number
+    ('next 52 then?', {'#52'}),
+    ('fix issue 41 first', {'#41'}),
+    ('PR #37 is green', {'#37'}),
+    ('Parts 1, 4 and 6 are left', {'#1', '#4', '#6'}),
+    ('do step 3.', {'#3'}),
+    ('steps 2-4', {'#2', '#4'}),
+    ('branch feature/issue-41-retry', {'#41'}),
+    ('做第3步', {'#3'}),
+    # counts, versions and entities name no work
+    ('3 tests passed', set()),
+    ('the next 3 tests', set()),
+    ('v1.2.3 and step 1.5', set()),
+    ('&#39;', set()),
+])
+def test_numbers_that_name_the_work(text: str, numbers: set[str]) -> None:
+    assert phrases.work_numbers(text) == numbers
+    assert numbers <= phrases.words(text)
+
+
+def test_a_summarys_pending_list_is_the_task_not_remarks_beside_it() -> None:
+    """The rest of the work (its pending tasks, next step, current work)
+    is the task's, whatever words it has ("later", "also"); a status a
+    plan gives its step ("(NOT STARTED)", "[TODO]", ": not started") says
+    where the work stands, not that it is beside the work."""
+    summary = (
+        '6. Current Work:\n'
+        '   Wiring the retry helper into fetch; the timeout also needs a test later.\n'
+        '7. Pending Tasks:\n'
+        '   - Part 2 (NOT STARTED): add formatSummary to render.go, also export it\n'
+        '   - [TODO] run the whole suite\n'
+        '8. Optional Next Step:\n'
+        '   Then, afterwards, part 3.\n'
+        '9. Notes:\n'
+        '   The user also mentioned a dark theme.\n'
+    )
+    assert phrases.side_remarks(summary) == ['The user also mentioned a dark theme.']
+    # a plan's steps with a status, outside any such heading (the heading
+    # cut off), are the plan's, not remarks
+    plan = (
+        '- Part 1 (DONE): cache the parsed rows\n'
+        '- Part 2 (NOT STARTED): add formatSummary to render.go\n'
+        '- Part 3 [todo]: document it\n'
+        '- Part 4: not started\n'
+        '- nice to have: colours\n'
+    )
+    assert phrases.side_remarks(plan) == ['- nice to have: colours']
+
+
 def test_words_split_identifiers() -> None:
     said = phrases.words('validateEnv REQUIRED_ENV NewRequestWithContext user-agent HTTPServer')
     assert {'validateenv', 'validate', 'env', 'required', 'request', 'context', 'user', 'agent', 'http', 'server'} <= said

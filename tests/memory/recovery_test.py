@@ -1455,6 +1455,84 @@ def test_commands_that_do_the_next_step_and_a_report_of_it_are_recovered() -> No
     assert classify(expect, [_run('git status', 0)], 'What would you like me to do?')[0] == 'reset'
 
 
+def test_where_the_tasks_place_is_a_document_another_document_is_beside_it() -> None:
+    """A rename carried through the docs: the task's place is a document,
+    so another document the turn changes the same way, after the place,
+    is the same work beside it (not "the change in a file the task does
+    not name"); before the place is changed, it is still that."""
+    expect = recovery_log.expectation({
+        'current_goal': 'rename the tool from quill to inkwell in the docs',
+        'current_file': 'docs/usage.md',
+        'next_intent': 'fix the quill -> inkwell rename in docs/usage.md, then the other guides',
+    }, [], [], [], [])
+
+    def doc(f: str) -> dict[str, Any]:
+        return {'kind': 'edit', 'file': f, 'symbol': None, 'text': 'Run `inkwell build` to render the guides.', 'removed': 'Run `quill build` to render the guides.'}
+    said = 'Renamed quill to inkwell in the usage guide and the deploy notes.'
+    verdict, evidence, _ = classify(expect, [doc('docs/usage.md'), doc('notes/deploy.md')], said)
+    assert verdict == 'recovered', evidence
+    assert classify(expect, [doc('notes/deploy.md')], said)[0] == 'location'
+
+
+def test_a_document_as_current_file_places_no_code_change() -> None:
+    """The file last written was a plan or a handoff note; the next step
+    takes up code it names by its words only (no file of that kind): the
+    code change is in no wrong place, as where no current_file is set.
+    A next step that names the code file still places it."""
+    expect = recovery_log.expectation({
+        'current_goal': 'hand the session over, then add the ARCHIVED state',
+        'current_file': 'notes/handover.md',
+        'next_intent': 'commit the handover note, then add ARCHIVED to the ticket State enum with a failing test first',
+    }, [], [], [], [])
+    edit = {'kind': 'edit', 'file': 'lib/tickets/test_state.py', 'symbol': None,
+            'text': 'def test_state_has_archived():\n    assert State.ARCHIVED.value == "archived"', 'removed': ''}
+    verdict, evidence, _ = classify(expect, [edit], 'Added the failing test for the ARCHIVED state.')
+    assert verdict == 'recovered', evidence
+    assert 'current_file notes/handover.md is a document' in evidence[0]
+    named = {**expect, 'next_intent': expect['next_intent'] + ' in lib/tickets/state.py'}
+    assert classify(named, [edit], 'Added the failing test for the ARCHIVED state.')[0] != 'recovered'
+
+
+@pytest.mark.parametrize('copy', [
+    'src/app.py.bak', 'src/app.py~', 'backup/src/app.py', 'src/old/app.py', 'src/app_backup.py', 'src/app copy.py',
+])
+def test_the_tasks_change_in_a_copy_of_its_place_is_location_lost(copy: str) -> None:
+    """The goal's change made in a backup or an old copy of current_file
+    (or of a file the task names): the right task, the wrong place, even
+    where the copy's name says nothing of a language or the copy's path
+    ends in the place's own (backup/src/app.py)."""
+    edit = {'kind': 'edit', 'file': copy, 'symbol': None, 'text': 'data = tomllib.loads(raw)', 'removed': 'data = parse_ini(raw)'}
+    verdict, evidence, _ = classify(_expect(), [edit], 'load_config reads TOML now.')
+    assert verdict == 'location', evidence
+    assert evidence[0] == f'edit {copy}: a copy of src/app.py, not src/app.py itself'
+    # the place itself, and a file of another name, are not copies of it
+    assert classify(_expect(), [{**edit, 'file': 'src/app.py'}], 'load_config reads TOML now.')[0] == 'recovered'
+    assert not recovery._copy_of('src/application.py', 'src/app.py')
+    assert not recovery._copy_of('old/app.py', 'old/app.py')
+
+
+def test_a_task_that_is_only_the_works_number_is_done_by_commands() -> None:
+    """A task whose only word is the number of the work ("On to #52?",
+    a user's last request kept by a sealed summary): the turn that
+    commits and pushes and reports "ticket #52" by its number took it up."""
+    expect = recovery_log.expectation({'current_goal': 'On to #52?'}, [], [], [], [])
+    events = [_run('git add lib/merge.go', 0), _run('git commit -m "merge: keep both sides"', 0), _run('git push', 0)]
+    said = 'Committed the fix and pushed the branch for ticket #52; the hosted checks are queued.'
+    verdict, evidence, _ = classify(expect, events, said)
+    assert verdict == 'recovered', evidence
+    assert evidence[0].startswith('ran `git push')
+    # another number is not that work
+    assert classify(expect, events, 'Committed the fix and pushed the branch for ticket #53.')[0] == 'reset'
+
+
+def test_numbers_that_name_the_work_are_its_words() -> None:
+    # "step 3" of the plan, done by a closing text that says it by its number
+    expect = recovery_log.expectation({'next_intent': 'issue 41: step 3 of the plan'}, [], [], [], [])
+    said = 'Issue #41 is closed: step 3 is in and the branch is pushed.'
+    verdict, evidence, _ = classify(expect, [_run('git commit -am "step 3"', 0)], said)
+    assert verdict == 'recovered', evidence
+
+
 def test_talking_with_no_task_recorded_is_unknown_not_a_reset() -> None:
     verdict, evidence, _ = classify({}, [], 'Updated the public issue and created the epic with five children.')
     assert verdict == 'unknown'

@@ -208,7 +208,10 @@ def test_the_judge_agrees_with_the_read_real_sessions(realset: Path, tmp_path: P
     notes, hand-overs, API errors and tests of the file in flight, 0.92
     after the classes of the round on failures put outside the work,
     files after the task's change, whole checks and remarks that say the
-    task again: the floor is that less 0.02.  The held-out part is measured by
+    task again, 0.95 after the round on the summary's pending list, the
+    work's numbers, paths resolved against the cwd, file names of several
+    dots, documents as places and copies of the place: the floor is that
+    less 0.02.  The held-out part is measured by
     bench/realset.py, not held to a floor its disagreements would have to
     be read to keep."""
     found = json.loads(ok('recovery', 'audit', '--json', str(realset / 'dev' / 'logs'), cwd=tmp_path))['compactions']
@@ -218,7 +221,7 @@ def test_the_judge_agrees_with_the_read_real_sessions(realset: Path, tmp_path: P
         1 for row in labelled
         if verdicts[(str(row['file']), int(row['index']))] == row['label']
     )
-    assert agree / len(labelled) >= 0.90, agree
+    assert agree / len(labelled) >= 0.93, agree
 
 
 def _claude_log(root: Path, records: list[dict[str, object]]) -> str:
@@ -297,6 +300,27 @@ def test_a_file_the_summary_only_lists_is_not_the_place_in_flight() -> None:
         '9. Optional Next Step:\n   Write the profile migration integration test.\n'
     )
     assert le.from_summary(claude, before)['current_file'] == ''
+
+
+def test_a_summarys_file_names_of_several_dots_are_whole() -> None:
+    """`login.e2e.test.ts`, `api.d.ts`: the summary names the file, not
+    `login.e2e` (the task's change in it is in a file the task names)."""
+    from agitmem.porcelain import log_episodes as le
+    claude = (
+        'Summary:\n1. Primary Request and Intent:\n   Make the live login tests use their own database.\n'
+        '3. Files and Code Sections:\n   - `web/src/login.e2e.test.ts:88` - the inline config\n   - types/api.d.ts\n'
+        '8. Current Work:\n   Pointing the inline configs at the per-test database.\n'
+    )
+    expect = le.from_summary(claude, le._Before())
+    files = next(p for p in expect['in_progress'] if p.startswith('files: '))
+    assert files == 'files: web/src/login.e2e.test.ts, types/api.d.ts'
+    from agitmem.porcelain import recovery as judging
+    edit = {'kind': 'edit', 'file': 'web/src/login.e2e.test.ts', 'symbol': None, 'text': "database: `${db}`,", 'removed': "database: 'default',"}
+    verdict, evidence, _, _ = judging.judge(expect, [edit], 'The inline configs use the per-test database now.', None, claude)
+    assert verdict == 'recovered', evidence
+    # a run of dots is read once (a possessive match), not from each dot
+    assert le._files_named('a.' * 200_000 + 'py') == []  # no file's name
+    assert le._files_named('see ' + 'x' * 900 + '.e2e.test.ts') == ['x' * 900 + '.e2e.test.ts']
 
 
 def test_windows_paths_are_made_relative() -> None:
@@ -455,6 +479,49 @@ def test_codexs_scripted_tool_calls_are_read_as_its_commands(tmp_path: Path) -> 
     assert found.first_action == 'ran `go test ./internal/ledger/...` (exit 0)'
     # a script's string is never run: a command in it is only read
     assert not (tmp_path / 'payments').exists()
+
+
+def test_an_edits_path_is_resolved_against_the_sessions_cwd() -> None:
+    from agitmem.porcelain import log_episodes as le
+    # `.` and `..` resolved by name; inside the cwd relative, outside absolute
+    assert le._relative('../../src/a.py', '/w/repo/pkg/sub') == '/w/repo/src/a.py'
+    assert le._relative('/w/repo/pkg/../src/a.py', '/w/repo') == 'src/a.py'
+    assert le._relative('./src/a.py', '/w/repo') == 'src/a.py'
+    # relative to the tool call's own workdir, where it names one
+    assert le._relative('../src/a.py', '/w/repo', '/w/repo/tools') == 'src/a.py'
+    assert le._relative('..\\src\\a.css', 'D:\\repo', 'D:\\repo\\web') == 'src/a.css'
+    # no cwd to resolve against: as given
+    assert le._relative('../x.py', '') == '../x.py'
+
+
+def test_a_codex_patch_from_another_workdir_is_at_the_tasks_place(tmp_path: Path) -> None:
+    """Codex's apply_patch names its files relative to the call's workdir
+    (`../src/ledger.py` from tools/) or absolutely: the same file as the
+    task's place, compared and shown as the session's cwd makes it."""
+    def patch(path: str, body: str) -> str:
+        return f'*** Begin Patch\n*** Update File: {path}\n@@\n def round_half(x):\n-    return x\n+    {body}\n*** End Patch'
+
+    def call(cid: str, path: str, body: str, workdir: str) -> str:
+        args = json.dumps({'command': ['apply_patch', patch(path, body)], 'workdir': workdir})
+        return (
+            _codex_line('response_item', {'type': 'function_call', 'call_id': cid, 'name': 'shell', 'arguments': args})
+            + _codex_line('response_item', {'type': 'function_call_output', 'call_id': cid, 'output': 'Success.'})
+        )
+    log = tmp_path / 'rollout-2026-07-20T09-00-00-s5.jsonl'
+    log.write_text(
+        _codex_line('session_meta', {'id': 's5', 'cwd': '/w/ledger', 'cli_version': '0.145.0'})
+        + _codex_line('response_item', _codex_user('make round_half in src/ledger.py round half to even'))
+        + call('c1', '/w/ledger/src/ledger.py', 'return x  # TODO', '/w/ledger')
+        + _codex_line('compacted', {'message': 'Working on round_half in src/ledger.py: it must round half to even.'})
+        + _codex_line('event_msg', {'type': 'context_compacted'})
+        + call('c2', '../src/ledger.py', 'return round_even(x)', '/w/ledger/tools')
+        + _codex_said('round_half in src/ledger.py now rounds half to even.')
+        + _codex_line('event_msg', {'type': 'task_complete'}),
+    )
+    (found,) = log_episodes.audit_file(str(log)).found
+    assert found.verdict == 'recovered', found.evidence
+    assert found.first_action is not None and found.first_action.startswith('edit src/ledger.py'), found.first_action
+    assert '..' not in found.evidence[0]
 
 
 def test_a_hostile_codex_script_is_read_not_run(tmp_path: Path) -> None:
