@@ -69,9 +69,12 @@ _EN_CLAIMS = (
     # a report's headline: "Done.", "Fixed: ...", "Done and committed."
     r'^\W*(?:all\s+)?(?:done|fixed|resolved|completed?|finished|shipped)\b(?=\s*(?:[.:!,\u2014\u2013-]|$|\s+and\b))',
     # "buf breaking is green", "the checked_cast work was already green": any check said green
-    r'\b[\w./-]+\s+(?:is|are|was|were)\s+(?:now\s+|all\s+|already\s+)?green\b',
+    # (each begun where its run of [\w./-] begins: begun at every word of a
+    # long run, as `\b` alone allows, each scanned the rest of it: 32 KB of
+    # "a/a/a..." took seconds; a match inside a run is found from its start)
+    r'(?<![\w./-])[./-]*\b[\w./-]+\s+(?:is|are|was|were)\s+(?:now\s+|all\s+|already\s+)?green\b',
     # "Forge is happy", "clippy is happy now": a tool said content with the work
-    r'\b(?!(?:user|users|customer|client|team|everyone|he|she|they|you|we|i)\b)[\w./-]+\s+(?:is|are|was|were|seems?)\s+(?:now\s+|all\s+|already\s+)?happy\b(?!\s+to\b)',
+    r'(?<![\w./-])[./-]*\b(?!(?:user|users|customer|client|team|everyone|he|she|they|you|we|i)\b)[\w./-]+\s+(?:is|are|was|were|seems?)\s+(?:now\s+|all\s+|already\s+)?happy\b(?!\s+to\b)',
     # "issue #14 is resolved", "I'd consider SHOP-API-7F resolved"
     r'\b(?:issue|ticket|bug)\s+#?\w+\s+(?:is|was)\s+(?:now\s+)?(?:resolved|fixed|done|closed|complete)\b',
     r'\b(?:consider|call)\s+(?:it|this|that|the\s+\w+|#?[A-Z][\w-]*\d\w*)\s+(?:resolved|fixed|done|closed|complete)\b',

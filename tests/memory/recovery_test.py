@@ -1797,3 +1797,31 @@ def test_a_side_remark_that_says_the_task_again_is_no_other_task() -> None:
     other = 'Current work: the exporters handle demographics now.\nAlso need to add a --verbose flag to the CLI later.\n'
     verbose = {**_edit('src/cli.py'), 'text': 'parser.add_argument("--verbose", action="store_true")  # verbose flag'}
     assert classify(expect, [verbose], None, None, other)[0] == 'drift'
+
+
+# -- hostile text: the judge's time grows with it, not with its square ------------------
+
+_SHAPES = ('.', 'a.', 'a/', '/a', '1.', 'a-', '-a', 'done.', 'x/y.p', 'a./')
+
+
+def _judged_in(size: int, shape: str) -> float:
+    import time
+    text = shape * (size // len(shape))
+    expect = _expect(next_intent=text, current_goal=text)
+    best = float('inf')
+    for _ in range(2):
+        t0 = time.perf_counter()
+        classify(expect, [_edit('src/app.py')], text)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+@pytest.mark.usefixtures('untraced')
+@pytest.mark.parametrize('shape', _SHAPES)
+def test_a_long_run_of_path_characters_is_judged_in_linear_time(shape: str) -> None:
+    # a closing text or a task of 32 KB of "1.1.1..." or "/a/a/a...": each
+    # path and claim pattern began at every character and scanned the rest
+    # (8 s and 31 s at 32 KB); four times the text now costs about four
+    # times the time (the square would be sixteen)
+    small, big = _judged_in(8 * 1024, shape), _judged_in(32 * 1024, shape)
+    assert big < 8 * small + 0.05, (shape, small, big)
