@@ -56,6 +56,20 @@ def _str(value: object) -> str:
     return value if isinstance(value, str) else ''
 
 
+# a word (a run of path characters) longer than this names no file, symbol
+# or command anyone types: the judge's regexes that find where a text names
+# a file try every start of a word, quadratic in its length (a state's goal
+# holding a 20,000-character word took 5 to 43 s of CPU for each edit)
+_WORD_CHARS = 256
+_LONG_WORD = re.compile(r'[\w./-]{%d,}' % (_WORD_CHARS + 1))
+
+
+def _short_words(text: str) -> str:
+    """`text` with each word over _WORD_CHARS cut to its first _WORD_CHARS
+    (every text the judge reads: the state's, the client's, the agent's)."""
+    return _LONG_WORD.sub(lambda m: m[0][:_WORD_CHARS], text) if len(text) > _WORD_CHARS else text
+
+
 def _sound(expect: dict[str, Any]) -> dict[str, Any]:
     """`expect` with text where text belongs: it comes back from the
     session's hook state, which may be damaged."""
@@ -64,10 +78,10 @@ def _sound(expect: dict[str, Any]) -> dict[str, Any]:
             'current_file', 'current_symbol', 'current_goal', 'next_intent', 'verification_reason', 'last_action',
             'verification_command',
     ):
-        ret[key] = _str(expect.get(key))
+        ret[key] = _short_words(_str(expect.get(key)))
     for key in ('in_progress', 'goal', 'todo', 'done', 'notes', 'decisions'):
         value = expect.get(key)
-        ret[key] = [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+        ret[key] = [_short_words(v) for v in value if isinstance(v, str)] if isinstance(value, list) else []
     ret['verification'] = _str(expect.get('verification')) or None
     return ret
 
@@ -1116,9 +1130,14 @@ def classify(
     task, or the user's new request after the compaction.  The evidence's
     first line names the event that decided."""
     expect = _sound(expect)
-    text = text or ''
+    text = _short_words(text or '')
+    prompt = prompt and _short_words(prompt)
+    summary = summary and _short_words(summary)
     verifies = ' '.join(expect['verification_command'].split())
-    events = [_tested(e, verifies) for e in events if isinstance(e, dict) and e.get('kind') in ('edit', 'command')]
+    events = [
+        _tested({k: _short_words(v) if isinstance(v, str) else v for k, v in e.items()}, verifies)
+        for e in events if isinstance(e, dict) and e.get('kind') in ('edit', 'command')
+    ]
     task = _task(expect, prompt, summary)
     first = _action(events[0]) if events else ('said: ' + _clip(text)) if text.strip() else None
     ret = []

@@ -131,17 +131,19 @@ def _relative(path: str, cwd: str, base: str = '') -> str:
     path is taken from `base` (the tool call's own workdir) or `cwd`, and
     `.` and `..` are resolved by name (`../../src/a.py`, `/w/r/x/../a.py`:
     one file, spelled once).  The log's text, never the file system: the
-    session's machine is not this one."""
-    base = base or cwd
+    session's machine is not this one.  A relative `base` is the cwd's
+    (Codex joins a call's workdir to the session's cwd)."""
     if _DRIVE.match(path) or _DRIVE.match(cwd) or _DRIVE.match(base):
         # a session on Windows: its paths compare case-insensitively, by \ or /
         import ntpath
+        base = ntpath.join(cwd, base) if cwd and base else base or cwd
         w = PureWindowsPath(ntpath.normpath(ntpath.join(base, path) if base else path))
         try:
             return w.relative_to(ntpath.normpath(cwd)).as_posix() if cwd else w.as_posix()
         except ValueError:
             return w.as_posix()
     import posixpath
+    base = posixpath.join(cwd, base) if cwd and base else base or cwd
     if base.startswith('/') and not path.startswith('/'):
         path = posixpath.join(base, path)
     p = PurePosixPath(posixpath.normpath(path)) if path else PurePosixPath()

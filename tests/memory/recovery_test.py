@@ -1825,3 +1825,38 @@ def test_a_long_run_of_path_characters_is_judged_in_linear_time(shape: str) -> N
     # times the time (the square would be sixteen)
     small, big = _judged_in(8 * 1024, shape), _judged_in(32 * 1024, shape)
     assert big < 8 * small + 0.05, (shape, small, big)
+
+
+@pytest.mark.parametrize('name', [
+    'src/app' + '~' * 20_000 + 'x.py',  # a run of backup endings, then none
+    'src/app' + ' ' * 20_000 + 'x.py',  # a run of a copy mark's separators
+    'src/app' + '.bak' * 5_000 + 'x',
+    'src/app' + '.' * 20_000 + 'copy',
+])
+def test_a_long_file_name_is_judged_in_time(name: str) -> None:
+    """An edit's path is the log's text (any length): a backup's ending
+    and a copy's mark were found by regexes anchored at the end (`(...)+$`),
+    tried from every start, quadratic in a long run of `~` or spaces (a
+    20,000-character name: 6 to 14 s of CPU for each look, and the judge
+    looks at each edit's name several times)."""
+    import time
+    edit = {'kind': 'edit', 'file': name, 'symbol': None, 'text': 'data = tomllib.loads(raw)', 'removed': 'data = parse_ini(raw)'}
+    start = time.process_time()
+    classify(_expect(), [edit], 'load_config reads TOML now.')
+    recovery._copy_of(name, 'src/app.py')
+    assert time.process_time() - start < 2.0
+
+
+@pytest.mark.parametrize('text', ['a' * 20_000, 'src/' * 5_000 + 'x', '.' * 20_000])
+def test_a_long_word_in_the_task_is_judged_in_time(text: str) -> None:
+    """The task is the state's and the summary's text (any length): where
+    it names a file was found by a regex whose path prefix `[\\w./-]*` was
+    tried from every start of a run of path characters, quadratic in a long
+    word (a 4,000-character word: 0.7 s of CPU for each edit judged, a
+    20,000-character one some 17 s)."""
+    import time
+    expect = _expect(current_goal=f'read the config as TOML {text}')
+    edit = {'kind': 'edit', 'file': 'src/app.py', 'symbol': None, 'text': 'data = tomllib.loads(raw)', 'removed': 'data = parse_ini(raw)'}
+    start = time.process_time()
+    classify(expect, [edit], 'load_config reads TOML now.')
+    assert time.process_time() - start < 2.0

@@ -494,6 +494,20 @@ def test_an_edits_path_is_resolved_against_the_sessions_cwd() -> None:
     assert le._relative('../x.py', '') == '../x.py'
 
 
+def test_a_relative_workdir_is_taken_from_the_sessions_cwd() -> None:
+    """Codex takes a tool call's `workdir` from the session's cwd
+    (TurnContext.resolve_path: cwd.join(workdir)), so `pkg` is <cwd>/pkg;
+    a patch's `main.go` from there was compared as the cwd's main.go."""
+    from agitmem.porcelain import log_episodes as le
+    assert le._relative('main.go', '/w/repo', 'pkg') == 'pkg/main.go'
+    assert le._relative('../src/a.py', '/w/repo', 'tools') == 'src/a.py'
+    assert le._relative('../../x.py', '/w/repo', 'tools') == '/w/x.py'
+    assert le._relative('..\\..\\x.css', 'D:\\repo', 'web') == 'D:/x.css'
+    assert le._relative('a.css', 'D:\\repo', 'web') == 'web/a.css'
+    # an absolute workdir is itself
+    assert le._relative('a.py', '/w/repo', '/w/other') == '/w/other/a.py'
+
+
 def test_a_codex_patch_from_another_workdir_is_at_the_tasks_place(tmp_path: Path) -> None:
     """Codex's apply_patch names its files relative to the call's workdir
     (`../src/ledger.py` from tools/) or absolutely: the same file as the
