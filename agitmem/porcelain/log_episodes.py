@@ -122,7 +122,8 @@ class _Before:
 
 # -- the tool events -------------------------------------------------------------
 
-_DRIVE = re.compile(r'\A[A-Za-z]:[\\/]')
+# a Windows session's path: a drive (`D:\\`) or a share (`\\\\srv\\share`)
+_DRIVE = re.compile(r'\A(?:[A-Za-z]:[\\/]|\\\\(?![\\/]))')
 
 
 def _relative(path: str, cwd: str, base: str = '') -> str:
@@ -155,6 +156,14 @@ def _relative(path: str, cwd: str, base: str = '') -> str:
     return p.as_posix()
 
 
+def _is_memory(rel: str, cwd: str) -> bool:
+    """Is an edit at `rel` (from _relative) in memory or agitmem's own
+    files, which are not the work: `.agent/` of any case in a Windows
+    session (its file system folds case: `.AGENT\\x` is `.agent/x`)."""
+    spelled = f'/{rel}'
+    return '.agent/' in (spelled.casefold() if _DRIVE.match(cwd) or _DRIVE.match(rel) else spelled)
+
+
 _CFG: dict[str, Any] = {}
 
 
@@ -185,7 +194,7 @@ def tool_events(data: dict[str, Any], cwd: str, whole: bool = True) -> tuple[lis
         base = base if isinstance(base, str) else ''
         for e in tools.edits(raw, paths):
             rel = _relative(e.path, cwd, base)
-            if '.agent/' in f'/{rel}':
+            if _is_memory(rel, cwd):
                 continue  # memory and agitmem's own files are not the work
             after = data.get('after') if whole else None
             # (before a compaction, only where the work was: the edit's own
@@ -507,7 +516,7 @@ def _note(before: _Before, kind: str, data: dict[str, Any], cwd: str) -> None:
         base = base if isinstance(base, str) else ''
         for e in tools.edits(raw, paths) if isinstance(raw, dict) else ():
             rel = _relative(e.path, cwd, base)
-            if '.agent/' in f'/{rel}':
+            if _is_memory(rel, cwd):
                 continue
             lines = e.text[:observed.CHANGED_CHARS].splitlines()
             symbol = observed.defined_in(lines, 1, len(lines), rel.rsplit('.', 1)[-1].lower() if '.' in rel.rsplit('/', 1)[-1] else '') if lines else None

@@ -508,6 +508,24 @@ def test_a_relative_workdir_is_taken_from_the_sessions_cwd() -> None:
     assert le._relative('a.py', '/w/repo', '/w/other') == '/w/other/a.py'
 
 
+def test_a_windows_session_on_a_share_and_its_memory_in_any_case() -> None:
+    """A session whose cwd is a share (`\\\\srv\\share\\repo`) is a Windows
+    one, as one on a drive is: its edits are compared inside it (they were
+    taken for POSIX names no cwd holds).  Its file system folds case:
+    `.AGENT\\memory\\notes.md` is memory, not the work; on Linux `.AGENT/`
+    is a directory of its own."""
+    from agitmem.porcelain import log_episodes as le
+    share = '\\\\srv\\share\\repo'
+    assert le._relative('\\\\srv\\share\\repo\\src\\a.py', share) == 'src/a.py'
+    assert le._relative('src\\a.py', share) == 'src/a.py'
+    assert le._relative('..\\x.py', share) == '//srv/share/x.py'
+    assert le._is_memory(le._relative('.AGENT\\memory\\notes.md', 'D:\\repo'), 'D:\\repo')
+    assert le._is_memory(le._relative('.Agent\\log\\memory.log', share), share)
+    assert le._is_memory('.agent/memory/notes.md', '/w/repo')
+    assert not le._is_memory('.AGENT/notes.md', '/w/repo')
+    assert not le._is_memory('src/agent/x.py', 'D:\\repo')
+
+
 def test_a_codex_patch_from_another_workdir_is_at_the_tasks_place(tmp_path: Path) -> None:
     """Codex's apply_patch names its files relative to the call's workdir
     (`../src/ledger.py` from tools/) or absolutely: the same file as the
