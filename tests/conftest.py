@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import compileall
 import fcntl
+import itertools
 import os
 import shutil
 import subprocess
@@ -76,7 +77,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def git_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """A pinned identity and a private HOME / global config for every test,
     so nothing depends on (or touches) the machine's own git setup."""
-    home = tmp_path_factory.mktemp('home')
+    home = _fresh_home(tmp_path_factory)
     gitconfig = home / '.gitconfig'
     gitconfig.write_text(
         f'[init]\n\tdefaultBranch = main\n\ttemplateDir = {_template(tmp_path_factory)}\n'
@@ -95,6 +96,21 @@ def git_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monkey
         monkeypatch.delenv(var, raising=False)
     _simulate(monkeypatch)
     _PRISTINE['test'] = _standard()
+
+
+_HOMES = itertools.count()
+
+
+def _fresh_home(factory: pytest.TempPathFactory) -> Path:
+    """A new empty directory for this test's HOME.  (pytest's numbered
+    `mktemp` lists the whole base directory for each name it makes: with a
+    HOME and a tmp_path a test, thousands of entries a worker, the sum of
+    those scans grows with their square: 10 s at 4,000.)"""
+    homes = factory.getbasetemp() / 'homes'
+    homes.mkdir(exist_ok=True)
+    home = homes / str(next(_HOMES))
+    home.mkdir()
+    return home
 
 
 _TEMPLATE: list[Path] = []
