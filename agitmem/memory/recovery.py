@@ -304,19 +304,6 @@ _PATH = re.compile(
     r'(?<![\w.-])(?:[\w.-]+/)+[\w.-]*\.[A-Za-z]\w*|(?<![\w.-])(?:[\w.-]+/)+(?![\w.])|(?<![\w-])-*\b[\w-]+\.(?:py|pyi|ts|tsx|js|jsx|mjs|go|rs|rb|java|kt|c|h|cc|cpp|hpp|cs|swift|php|'
     r'md|rst|txt|json|ya?ml|toml|cfg|ini|sh|sql|html|css|vue|lock)\b',
 )
-# a run of path characters no path is as long as: its slashes are not a
-# path's (each segment's start would scan the rest of the run again)
-_LONG_RUN = re.compile(r'(?<![\w./-])[\w./-]{1025,}')
-
-
-def _unslashed(m: re.Match[str]) -> str:
-    return m[0].replace('/', ' ')
-
-
-def _bounded(text: str) -> str:
-    """text as _PATH reads it in linear time: a run too long to be a
-    path has its slashes spaced."""
-    return _LONG_RUN.sub(_unslashed, text)
 
 
 # a name only code has: snake_case, camelCase, a call
@@ -348,7 +335,7 @@ class _Serves(NamedTuple):
 def _content(text: str) -> set[str]:
     """The stems of `text` without its file paths, and its literals
     (10-30/10): where an edit is is judged apart from what it does."""
-    text = _PATH.sub(' ', _bounded(text))
+    text = _PATH.sub(' ', text)
     return phrases.stems(text) | phrases.literals(text)
 
 
@@ -391,7 +378,7 @@ def _redone(expect: dict[str, Any], f: str, adds: list[str]) -> str | None:
     defines as already added in another file: the step done again."""
     lines: list[str] = [*expect['done'], expect['last_action']]
     for line in lines:
-        if not _PATH.search(_bounded(line)) or _mentions(line, f):
+        if not _PATH.search(line) or _mentions(line, f):
             continue
         for name in adds:
             if _names_code(line, name):
@@ -422,7 +409,7 @@ def _rewritten(
             continue
         if any(_names_code(line, name) for name in rewrites):
             return line
-        if not at_current and (adds or not serves.goal) and _CODE_NAME.search(_PATH.sub(' ', _bounded(line))):
+        if not at_current and (adds or not serves.goal) and _CODE_NAME.search(_PATH.sub(' ', line)):
             return line
     return None
 
@@ -434,11 +421,11 @@ def _finished(expect: dict[str, Any], task: _Task, f: str, symbol: str) -> str |
     step done again (a summary a stage behind the state)."""
     nxt = expect['next_intent']
     change = '\n'.join([task.request or '', nxt, *expect['in_progress']])
-    elsewhere = [p for p in _PATH.findall(_bounded(nxt)) if not _mentions(p, f)]
+    elsewhere = [p for p in _PATH.findall(nxt) if not _mentions(p, f)]
     if not symbol or not f or not elsewhere or _names(change, symbol) or _mentions(change, f):
         return None
     lines: list[str] = [*expect['done'], expect['last_action']]
-    return next((line for line in lines if _names(_PATH.sub(' ', _bounded(line)), symbol)), None)
+    return next((line for line in lines if _names(_PATH.sub(' ', line), symbol)), None)
 
 
 def _tells_goal(serves: _Serves, told: _Serves) -> bool:
@@ -457,7 +444,7 @@ def _redone_by_account(expect: dict[str, Any], task: _Task, text: str) -> str | 
     it shares with the change.  Where the work is (current_file,
     current_symbol, paths) decides nothing: both steps are there."""
     def content(t: str) -> set[str]:
-        return phrases.words(_PATH.sub(' ', _bounded(t)))
+        return phrases.words(_PATH.sub(' ', t))
     place = content(f'{expect["current_file"]}\n{expect["current_symbol"]}') | phrases.words(expect['current_symbol'])
     change = content('\n'.join([task.request or '', expect['next_intent'], *expect['in_progress']])) - place
     said = content(' '.join(phrases.reports(text))) - place
@@ -570,17 +557,19 @@ def _judge_edit(
         return 'state', f'{where}: it does again what last_action / Done record as done'
     if f and current and want and f != current and (_same_symbol(symbol, want) or _defines(written, want)):
         return 'location', f'{where}: current_symbol {want}, but in another file (current_file is {current})'
-    if f and f != current and _generated(e) and _edit_serves(task, added, removed, adds).goal >= 1:
+    # what the edit does, against the task and the other tasks
+    serves = _edit_serves(task, added, removed, adds)
+    if f and f != current and _generated(e) and serves.goal >= 1:
         # the task's change made by hand in a generated file or a vendored
         # copy: its source is the place (a generator would undo it)
         return 'location', f'{where}: a generated file or vendored copy, not its source (current_file is {current or "not set"})'
-    copied = next((p for p in [current, *(_PATH.findall(_bounded(task.text)))] if _copy_of(f, p)), None)
-    if copied and _edit_serves(task, added, removed, adds).goal >= _edit_serves(task, added, removed, adds).other:
+    copied = next((p for p in [current, *(_PATH.findall(task.text))] if _copy_of(f, p)), None)
+    if copied and serves.goal >= serves.other:
         # the task's change in a copy of its place (a backup, an old/
         # directory's file), not the place
         return 'location', f'{where}: a copy of {copied}, not {copied} itself'
     kept_out = _kept_out(expect, f)
-    if kept_out and f != current and not _mentions(task.text, f) and _edit_serves(task, added, removed, adds).goal >= 1:
+    if kept_out and f != current and not _mentions(task.text, f) and serves.goal >= 1:
         # the task's change in a place a decision keeps out of the work
         # (generated, frozen, read-only): the right change, the wrong file
         return 'location', f'{where}: the Decisions keep {kept_out} out of the work ("{_clip(_decision(expect, kept_out), 80)}")'
@@ -592,7 +581,6 @@ def _judge_edit(
         return 'location', f'{where}: a reference to current_symbol {want} changed before {want} itself (in {current})'
     if f and current and want and f != current and at_current and _names(written, want):
         return 'recovered', f'{where}: a reference to current_symbol {want}, after {want} itself'
-    serves = _edit_serves(task, added, removed, adds)
     # an edit outside any function (an import, top-level code) is at the
     # task's place only in a turn that changes current_symbol too
     placed = bool(f) and f == current and (not want or _same_symbol(symbol, want) or not symbol and at_symbol)
@@ -601,7 +589,7 @@ def _judge_edit(
         return 'drift', f'{of}: {off}'
     # a function the task names, in its words: not as a part of a file's
     # path (migrate() is not named by src/db/migrate.ts)
-    said = _PATH.sub(' ', _bounded(task.text))
+    said = _PATH.sub(' ', task.text)
     if symbol and not _same_symbol(symbol, want) and not _names(said, symbol) and _says_other(told) and told.item and _names(told.item[1], symbol):
         # the place is another task's and the agent's account says it did
         # that task: the words the change shares with the goal (the code
