@@ -164,6 +164,21 @@ def _is_memory(rel: str, cwd: str) -> bool:
     return '.agent/' in (spelled.casefold() if _DRIVE.match(cwd) or _DRIVE.match(rel) else spelled)
 
 
+def _work_edits(raw: dict[str, Any], data: dict[str, Any], cwd: str) -> list[tuple[tools.Edit, str]]:
+    """A tool call's edits with their paths as the session's hooks
+    compare them (_relative, from the call's own workdir), but those in
+    memory and agitmem's own files, which are not the work."""
+    paths = tuple(p for p in data.get('paths') or () if isinstance(p, str))
+    base = data.get('cwd')  # the tool call's own workdir
+    base = base if isinstance(base, str) else ''
+    ret = []
+    for e in tools.edits(raw, paths):
+        rel = _relative(e.path, cwd, base)
+        if not _is_memory(rel, cwd):
+            ret.append((e, rel))
+    return ret
+
+
 _CFG: dict[str, Any] = {}
 
 
@@ -189,13 +204,7 @@ def tool_events(data: dict[str, Any], cwd: str, whole: bool = True) -> tuple[lis
     events: list[dict[str, Any]] = []
     runs: list[tools.ShellRun] = []
     if isinstance(raw, dict):
-        paths = tuple(p for p in data.get('paths') or () if isinstance(p, str))
-        base = data.get('cwd')  # the tool call's own workdir
-        base = base if isinstance(base, str) else ''
-        for e in tools.edits(raw, paths):
-            rel = _relative(e.path, cwd, base)
-            if _is_memory(rel, cwd):
-                continue  # memory and agitmem's own files are not the work
+        for e, rel in _work_edits(raw, data, cwd):
             after = data.get('after') if whole else None
             # (before a compaction, only where the work was: the edit's own
             # lines say that much, at a fraction of a whole file's cost)
@@ -511,13 +520,7 @@ def _note(before: _Before, kind: str, data: dict[str, Any], cwd: str) -> None:
                 before.test = (observed.run_failed(run), tools.ShellRun(run.command, run.exit_code, tools.bounded(run.output)))
             return
         # an edit before it: its file, and the definition its own lines are in
-        paths = tuple(p for p in data.get('paths') or () if isinstance(p, str))
-        base = data.get('cwd')  # the tool call's own workdir
-        base = base if isinstance(base, str) else ''
-        for e in tools.edits(raw, paths) if isinstance(raw, dict) else ():
-            rel = _relative(e.path, cwd, base)
-            if _is_memory(rel, cwd):
-                continue
+        for e, rel in _work_edits(raw, data, cwd) if isinstance(raw, dict) else ():
             lines = e.text[:observed.CHANGED_CHARS].splitlines()
             symbol = observed.defined_in(lines, 1, len(lines), rel.rsplit('.', 1)[-1].lower() if '.' in rel.rsplit('/', 1)[-1] else '') if lines else None
             before.edits = [*before.edits, (rel, symbol)][-BEFORE:]
