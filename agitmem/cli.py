@@ -760,9 +760,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # a hook's command line argparse refused (its one line said why),
         # called by an agent, not typed: exit 2 would block the agent's
         # prompt, tool call or stop (`hook` in docs/hooks.md)
-        if 'gemini' in argv or '--agent=gemini' in argv:
-            print('{}')  # Gemini CLI wants JSON on stdout, always
-        return 0
+        from agitmem.commands.hook import answered_nothing
+        return answered_nothing('gemini' if 'gemini' in argv or '--agent=gemini' in argv else None)
     if args.command == 'hook':
         return _hook(args.event, args.agent, args.hook_args)
     try:

@@ -54,6 +54,15 @@ def _handled(event: str, payload: agents.Payload) -> str:
     return agent_hooks.HANDLERS[event](payload)
 
 
+def answered_nothing(agent: str | None) -> int:
+    """The end of a hook that did not run (its one line said why): exit
+    0, never failing the agent's prompt, tool call or stop, and for
+    Gemini CLI the empty JSON object it wants on stdout, always."""
+    if agent == 'gemini':
+        print('{}')
+    return 0
+
+
 def _misuse(event: str, args: Sequence[str]) -> str | None:
     """What is wrong with the hook's command line, or None."""
     if event not in agents.EVENTS:
@@ -99,9 +108,7 @@ def hook(
         if not isinstance(e, AgitmemError):
             detail = f'{type(e).__name__}: {detail}'
         print(f'agitmem hook {event}: {detail}', file=sys.stderr)
-        if agent == 'gemini':
-            print('{}')  # Gemini CLI wants JSON on stdout, always
-        return 0
+        return answered_nothing(agent)
     if out:
         sys.stdout.write(out if out.endswith('\n') else out + '\n')
     return 0
