@@ -127,7 +127,7 @@ def _reach(text: str, raw: str, hits: list[tuple[int, int]]) -> list[tuple[int, 
         b = bisect.bisect_left(breaks, p)
         start, end = (breaks[b - 1] + 1 if b else 0), (breaks[b] if b < len(breaks) else len(text))
         r = bisect.bisect_left(rows, p)
-        row = rows[r - 1] + 1 if r else 0
+        row, row_end = (rows[r - 1] + 1 if r else 0), (rows[r] if r < len(rows) else len(raw))
         q = bisect.bisect_left(quotes, p)
         # inside a string by the quotes of its row or of the whole text: a
         # YAML double-quoted string may go on over lines (`{a: "x<newline>
@@ -141,14 +141,13 @@ def _reach(text: str, raw: str, hits: list[tuple[int, int]]) -> list[tuple[int, 
         # the whole text or of its row alone (as the double quotes above):
         # only that string
         if row not in by_row:  # (once a row: markers on one row share it)
-            own = [(row + s, row + e) for s, e in _single_quoted(raw[row:rows[r] if r < len(rows) else len(raw)])]
+            own = [(row + s, row + e) for s, e in _single_quoted(raw[row:row_end])]
             by_row[row] = own, [s for s, _ in own]
         whole = (start, end)
         for spans_, at in ((singles, starts), by_row[row]):
             k = bisect.bisect_right(at, p)
             if k and p < spans_[k - 1][1]:
                 start, end = max(start, spans_[k - 1][0] + 1), min(end, spans_[k - 1][1])
-        row_end = rows[r] if r < len(rows) else len(raw)
         if row not in flows:  # (once a row, as its strings)
             flows[row] = _flow(raw, row, row_end, lambda c: _quoted(c, row, quotes, by_row[row]))
         if (start, end) == whole and _in_flow(flows[row], p):
