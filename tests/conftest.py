@@ -6,6 +6,7 @@ import itertools
 import os
 import shutil
 import subprocess
+import sys
 import warnings
 from collections.abc import Callable
 from collections.abc import Iterator
@@ -23,6 +24,12 @@ settings.register_profile(
 settings.load_profile('agitmem')
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# PYTHONDONTWRITEBYTECODE (set on this machine and in its CI) also kept
+# pytest from saving the test modules it rewrites for its assertions:
+# every worker rewrote all of them at every run, 4-8 s of CPU each before
+# the first test.  pytest writes them atomically (tests/__pycache__).
+sys.dont_write_bytecode = False
 
 # time per test module at the end of every run (testing/timing.py)
 pytest_plugins = ['testing.timing']
@@ -220,32 +227,52 @@ def _fingerprint(path: Path) -> object:
     )
 
 
-_UNTOUCHED: dict[Path, object] = {}
+_UNTOUCHED: dict[Path, tuple[object, str, object]] = {}
 
 
 @pytest.fixture
-def repo(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def repo(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
+         request: pytest.FixtureRequest) -> Path:
     """A git repository with one code commit on main."""
     path = tmp_path / 'repo'
     path.mkdir()
-    _made(path, 'repo', _build_repo, tmp_path_factory)
+    # a test that asks for memrepo too gets the initialised copy here,
+    # rather than a copy of repo that memrepo throws away
+    kind = 'memrepo' if 'memrepo' in request.fixturenames else 'repo'
+    _made(path, kind, _build_memrepo if kind == 'memrepo' else _build_repo, tmp_path_factory)
     _UNTOUCHED.clear()
-    _UNTOUCHED[path] = _fingerprint(path)
+    _UNTOUCHED[path] = (_fingerprint(path), kind, _standard())
     return path
 
 
 @pytest.fixture
 def memrepo(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """repo after `agitmem init`."""
-    if _UNTOUCHED.get(repo) == _fingerprint(repo):
-        # nothing changed it since it was made: the copy of one that was
-        # initialised (or one built and initialised here) replaces it
+    made = _UNTOUCHED.get(repo)
+    if made is None or made[0] != _fingerprint(repo):
+        ok('init', cwd=repo)  # changed since it was made: initialised as it is
+    elif made[1] != 'memrepo' or made[2] != _standard():
+        # made as a code repository, or under another environment than
+        # this one: the copy of one initialised under this one replaces it
         shutil.rmtree(repo)
         repo.mkdir()
         _made(repo, 'memrepo', _build_memrepo, tmp_path_factory)
-    else:
-        ok('init', cwd=repo)
     return repo
+
+
+@pytest.fixture
+def made(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path, str, Callable[[Path], None]], None]:
+    """made(dest, kind, build): a repository that `build` makes from a
+    memrepo at dest, built once per worker and copied per test as repo
+    and memrepo are (a module's fixture that runs several agitmem
+    commands before each test).  `kind` names what build makes."""
+    def make(dest: Path, kind: str, build: Callable[[Path], None]) -> None:
+        def whole(path: Path) -> None:
+            _build_memrepo(path)
+            build(path)
+        dest.mkdir(exist_ok=True)
+        _made(dest, f'memrepo-{kind}', whole, tmp_path_factory)
+    return make
 
 
 # -- this checkout as a pre-commit hook repository (precommit_test, workflows_test)

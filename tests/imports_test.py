@@ -77,16 +77,20 @@ def _payload(repo: Path, event: str, **fields: object) -> str:
     })
 
 
+def _work(repo: Path) -> None:
+    (repo / 'src.py').write_text('def f():\n    return 1\n')
+    ok('state', 'set', 'current_goal=move the loader', 'next_intent=edit src.py', cwd=repo)
+    ok('note', 'a note', cwd=repo)
+    ok('fragment', 'add', '--goal', 'g', '--next', 'n', cwd=repo)
+    mem(repo, 'snapshot.md').write_text('## Goal\nmove the loader\n## In progress\n- src.py\n')
+    ok('save', cwd=repo)
+
+
 @pytest.fixture
-def worked(memrepo: Path) -> Path:
+def worked(tmp_path: Path, made: Callable[[Path, str, Callable[[Path], None]], None]) -> Path:
     """A memory with every layer written and saved, and code to edit."""
-    (memrepo / 'src.py').write_text('def f():\n    return 1\n')
-    ok('state', 'set', 'current_goal=move the loader', 'next_intent=edit src.py', cwd=memrepo)
-    ok('note', 'a note', cwd=memrepo)
-    ok('fragment', 'add', '--goal', 'g', '--next', 'n', cwd=memrepo)
-    mem(memrepo, 'snapshot.md').write_text('## Goal\nmove the loader\n## In progress\n- src.py\n')
-    ok('save', cwd=memrepo)
-    return memrepo
+    made(tmp_path / 'repo', 'worked', _work)
+    return tmp_path / 'repo'
 
 
 def _edit_payload(repo: Path) -> str:

@@ -7,6 +7,7 @@ import sys
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,10 +19,12 @@ from testing.util import ok
 from testing.util import started
 
 
-@pytest.fixture
-def z() -> zygote.Zygote:
+# one server for the module, as the suite has one per worker: every test
+# here ends with it serving (a run it timed out included)
+@pytest.fixture(scope='module')
+def z() -> Iterator[zygote.Zygote]:
     with zygote.Zygote(agitmem_argv()[0]) as warm:
-        yield warm  # type: ignore[misc]
+        yield warm
 
 
 @pytest.mark.parametrize('argv, payload', [
@@ -50,14 +53,19 @@ def test_a_run_that_would_start_otherwise_is_not_warm(memrepo: Path, z: zygote.Z
 
 def test_a_second_thread_starts_its_own_process(memrepo: Path, z: zygote.Zygote) -> None:
     """Two agents at once stay two processes at once."""
-    started = memrepo / 'started'
+    started, release = memrepo / 'started', memrepo / 'release'
+    # the run holds the zygote until this thread has asked for it
     slow = threading.Thread(target=z.run, args=(
-        'verify', '--', 'sh', '-c', f'touch {started}; sleep 2',
+        'verify', '--', 'sh', '-c',
+        f'touch {started}; while [ ! -e {release} ]; do sleep 0.01; done',
     ), kwargs={'cwd': memrepo})
     slow.start()
     while not started.exists():
         time.sleep(0.01)
-    assert z.try_run('--version', cwd=memrepo) is None
+    try:
+        assert z.try_run('--version', cwd=memrepo) is None
+    finally:
+        release.touch()
     slow.join()
     assert z.try_run('--version', cwd=memrepo) is not None
 
