@@ -26,7 +26,7 @@ class McpClient:
         # agitmem's own server through the warm agitmem where it would
         # start alike (testing/zygote.py: the mcp SDK's import is a second)
         own = agitmem_argv()
-        z = zygote.warm(own[0]) if argv[:len(own)] == own else None
+        z = zygote.warm(own[0], mcp=True) if argv[:len(own)] == own else None
         warm = z.try_popen(argv[len(own):], cwd=cwd, env=env) if z else None
         self._serve(warm or subprocess.Popen(
             argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -39,7 +39,7 @@ def agitmem(*args: str, cwd: Path | str, input: str | None = None,
     """The installed console script, as a user runs it: through this
     process's warm agitmem (testing/zygote.py) when the run would start
     as it did, else started afresh."""
-    z = zygote.warm(_AGITMEM) if _AGITMEM else None
+    z = zygote.warm(_AGITMEM, mcp=args[:1] == ('mcp',)) if _AGITMEM else None
     done = z.try_run(*args, cwd=cwd, input=input, env=env) if z else None
     return done or started(*args, cwd=cwd, input=input, env=env)
 

@@ -48,10 +48,11 @@ import agitmem, agitmem.__main__
 for m in pkgutil.walk_packages(agitmem.__path__, 'agitmem.'):
     if not m.name.endswith('__main__'):
         importlib.import_module(m.name)
-try:  # what `agitmem mcp` imports (the mcp extra): a second and more
-    import anyio, mcp_types, mcp.server.lowlevel, mcp.server.stdio
-except ImportError:
-    pass
+if sys.argv[4] == 'mcp':
+    try:  # what `agitmem mcp` imports (the mcp extra): a second and more
+        import anyio, mcp_types, mcp.server.lowlevel, mcp.server.stdio
+    except ImportError:
+        pass
 # what agitmem imports as it runs (the parsers, a hash) rather than at
 # import: a run would import them again in every fork
 import argparse, shutil, textwrap, _sha1, encodings.unicode_escape
@@ -139,10 +140,13 @@ def _text(done: subprocess.CompletedProcess[bytes]) -> subprocess.CompletedProce
 class Zygote:
     """`run` is `testing.util.agitmem`'s twin: same arguments, same result."""
 
-    def __init__(self, script: str = 'agitmem', *, measured: bool = True) -> None:
+    def __init__(self, script: str = 'agitmem', *, measured: bool = True, mcp: bool = False) -> None:
         """measured=False: coverage does not follow the server or its runs
         (the labelled sets' plays: they measure the judge, and coverage's
-        save in each of their thousands of runs was most of their time)."""
+        save in each of their thousands of runs was most of their time).
+        mcp=True: the server has the MCP SDK imported too, for `agitmem
+        mcp` runs.  Only then: it doubles the server's memory, and each
+        fork's cost grows with it (7 against 2.6 ms of CPU a fork)."""
         self._lock = threading.Lock()
         self._dir = Path(tempfile.mkdtemp(prefix='zygote-'))
         os.mkfifo(self._dir / 'in')
@@ -153,7 +157,7 @@ class Zygote:
         req_r, self._req = os.pipe()
         self._rep, rep_w = os.pipe()
         self.proc = subprocess.Popen(
-            [sys.executable, '-P', '-c', _SERVER, str(req_r), str(rep_w), script],
+            [sys.executable, '-P', '-c', _SERVER, str(req_r), str(rep_w), script, 'mcp' if mcp else ''],
             pass_fds=(req_r, rep_w), stdin=subprocess.DEVNULL, env=env,
         )
         os.close(req_r)
@@ -301,19 +305,23 @@ class Warm:
             os.kill(self.pid, signal.SIGKILL)
 
 
-_MINE: dict[int, Zygote] = {}  # this test process's, by pid (a fork gets its own)
+# this test process's, by pid (a fork gets its own) and by whether it
+# serves `agitmem mcp`
+_MINE: dict[tuple[int, bool], Zygote] = {}
 _STARTING = threading.Lock()
 
 
-def warm(script: str) -> Zygote | None:
+def warm(script: str, *, mcp: bool = False) -> Zygote | None:
     """This process's zygote, started on first use; None where there is
-    no fork or the suite asked for cold starts."""
+    no fork or the suite asked for cold starts.  mcp=True: the one for
+    `agitmem mcp` runs (the SDK imported)."""
     if (not hasattr(os, 'fork') or os.environ.get('AGITMEM_TEST_COLD') == '1'
             # the platform simulation patches the interpreter as it starts
             or os.environ.get('AGITMEM_TEST_PLATFORM')):
         return None
     with _STARTING:
-        if os.getpid() not in _MINE:
-            _MINE[os.getpid()] = z = Zygote(script)
+        key = (os.getpid(), mcp)
+        if key not in _MINE:
+            _MINE[key] = z = Zygote(script, mcp=mcp)
             atexit.register(z.close)
-        return _MINE[os.getpid()]
+        return _MINE[key]

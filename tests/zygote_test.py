@@ -8,6 +8,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import nullcontext
 from pathlib import Path
 
 import pytest
@@ -91,7 +92,18 @@ def test_bytes_in_and_out_and_a_timeout(memrepo: Path, z: zygote.Zygote) -> None
     assert again is not None and again.returncode == 0
 
 
-def test_a_warm_mcp_server_answers_as_a_started_one(memrepo: Path, z: zygote.Zygote) -> None:
+@pytest.mark.parametrize('preloaded', [True, False])
+def test_a_warm_mcp_server_answers_as_a_started_one(
+        memrepo: Path, z: zygote.Zygote, preloaded: bool,
+) -> None:
+    """Through the zygote that serves `agitmem mcp` (the SDK imported
+    before the fork), and through the one that serves every other
+    command (the run imports it)."""
+    with zygote.Zygote(agitmem_argv()[0], mcp=True) if preloaded else nullcontext(z) as server:
+        _same_answers_as_a_started_server(server, memrepo)
+
+
+def _same_answers_as_a_started_server(z: zygote.Zygote, memrepo: Path) -> None:
     warm = z.try_popen(['mcp'], cwd=memrepo)
     assert warm is not None
     # `python -m agitmem` is not the console script: always its own process

@@ -420,7 +420,7 @@ def _invoke(args: list[str], cwd: Path, stdin: bytes,
     """The installed CLI, as a user runs it (through the warm agitmem where
     it would start alike: testing/zygote.py); stdin as raw bytes."""
     exe = [util._AGITMEM] if util._AGITMEM else [sys.executable, '-m', 'agitmem']
-    z = zygote.warm(util._AGITMEM) if util._AGITMEM else None
+    z = zygote.warm(util._AGITMEM, mcp=args[:1] == ['mcp']) if util._AGITMEM else None
     try:
         proc = z.try_run_bytes(args, cwd=cwd, stdin=stdin, env=env, timeout=TIMEOUT) if z else None
         proc = proc or subprocess.run(
