@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from testing.util import git
 
@@ -123,9 +124,16 @@ def planted(root: Path, outside: Path) -> list[str]:
 # no process per object), so a 5,000-deep or 100,000-wide tree takes a
 # fraction of a second to make
 
+_ODBS: dict[Path, Any] = {}
+
+
 def _raw(repo: Path, kind: int, data: bytes) -> bytes:
     import pygit2
-    return pygit2.Repository(str(repo)).odb.write(kind, data).raw
+    # the repository opened once: a 5,000-deep shape is 5,000 writes
+    if repo not in _ODBS:
+        _ODBS.clear()
+        _ODBS[repo] = pygit2.Repository(str(repo)).odb
+    return bytes(_ODBS[repo].write(kind, data).raw)
 
 
 def _tree(repo: Path, entries: list[tuple[bytes, bytes, bytes]]) -> bytes:
@@ -153,6 +161,7 @@ def shaped_commit(repo: Path, ref: str, shape: str, *, size_mb: int = 40,
       none         nothing hostile in the tree (a hostile subject alone)
     Moves ref; returns the commit's id."""
     import pygit2
+    _ODBS.clear()  # this commit's writes share one opening, no other's
     blob = pygit2.GIT_OBJECT_BLOB
     top = git('rev-parse', ref, cwd=repo).strip()
     listed = subprocess.run(
