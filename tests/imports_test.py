@@ -152,8 +152,9 @@ PINNED = {
     },
     'stop': _WHERE,
     'before-model': _AGENT_HOOK | {'agitmem.agents.transcript', 'collections.abc'},
+    # (the working tree's tree, for the state's freshness: trees.py)
     'load': _ENTRY | {
-        'agitmem.commands.load', 'agitmem.repo', 'agitmem.config', 'agitmem.caches', 'agitmem.audit',
+        'agitmem.commands.load', 'agitmem.repo', 'agitmem.trees', 'agitmem.config', 'agitmem.caches', 'agitmem.audit',
         'agitmem.porcelain.context', 'agitmem.porcelain.read', 'agitmem.inject', 'agitmem.tokens',
         'agitmem.memory', *(f'agitmem.memory.{m}' for m in ('fragments', 'notes', 'snapshot', 'state', 'tattoo')),
         *_OBSERVED, '_datetime', '_sha1', 'select', 'math', 'collections.abc',
@@ -594,7 +595,7 @@ def test_pre_commit_hook_without_enforce_rules_imports_no_patch_reader(worked: P
 PRE_COMMIT_MODULES = {
     'agitmem.tuples',  # (typing's NamedTuple, without typing)
     'agitmem', 'agitmem.__main__', 'agitmem.ahead', 'agitmem.platforms', 'agitmem.cli', 'agitmem.errors',
-    'agitmem.repo', 'agitmem.config', 'agitmem.caches', 'agitmem.commands',
+    'agitmem.repo', 'agitmem.trees', 'agitmem.config', 'agitmem.caches', 'agitmem.commands',
     'agitmem.commands.githook', 'agitmem.porcelain', 'agitmem.porcelain.context',
     'agitmem.porcelain.checking', 'agitmem.render', 'agitmem.findings', 'agitmem.memory',
     'agitmem.memory.state', 'agitmem.memory.snapshot', 'agitmem.memory.tattoo',
