@@ -129,10 +129,14 @@ _ENTRY = {
     'agitmem.tuples', 'agitmem.commands', 'agitmem.porcelain', 'agitmem.render', 'agitmem.agents',
     '__future__', 'atexit', 'gc',
 }
-_AGENT_HOOK = _ENTRY | {
-    'agitmem.commands.hook', 'agitmem.porcelain.model_calls', 'agitmem.porcelain.notices',
-    *(f'agitmem.agents.{m}' for m in ('claude', 'clients', 'codex', 'envelopes', 'gemini', 'payload', 'shell')),
+# (its own client's module only: the others, the shell shims' and what
+# answers Gemini's calls around every model call are not imported for a
+# Claude Code hook)
+_HOOK = _ENTRY | {
+    'agitmem.commands.hook', 'agitmem.porcelain.notices',
+    *(f'agitmem.agents.{m}' for m in ('clients', 'envelopes', 'payload')),
 }
+_AGENT_HOOK = _HOOK | {'agitmem.agents.claude'}
 # where the repository is, its config and the session's hook state
 _WHERE = _AGENT_HOOK | {
     'agitmem.repo', 'agitmem.config', 'agitmem.caches', 'agitmem.audit', 'agitmem.memory',
@@ -151,7 +155,9 @@ PINNED = {
         'agitmem.agents.transcript', 'agitmem.porcelain.compactions', 'agitmem.secret_words', 'collections.abc',
     },
     'stop': _WHERE,
-    'before-model': _AGENT_HOOK | {'agitmem.agents.transcript', 'collections.abc'},
+    'before-model': _HOOK | {
+        'agitmem.agents.gemini', 'agitmem.porcelain.model_calls', 'agitmem.agents.transcript', 'collections.abc',
+    },
     # (the working tree's tree, for the state's freshness: trees.py)
     'load': _ENTRY | {
         'agitmem.commands.load', 'agitmem.repo', 'agitmem.trees', 'agitmem.config', 'agitmem.caches', 'agitmem.audit',
