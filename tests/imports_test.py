@@ -139,19 +139,21 @@ _HOOK = _ENTRY | {
 _AGENT_HOOK = _HOOK | {'agitmem.agents.claude'}
 # where the repository is, its config and the session's hook state
 _WHERE = _AGENT_HOOK | {
-    'agitmem.repo', 'agitmem.config', 'agitmem.caches', 'agitmem.audit', 'agitmem.memory',
-    'agitmem.porcelain.agent_hooks', 'agitmem.porcelain.checkpoints', 'agitmem.porcelain.context',
-    'agitmem.porcelain.sessions', '_sha1', 'select',
+    'agitmem.repo', 'agitmem.config', 'agitmem.caches', 'agitmem.memory', 'agitmem.porcelain.agent_hooks',
+    'agitmem.porcelain.context', 'agitmem.porcelain.sessions', '_sha1', 'select',
 }
+# what checkpoints before a compaction and reminds of a stale state: not
+# stop's (nor the audit log, written when a hook has something to say)
+_CHECKPOINTS = {'agitmem.porcelain.checkpoints'}
 # what the hooks saw the agent do (porcelain/observed.py), and what reads
 # an edit's tool call and finds the definition it is in
 _OBSERVED = {'agitmem.porcelain.observed', 'agitmem.memory.state'}
 _EDITS = {'agitmem.paths', 'agitmem.agents.tools', 'agitmem.memory.definitions', 'errno'}
 PINNED = {
-    'post-edit': _WHERE | _OBSERVED | _EDITS,
+    'post-edit': _WHERE | _CHECKPOINTS | _OBSERVED | _EDITS,
     # the transcript looked at for a compaction; the request kept, looked
     # at for what the secret scanner could find (nothing in `go on`)
-    'prompt': _WHERE | _OBSERVED | {
+    'prompt': _WHERE | _CHECKPOINTS | _OBSERVED | {
         'agitmem.agents.transcript', 'agitmem.porcelain.compactions', 'agitmem.secret_words', 'collections.abc',
     },
     'stop': _WHERE,
