@@ -126,9 +126,12 @@ NEVER_ON_THE_HOOKS = ('pathlib', 'urllib.parse', 'ipaddress', 'fnmatch', 'dateti
 # edit, prompt, turn and model call (issue 41)
 _ENTRY = {
     'agitmem', 'agitmem.__main__', 'agitmem.ahead', 'agitmem.platforms', 'agitmem.cli', 'agitmem.errors',
-    'agitmem.tuples', 'agitmem.commands', 'agitmem.porcelain', 'agitmem.render', 'agitmem.agents',
+    'agitmem.tuples', 'agitmem.commands', 'agitmem.porcelain', 'agitmem.agents',
     '__future__', 'atexit', 'gc',
 }
+# what escapes the text a command prints: not imported by a hook with
+# nothing to say (Claude Code's post-edit, prompt and stop, nearly always)
+_PRINTS = {'agitmem.render'}
 # (its own client's module only: the others, the shell shims' and what
 # answers Gemini's calls around every model call are not imported for a
 # Claude Code hook)
@@ -157,11 +160,12 @@ PINNED = {
         'agitmem.agents.transcript', 'agitmem.porcelain.compactions', 'agitmem.secret_words', 'collections.abc',
     },
     'stop': _WHERE,
-    'before-model': _HOOK | {
+    # (Gemini CLI wants `{}` on stdout, always)
+    'before-model': _HOOK | _PRINTS | {
         'agitmem.agents.gemini', 'agitmem.porcelain.model_calls', 'agitmem.agents.transcript', 'collections.abc',
     },
     # (the working tree's tree, for the state's freshness: trees.py)
-    'load': _ENTRY | {
+    'load': _ENTRY | _PRINTS | {
         'agitmem.commands.load', 'agitmem.repo', 'agitmem.trees', 'agitmem.config', 'agitmem.caches', 'agitmem.audit',
         'agitmem.porcelain.context', 'agitmem.porcelain.read', 'agitmem.inject', 'agitmem.tokens',
         'agitmem.memory', *(f'agitmem.memory.{m}' for m in ('fragments', 'notes', 'snapshot', 'state', 'tattoo')),

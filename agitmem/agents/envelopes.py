@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-from agitmem import render
 from agitmem.agents import clients
 
 # typing is not imported at run time: the agent hooks import this module
@@ -56,8 +55,11 @@ def envelope(
     clients.check_event(event)
     if block_reason is not None and event != 'stop':
         raise ValueError(f'block_reason is only for stop, not {event}')
-    message = None if message is None else render.controls(message)
-    block_reason = None if block_reason is None else render.controls(block_reason)
+    if message is not None or block_reason is not None:
+        # (what has nothing to say, nearly every hook, imports no renderer)
+        from agitmem import render
+        message = None if message is None else render.controls(message)
+        block_reason = None if block_reason is None else render.controls(block_reason)
     if agent == 'shell':
         from agitmem.agents import shell
         return shell.envelope(context, message, block_reason)

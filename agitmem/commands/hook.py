@@ -12,7 +12,6 @@ import sys
 
 from agitmem import agents
 from agitmem import errors
-from agitmem import render
 from agitmem.errors import AgitmemError
 from agitmem.porcelain import notices
 
@@ -28,6 +27,7 @@ def _with_notices(agent: str, out: str, said: list[str]) -> str:
     (a restored .agent/) where the client shows it."""
     if not said:
         return out
+    from agitmem import render
     line = render.controls_line('; '.join(said))
     if agent in ('claude', 'codex', 'gemini'):
         try:
@@ -67,6 +67,9 @@ def answered_nothing(agent: str | None) -> int:
 
 def _misuse(event: str, args: Sequence[str]) -> str | None:
     """What is wrong with the hook's command line, or None."""
+    if event in agents.EVENTS and not args:
+        return None
+    from agitmem import render
     if event not in agents.EVENTS:
         return (
             f'unknown hook event "{render.line(event)}" (agent events: '
