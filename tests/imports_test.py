@@ -174,6 +174,23 @@ PINNED = {
 }
 
 
+def test_load_after_the_hooks_compiles_no_escaping_pattern(worked: Path) -> None:
+    """What the hooks observed is shown escaped, but the session key each
+    entry holds (`agent NUL id`) is not in the block: an ordinary memory
+    and observed file need none of render's patterns (a millisecond to
+    compile on every load)."""
+    ok('hook', 'post-edit', '--agent', 'claude', cwd=worked, input=_edit_payload(worked))
+    ok('hook', 'prompt', '--agent', 'claude', cwd=worked, input=_payload(worked, 'UserPromptSubmit', prompt='go on'))
+    code = (
+        'import sys; sys.argv = ["agitmem", "load"]; from agitmem import cli, render; rc = cli.main(); '
+        'print(render._pattern.cache_info().currsize, file=sys.stderr); sys.exit(rc)'
+    )
+    proc = subprocess.run([sys.executable, '-c', code], cwd=worked, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert '- edited src.py' in proc.stdout and "user's last request: go on" in proc.stdout
+    assert proc.stderr.split()[-1] == '0', proc.stderr
+
+
 def test_a_request_that_may_hold_a_credential_is_scanned(worked: Path) -> None:
     """The other side of the prompt's pinned set: a request a rule could
     match is redacted by the scanner before it is kept."""
