@@ -8,9 +8,6 @@ overflow).  Over the character cap, tattoo rules go, with a marker where
 they were: the state is never cut, so it always reaches the agent."""
 from __future__ import annotations
 
-from collections.abc import Callable
-from collections.abc import Sequence
-
 from agitmem import render
 from agitmem import tokens
 from agitmem.memory import snapshot as snapshot_mod
@@ -20,6 +17,8 @@ from agitmem.memory import tattoo as tattoo_mod
 # (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from collections.abc import Sequence
     from typing import Any
     from typing import NamedTuple
 else:

@@ -140,7 +140,8 @@ _HOOK = _ENTRY | {
     *(f'agitmem.agents.{m}' for m in ('clients', 'envelopes', 'payload')),
 }
 _AGENT_HOOK = _HOOK | {'agitmem.agents.claude'}
-# where the repository is, its config and the session's hook state
+# where the repository is, its config and the session's hook state (select:
+# only when git has not ended by the time its answer is read)
 _WHERE = _AGENT_HOOK | {
     'agitmem.repo', 'agitmem.config', 'agitmem.caches', 'agitmem.memory', 'agitmem.porcelain.agent_hooks',
     'agitmem.porcelain.context', 'agitmem.porcelain.sessions', '_sha1', 'select',
@@ -157,19 +158,19 @@ PINNED = {
     # the transcript looked at for a compaction; the request kept, looked
     # at for what the secret scanner could find (nothing in `go on`)
     'prompt': _WHERE | _CHECKPOINTS | _OBSERVED | {
-        'agitmem.agents.transcript', 'agitmem.porcelain.compactions', 'agitmem.secret_words', 'collections.abc',
+        'agitmem.agents.transcript', 'agitmem.porcelain.compactions', 'agitmem.secret_words',
     },
     'stop': _WHERE,
     # (Gemini CLI wants `{}` on stdout, always)
     'before-model': _HOOK | _PRINTS | {
-        'agitmem.agents.gemini', 'agitmem.porcelain.model_calls', 'agitmem.agents.transcript', 'collections.abc',
+        'agitmem.agents.gemini', 'agitmem.porcelain.model_calls', 'agitmem.agents.transcript',
     },
     # (the working tree's tree, for the state's freshness: trees.py)
     'load': _ENTRY | _PRINTS | {
         'agitmem.commands.load', 'agitmem.repo', 'agitmem.trees', 'agitmem.config', 'agitmem.caches', 'agitmem.audit',
         'agitmem.porcelain.context', 'agitmem.porcelain.read', 'agitmem.inject', 'agitmem.tokens',
         'agitmem.memory', *(f'agitmem.memory.{m}' for m in ('fragments', 'notes', 'snapshot', 'state', 'tattoo')),
-        *_OBSERVED, '_datetime', '_sha1', 'select', 'math', 'collections.abc',
+        *_OBSERVED, '_datetime', '_sha1', 'select', 'math',
     },
 }
 
