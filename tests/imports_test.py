@@ -170,7 +170,7 @@ PINNED = {
         'agitmem.commands.load', 'agitmem.repo', 'agitmem.trees', 'agitmem.config', 'agitmem.caches', 'agitmem.audit',
         'agitmem.porcelain.context', 'agitmem.porcelain.read', 'agitmem.inject', 'agitmem.tokens',
         'agitmem.memory', *(f'agitmem.memory.{m}' for m in ('fragments', 'notes', 'snapshot', 'state', 'tattoo')),
-        *_OBSERVED, '_datetime', '_sha1', 'select', 'math',
+        *_OBSERVED, '_datetime', '_sha1', 'select',
     },
 }
 
