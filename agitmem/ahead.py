@@ -49,7 +49,7 @@ FIND_HEAD = (*FIND, 'HEAD^{commit}', '--symbolic-full-name', 'HEAD')
 # whole index, begun with `find` (HEAD by name: its id is not known yet)
 STAGED = ('diff-index', '--cached', '-z', '--no-renames', 'HEAD', '--')
 
-# the working tree's status as repo.fast_tree reads it: paths from the top
+# the working tree's status as trees.fast_tree reads it: paths from the top
 # whatever the directory it runs in
 STATUS = (
     'git', '--no-optional-locks', '-c', 'status.relativePaths=false',

@@ -8,9 +8,6 @@ overflow).  Over the character cap, tattoo rules go, with a marker where
 they were: the state is never cut, so it always reaches the agent."""
 from __future__ import annotations
 
-from collections.abc import Callable
-from collections.abc import Sequence
-
 from agitmem import render
 from agitmem import tokens
 from agitmem.memory import snapshot as snapshot_mod
@@ -20,6 +17,8 @@ from agitmem.memory import tattoo as tattoo_mod
 # (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from collections.abc import Sequence
     from typing import Any
     from typing import NamedTuple
 else:
@@ -313,6 +312,18 @@ def _rendered(value: Any) -> Any:
     return value
 
 
+def _unkeyed(observed: dict[str, Any]) -> dict[str, Any]:
+    """The observed entries without the session key that says whose each
+    is (`agent NUL id`), which no part of the block shows: escaping it
+    would compile render's pattern (a millisecond) on every load after a
+    hook ran."""
+    return {
+        k: [{f: v for f, v in e.items() if f != 'session'} if isinstance(e, dict) else e for e in entries]
+        if isinstance(entries, list) else entries
+        for k, entries in observed.items()
+    }
+
+
 def rendered(mem: Memory, fresh: Freshness) -> tuple[Memory, Freshness]:
     """The memory as the agent may see it (of its notes and fragments, the
     newest, which build shows): text from a cloned memory ref
@@ -327,7 +338,7 @@ def rendered(mem: Memory, fresh: Freshness) -> tuple[Memory, Freshness]:
         # thousand notes is not escaped for five
         fragments=_rendered(mem.fragments[-NEWEST:]),
         notes=_rendered(mem.notes[-NEWEST:]),
-        observed=_rendered(mem.observed),
+        observed=_rendered(_unkeyed(mem.observed)),
         related=_rendered(mem.related),
         recall_query=render.line(mem.recall_query),
         related_stopped=render.line(mem.related_stopped),

@@ -280,6 +280,38 @@ class Child:
         """(stdout, stderr) once both pipes end and the process has
         exited; past `timeout` seconds `subprocess.TimeoutExpired`, what
         was read kept for the next call (as Popen does)."""
+        if self.poll() is not None:
+            self._drain()
+        if self._fds:
+            self._poll_pipes(timeout)
+        self.wait()
+        out = self._read.get(self._out, b'')
+        err = self._read.get(self._err) if self._err >= 0 else None
+        if self.text:
+            return (
+                out.decode('utf-8', 'surrogateescape'),
+                None if err is None else err.decode('utf-8', 'surrogateescape'),
+            )
+        return out, err
+
+    def _drain(self) -> None:
+        """Read the pipes of a process that has ended (a git read begun
+        ahead nearly always has, by the time it is asked for): what it
+        wrote is all in them, read without waiting, and without importing
+        select.  A pipe a child of its own still holds open is left for
+        _poll_pipes, which waits for it within the bound."""
+        for fd in list(self._fds):
+            os.set_blocking(fd, False)
+            try:
+                while chunk := os.read(fd, 1 << 16):
+                    self._fds[fd].append(chunk)
+            except BlockingIOError:
+                os.set_blocking(fd, True)
+                continue
+            self._read[fd] = b''.join(self._fds.pop(fd))
+            os.close(fd)
+
+    def _poll_pipes(self, timeout: float | None) -> None:
         import select
         import time
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -299,15 +331,6 @@ class Child:
                     poller.unregister(fd)
                     self._read[fd] = b''.join(self._fds.pop(fd))
                     os.close(fd)
-        self.wait()
-        out = self._read.get(self._out, b'')
-        err = self._read.get(self._err) if self._err >= 0 else None
-        if self.text:
-            return (
-                out.decode('utf-8', 'surrogateescape'),
-                None if err is None else err.decode('utf-8', 'surrogateescape'),
-            )
-        return out, err
 
 
 def stop(proc: Child | subprocess.Popen[Any]) -> tuple[Any, Any]:

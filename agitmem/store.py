@@ -20,6 +20,7 @@ from agitmem import errors
 from agitmem import memory
 from agitmem import platforms
 from agitmem import repo as repo_mod
+from agitmem import trees
 from agitmem.errors import AgitmemError
 from agitmem.memory import files as memory_files
 from agitmem.repo import Repo
@@ -771,16 +772,16 @@ def plain_tree(repo: Repo, top: Plain, files: Files, known: Callable[[str, bytes
     written: list[bytes] = []
     ids: dict[str, str] = {}
     for d in sorted(dirs, key=lambda d: d.count('/') + bool(d), reverse=True):
-        body = repo_mod.tree_body(dirs[d])
+        body = trees.tree_body(dirs[d])
         oid = repo_mod.object_id(b'tree', body, like)
         ids[d] = oid
         if oid != (top.tree if not d else top.entries.get(d, ('', ''))[1]):
-            batch.extend(repo_mod.mktree_lines(dirs[d]))
+            batch.extend(trees.mktree_lines(dirs[d]))
             batch.append(b'')
             written.append(oid.encode())
         if d:
             parent, _, name = d.rpartition('/')
-            dirs[parent][name.encode('utf-8', 'surrogateescape')] = (repo_mod.TREE_MODE, oid.encode())
+            dirs[parent][name.encode('utf-8', 'surrogateescape')] = (trees.TREE_MODE, oid.encode())
     if written:
         # --missing: no lookup of the entries (each is the tip's, or was
         # just written), so none is fetched lazily in a partial clone

@@ -305,3 +305,34 @@ def test_a_child_holds_no_descriptor_it_was_not_given(tmp_path: Path) -> None:
     fds, ignored = out.rsplit('\n', 2)[0], out.rsplit('\n', 2)[1]
     assert str(w) not in fds.split()
     assert not int(ignored.split()[1], 16) & (1 << (13 - 1))  # SIGPIPE
+
+
+_ENDED_PROBE = '''
+import os, sys, time
+from agitmem import ahead
+child = ahead.Child(('sh', '-c', 'echo out; echo err >&2'), dict(os.environ), text=True, stderr=True)
+while child.poll() is None:
+    time.sleep(0.01)
+got = child.communicate(timeout=60)
+print(repr(got), 'select' in sys.modules)
+'''
+
+
+def test_an_ended_childs_pipes_are_read_without_select(tmp_path: Path) -> None:
+    """A git read begun ahead has nearly always ended when it is asked
+    for: its output is read as it is, without importing select (a
+    shared library: a fiftieth of a hook's run)."""
+    proc = subprocess.run([sys.executable, '-c', _ENDED_PROBE], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "('out\\n', 'err\\n') False"
+
+
+def test_an_ended_child_whose_pipe_a_child_of_its_own_holds_is_waited_for(tmp_path: Path) -> None:
+    """The other side: the process has ended but a child of its own (a
+    hook git ran, a daemon) still writes to the pipe: read to its end,
+    within the bound, as before."""
+    child = ahead.Child(('sh', '-c', 'echo first; (sleep 0.5; echo last) & exit 0'), dict(os.environ), text=True, stderr=False)
+    while child.poll() is None:
+        time.sleep(0.01)
+    with pytest.raises(subprocess.TimeoutExpired):
+        child.communicate(timeout=0.1)
+    assert child.communicate(timeout=60) == ('first\nlast\n', None)

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from agitmem import arguments
 from agitmem import cli
 from testing.util import agitmem_argv
 
@@ -149,7 +150,7 @@ def test_a_payload_that_quotes_a_model_call_is_handled_as_itself(memrepo: Path) 
 def test_load_read_without_argparse_as_argparse_reads_it(argv: list[str]) -> None:
     fast = cli._load_call(argv)
     assert fast is not None
-    assert vars(fast) == vars(cli._parser('load').parse_args(argv))
+    assert vars(fast) == vars(arguments.build('load').parse_args(argv))
 
 
 @pytest.mark.parametrize('argv', [
@@ -176,7 +177,7 @@ def test_hook_read_without_argparse_as_argparse_reads_it() -> None:
                 continue
             try:
                 with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
-                    ns = cli._parser('hook').parse_args(argv)
+                    ns = arguments.build('hook').parse_args(argv)
             except SystemExit:
                 # refused by argparse: arguments after the agent, which the
                 # hook refuses too
@@ -213,7 +214,7 @@ def test_a_hook_command_line_refused_fails_no_agent(tmp_path: Path, args: tuple[
 def test_recovery_audit_options_after_words_read_as_argparse_reads_them(
         argv: list[str], same_as: list[str],
 ) -> None:
-    parser = cli._parser('recovery')
+    parser = arguments.build('recovery')
     got = parser.parse_args(cli._options_first(['recovery', *argv]))
     assert vars(got) == vars(parser.parse_args(['recovery', *same_as]))
 
@@ -250,7 +251,7 @@ def _mo(catalog: dict[str, str]) -> bytes:
 
 
 _REQUIRED = 'the following arguments are required: %s'
-_PARSE = 'import sys; from agitmem import cli; cli._parser("note").parse_args(["note"])'
+_PARSE = 'import sys; from agitmem import arguments; arguments.build("note").parse_args(["note"])'
 
 
 def test_argparse_messages_without_a_catalog_are_as_gettext_gives(tmp_path: Path) -> None:
@@ -282,7 +283,7 @@ def test_a_parser_looks_for_argparse_catalog_once() -> None:
         'import gettext; n = [0]; find = gettext.find\n'
         'def counted(*a, **k):\n    n[0] += 1; return find(*a, **k)\n'
         'gettext.find = counted\n'
-        'from agitmem import cli; cli._parser(None); print(n[0])'
+        'from agitmem import arguments; arguments.build(None); print(n[0])'
     )
     proc = subprocess.run(
         [sys.executable, '-c', code], capture_output=True, text=True, check=True,

@@ -130,39 +130,70 @@ NEVER_ON_THE_HOOKS = ('pathlib', 'urllib.parse', 'ipaddress', 'fnmatch', 'dateti
 # edit, prompt, turn and model call (issue 41)
 _ENTRY = {
     'agitmem', 'agitmem.__main__', 'agitmem.ahead', 'agitmem.platforms', 'agitmem.cli', 'agitmem.errors',
-    'agitmem.tuples', 'agitmem.commands', 'agitmem.porcelain', 'agitmem.render', 'agitmem.agents',
+    'agitmem.tuples', 'agitmem.commands', 'agitmem.porcelain', 'agitmem.agents',
     '__future__', 'atexit', 'gc',
 }
-_AGENT_HOOK = _ENTRY | {
-    'agitmem.commands.hook', 'agitmem.porcelain.model_calls', 'agitmem.porcelain.notices',
-    *(f'agitmem.agents.{m}' for m in ('claude', 'clients', 'codex', 'envelopes', 'gemini', 'payload', 'shell')),
+# what escapes the text a command prints: not imported by a hook with
+# nothing to say (Claude Code's post-edit, prompt and stop, nearly always)
+_PRINTS = {'agitmem.render'}
+# (its own client's module only: the others, the shell shims' and what
+# answers Gemini's calls around every model call are not imported for a
+# Claude Code hook)
+_HOOK = _ENTRY | {
+    'agitmem.commands.hook', 'agitmem.porcelain.notices',
+    *(f'agitmem.agents.{m}' for m in ('clients', 'envelopes', 'payload')),
 }
-# where the repository is, its config and the session's hook state
+_AGENT_HOOK = _HOOK | {'agitmem.agents.claude'}
+# where the repository is, its config and the session's hook state (select:
+# only when git has not ended by the time its answer is read)
 _WHERE = _AGENT_HOOK | {
-    'agitmem.repo', 'agitmem.config', 'agitmem.caches', 'agitmem.audit', 'agitmem.memory',
-    'agitmem.porcelain.agent_hooks', 'agitmem.porcelain.checkpoints', 'agitmem.porcelain.context',
-    'agitmem.porcelain.sessions', '_sha1', 'select',
+    'agitmem.repo', 'agitmem.config', 'agitmem.caches', 'agitmem.memory', 'agitmem.porcelain.agent_hooks',
+    'agitmem.porcelain.context', 'agitmem.porcelain.sessions', '_sha1', 'select',
 }
+# what checkpoints before a compaction and reminds of a stale state: not
+# stop's (nor the audit log, written when a hook has something to say)
+_CHECKPOINTS = {'agitmem.porcelain.checkpoints'}
 # what the hooks saw the agent do (porcelain/observed.py), and what reads
 # an edit's tool call and finds the definition it is in
 _OBSERVED = {'agitmem.porcelain.observed', 'agitmem.memory.state'}
 _EDITS = {'agitmem.paths', 'agitmem.agents.tools', 'agitmem.memory.definitions', 'errno'}
 PINNED = {
-    'post-edit': _WHERE | _OBSERVED | _EDITS,
+    'post-edit': _WHERE | _CHECKPOINTS | _OBSERVED | _EDITS,
     # the transcript looked at for a compaction; the request kept, looked
     # at for what the secret scanner could find (nothing in `go on`)
-    'prompt': _WHERE | _OBSERVED | {
-        'agitmem.agents.transcript', 'agitmem.porcelain.compactions', 'agitmem.secret_words', 'collections.abc',
+    'prompt': _WHERE | _CHECKPOINTS | _OBSERVED | {
+        'agitmem.agents.transcript', 'agitmem.porcelain.compactions', 'agitmem.secret_words',
     },
     'stop': _WHERE,
-    'before-model': _AGENT_HOOK | {'agitmem.agents.transcript', 'collections.abc'},
-    'load': _ENTRY | {
-        'agitmem.commands.load', 'agitmem.repo', 'agitmem.config', 'agitmem.caches', 'agitmem.audit',
+    # (Gemini CLI wants `{}` on stdout, always)
+    'before-model': _HOOK | _PRINTS | {
+        'agitmem.agents.gemini', 'agitmem.porcelain.model_calls', 'agitmem.agents.transcript',
+    },
+    # (the working tree's tree, for the state's freshness: trees.py)
+    'load': _ENTRY | _PRINTS | {
+        'agitmem.commands.load', 'agitmem.repo', 'agitmem.trees', 'agitmem.config', 'agitmem.caches', 'agitmem.audit',
         'agitmem.porcelain.context', 'agitmem.porcelain.read', 'agitmem.inject', 'agitmem.tokens',
         'agitmem.memory', *(f'agitmem.memory.{m}' for m in ('fragments', 'notes', 'snapshot', 'state', 'tattoo')),
-        *_OBSERVED, '_datetime', '_sha1', 'select', 'math', 'collections.abc',
+        *_OBSERVED, '_datetime', '_sha1', 'select',
     },
 }
+
+
+def test_load_after_the_hooks_compiles_no_escaping_pattern(worked: Path) -> None:
+    """What the hooks observed is shown escaped, but the session key each
+    entry holds (`agent NUL id`) is not in the block: an ordinary memory
+    and observed file need none of render's patterns (a millisecond to
+    compile on every load)."""
+    ok('hook', 'post-edit', '--agent', 'claude', cwd=worked, input=_edit_payload(worked))
+    ok('hook', 'prompt', '--agent', 'claude', cwd=worked, input=_payload(worked, 'UserPromptSubmit', prompt='go on'))
+    code = (
+        'import sys; sys.argv = ["agitmem", "load"]; from agitmem import cli, render; rc = cli.main(); '
+        'print(render._pattern.cache_info().currsize, file=sys.stderr); sys.exit(rc)'
+    )
+    proc = subprocess.run([sys.executable, '-c', code], cwd=worked, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert '- edited src.py' in proc.stdout and "user's last request: go on" in proc.stdout
+    assert proc.stderr.split()[-1] == '0', proc.stderr
 
 
 def test_a_request_that_may_hold_a_credential_is_scanned(worked: Path) -> None:
@@ -598,7 +629,7 @@ def test_pre_commit_hook_without_enforce_rules_imports_no_patch_reader(worked: P
 PRE_COMMIT_MODULES = {
     'agitmem.tuples',  # (typing's NamedTuple, without typing)
     'agitmem', 'agitmem.__main__', 'agitmem.ahead', 'agitmem.platforms', 'agitmem.cli', 'agitmem.errors',
-    'agitmem.repo', 'agitmem.config', 'agitmem.caches', 'agitmem.commands',
+    'agitmem.repo', 'agitmem.trees', 'agitmem.config', 'agitmem.caches', 'agitmem.commands',
     'agitmem.commands.githook', 'agitmem.porcelain', 'agitmem.porcelain.context',
     'agitmem.porcelain.checking', 'agitmem.render', 'agitmem.findings', 'agitmem.memory',
     'agitmem.memory.state', 'agitmem.memory.snapshot', 'agitmem.memory.tattoo',

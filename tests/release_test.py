@@ -17,7 +17,7 @@ import yaml
 
 from agitmem import __version__
 from agitmem import githooks
-from agitmem import repo as repo_mod
+from agitmem import trees
 from testing.util import agitmem
 from testing.util import run
 
@@ -98,7 +98,7 @@ def _scripts(tmp_path: Path) -> list[Path]:
         path.write_text(githooks.shim(name, '/usr/bin/python3'))
         out.append(path)
     chain = tmp_path / 'tree-chain.sh'
-    chain.write_text('#!/bin/sh\n' + repo_mod._TREE_SH)
+    chain.write_text('#!/bin/sh\n' + trees._TREE_SH)
     out.append(chain)
     return out
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from agitmem import repo as repo_mod
+from agitmem import trees
 from agitmem.errors import AgitmemError
 from testing.util import agitmem
 from testing.util import agitmem_argv
@@ -226,7 +227,7 @@ def test_each_git_read_runs_once(memrepo: Path, tmp_path: Path, args: tuple[str,
     knows."""
     (memrepo / 'edited.py').write_text('x = 1\n')
     ok('state', 'set', 'next_intent=warm the tree cache', cwd=memrepo)
-    time.sleep(repo_mod.RACY_NS / 1e9)  # the edit is no longer racy: remembered
+    time.sleep(trees.RACY_NS / 1e9)  # the edit is no longer racy: remembered
     ok('state', 'set', 'next_intent=remember the tree', cwd=memrepo)
     trace = tmp_path / 'trace'
     ok(*args, cwd=memrepo, env={'GIT_TRACE2_EVENT': str(trace)})

@@ -18,6 +18,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 from agitmem import repo as repo_mod
+from agitmem import trees
 from testing.util import git
 from testing.util import run
 
@@ -137,7 +138,7 @@ def tmp() -> Iterator[Path]:
 
 def _both(root: Path) -> tuple[str | None, str]:
     repo = repo_mod.find(root)
-    return repo_mod.fast_tree(repo), repo_mod.chain_tree(repo)
+    return trees.fast_tree(repo), trees.chain_tree(repo)
 
 
 def _undefined(ops: list[tuple[str, str]]) -> bool:
@@ -275,7 +276,7 @@ def test_the_tree_from_status_is_the_chains_long(
 def test_working_trees(tmp: Path, ops: list[tuple[str, str]], config: tuple[str, ...], attrs: bytes) -> None:
     _check(tmp / 'r', ops, config, attrs)
     # none of these needs the chain
-    assert repo_mod.fast_tree(repo_mod.find(tmp / 'r')) is not None
+    assert trees.fast_tree(repo_mod.find(tmp / 'r')) is not None
 
 
 @pytest.mark.parametrize('ops', [
@@ -289,7 +290,7 @@ def test_working_trees(tmp: Path, ops: list[tuple[str, str]], config: tuple[str,
 ])
 def test_an_unborn_head(tmp: Path, ops: list[tuple[str, str]]) -> None:
     _check(tmp / 'r', ops, (), b'', commit=False)
-    assert repo_mod.fast_tree(repo_mod.find(tmp / 'r')) is not None
+    assert trees.fast_tree(repo_mod.find(tmp / 'r')) is not None
 
 
 def test_an_empty_working_tree(tmp: Path) -> None:
@@ -299,7 +300,7 @@ def test_an_empty_working_tree(tmp: Path) -> None:
     for p in root.iterdir():
         if p.name != '.git':
             _delete(root, p.name)
-    assert _both(root) == (repo_mod.EMPTY_TREE, repo_mod.EMPTY_TREE)
+    assert _both(root) == (trees.EMPTY_TREE, trees.EMPTY_TREE)
 
 
 def test_a_detached_head_and_a_subdirectory(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -312,7 +313,7 @@ def test_a_detached_head_and_a_subdirectory(tmp: Path, monkeypatch: pytest.Monke
     monkeypatch.chdir(root / 'dir' / 'sub')
     repo_mod.start_tree(None)  # begun ahead, in the subdirectory
     repo = repo_mod.find()
-    assert repo_mod.worktree_tree(repo) == repo_mod.chain_tree(repo)
+    assert repo_mod.worktree_tree(repo) == trees.chain_tree(repo)
     assert not repo_mod._STATUS_AHEAD
 
 
@@ -327,8 +328,8 @@ def test_what_it_cannot_do_exactly_is_the_chains(tmp: Path, make: Callable[[Path
     _write(root, 'embedded/f.txt', b'f\n')
     make(root)
     repo = repo_mod.find(root)
-    assert repo_mod.fast_tree(repo) is None
-    assert repo_mod.worktree_tree(repo) == repo_mod.chain_tree(repo)
+    assert trees.fast_tree(repo) is None
+    assert repo_mod.worktree_tree(repo) == trees.chain_tree(repo)
 
 
 def test_an_unmerged_index_is_the_chains(tmp: Path) -> None:
@@ -342,31 +343,31 @@ def test_an_unmerged_index_is_the_chains(tmp: Path) -> None:
     git('commit', '-q', '-am', 'main', cwd=root)
     assert run('git', 'merge', '-q', 'other', cwd=root).returncode != 0  # a conflict
     repo = repo_mod.find(root)
-    assert repo_mod.fast_tree(repo) is None
-    assert repo_mod.worktree_tree(repo) == repo_mod.chain_tree(repo)
+    assert trees.fast_tree(repo) is None
+    assert repo_mod.worktree_tree(repo) == trees.chain_tree(repo)
 
 
-# -- the tree remembered (repo._TREE_CACHE) -----------------------------------
+# -- the tree remembered (trees._TREE_CACHE) -----------------------------------
 
 def _traced(monkeypatch: pytest.MonkeyPatch, trace: Path, repo: repo_mod.Repo) -> tuple[str | None, str]:
     """fast_tree, and the git commands it ran (GIT_TRACE)."""
     trace.unlink(missing_ok=True)
     monkeypatch.setenv('GIT_TRACE', str(trace))
-    tree = repo_mod.fast_tree(repo)
+    tree = trees.fast_tree(repo)
     monkeypatch.delenv('GIT_TRACE')
     return tree, trace.read_text() if trace.exists() else ''
 
 
 def test_the_same_working_tree_is_not_read_again(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # no file is racy here (the test's edits change sizes or modes)
-    monkeypatch.setattr(repo_mod, 'RACY_NS', 0)
+    monkeypatch.setattr(trees, 'RACY_NS', 0)
     root = tmp / 'r'
     _base(root, (), commit=True)
     _modify(root, 'a.txt')
     _modify(root, 'new.txt')
     repo = repo_mod.find(root)
-    first = repo_mod.fast_tree(repo)
-    assert first == repo_mod.chain_tree(repo)
+    first = trees.fast_tree(repo)
+    assert first == trees.chain_tree(repo)
     tree, ran = _traced(monkeypatch, tmp / 'trace', repo)
     assert tree == first
     assert 'status' in ran
@@ -384,7 +385,7 @@ def test_the_same_working_tree_is_not_read_again(tmp: Path, monkeypatch: pytest.
         change()
         tree, ran = _traced(monkeypatch, tmp / 'trace', repo)
         assert 'cat-file' in ran
-        assert tree == repo_mod.chain_tree(repo)
+        assert tree == trees.chain_tree(repo)
         again, ran = _traced(monkeypatch, tmp / 'trace', repo)
         assert again == tree and 'cat-file' not in ran
 
@@ -395,21 +396,21 @@ def test_a_file_edited_just_now_is_read_every_time(tmp: Path) -> None:
     _base(root, (), commit=True)
     _write(root, 'a.txt', b'one\n')
     repo = repo_mod.find(root)
-    assert repo_mod.fast_tree(repo) == repo_mod.chain_tree(repo)
+    assert trees.fast_tree(repo) == trees.chain_tree(repo)
     assert not (root / '.git' / 'agitmem' / 'tree-cache').exists()
     _write(root, 'a.txt', b'two\n')  # the same size
     st = os.stat(root / 'a.txt')
-    assert repo_mod.fast_tree(repo) == repo_mod.chain_tree(repo)
+    assert trees.fast_tree(repo) == trees.chain_tree(repo)
     assert os.stat(root / 'a.txt').st_size == st.st_size
 
 
 def test_a_tree_git_no_longer_has_is_not_remembered(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(repo_mod, 'RACY_NS', 0)
+    monkeypatch.setattr(trees, 'RACY_NS', 0)
     root = tmp / 'r'
     _base(root, (), commit=True)
     _modify(root, 'a.txt')
     repo = repo_mod.find(root)
-    tree = repo_mod.fast_tree(repo)
+    tree = trees.fast_tree(repo)
     assert tree is not None and (root / '.git' / 'agitmem' / 'tree-cache').exists()
     (root / '.git' / 'objects' / tree[:2] / tree[2:]).unlink()  # pruned
     again, ran = _traced(monkeypatch, tmp / 'trace', repo)

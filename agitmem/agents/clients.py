@@ -5,9 +5,8 @@ On the hot path of `agitmem hook post-edit` / `hook prompt`: standard
 library only, and nothing heavy imported at module level."""
 from __future__ import annotations
 
-from agitmem.agents import claude
-from agitmem.agents import codex
-from agitmem.agents import gemini
+import sys
+
 from agitmem.errors import AgitmemError
 
 # typing is not imported at run time: the agent hooks import this module
@@ -35,11 +34,19 @@ if TYPE_CHECKING:
 EVENTS = ('session-start', 'pre-compact', 'post-edit', 'prompt', 'stop')
 AGENTS = ('claude', 'codex', 'gemini', 'shell')
 
-NATIVE: dict[str, Native] = {
-    'claude': claude,
-    'codex': codex,
-    'gemini': gemini,
-}
+# the agents with hooks of their own, each its module (agents/<agent>.py)
+NATIVE = ('claude', 'codex', 'gemini')
+
+
+def module(agent: str) -> Native:
+    """The module of a native agent (KeyError for any other), imported
+    when first asked: a hook imports its own client's only."""
+    if agent not in NATIVE:
+        raise KeyError(agent)
+    name = f'{__package__}.{agent}'
+    # __import__, not importlib (agents/__init__.py)
+    __import__(name)
+    return sys.modules[name]
 
 
 def check_agent(agent: str) -> None:
@@ -60,7 +67,7 @@ def check_event(event: str) -> None:
 def native(agent: str) -> Native:
     check_agent(agent)
     try:
-        return NATIVE[agent]
+        return module(agent)
     except KeyError:
         raise AgitmemError(
             f'{agent} has no native hooks to install: its shims live in '
@@ -74,7 +81,7 @@ def native_event(agent: str, event: str) -> str | None:
     check_event(event)
     if agent == 'shell':
         return None
-    return NATIVE[agent].EVENT_NAMES[event]
+    return module(agent).EVENT_NAMES[event]
 
 
 def agitmem_event(agent: str, native: str) -> str | None:
@@ -82,7 +89,7 @@ def agitmem_event(agent: str, native: str) -> str | None:
     check_agent(agent)
     if agent == 'shell':
         return None
-    for event, name in NATIVE[agent].EVENT_NAMES.items():
+    for event, name in module(agent).EVENT_NAMES.items():
         if name == native:
             return event
     return None
@@ -92,7 +99,7 @@ def supports_context(agent: str, event: str) -> bool:
     """Whether `envelope(agent, event, context=...)` can reach the model."""
     check_agent(agent)
     check_event(event)
-    return agent == 'shell' or event in NATIVE[agent].CONTEXT_EVENTS
+    return agent == 'shell' or event in module(agent).CONTEXT_EVENTS
 
 
 def settings_path(agent: str, root: Path) -> Path:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 
-from agitmem import render
 from agitmem.agents import clients
-from agitmem.agents import shell
 
 # typing is not imported at run time: the agent hooks import this module
 # (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
@@ -57,11 +55,15 @@ def envelope(
     clients.check_event(event)
     if block_reason is not None and event != 'stop':
         raise ValueError(f'block_reason is only for stop, not {event}')
-    message = None if message is None else render.controls(message)
-    block_reason = None if block_reason is None else render.controls(block_reason)
+    if message is not None or block_reason is not None:
+        # (what has nothing to say, nearly every hook, imports no renderer)
+        from agitmem import render
+        message = None if message is None else render.controls(message)
+        block_reason = None if block_reason is None else render.controls(block_reason)
     if agent == 'shell':
+        from agitmem.agents import shell
         return shell.envelope(context, message, block_reason)
-    mod = clients.NATIVE[agent]
+    mod = clients.module(agent)
     if context is not None and event not in mod.CONTEXT_EVENTS:
         raise ValueError(
             f'{agent} {mod.EVENT_NAMES[event]} hooks cannot add context '

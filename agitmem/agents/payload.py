@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import json
 
-from agitmem.agents import claude
 from agitmem.agents import clients
-from agitmem.agents import codex
-from agitmem.agents import gemini
-from agitmem.agents import shell
 from agitmem.errors import AgitmemError
 
 # typing is not imported at run time: the agent hooks import this module
@@ -61,6 +57,9 @@ def _load(text: str) -> dict[str, object]:
 
 def detect(data: dict[str, object], environ: Mapping[str, str]) -> str:
     """Which agent sent this payload, from its shape (env as tie-breaker)."""
+    from agitmem.agents import claude
+    from agitmem.agents import codex
+    from agitmem.agents import gemini
     event = data.get('hook_event_name')
     if not isinstance(event, str) or not event:
         raise AgitmemError(
@@ -124,7 +123,7 @@ def _prompt(agent: str, text: str | None) -> str | None:
 
 
 def _parse_native(agent: str, data: dict[str, object]) -> Payload:
-    mod = clients.NATIVE[agent]
+    mod = clients.module(agent)
     tool_input = data.get('tool_input')
     paths: list[str] = []
     if isinstance(tool_input, dict):
@@ -152,6 +151,7 @@ def _parse_native(agent: str, data: dict[str, object]) -> Payload:
 
 
 def _parse_shell(environ: Mapping[str, str]) -> Payload:
+    from agitmem.agents import shell
     return Payload(
         agent='shell',
         event=shell.get(environ, 'AGENT_EVENT'),

@@ -24,9 +24,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
 
 from agitmem.errors import AgitmemError
+
+# collections.abc's names are for mypy only: the prompt hook and every
+# Gemini model call import this module (mypy takes any name TYPE_CHECKING
+# as true)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 TAIL_BYTES = 200 * 1024
 # never read more of a transcript than this (a JSON document, or the window

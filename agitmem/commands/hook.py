@@ -12,9 +12,7 @@ import sys
 
 from agitmem import agents
 from agitmem import errors
-from agitmem import render
 from agitmem.errors import AgitmemError
-from agitmem.porcelain import model_calls
 from agitmem.porcelain import notices
 
 # collections.abc's names are for mypy only (the agent hooks import this module)
@@ -29,6 +27,7 @@ def _with_notices(agent: str, out: str, said: list[str]) -> str:
     (a restored .agent/) where the client shows it."""
     if not said:
         return out
+    from agitmem import render
     line = render.controls_line('; '.join(said))
     if agent in ('claude', 'codex', 'gemini'):
         try:
@@ -46,10 +45,13 @@ def _with_notices(agent: str, out: str, said: list[str]) -> str:
 def _handled(event: str, payload: agents.Payload) -> str:
     """The event's output: the hooks' machinery is imported only when the
     event has something to do (not for Gemini's calls around every model
-    call that have not)."""
-    idle = model_calls.idle(event, payload)
-    if idle is not None:
-        return idle
+    call that have not).  Only Gemini CLI fires them: what answers them
+    (model_calls.idle's two cases) is imported for its events alone."""
+    if payload.agent == 'gemini' or payload.event == 'BeforeModel':
+        from agitmem.porcelain import model_calls
+        idle = model_calls.idle(event, payload)
+        if idle is not None:
+            return idle
     from agitmem.porcelain import agent_hooks
     return agent_hooks.HANDLERS[event](payload)
 
@@ -65,6 +67,9 @@ def answered_nothing(agent: str | None) -> int:
 
 def _misuse(event: str, args: Sequence[str]) -> str | None:
     """What is wrong with the hook's command line, or None."""
+    if event in agents.EVENTS and not args:
+        return None
+    from agitmem import render
     if event not in agents.EVENTS:
         return (
             f'unknown hook event "{render.line(event)}" (agent events: '

@@ -10,7 +10,9 @@ compaction (compactions, records, the transcript readers) only where one
 can be seen: post-edit and stop never read a transcript unless the first
 turn after a compaction is open.  What records the agent's edits and
 requests (observed, paths) is imported by the events that record them:
-not by stop, at the end of every turn."""
+not by stop, at the end of every turn; nor what checkpoints and reminds
+(checkpoints), nor the audit log, which stop writes to only when it
+blocks."""
 from __future__ import annotations
 
 import json
@@ -18,10 +20,8 @@ import os
 import sys
 
 from agitmem import agents
-from agitmem import audit
 from agitmem import config
 from agitmem import repo as repo_mod
-from agitmem.porcelain import checkpoints
 from agitmem.porcelain import context
 from agitmem.porcelain import notices
 from agitmem.porcelain import sessions
@@ -62,7 +62,7 @@ def restore(repo: Repo) -> None:
         'restored it from the memory ref: memory edits not saved to the ref '
         'before it went are not in it'
     )
-    audit.log(repo.agentdir, 'write restore', said)
+    _audit(repo, 'write restore', said)
     notices.say(said)
 
 
@@ -105,7 +105,15 @@ def _session(payload: agents.Payload) -> str:
     return sessions.session_key(payload.agent, payload.session_id)
 
 
+def _audit(repo: Repo, what: str, detail: str) -> None:
+    """A line in the audit log (audit.py): imported by the hooks that
+    write one, not by every edit, prompt and turn."""
+    from agitmem import audit
+    audit.log(repo.agentdir, what, detail)
+
+
 def session_start(payload: agents.Payload) -> str:
+    from agitmem.porcelain import checkpoints
     from agitmem.porcelain import compactions
     from agitmem.porcelain import records
     repo, cfg = where(payload)
@@ -132,7 +140,7 @@ def session_start(payload: agents.Payload) -> str:
     if not after:
         sessions.write(repo, key, fresh)
         return _block(repo, cfg, payload.agent, 'session-start', after_compact=False)[0]
-    audit.log(repo.agentdir, 'hook session-start', f're-inject after compaction ({payload.agent})')
+    _audit(repo, 'hook session-start', f're-inject after compaction ({payload.agent})')
     out, text = _block(
         repo, cfg, payload.agent, 'session-start', after_compact=True, summary=_summary(payload, fresh),
     )
@@ -149,6 +157,7 @@ def session_start(payload: agents.Payload) -> str:
 
 
 def pre_compact(payload: agents.Payload) -> str:
+    from agitmem.porcelain import checkpoints
     if payload.agent == 'gemini':
         # Gemini CLI fires PreCompress before every model call, compressing
         # or not: a compression is seen in its chat file at the next prompt
@@ -242,6 +251,7 @@ def _observe_tool(repo: Repo, cfg: dict[str, Any], payload: agents.Payload) -> N
 
 
 def post_edit(payload: agents.Payload) -> str:
+    from agitmem.porcelain import checkpoints
     repo, cfg = where(payload)
     _observe_tool(repo, cfg, payload)
     if payload.event == 'PostToolUseFailure':
@@ -267,7 +277,7 @@ def post_edit(payload: agents.Payload) -> str:
         f'next_intent=...`, and the In progress section of '
         f'.agent/memory/snapshot.md).'
     )
-    audit.log(repo.agentdir, 'hook post-edit', f'reminder: state {minutes} min old')
+    _audit(repo, 'hook post-edit', f'reminder: state {minutes} min old')
     if agents.supports_context(payload.agent, 'post-edit'):
         return agents.envelope(payload.agent, 'post-edit', context=reminder)
     return agents.envelope(payload.agent, 'post-edit', message=reminder)
@@ -279,6 +289,7 @@ def before_model(payload: agents.Payload) -> str:
     BeforeAgent: the request right after it gets the after-compaction
     block, once.  Calls whose request holds no summary, or only summaries
     this session has handled, cost a JSON parse and no git."""
+    from agitmem.porcelain import checkpoints
     from agitmem.agents import gemini
     from agitmem.agents import transcript
     from agitmem.porcelain import compactions
@@ -304,7 +315,7 @@ def before_model(payload: agents.Payload) -> str:
     before = compactions.context_size(payload)
     checkpoints.compressed(repo, hs, before if before is not None else sessions.int_of(hs.get('context')))
     hs['checkpoint_asked'] = False  # a new window: ask again at 70%
-    audit.log(repo.agentdir, 'hook prompt', f're-inject before the next model call: compaction ({new[-1]})')
+    _audit(repo, 'hook prompt', f're-inject before the next model call: compaction ({new[-1]})')
     block = _injection(repo, cfg, after_compact=True, summary=_summary(payload, hs))
     # the turn goes on now, in the same prompt
     records.open_(repo, cfg, payload, hs, trigger='compact', injection=block.text, prompted=True)
@@ -317,6 +328,7 @@ def before_model(payload: agents.Payload) -> str:
 
 
 def prompt(payload: agents.Payload) -> str:
+    from agitmem.porcelain import checkpoints
     if payload.event == 'BeforeModel':
         return before_model(payload)
     from agitmem.agents import transcript
@@ -368,14 +380,14 @@ def prompt(payload: agents.Payload) -> str:
     if not (compacted or due):
         sessions.write(repo, key, hs)
         if checkpoint:
-            audit.log(repo.agentdir, 'hook prompt', f'checkpoint asked at {size} tokens')
+            _audit(repo, 'hook prompt', f'checkpoint asked at {size} tokens')
             return agents.envelope(payload.agent, 'prompt', context=checkpoint)
         return agents.envelope(payload.agent, 'prompt')
     why = (
         f'compaction ({new[-1]})' if new else f'context dropped {last} -> {size}' if dropped
         else 'after compaction' if pending else f'prompt {prompts}'
     )
-    audit.log(repo.agentdir, 'hook prompt', f're-inject: {why}')
+    _audit(repo, 'hook prompt', f're-inject: {why}')
     out, text = _block(
         repo, cfg, payload.agent, 'prompt', after_compact=compacted,
         summary=_summary(payload, hs) if compacted else None,
@@ -410,7 +422,7 @@ def stop(payload: agents.Payload) -> str:
     if not changed:
         return agents.envelope(payload.agent, 'stop')
     shown = ', '.join(changed[:5]) + (' ...' if len(changed) > 5 else '')
-    audit.log(repo.agentdir, 'hook stop', f'blocked: code changed ({shown})')
+    _audit(repo, 'hook stop', f'blocked: code changed ({shown})')
     return agents.envelope(
         payload.agent, 'stop',
         block_reason=(

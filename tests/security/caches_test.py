@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from agitmem import repo as repo_mod
+from agitmem import trees
 
 from testing.util import agitmem_argv
 from testing.util import ok
@@ -89,7 +90,7 @@ def test_observed_facts_too_large_read_as_nothing(memrepo: Path) -> None:
 
 def test_tree_cache_is_a_fifo(memrepo: Path) -> None:
     (memrepo / 'README').write_text('changed\n')
-    time.sleep(repo_mod.RACY_NS / 1e9 + 0.2)  # not racy: the cache is used
+    time.sleep(trees.RACY_NS / 1e9 + 0.2)  # not racy: the cache is used
     ok('state', 'set', 'current_goal=x', cwd=memrepo)
     assert (memrepo / '.git' / 'agitmem' / 'tree-cache').is_file()
     _plant(memrepo / '.git' / 'agitmem' / 'tree-cache', 'fifo')
@@ -147,17 +148,17 @@ def test_memory_base_linked_out_is_not_read(memrepo: Path, tmp_path: Path) -> No
 
 def test_tree_cache_linked_out_is_not_read(memrepo: Path, tmp_path: Path) -> None:
     (memrepo / 'README').write_text('changed\n')
-    time.sleep(repo_mod.RACY_NS / 1e9 + 0.2)  # not racy: the cache is used
+    time.sleep(trees.RACY_NS / 1e9 + 0.2)  # not racy: the cache is used
     ok('state', 'set', 'current_goal=x', cwd=memrepo)
     cache = memrepo / '.git' / 'agitmem' / 'tree-cache'
     key, _, tree = cache.read_bytes().strip().partition(b' ')
     repo = repo_mod.find(memrepo)
-    assert repo_mod._cached_tree(repo, key) == tree.decode()
+    assert trees._cached_tree(repo, key) == tree.decode()
     outside = tmp_path / 'outside-cache'
     outside.write_bytes(cache.read_bytes())
     cache.unlink()
     cache.symlink_to(outside)
-    assert repo_mod._cached_tree(repo, key) is None
+    assert trees._cached_tree(repo, key) is None
 
 
 def test_tree_cache_never_written_through_a_link(memrepo: Path, tmp_path: Path) -> None:
@@ -170,7 +171,7 @@ def test_tree_cache_never_written_through_a_link(memrepo: Path, tmp_path: Path) 
     for name in (f'.tree-cache.{os.getpid()}', 'tree-cache'):
         (where / name).unlink(missing_ok=True)
         (where / name).symlink_to(outside)
-    repo_mod._remember_tree(repo, b'k' * 40, 'a' * 40)
+    trees._remember_tree(repo, b'k' * 40, 'a' * 40)
     assert outside.read_text() == 'outside the repository\n'
     assert not (where / 'tree-cache').is_symlink()
     assert (where / 'tree-cache').read_bytes() == b'k' * 40 + b' ' + b'a' * 40 + b'\n'

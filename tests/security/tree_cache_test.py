@@ -8,7 +8,7 @@ import shutil
 import time
 from pathlib import Path
 
-from agitmem import repo as repo_mod
+from agitmem import trees
 from testing.util import git
 from testing.util import ok
 
@@ -35,7 +35,7 @@ def test_ignored_gitattributes_changes_the_tree(memrepo: Path, tmp_path: Path) -
     git('add', 'crlf.txt', cwd=memrepo)
     git('commit', '-q', '-m', 'crlf', cwd=memrepo)
     (memrepo / 'crlf.txt').write_bytes(b'a\r\nb\r\nc\r\n')
-    time.sleep(repo_mod.RACY_NS / 1e9 + 0.2)  # not racy: remembered
+    time.sleep(trees.RACY_NS / 1e9 + 0.2)  # not racy: remembered
     before = _state_tree(memrepo, 'one')
     assert (memrepo / '.git' / 'agitmem' / 'tree-cache').is_file()
     # an ignored .gitattributes: git status lists nothing new, yet
