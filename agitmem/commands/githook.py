@@ -99,7 +99,13 @@ def post_commit(args: list[str], stdin: str) -> int:
     from agitmem.porcelain.saved import saved
     # most commits leave the memory as it was saved: then neither pygit2
     # nor the save's reads are needed
-    unchanged, parents = saved(ctx)
+    unchanged, parents, tip, ids = saved(ctx)
+    if (unchanged and parents == 1 and ctx.branch is not None and tip is not None and
+            ids is not None and not os.environ.get('AGITMEM_REF')):
+        # while all stays as it is, the shim need not start Python (which
+        # it does where AGITMEM_REF names another memory ref)
+        from agitmem import githooks
+        githooks.record_saved(ctx.repo, ctx.branch, ctx.ref, tip, ids)
     if not unchanged:
         subject = repo_mod.git(
             'log', '-1', '--format=%s', 'HEAD', cwd=ctx.repo.root,
