@@ -4,13 +4,18 @@ imports the rules it runs, not every check."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from agitmem import config
 from agitmem import memory
 from agitmem.checks import Finding
 from agitmem.errors import AgitmemError
 from agitmem.repo import Repo
+
+# typing for mypy only (it takes any name TYPE_CHECKING as true): the
+# pre-commit hook imports this module, and typing is a tenth of its run
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 CONFIG = f'.agent/{memory.CONFIG}'
 TATTOO = f'.agent/memory/{memory.TATTOO}'

@@ -12,9 +12,6 @@ import os
 import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-from typing import NamedTuple
-from typing import TYPE_CHECKING
 
 from agitmem import memory
 from agitmem import repo as repo_mod
@@ -36,9 +33,16 @@ from agitmem.memory import tattoo as tattoo_mod
 from agitmem.checks.commit_msg import enforce_rules
 from agitmem.repo import Repo
 
+# typing for mypy only (it takes any name TYPE_CHECKING as true): the
+# pre-commit hook imports this module, and typing is a tenth of its run
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+    from typing import NamedTuple
     from agitmem import diffs
     from agitmem.paths import Folding
+else:
+    from agitmem.tuples import NamedTuple
 
 MEMORY = '.agent/memory/'
 TATTOO = f'{MEMORY}{memory.TATTOO}'
@@ -318,6 +322,7 @@ def run(
             return []
         recorded = progress_not_updated.recorded_at(repo, ref, head)
         progress_changed = recorded is not None and progress_not_updated.changed(
+            repo,
             {
                 name: mem.files.get(f'{MEMORY}{name}')
                 for name in progress_not_updated.PROGRESS

@@ -8,14 +8,16 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
-from typing import Any
 
 from agitmem.checks import Finding
 from agitmem.checks import json_line
 from agitmem.memory import snapshot as snapshot_mod
 
+# typing for mypy only (it takes any name TYPE_CHECKING as true): the
+# pre-commit hook imports this module, and typing is a tenth of its run
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
     from agitmem.paths import Folding
 
 ID = 'state-vs-worktree'

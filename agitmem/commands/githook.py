@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from typing import TypeVar
 
 from agitmem import config
 from agitmem.porcelain import context
@@ -24,6 +23,13 @@ from agitmem import repo as repo_mod
 from agitmem.porcelain.context import Context
 from agitmem.errors import AgitmemError
 from agitmem.repo import Repo
+
+# typing for mypy only (it takes any name TYPE_CHECKING as true): the
+# pre-commit hook imports this module, and typing is a tenth of its run
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TypeVar
+    T = TypeVar('T')
 
 EVENTS = (
     'pre-commit', 'commit-msg', 'post-commit', 'pre-push', 'post-checkout',
@@ -173,8 +179,6 @@ def pre_push(args: list[str], stdin: str) -> int:
         del os.environ[IN_PUSH]
     return 0
 
-
-T = TypeVar('T')
 
 
 def _forge(step: Callable[[], T], remote: str) -> T | None:

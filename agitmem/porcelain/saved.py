@@ -9,12 +9,19 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import NamedTuple
 
 from agitmem import repo as repo_mod
 from agitmem.memory import files as memory_files
 from agitmem.porcelain.context import Context
 from agitmem.repo import Repo
+
+# typing for mypy only (it takes any name TYPE_CHECKING as true): the
+# post-commit hook imports this module
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from agitmem.tuples import NamedTuple
 
 _OID = re.compile(r'[0-9a-f]{40}(?:[0-9a-f]{24})?')
 
