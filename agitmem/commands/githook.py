@@ -42,7 +42,7 @@ IN_PUSH = 'AGITMEM_IN_PRE_PUSH'
 def _repo() -> Repo | None:
     """This repository; None where agitmem is not in use (no .agent/)."""
     repo = repo_mod.find()
-    if not repo.agent_dir.is_dir():
+    if not os.path.isdir(repo.agentdir):
         return None
     context.require_memory(repo)
     return repo
@@ -53,7 +53,7 @@ def _context(*, memory_refs_will_do: bool = False) -> Context | None:
     the repository is and HEAD are asked in one git process (started
     while the hook imported, cli._hook)."""
     repo, head = repo_mod.find_with_head()
-    if repo.agent_dir.is_dir():
+    if os.path.isdir(repo.agentdir):
         context.require_memory(repo)
     elif not (memory_refs_will_do and repo_mod.git(
             'for-each-ref', '--count=1', '--format=x', 'refs/agitmem/',

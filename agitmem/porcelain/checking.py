@@ -96,7 +96,7 @@ def begin_staged(ctx: Context) -> None:
     verified = None
     if 'verification-stale' not in skip:
         try:
-            fd, _ = repo_mod.open_regular(ctx.repo.memory_dir / memory.STATE, follow=False)
+            fd, _ = repo_mod.open_regular(os.path.join(ctx.repo.memorydir, memory.STATE), follow=False)
         except OSError:
             fd = -1  # the check says what is wrong with it
         if fd >= 0:
