@@ -246,6 +246,34 @@ def test_post_commit_shim_leaves_what_it_is_unsure_of_to_the_hook(
     assert _started(log) == started
 
 
+@pytest.mark.parametrize('link', ('dir', 'head'))
+def test_post_commit_hook_never_writes_its_list_through_a_link(memrepo: Path, tmp_path: Path, link: str) -> None:
+    """The list is agitmem's own: a symlink where it goes (to a directory
+    outside, or as its `head`) is replaced, what it points at untouched."""
+    outside = tmp_path / 'outside'
+    outside.mkdir()
+    (outside / 'secret.txt').write_text('mine\n')
+    saved = memrepo / '.git' / 'agitmem' / githooks.POST_COMMIT_IDLE
+    saved.parent.mkdir(exist_ok=True)
+    if link == 'dir':
+        saved.symlink_to(outside)
+    else:
+        saved.mkdir()
+        (saved / 'head').symlink_to(outside / 'secret.txt')
+    git('commit', '-q', '--allow-empty', '-m', 'one parent', cwd=memrepo)
+    proc = agitmem('hook', 'post-commit', cwd=memrepo)
+    assert sorted(p.name for p in outside.iterdir()) == ['secret.txt']
+    assert (outside / 'secret.txt').read_text() == 'mine\n'
+    if link == 'dir':
+        # (as any link leaving .git/agitmem: the hook does nothing there)
+        assert proc.returncode == 0
+        assert 'post-commit-idle is a symlink to outside the repository' in proc.stderr
+        return
+    assert (proc.returncode, proc.stderr) == (0, '')
+    assert not (saved / 'head').is_symlink()
+    assert (saved / 'head').read_text().splitlines()[2] == 'refs/heads/main'
+
+
 def test_post_commit_shim_in_a_linked_worktree(memrepo: Path, tmp_path: Path) -> None:
     ok('install', 'git', cwd=memrepo)
     env, log = _starts_logged(tmp_path)
