@@ -186,7 +186,7 @@ def test_post_commit_shim_starts_nothing_while_the_memory_is_saved_as_it_is(memr
 
 
 @pytest.mark.parametrize('case', (
-    'merge', 'symlink', 'fifo', 'conflict', 'base', 'detached', 'agitmem-ref', 'config',
+    'merge', 'symlink', 'fifo', 'conflict', 'base', 'detached', 'agitmem-ref', 'config', 'crlf',
 ))
 def test_post_commit_shim_leaves_what_it_is_unsure_of_to_the_hook(
         memrepo: Path, tmp_path: Path, case: str,
@@ -231,7 +231,12 @@ def test_post_commit_shim_leaves_what_it_is_unsure_of_to_the_hook(
     elif case == 'config':
         with open(memrepo / '.agent' / 'config.yaml', 'a') as f:
             f.write('# another line\n')
-    if case in ('symlink', 'fifo'):
+    elif case == 'crlf':
+        # the same text to git's eyes with autocrlf (`git diff --no-index`
+        # finds no difference), other bytes to the hook's
+        git('config', 'core.autocrlf', 'true', cwd=memrepo)
+        notes.write_bytes(notes.read_bytes().replace(b'\n', b'\r\n'))
+    if case in ('symlink', 'fifo', 'crlf'):
         # pre-commit refuses it; a commit made without the checks: the
         # post-commit hook says why it saves nothing
         (memrepo / 'src' / 'app.py').write_text('# more\n')
