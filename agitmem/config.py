@@ -452,7 +452,7 @@ def _user_read() -> tuple[dict[str, Any], str]:
     followed, a device or a pipe is refused."""
     from agitmem import caches
     from agitmem.memory import decode
-    path = user_home() / 'config.yaml'
+    path = os.path.join(user_home_at(), 'config.yaml')  # (no pathlib: the pre-commit hook reads it)
     shown = user_config_shown()
     if not os.path.exists(path):
         return {}, ''

@@ -112,11 +112,11 @@ def test_commit_msg_shim_starts_nothing_while_config_has_no_message_rule(memrepo
     # the hook found no commit_msg rule in this config.yaml: it kept a copy
     assert idle.read_bytes() == config.read_bytes()
     assert _commit(memrepo, env=env).returncode == 0  # type: ignore[arg-type]
-    assert _started(log) == ['pre-commit', 'post-commit']
+    assert _started(log) == ['pre-commit']  # (post-commit: the memory is saved as it is)
     # AGITMEM_SKIP is announced by each hook, as before
     proc = _commit(memrepo, env={**env, 'AGITMEM_SKIP': 'secrets'})  # type: ignore[arg-type]
     assert proc.returncode == 0
-    assert _started(log) == ['pre-commit', 'commit-msg', 'post-commit']
+    assert _started(log) == ['pre-commit', 'commit-msg']
     assert proc.stderr.count('agitmem: skipped (AGITMEM_SKIP): secrets') == 2
     # a rule for the message: the copy no longer matches, the hook runs
     with open(mem(memrepo, 'tattoo.md'), 'a') as f:
@@ -133,6 +133,164 @@ def test_commit_msg_shim_starts_nothing_while_config_has_no_message_rule(memrepo
     assert _commit(memrepo, 'CFG-1 with a ticket', env=env).returncode == 0  # type: ignore[arg-type]
     assert _started(log) == ['pre-commit', 'commit-msg', 'post-commit']
     assert not idle.exists()
+
+
+def test_post_commit_shim_starts_nothing_while_the_memory_is_saved_as_it_is(memrepo: Path, tmp_path: Path) -> None:
+    ok('install', 'git', cwd=memrepo)
+    env, log = _starts_logged(tmp_path)
+    saved = memrepo / '.git' / 'agitmem' / githooks.POST_COMMIT_IDLE
+    assert _commit(memrepo, env=env).returncode == 0  # type: ignore[arg-type]
+    assert _started(log) == ['pre-commit', 'commit-msg', 'post-commit']
+    # the hook found the memory saved as it is: it kept the list of its files
+    top = git('rev-parse', 'refs/agitmem/heads/main', cwd=memrepo).strip()
+    assert (saved / 'head').read_text().splitlines()[2:] == ['refs/heads/main', 'refs/agitmem/heads/main', top]
+    assert '.agent/memory/notes.md\n' in (saved / 'files').read_text()
+    n = count(memrepo)
+    for _ in range(2):
+        proc = _commit(memrepo, env=env)  # type: ignore[arg-type]
+        assert (proc.returncode, proc.stdout) == (0, '')
+        assert 'agitmem: memory saved' not in proc.stderr
+        assert _started(log) == ['pre-commit']
+    assert count(memrepo) == n
+    # what the hook does not read changes nothing: a dot-name (an
+    # editor's), a file's mode
+    mem(memrepo, '.notes.md.swp').write_text('x')
+    mem(memrepo, 'notes.md').chmod(0o755)
+    assert _commit(memrepo, env=env).returncode == 0  # type: ignore[arg-type]
+    assert _started(log) == ['pre-commit']
+    assert count(memrepo) == n
+    # an edit, a new file in archive/, a file removed: the hook saves each
+    for change in (
+            lambda: mem(memrepo, 'notes.md').write_text('- progress\n'),
+            lambda: (mem(memrepo, 'archive') / 'old.md').write_text('- old\n'),
+            lambda: (mem(memrepo, 'archive') / 'old.md').unlink(),
+    ):
+        (mem(memrepo, 'archive')).mkdir(exist_ok=True)
+        change()
+        proc = _commit(memrepo, env=env)  # type: ignore[arg-type]
+        assert 'agitmem: memory saved to refs/agitmem/heads/main' in proc.stderr
+        assert _started(log) == ['pre-commit', 'post-commit']
+        n += 1
+        assert count(memrepo) == n
+        # the next commit finds it saved: the hook (the tip moved) keeps the list again
+        assert _commit(memrepo, env=env).returncode == 0  # type: ignore[arg-type]
+        assert _started(log) == ['pre-commit', 'post-commit']
+        assert _commit(memrepo, env=env).returncode == 0  # type: ignore[arg-type]
+        assert _started(log) == ['pre-commit']
+    # the memory saved by a command: the tip moved, the hook runs once
+    mem(memrepo, 'notes.md').write_text('- saved by hand\n')
+    ok('save', '-m', 'by hand', cwd=memrepo)
+    assert _commit(memrepo, env=env).returncode == 0  # type: ignore[arg-type]
+    assert _started(log) == ['pre-commit', 'post-commit']
+    assert count(memrepo) == n + 1
+
+
+@pytest.mark.parametrize('case', (
+    'merge', 'symlink', 'fifo', 'conflict', 'base', 'detached', 'agitmem-ref', 'config', 'crlf',
+))
+def test_post_commit_shim_leaves_what_it_is_unsure_of_to_the_hook(
+        memrepo: Path, tmp_path: Path, case: str,
+) -> None:
+    """Each case the hook has something to do or say for: it runs."""
+    ok('install', 'git', cwd=memrepo)
+    env, log = _starts_logged(tmp_path)
+    assert _commit(memrepo, env=env).returncode == 0  # type: ignore[arg-type]
+    assert _commit(memrepo, env=env).returncode == 0  # type: ignore[arg-type]
+    _started(log)
+    notes = mem(memrepo, 'notes.md')
+    kw: dict[str, str] = dict(env)
+    if case == 'merge':
+        # a merge committed by hand: the hook merges the branch's memory
+        git('checkout', '-q', '-b', 'other', cwd=memrepo)
+        (memrepo / 'other.txt').write_text('x\n')
+        git('add', 'other.txt', cwd=memrepo)
+        git('commit', '-q', '--no-verify', '-m', 'other', cwd=memrepo)
+        git('checkout', '-q', 'main', cwd=memrepo)
+        git('merge', '-q', '--no-ff', '--no-commit', 'other', cwd=memrepo)
+        _started(log)
+        proc = run('git', 'commit', '-q', '--no-edit', cwd=memrepo, env=env)  # type: ignore[arg-type]
+        assert proc.returncode == 0
+        assert 'post-commit' in _started(log)
+        return
+    if case == 'symlink':
+        (tmp_path / 'notes.md').write_bytes(notes.read_bytes())
+        notes.unlink()
+        notes.symlink_to(tmp_path / 'notes.md')
+    elif case == 'fifo':
+        os.mkfifo(mem(memrepo, 'pipe.md'))
+    elif case == 'conflict':
+        (memrepo / '.git' / 'agitmem' / 'conflicts').write_text('notes.md: both changed\n')
+    elif case == 'base':
+        top = git('rev-parse', 'refs/agitmem/heads/main', cwd=memrepo).strip()
+        (memrepo / '.git' / 'agitmem' / 'base').write_text(f'{top} refs/agitmem/heads/other\n')
+    elif case == 'detached':
+        git('checkout', '-q', '--detach', cwd=memrepo)
+        _started(log)
+    elif case == 'agitmem-ref':
+        kw['AGITMEM_REF'] = 'elsewhere'
+    elif case == 'config':
+        with open(memrepo / '.agent' / 'config.yaml', 'a') as f:
+            f.write('# another line\n')
+    elif case == 'crlf':
+        # the same text to git's eyes with autocrlf (`git diff --no-index`
+        # finds no difference), other bytes to the hook's
+        git('config', 'core.autocrlf', 'true', cwd=memrepo)
+        notes.write_bytes(notes.read_bytes().replace(b'\n', b'\r\n'))
+    if case in ('symlink', 'fifo', 'crlf'):
+        # pre-commit refuses it; a commit made without the checks: the
+        # post-commit hook says why it saves nothing
+        (memrepo / 'src' / 'app.py').write_text('# more\n')
+        git('add', 'src/app.py', cwd=memrepo)
+        proc = run('git', 'commit', '-q', '--no-verify', '-m', 'unchecked', cwd=memrepo, env=kw)  # type: ignore[arg-type]
+        assert (proc.returncode, _started(log)) == (0, ['post-commit'])
+        assert 'agitmem: hook post-commit: .agent/memory/' in proc.stderr
+        return
+    proc = _commit(memrepo, env=kw)  # type: ignore[arg-type]
+    assert proc.returncode == 0
+    started = ['pre-commit', 'commit-msg', 'post-commit'] if case == 'config' else ['pre-commit', 'post-commit']
+    assert _started(log) == started
+
+
+@pytest.mark.parametrize('link', ('dir', 'head'))
+def test_post_commit_hook_never_writes_its_list_through_a_link(memrepo: Path, tmp_path: Path, link: str) -> None:
+    """The list is agitmem's own: a symlink where it goes (to a directory
+    outside, or as its `head`) is replaced, what it points at untouched."""
+    outside = tmp_path / 'outside'
+    outside.mkdir()
+    (outside / 'secret.txt').write_text('mine\n')
+    saved = memrepo / '.git' / 'agitmem' / githooks.POST_COMMIT_IDLE
+    saved.parent.mkdir(exist_ok=True)
+    if link == 'dir':
+        saved.symlink_to(outside)
+    else:
+        saved.mkdir()
+        (saved / 'head').symlink_to(outside / 'secret.txt')
+    git('commit', '-q', '--allow-empty', '-m', 'one parent', cwd=memrepo)
+    proc = agitmem('hook', 'post-commit', cwd=memrepo)
+    assert sorted(p.name for p in outside.iterdir()) == ['secret.txt']
+    assert (outside / 'secret.txt').read_text() == 'mine\n'
+    if link == 'dir':
+        # (as any link leaving .git/agitmem: the hook does nothing there)
+        assert proc.returncode == 0
+        assert 'post-commit-idle is a symlink to outside the repository' in proc.stderr
+        return
+    assert (proc.returncode, proc.stderr) == (0, '')
+    assert not (saved / 'head').is_symlink()
+    assert (saved / 'head').read_text().splitlines()[2] == 'refs/heads/main'
+
+
+def test_post_commit_shim_in_a_linked_worktree(memrepo: Path, tmp_path: Path) -> None:
+    ok('install', 'git', cwd=memrepo)
+    env, log = _starts_logged(tmp_path)
+    wt = tmp_path / 'wt'
+    git('worktree', 'add', '-q', '-b', 'side', str(wt), cwd=memrepo)
+    _started(log)
+    for _ in range(3):
+        assert _commit(wt, env=env).returncode == 0  # type: ignore[arg-type]
+    started = log.read_text().split()
+    assert started.count('post-commit') == 1, started
+    gd = Path(git('rev-parse', '--absolute-git-dir', cwd=wt).strip())
+    assert (gd / 'agitmem' / githooks.POST_COMMIT_IDLE / 'head').read_text().splitlines()[2] == 'refs/heads/side'
 
 
 @pytest.mark.parametrize('break_it', ('symlink', 'no-memory'))
@@ -594,8 +752,9 @@ def test_each_hook_runs_only_the_git_it_needs(memrepo: Path, tmp_path: Path) -> 
     """A commit of code, with a last verification and a memory saved at
     HEAD (so that every check has something to ask): the index is read
     once by the pre-commit hook (diff-index; HEAD against the verified
-    tree needs no index), commit-msg starts no Python, post-commit asks
-    where it is, the tips, and the memory tree."""
+    tree needs no index), commit-msg starts no Python, post-commit (the
+    memory was saved since its last run) asks where it is, the tips, and
+    the memory tree."""
     ok('install', 'git', cwd=memrepo)
     ok('verify', '--', 'true', cwd=memrepo)
     _commit(memrepo, 'first')
@@ -604,6 +763,8 @@ def test_each_hook_runs_only_the_git_it_needs(memrepo: Path, tmp_path: Path) -> 
     proc = _commit(memrepo, 'second', env={'GIT_TRACE2_EVENT': str(trace)})
     assert proc.returncode == 0, proc.stderr
     gits = _hook_gits(trace)
-    assert sorted(gits['pre-commit']) == ['cat-file', 'diff-index', 'diff-tree', 'log', 'rev-parse'], gits
+    # (ls-tree: the progress files' ids recorded at HEAD; cat-file: state.json's
+    # content there, as its id differs: is it only an observed test run?)
+    assert sorted(gits['pre-commit']) == ['cat-file', 'diff-index', 'diff-tree', 'log', 'ls-tree', 'rev-parse'], gits
     assert gits['commit-msg'] == [], gits
     assert sorted(gits['post-commit']) == ['ls-tree', 'rev-parse', 'rev-parse'], gits

@@ -52,15 +52,18 @@ sys.path += {sites!r}
 '''
 
 
-def imported(repo: Path, *args: str, stdin: str = '', clean: bool = False) -> set[str]:
+def imported(repo: Path, *args: str, stdin: str = '', clean: bool = False, entry: str = 'agitmem.cli') -> set[str]:
+    """entry: the module whose `main` runs (agitmem.__main__'s begins git
+    ahead of the imports, as the console script does)."""
     out = repo.parent / 'modules.json'
+    probe = _PROBE.replace('from agitmem.cli import main', f'from {entry} import main')
     if clean:
         import agitmem
         import site
         src = str(Path(agitmem.__file__).parent.parent)
-        argv = [sys.executable, '-S', '-c', _CLEAN.format(src=src, sites=site.getsitepackages()) + _PROBE]
+        argv = [sys.executable, '-S', '-c', _CLEAN.format(src=src, sites=site.getsitepackages()) + probe]
     else:
-        argv = [sys.executable, '-c', _PROBE]
+        argv = [sys.executable, '-c', probe]
     proc = subprocess.run(
         [*argv, str(out), *args],
         cwd=repo, input=stdin, capture_output=True, text=True,
@@ -646,6 +649,7 @@ POST_COMMIT_MODULES = {
     'agitmem.repo', 'agitmem.config', 'agitmem.caches', 'agitmem.commands',
     'agitmem.commands.githook', 'agitmem.porcelain', 'agitmem.porcelain.context',
     'agitmem.porcelain.saved', 'agitmem.memory', 'agitmem.memory.files',
+    'agitmem.githooks',  # (the list the shim checks, kept when the memory is saved as it is)
 }
 
 
@@ -653,12 +657,17 @@ def _by_shim(repo: Path, hook: str, *args: str) -> tuple[set[str], list[list[str
     """(agitmem modules imported, argv of each git process started) of one
     run of the installed shim of `hook`."""
     modules, gits, _ = _traced(repo, hook, *args)
-    return modules, gits
+    return _ours(modules), gits
+
+
+def _ours(modules: set[str]) -> set[str]:
+    return {m for m in modules if m.split('.')[0] == 'agitmem'}
 
 
 def _traced(repo: Path, hook: str, *args: str) -> tuple[set[str], list[list[str]], list[str]]:
-    """_by_shim's, and the verbs of the git processes that read an index
-    (git's trace says how many entries each read)."""
+    """(every module imported, the standard library's too; argv of each git
+    process started; the verbs of those that read an index: git's trace
+    says how many entries each read) of one run of the shim of `hook`."""
     trace = repo.parent / f'{hook}.trace'
     trace.unlink(missing_ok=True)
     env = {
@@ -682,7 +691,7 @@ def _traced(repo: Path, hook: str, *args: str) -> tuple[set[str], list[list[str]
         verbs[e['sid']] for e in events
         if e['event'] == 'data' and e.get('key') == 'read/cache_nr' and e['sid'] in verbs
     ]
-    return {m for m in modules if m.split('.')[0] == 'agitmem'}, gits, readers
+    return modules, gits, readers
 
 
 def test_commit_hooks_import_and_start_only_what_the_commit_needs(worked: Path) -> None:
@@ -693,7 +702,8 @@ def test_commit_hooks_import_and_start_only_what_the_commit_needs(worked: Path) 
     ok('hook', 'commit-msg', str(msg), cwd=worked)  # (records that it has no rule)
     _staged(worked)
 
-    modules, gits, readers = _traced(worked, 'pre-commit')
+    everything, gits, readers = _traced(worked, 'pre-commit')
+    modules = _ours(everything)
     assert 'agitmem.checks.run' in modules  # the probe ran the checks
     # the whole index read once, by the staged diff: diff-tree (which
     # reads it for attributes raw output never uses) is given none
@@ -701,21 +711,44 @@ def test_commit_hooks_import_and_start_only_what_the_commit_needs(worked: Path) 
     assert modules <= PRE_COMMIT_MODULES, sorted(modules - PRE_COMMIT_MODULES)
     # where the repository is and HEAD; the index against HEAD (begun with
     # it); the memory's history near HEAD; HEAD against the verified tree;
-    # the progress files recorded at HEAD
-    assert sorted(g[0] for g in gits) == ['cat-file', 'diff-index', 'diff-tree', 'log', 'rev-parse'], gits
+    # the progress files' ids recorded at HEAD (without stdin: no subprocess)
+    assert sorted(g[0] for g in gits) == ['diff-index', 'diff-tree', 'log', 'ls-tree', 'rev-parse'], gits
     # the history 16 commits back, not 500
     assert [g for g in gits if g[0] == 'log'][0][1] == '-n16'
 
     assert _by_shim(worked, 'commit-msg', str(msg)) == (set(), [])  # the shim alone
 
     git('-c', 'core.hooksPath=/dev/null', 'commit', '-q', '-m', 'code', cwd=worked)
-    modules, gits, readers = _traced(worked, 'post-commit')
+    everything, gits, readers = _traced(worked, 'post-commit')
+    modules = _ours(everything)
     assert readers == [], readers
     assert 'agitmem.porcelain.saved' in modules  # the probe ran the hook
     assert modules <= POST_COMMIT_MODULES, sorted(modules - POST_COMMIT_MODULES)
     # where the repository is and HEAD; the memory ref's tip and HEAD's
     # parents; the saved tree's files
     assert sorted(g[0] for g in gits) == ['ls-tree', 'rev-parse', 'rev-parse'], gits
+    # it found the memory saved as it is: from now on the shim alone, the
+    # files' ids and the refs read, no Python (no module at all)
+    git('-c', 'core.hooksPath=/dev/null', 'commit', '-q', '--allow-empty', '-m', 'more', cwd=worked)
+    everything, gits, readers = _traced(worked, 'post-commit')
+    assert (everything, readers) == (set(), [])
+    # (each argv past `git hash-object` and `git rev-parse`)
+    assert gits == [
+        ['--no-filters', '--stdin-paths'],
+        ['refs/agitmem/heads/main^{commit}', 'HEAD^@', '--symbolic-full-name', 'HEAD'],
+    ], gits
+
+
+def test_pre_commit_imports_no_typing_subprocess_or_pathlib(worked: Path) -> None:
+    ok('verify', '--', 'true', cwd=worked)
+    _staged(worked)  # (a code change: progress-not-updated reads the memory's history)
+    modules = imported(worked, 'hook', 'pre-commit', clean=True, entry='agitmem.__main__')
+    assert 'agitmem.checks.progress_not_updated' in modules  # the probe ran the checks
+    # typing (agitmem/tuples.py), subprocess (git begun by posix_spawn) and
+    # pathlib (with urllib.parse and ipaddress): a third of the hook's own
+    # imports, paid on every commit (issue 41)
+    for name in ('typing', 'subprocess', *NEVER_ON_THE_HOOKS):
+        assert name not in modules, f'hook pre-commit imports {name}'
 
 
 def test_load_reads_the_index_once(worked: Path) -> None:

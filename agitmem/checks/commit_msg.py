@@ -3,14 +3,19 @@ commit message.  Kept apart from run.py so that the commit-msg hook
 imports the rules it runs, not every check."""
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+import os
 
 from agitmem import config
 from agitmem import memory
 from agitmem.checks import Finding
 from agitmem.errors import AgitmemError
 from agitmem.repo import Repo
+
+# typing for mypy only (it takes any name TYPE_CHECKING as true): the
+# pre-commit hook imports this module, and typing is a tenth of its run
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 CONFIG = f'.agent/{memory.CONFIG}'
 TATTOO = f'.agent/memory/{memory.TATTOO}'
@@ -46,7 +51,7 @@ def check(
     rules = [r for r in rules if 'commit_msg' in r]
     if not rules:
         return problems
-    tattoo = _text_of(repo.memory_dir / memory.TATTOO, TATTOO)
+    tattoo = _text_of(os.path.join(repo.memorydir, memory.TATTOO), TATTOO)
     return problems + enforce.check(
         rules, tattoo_lines=memory.bullets(tattoo), added=[],
         commit_msg=message, old_files=_none, new_files=_none,
@@ -57,8 +62,9 @@ def _none(path: str) -> None:
     return None
 
 
-def _text_of(path: Path, shown: str) -> str:
+def _text_of(path: str, shown: str) -> str:
     try:
-        return memory.decode(path.read_bytes(), shown)
+        with open(path, 'rb') as f:
+            return memory.decode(f.read(), shown)
     except (OSError, AgitmemError):
         return ''

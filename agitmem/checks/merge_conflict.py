@@ -4,9 +4,14 @@ file, and the keys it recorded under "merge_conflicts" in state.json."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from agitmem.checks import Finding
+
+# typing for mypy only (it takes any name TYPE_CHECKING as true): the
+# pre-commit hook imports this module, and typing is a tenth of its run
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 ID = 'merge-conflict'
 STATE_CONFLICTS = 'merge_conflicts'  # agitmem.merge.STATE_CONFLICTS

@@ -60,40 +60,39 @@ def recorded_at(repo: Repo, ref: str, head: str) -> str | None:
     return chosen
 
 
-def blobs(repo: Repo, commit: str) -> dict[str, tuple[str, bytes]]:
-    """snapshot.md's and state.json's (blob id, content) in a memory
-    commit, read by one `git cat-file --batch` (absent: left out)."""
-    asks = b''.join(f'{commit}:{name}\n'.encode() for name in PROGRESS)
-    out = repo_mod.git_bytes(repo, ('cat-file', '--batch'), asks) or b''
+def blobs(repo: Repo, commit: str) -> dict[str, str]:
+    """snapshot.md's and state.json's blob ids in a memory commit (absent:
+    left out), read by one `git ls-tree` (begun by posix_spawn: the hook
+    imports no subprocess for it)."""
+    [proc] = repo_mod.git_each(('ls-tree', '-z', '--full-tree', commit, '--', *PROGRESS), cwd=repo.top)
     ret = {}
-    at = 0
-    for name in PROGRESS:
-        end = out.find(b'\n', at)
-        if end < 0:
-            break
-        words = out[at:end].split(b' ')
-        at = end + 1
-        if len(words) != 3 or not words[2].isdigit():
-            continue  # missing
-        size = int(words[2])
-        if words[1] == b'blob':
-            ret[name] = (words[0].decode(), out[at:at + size])
-        at += size + 1
+    for entry in proc.stdout.split('\0') if proc.returncode == 0 else ():
+        info, _, name = entry.partition('\t')
+        words = info.split()
+        if name in PROGRESS and len(words) == 3 and words[1] == 'blob':
+            ret[name] = words[2]
     return ret
 
 
-def changed(files: dict[str, bytes | None], recorded: dict[str, tuple[str, bytes]], commit: str) -> bool:
+def _content(repo: Repo, oid: str) -> bytes | None:
+    [proc] = repo_mod.git_each(('cat-file', 'blob', oid), cwd=repo.top)
+    # (git_each decodes as it encodes back: the bytes as git wrote them)
+    return proc.stdout.encode('utf-8', 'surrogateescape') if proc.returncode == 0 else None
+
+
+def changed(repo: Repo, files: dict[str, bytes | None], recorded: dict[str, str], commit: str) -> bool:
     """Whether snapshot.md or state.json (name -> content now, None when
-    absent) differ from those recorded in memory commit `commit`."""
+    absent) differ from those recorded in memory commit `commit` (`recorded`:
+    their blob ids there; state.json's content read only when it differs)."""
     for name in PROGRESS:
         data = files.get(name)
         now = None if data is None else repo_mod.blob_id(data, commit)
         before = recorded.get(name)
-        if now == (before[0] if before else None):
+        if now == before:
             continue
         # an observed test run is a fact, not progress
         if name == memory.STATE and data is not None and before is not None and state_mod.same_but_observed(
-                before[1], data,
+                _content(repo, before), data,
         ):
             continue
         return True

@@ -11,10 +11,6 @@ import functools
 import os
 import stat
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
-from typing import NamedTuple
-from typing import TYPE_CHECKING
 
 from agitmem import memory
 from agitmem import repo as repo_mod
@@ -36,9 +32,16 @@ from agitmem.memory import tattoo as tattoo_mod
 from agitmem.checks.commit_msg import enforce_rules
 from agitmem.repo import Repo
 
+# typing for mypy only (it takes any name TYPE_CHECKING as true): the
+# pre-commit hook imports this module, and typing is a tenth of its run
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+    from typing import NamedTuple
     from agitmem import diffs
     from agitmem.paths import Folding
+else:
+    from agitmem.tuples import NamedTuple
 
 MEMORY = '.agent/memory/'
 TATTOO = f'{MEMORY}{memory.TATTOO}'
@@ -85,7 +88,7 @@ def read_memory(repo: Repo, *, max_file_kb: int) -> Memory:
     unreadable: list[Finding] = []
     limit = max_file_kb * 1024
 
-    def add(path: Path, shown: str) -> None:
+    def add(path: str, shown: str) -> None:
         try:
             st = os.lstat(path)
         except OSError:
@@ -103,10 +106,11 @@ def read_memory(repo: Repo, *, max_file_kb: int) -> Memory:
             return
         sizes[shown] = st.st_size
         if st.st_size <= limit:
-            files[shown] = path.read_bytes()
+            with open(path, 'rb') as f:
+                files[shown] = f.read()
 
-    root = repo.memory_dir
-    if root.is_symlink():
+    root = repo.memorydir
+    if os.path.islink(root):
         add(root, MEMORY.rstrip('/'))
     else:
         for dirpath, dirnames, filenames in os.walk(root):
@@ -118,22 +122,23 @@ def read_memory(repo: Repo, *, max_file_kb: int) -> Memory:
                     ))],
             ):
                 if not name.startswith('.'):
-                    path = Path(dirpath, name)
-                    add(path, MEMORY + path.relative_to(root).as_posix())
-    add(repo.config_path, CONFIG)
+                    path = os.path.join(dirpath, name)
+                    add(path, MEMORY + os.path.relpath(path, root).replace(os.sep, '/'))
+    add(os.path.join(repo.agentdir, 'config.yaml'), CONFIG)
     return Memory(files, sizes, tuple(unreadable))
 
 
-def user_tattoo_path() -> Path:
+def user_tattoo_path() -> str:
     from agitmem import config
-    return config.user_home() / 'memory' / memory.TATTOO
+    return os.path.join(config.user_home_at(), 'memory', memory.TATTOO)
 
 
 def _user_rules(cfg: dict[str, Any]) -> list[tattoo_mod.Rule]:
     if not cfg['user_tattoo']:
         return []
     try:
-        data = user_tattoo_path().read_bytes()
+        with open(user_tattoo_path(), 'rb') as f:
+            data = f.read()
         return tattoo_mod.parse(memory.decode(data, USER_TATTOO))
     except (OSError, AgitmemError):
         return []
@@ -190,7 +195,7 @@ class Change:
     def _git(self, *args: str, check: bool = True) -> str:
         env = {'GIT_INDEX_FILE': self.index} if self.index else None
         return repo_mod.git(
-            *args, cwd=self.repo.root, env=env, check=check,
+            *args, cwd=self.repo.top, env=env, check=check,
         ).stdout
 
     @functools.cached_property
@@ -225,7 +230,7 @@ class Change:
         if self.staged:
             return staged.diff(self.repo, self.index)
         base = self.head or repo_mod.git(
-            'hash-object', '-t', 'tree', '--stdin', cwd=self.repo.root, stdin='',
+            'hash-object', '-t', 'tree', '--stdin', cwd=self.repo.top, stdin='',
         ).stdout.strip()
         from agitmem import diffs
         return self._git('diff', *diffs.DIFF_ARGS[2:], base, self.tree)
@@ -252,13 +257,13 @@ class Change:
             return self._blob(f':{path}')
         try:
             # a worktree file may be a link to a device: bounded, regular only
-            return repo_mod.read_regular(self.repo.root / path, NEW_FILE_MAX).decode('utf-8', 'replace')
+            return repo_mod.read_regular(os.path.join(self.repo.top, path), NEW_FILE_MAX).decode('utf-8', 'replace')
         except OSError:
             return None
 
     def _blob(self, spec: str) -> str | None:
         proc = repo_mod.git(
-            'cat-file', 'blob', spec, cwd=self.repo.root, check=False,
+            'cat-file', 'blob', spec, cwd=self.repo.top, check=False,
             env={'GIT_INDEX_FILE': self.index} if self.index else None,
         )
         return proc.stdout if proc.returncode == 0 else None
@@ -302,7 +307,7 @@ def run(
 
     def state_vs_worktree_() -> list[Finding]:
         return state_vs_worktree.check(
-            state, snapshot, root=repo.root, state_path=STATE,
+            state, snapshot, root=repo.top, state_path=STATE,
             snapshot_path=SNAPSHOT, state_text=state_text,
             fold=lambda: _folding(repo),
         )
@@ -318,6 +323,7 @@ def run(
             return []
         recorded = progress_not_updated.recorded_at(repo, ref, head)
         progress_changed = recorded is not None and progress_not_updated.changed(
+            repo,
             {
                 name: mem.files.get(f'{MEMORY}{name}')
                 for name in progress_not_updated.PROGRESS

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from collections.abc import Mapping
-from pathlib import Path
 
 from agitmem import repo as repo_mod
 from agitmem.repo import Repo
@@ -23,8 +22,8 @@ KEEP = 256  # digests kept, newest last: a memory's files and a few states
 _HEX = frozenset('0123456789abcdef')
 
 
-def _path(repo: Repo) -> Path:
-    return repo.git_dir / 'agitmem' / 'scanned'
+def _path(repo: Repo) -> str:
+    return os.path.join(repo.gitdir, 'agitmem', 'scanned')
 
 
 def scanner_key() -> str:

@@ -4,7 +4,6 @@ itself is agitmem/secrets.py; this adapts it to memory files."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from agitmem import config
 from agitmem import memory
@@ -13,6 +12,12 @@ from agitmem import secrets
 from agitmem.checks import Finding
 from agitmem.errors import AgitmemError
 from agitmem.repo import Repo
+
+# typing for mypy only (it takes any name TYPE_CHECKING as true): the
+# pre-commit hook imports this module, and typing is a tenth of its run
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 ID = 'secrets'
 

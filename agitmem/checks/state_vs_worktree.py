@@ -7,15 +7,16 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING
-from typing import Any
 
 from agitmem.checks import Finding
 from agitmem.checks import json_line
 from agitmem.memory import snapshot as snapshot_mod
 
+# typing for mypy only (it takes any name TYPE_CHECKING as true): the
+# pre-commit hook imports this module, and typing is a tenth of its run
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
     from agitmem.paths import Folding
 
 ID = 'state-vs-worktree'
@@ -27,7 +28,7 @@ _SUFFIX = re.compile(r'(?:::\S+|:\d+(?::\d+)?)$')
 READ_MAX = 8_000_000  # bytes of current_file read to find current_symbol
 
 
-def _resolve(root: Path, name: str, fold: Callable[[], Folding] | None = None) -> Path | None:
+def _resolve(root: str, name: str, fold: Callable[[], Folding] | None = None) -> str | None:
     """The file `name` (relative to the repository, or absolute), also
     with a `:line` / `::test` suffix taken off; None when neither exists.
     Where the file system folds names (`fold`, asked only when it is not
@@ -35,8 +36,7 @@ def _resolve(root: Path, name: str, fold: Callable[[], Folding] | None = None) -
     it (`src/über.py`)."""
     candidates = [c for c in dict.fromkeys((name, _SUFFIX.sub('', name))) if c]
     for candidate in candidates:
-        path = Path(candidate)
-        path = path if path.is_absolute() else root / path
+        path = os.path.join(root, candidate)  # (an absolute one as it is)
         if os.path.lexists(path):
             return path
     if fold is None:
@@ -46,14 +46,14 @@ def _resolve(root: Path, name: str, fold: Callable[[], Folding] | None = None) -
     if folding == paths.PLAIN:
         return None
     for candidate in candidates:
-        if not Path(candidate).is_absolute():
+        if not os.path.isabs(candidate):
             found = paths.on_disk(root, candidate, folding)
             if found:
-                return root / found
+                return os.path.join(root, found)
     return None
 
 
-def _mentions(path: Path, symbol: str) -> bool:
+def _mentions(path: str, symbol: str) -> bool:
     """Whether the file names symbol; True when that cannot be told
     cheaply.  current_file may come from a fetched memory ref: it may name
     a file that never ends (/proc/self/pagemap, through a symlink of the
@@ -84,7 +84,7 @@ def _under(path: str, names: list[str]) -> bool:
     return any(path == n or path.startswith(n.rstrip('/') + '/') for n in names)
 
 
-def _gone_how(root: Path, name: str) -> tuple[bool, str | None]:
+def _gone_how(root: str, name: str) -> tuple[bool, str | None]:
     """Why a file the state names is not on disk: (left out of a sparse
     checkout, so still the branch's; the path `git mv` moved it to, with
     the name's `:line` suffix).  Asked of git only when the file is
@@ -111,12 +111,13 @@ def check(
         state: dict[str, Any],
         snapshot_text: str,
         *,
-        root: Path,
+        root: str | os.PathLike[str],
         state_path: str,
         snapshot_path: str,
         state_text: str = '',
         fold: Callable[[], Folding] | None = None,
 ) -> list[Finding]:
+    root = os.fspath(root)
     ret = []
     current = state.get('current_file')
     if isinstance(current, str) and current.strip():
@@ -142,7 +143,7 @@ def check(
             symbol = state.get('current_symbol')
             if (
                     isinstance(symbol, str) and symbol.strip() and
-                    found.is_file() and not _mentions(found, symbol.strip())
+                    os.path.isfile(found) and not _mentions(found, symbol.strip())
             ):
                 ret.append(
                     Finding(

@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
 
 from agitmem.checks import Finding
 from agitmem.checks import json_line
 from agitmem.memory import snapshot as snapshot_mod
 from agitmem.memory import tattoo as tattoo_mod
 from agitmem.memory.tattoo import Rule
+
+# typing for mypy only (it takes any name TYPE_CHECKING as true): the
+# pre-commit hook imports this module, and typing is a tenth of its run
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 ID = 'tattoo-vs-snapshot'
 _BULLET = re.compile(r'^(?:[-*+]|\d+[.)])\s+')

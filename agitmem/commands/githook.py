@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from typing import TypeVar
 
 from agitmem import config
 from agitmem.porcelain import context
@@ -24,6 +23,13 @@ from agitmem import repo as repo_mod
 from agitmem.porcelain.context import Context
 from agitmem.errors import AgitmemError
 from agitmem.repo import Repo
+
+# typing for mypy only (it takes any name TYPE_CHECKING as true): the
+# pre-commit hook imports this module, and typing is a tenth of its run
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TypeVar
+    T = TypeVar('T')
 
 EVENTS = (
     'pre-commit', 'commit-msg', 'post-commit', 'pre-push', 'post-checkout',
@@ -36,7 +42,7 @@ IN_PUSH = 'AGITMEM_IN_PRE_PUSH'
 def _repo() -> Repo | None:
     """This repository; None where agitmem is not in use (no .agent/)."""
     repo = repo_mod.find()
-    if not repo.agent_dir.is_dir():
+    if not os.path.isdir(repo.agentdir):
         return None
     context.require_memory(repo)
     return repo
@@ -47,7 +53,7 @@ def _context(*, memory_refs_will_do: bool = False) -> Context | None:
     the repository is and HEAD are asked in one git process (started
     while the hook imported, cli._hook)."""
     repo, head = repo_mod.find_with_head()
-    if repo.agent_dir.is_dir():
+    if os.path.isdir(repo.agentdir):
         context.require_memory(repo)
     elif not (memory_refs_will_do and repo_mod.git(
             'for-each-ref', '--count=1', '--format=x', 'refs/agitmem/',
@@ -99,7 +105,13 @@ def post_commit(args: list[str], stdin: str) -> int:
     from agitmem.porcelain.saved import saved
     # most commits leave the memory as it was saved: then neither pygit2
     # nor the save's reads are needed
-    unchanged, parents = saved(ctx)
+    unchanged, parents, tip, ids = saved(ctx)
+    if (unchanged and parents == 1 and ctx.branch is not None and tip is not None and
+            ids is not None and not os.environ.get('AGITMEM_REF')):
+        # while all stays as it is, the shim need not start Python (which
+        # it does where AGITMEM_REF names another memory ref)
+        from agitmem import githooks
+        githooks.record_saved(ctx.repo, ctx.branch, ctx.ref, tip, ids)
     if not unchanged:
         subject = repo_mod.git(
             'log', '-1', '--format=%s', 'HEAD', cwd=ctx.repo.root,
@@ -167,8 +179,6 @@ def pre_push(args: list[str], stdin: str) -> int:
         del os.environ[IN_PUSH]
     return 0
 
-
-T = TypeVar('T')
 
 
 def _forge(step: Callable[[], T], remote: str) -> T | None:

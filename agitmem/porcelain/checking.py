@@ -7,7 +7,6 @@ import json
 import os
 import sys
 
-from typing import Any
 
 from agitmem import checks
 from agitmem import render
@@ -16,6 +15,12 @@ from agitmem.checks import Finding
 from agitmem.errors import AgitmemError
 from agitmem.porcelain.context import Context
 from agitmem.repo import Repo
+
+# typing for mypy only (it takes any name TYPE_CHECKING as true): the
+# pre-commit hook imports this module, and typing is a tenth of its run
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def where(f: Finding) -> str | None:
@@ -91,7 +96,7 @@ def begin_staged(ctx: Context) -> None:
     verified = None
     if 'verification-stale' not in skip:
         try:
-            fd, _ = repo_mod.open_regular(ctx.repo.memory_dir / memory.STATE, follow=False)
+            fd, _ = repo_mod.open_regular(os.path.join(ctx.repo.memorydir, memory.STATE), follow=False)
         except OSError:
             fd = -1  # the check says what is wrong with it
         if fd >= 0:

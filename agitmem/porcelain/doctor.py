@@ -375,7 +375,8 @@ def check_git_shims(repo: Repo, path: list[str]) -> list[Finding]:
     installed them: one of the two must be there (read, not run).  Shims
     an older agitmem wrote still run, without what it has learned since
     (v4: a relative PATH entry, a directory of the repository, is never
-    searched for agitmem): a warning."""
+    searched for agitmem; v5: post-commit starts no Python while the
+    memory is saved as it is): a warning."""
     d = githooks.hooks_dir(repo)
     texts = [_text(d / name) for name in githooks.HOOKS]
     old = [

@@ -9,12 +9,19 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import NamedTuple
 
 from agitmem import repo as repo_mod
 from agitmem.memory import files as memory_files
 from agitmem.porcelain.context import Context
 from agitmem.repo import Repo
+
+# typing for mypy only (it takes any name TYPE_CHECKING as true): the
+# post-commit hook imports this module
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from agitmem.tuples import NamedTuple
 
 _OID = re.compile(r'[0-9a-f]{40}(?:[0-9a-f]{24})?')
 
@@ -27,6 +34,10 @@ def conflicts_path(repo: Repo) -> Path:
 class Saved(NamedTuple):
     unchanged: bool  # a save would commit and change nothing
     head_parents: int | None  # HEAD's parents, when asked on the way
+    # unchanged: the tip, and the blob id of each file read (path inside a
+    # memory commit -> id), which the tip holds
+    tip: str | None = None
+    ids: dict[str, str] | None = None
 
 
 def saved(ctx: Context) -> Saved:
@@ -71,4 +82,6 @@ def saved(ctx: Context) -> Saved:
     # parsed again: they were when it was committed)
     files = memory_files.read_memory(repo, max_file_kb=ctx.cfg['max_file_kb'], checked=same)
     unchanged = files.keys() == held_ids.keys() and all(same(n, d) for n, d in files.items())
-    return Saved(unchanged, len(parents))
+    if not unchanged:
+        return Saved(False, len(parents))
+    return Saved(True, len(parents), tip, held_ids)

@@ -412,10 +412,14 @@ def test_git_shims_whose_interpreter_is_gone(wired: Path) -> None:
 
 def test_git_shims_an_older_agitmem_wrote(wired: Path) -> None:
     """Older shims still run, without what agitmem learned since (v4: no
-    relative PATH entry searched): a warning, until `install git`."""
+    relative PATH entry searched; v5: post-commit's skip): a warning, until
+    `install git`."""
+    from agitmem import githooks
+    mark = f'# agitmem-shim v{githooks.VERSION}'
     for name in ('pre-commit', 'post-merge'):
         shim = wired / '.git' / 'hooks' / name
-        shim.write_text(shim.read_text().replace('# agitmem-shim v4', '# agitmem-shim v3'))
+        assert mark in shim.read_text()
+        shim.write_text(shim.read_text().replace(mark, f'# agitmem-shim v{githooks.VERSION - 1}'))
     code, findings = _doctor(wired)
     assert code == 0
     [problem] = _problems(findings, 'git-hooks')
