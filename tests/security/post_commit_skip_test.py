@@ -72,3 +72,28 @@ def test_skip_costs_less_than_the_hook_with_thousands_of_memory_files(memrepo: P
     assert _started(log) == []  # skipped
     hook = _cpu(*agitmem_argv(), 'hook', 'post-commit', cwd=memrepo, env=env)
     assert skip < hook, (skip, hook)
+
+
+def test_skip_reads_no_file_of_gigabytes(memrepo: Path, tmp_path: Path) -> None:
+    """A file over max_file_kb (a runaway log, a sparse file) the hook
+    refuses by its size alone; the shim hashed it whole first, on every
+    commit: a 2 GB sparse file cost 42 s (18 s CPU) before the hook said
+    why it saves nothing.  Now its hash-object gets a second of CPU."""
+    ok('install', 'git', cwd=memrepo)
+    env, log = _logged(tmp_path)
+    for _ in range(2):  # the hook keeps its list on the second
+        assert _commit(memrepo, env).returncode == 0
+    _started(log)
+    with open(mem(memrepo, 'huge.md'), 'wb') as f:
+        f.truncate(1 << 30)  # sparse: no disk, all the reading
+    shim = str(memrepo / '.git' / 'hooks' / 'post-commit')
+    cpu = _cpu('sh', shim, cwd=memrepo, env=env)
+    assert _started(log) == ['post-commit']
+    assert cpu < 4, cpu
+    # and nothing in the working tree from the kill (a core file)
+    assert sorted(p.name for p in memrepo.iterdir()) == sorted(['.agent', '.git', 'src', *_tracked_top(memrepo)])
+
+
+def _tracked_top(repo: Path) -> list[str]:
+    names = git('ls-tree', '--name-only', 'HEAD', cwd=repo).split()
+    return [n for n in names if n not in ('.agent', 'src')]
