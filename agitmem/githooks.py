@@ -99,7 +99,7 @@ def record_saved(repo: Repo, branch: str, ref: str, tip: str, ids: dict[str, str
     the memory commit -> blob id) the same as `ref`'s tip, which is this
     worktree's memory base, with HEAD on `branch`.  Two files: `head`
     (the worktree, its git dir, HEAD's ref, the memory ref, its tip) and
-    `files` (the files' paths as the shim lists them, then their blob ids,
+    `files` (the tip, the paths of the files as the shim lists them, their ids
     as `git hash-object` prints them).  Not rewritten while the same; a
     copy that cannot be written only costs the next commit a Python start."""
     names = [n for n in ids if n != memory_mod.CONFIG]
@@ -116,7 +116,10 @@ def record_saved(repo: Repo, branch: str, ref: str, tip: str, ids: dict[str, str
     ):
         return  # a name with a newline; a memory file named as config.yaml: never idle
     idle = saved_idle_path(repo)
-    files = ''.join(f'{p}\n' for p in paths) + ''.join(f'{ids[n]}\n' for n in names)
+    # the tip first in both: the two files of two hooks at once (two agents
+    # committing in one worktree), one's `head` with the other's `files`,
+    # are never taken for one list
+    files = f'{tip}\n' + ''.join(f'{p}\n' for p in paths) + ''.join(f'{ids[n]}\n' for n in names)
     wanted = {
         'files': files.encode('utf-8', 'surrogateescape'),
         'head': ''.join(f'{line}\n' for line in head).encode('utf-8', 'surrogateescape'),
@@ -342,7 +345,7 @@ _SAVED = [
     '        ids="$ids$nl"',
     '    fi',
     '    # the kept list whole (`read` takes a byte at a time)',
-    "    printf '%s' \"$paths$ids\" | cmp -s - \"$saved/files\" 2>/dev/null || return 1",
+    "    printf '%s' \"$tip$nl$paths$ids\" | cmp -s - \"$saved/files\" 2>/dev/null || return 1",
     '    refs=$(git rev-parse "$ref^{commit}" "HEAD^@" --symbolic-full-name HEAD 2>/dev/null) || return 1',
     '    set -f',
     '    set -- $refs',

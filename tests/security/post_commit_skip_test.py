@@ -97,3 +97,33 @@ def test_skip_reads_no_file_of_gigabytes(memrepo: Path, tmp_path: Path) -> None:
 def _tracked_top(repo: Path) -> list[str]:
     names = git('ls-tree', '--name-only', 'HEAD', cwd=repo).split()
     return [n for n in names if n not in ('.agent', 'src')]
+
+
+def test_a_kept_list_from_two_hooks_at_once_is_not_taken(memrepo: Path, tmp_path: Path) -> None:
+    """The hook keeps two files, `files` then `head`, each written whole,
+    but two hooks at once (two agents committing in one worktree: git runs
+    post-commit after it lets go of the index) interleave: A's `head`
+    (tip T2) over B's `files` (T1's list).  The shim took that mix for
+    the memory saved as it is: a memory file put back as it was at T1
+    (an undo) was never saved, the memory ref keeping T2's text.  Made
+    here by the steps the interleaving leaves on disk."""
+    ok('install', 'git', cwd=memrepo)
+    env, log = _logged(tmp_path)
+    idle = memrepo / '.git' / 'agitmem' / githooks.POST_COMMIT_IDLE
+    notes = mem(memrepo, 'notes.md')
+    for _ in range(2):
+        assert _commit(memrepo, env).returncode == 0
+    at_t1 = (idle / 'files').read_bytes(), notes.read_bytes()
+    notes.write_text('- T2: the next step\n')
+    ok('save', '-m', 'T2', cwd=memrepo)
+    for _ in range(2):
+        assert _commit(memrepo, env).returncode == 0
+    _started(log)
+    # hook B (which saw T1) wrote its `files` last, hook A (T2) its `head`
+    (idle / 'files').write_bytes(at_t1[0])
+    # the memory put back as it was at T1: a save to make
+    notes.write_bytes(at_t1[1])
+    proc = _commit(memrepo, env)
+    assert _started(log) == ['pre-commit', 'post-commit']
+    assert 'agitmem: memory saved to refs/agitmem/heads/main' in proc.stderr
+    assert git('show', 'refs/agitmem/heads/main:notes.md', cwd=memrepo).encode() == at_t1[1]
