@@ -111,10 +111,14 @@ def record_saved(repo: Repo, branch: str, ref: str, tip: str, ids: dict[str, str
         paths.append('.agent/config.yaml')
         names.append(memory_mod.CONFIG)
     head = [repo.top, repo.gitdir, f'refs/heads/{branch}', ref, tip]
-    if any('\n' in line for line in head + paths) or os.path.lexists(
+    # a name with a newline, or a CR (`git hash-object --stdin-paths` reads
+    # `a.md<CR>` as `a.md`: it would hash another file), a memory file
+    # named as config.yaml: never idle (a list kept before goes)
+    if any('\n' in line or '\r' in line for line in head + paths) or os.path.lexists(
             os.path.join(repo.memorydir, memory_mod.CONFIG),
     ):
-        return  # a name with a newline; a memory file named as config.yaml: never idle
+        forget_saved(repo)
+        return
     idle = saved_idle_path(repo)
     # the tip first in both: the two files of two hooks at once (two agents
     # committing in one worktree), one's `head` with the other's `files`,

@@ -127,3 +127,25 @@ def test_a_kept_list_from_two_hooks_at_once_is_not_taken(memrepo: Path, tmp_path
     assert _started(log) == ['pre-commit', 'post-commit']
     assert 'agitmem: memory saved to refs/agitmem/heads/main' in proc.stderr
     assert git('show', 'refs/agitmem/heads/main:notes.md', cwd=memrepo).encode() == at_t1[1]
+
+
+def test_a_memory_file_whose_name_ends_in_a_carriage_return(memrepo: Path, tmp_path: Path) -> None:
+    """`git hash-object --stdin-paths` reads its lines as text: a CR before
+    the newline is dropped.  With `a.md` and `a.md<CR>` (a CRLF script's
+    `> "$name"`) the same when the hook kept its list, the shim hashed
+    `a.md` for both: an edit to `a.md<CR>` was never saved."""
+    ok('install', 'git', cwd=memrepo)
+    env, log = _logged(tmp_path)
+    archive = mem(memrepo, 'archive')
+    archive.mkdir(exist_ok=True)
+    (archive / 'a.md').write_text('- same\n')
+    (archive / 'a.md\r').write_text('- same\n')
+    ok('save', '-m', 'a CR', cwd=memrepo)
+    for _ in range(2):
+        assert _commit(memrepo, env).returncode == 0
+    _started(log)
+    (archive / 'a.md\r').write_text('- edited\n')
+    proc = _commit(memrepo, env)
+    assert _started(log) == ['pre-commit', 'post-commit']
+    assert 'agitmem: memory saved to refs/agitmem/heads/main' in proc.stderr
+    assert git('show', 'refs/agitmem/heads/main:archive/a.md\r', cwd=memrepo) == '- edited\n'
