@@ -149,3 +149,40 @@ def test_a_memory_file_whose_name_ends_in_a_carriage_return(memrepo: Path, tmp_p
     assert _started(log) == ['pre-commit', 'post-commit']
     assert 'agitmem: memory saved to refs/agitmem/heads/main' in proc.stderr
     assert git('show', 'refs/agitmem/heads/main:archive/a.md\r', cwd=memrepo) == '- edited\n'
+
+
+ODD_NAMES = (
+    'sp ace.md', 'back\\slash.md', '[a].md', '*.md', '-dash.md', '"quote.md',
+    'bad\udcff.md', 'tab\tx.md', 'x' * 200 + '.md', '[d]/f.md',
+)
+
+
+def test_an_edit_to_a_file_of_any_name_is_saved(memrepo: Path, tmp_path: Path) -> None:
+    """(Held.)  Names with glob characters, a backslash, a leading dash or
+    quote, a tab, bytes that are not UTF-8, a long name: the shim lists
+    them as the hook reads them (the hook keeps its list, the shim skips),
+    and an edit that keeps the size and the mtime is saved."""
+    ok('install', 'git', cwd=memrepo)
+    env, log = _logged(tmp_path)
+    archive = mem(memrepo, 'archive')
+    for name in ODD_NAMES:
+        path = archive / name  # ('\udcff': the byte 0xff, as os names it)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text('- one\n')
+    ok('save', '-m', 'odd names', cwd=memrepo)
+    for _ in range(2):
+        assert _commit(memrepo, env).returncode == 0
+    _started(log)
+    assert _commit(memrepo, env).returncode == 0
+    assert _started(log) == ['pre-commit']  # skipped
+    for name in ODD_NAMES:
+        path = archive / name
+        st = path.stat()
+        path.write_text('- two\n')
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+        proc = _commit(memrepo, env)
+        assert 'agitmem: memory saved to refs/agitmem/heads/main' in proc.stderr, name
+        assert _started(log) == ['pre-commit', 'post-commit'], name
+        for _ in range(2):  # kept again, then skipped
+            _commit(memrepo, env)
+        assert _started(log) == ['pre-commit', 'post-commit', 'pre-commit'], name
