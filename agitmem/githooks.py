@@ -99,7 +99,7 @@ def record_saved(repo: Repo, branch: str, ref: str, tip: str, ids: dict[str, str
     the memory commit -> blob id) the same as `ref`'s tip, which is this
     worktree's memory base, with HEAD on `branch`.  Two files: `head`
     (the worktree, its git dir, HEAD's ref, the memory ref, its tip) and
-    `files` (the files' paths as the shim lists them, then their blob ids,
+    `files` (the tip, the paths of the files as the shim lists them, their ids
     as `git hash-object` prints them).  Not rewritten while the same; a
     copy that cannot be written only costs the next commit a Python start."""
     names = [n for n in ids if n != memory_mod.CONFIG]
@@ -111,12 +111,19 @@ def record_saved(repo: Repo, branch: str, ref: str, tip: str, ids: dict[str, str
         paths.append('.agent/config.yaml')
         names.append(memory_mod.CONFIG)
     head = [repo.top, repo.gitdir, f'refs/heads/{branch}', ref, tip]
-    if any('\n' in line for line in head + paths) or os.path.lexists(
+    # a name with a newline, or a CR (`git hash-object --stdin-paths` reads
+    # `a.md<CR>` as `a.md`: it would hash another file), a memory file
+    # named as config.yaml: never idle (a list kept before goes)
+    if any('\n' in line or '\r' in line for line in head + paths) or os.path.lexists(
             os.path.join(repo.memorydir, memory_mod.CONFIG),
     ):
-        return  # a name with a newline; a memory file named as config.yaml: never idle
+        forget_saved(repo)
+        return
     idle = saved_idle_path(repo)
-    files = ''.join(f'{p}\n' for p in paths) + ''.join(f'{ids[n]}\n' for n in names)
+    # the tip first in both: the two files of two hooks at once (two agents
+    # committing in one worktree), one's `head` with the other's `files`,
+    # are never taken for one list
+    files = f'{tip}\n' + ''.join(f'{p}\n' for p in paths) + ''.join(f'{ids[n]}\n' for n in names)
     wanted = {
         'files': files.encode('utf-8', 'surrogateescape'),
         'head': ''.join(f'{line}\n' for line in head).encode('utf-8', 'surrogateescape'),
@@ -297,13 +304,15 @@ _SAVED = [
     'saved="$gitdir/agitmem/' + POST_COMMIT_IDLE + '"',
     'nl=\'',
     "'",
-    '# the memory files as the hook reads them, a line each, into $paths',
+    '# the memory files as the hook reads them, a line each (printed: a list',
+    '# grown in a variable a line at a time costs the square of its length,',
+    '# seconds for a few thousand files)',
     'memory_files() {',
     '    for f in "$1"/*; do',
     '        [ -e "$f" ] || [ -L "$f" ] || continue',
     '        if [ -L "$f" ]; then return 1',
     '        elif [ -d "$f" ]; then memory_files "$f" || return 1',
-    '        elif [ -f "$f" ]; then paths="${paths:+$paths$nl}$f"',
+    "        elif [ -f \"$f\" ]; then printf '%s\\n' \"$f\"",
     '        else return 1',
     '        fi',
     '    done',
@@ -321,26 +330,28 @@ _SAVED = [
     '    IFS= read -r line < "$base" || :',
     '    [ "$line" = "$tip $ref" ] || return 1',
     '    [ ! -e "$dir/agitmem/conflicts" ] && [ ! -L "$dir/agitmem/conflicts" ] || return 1',
-    '    paths=',
-    '    lc=${LC_ALL-}; lc_set=${LC_ALL+x}; LC_ALL=C',
-    '    memory_files .agent/memory; found=$?',
-    '    if [ -n "$lc_set" ]; then LC_ALL=$lc; else unset LC_ALL; fi',
-    '    [ "$found" = 0 ] || return 1',
+    '    # in a subshell, sorted as bytes (C); the \".\" keeps the newline',
+    '    # that ends the list, which $(...) drops',
+    '    paths=$(LC_ALL=C && memory_files .agent/memory && echo .) || return 1',
+    '    paths=${paths%.}',
     '    if [ -f .agent/config.yaml ] && [ ! -L .agent/config.yaml ]; then',
-    '        paths="${paths:+$paths$nl}.agent/config.yaml"',
+    '        paths="$paths.agent/config.yaml$nl"',
     '    elif [ -e .agent/config.yaml ] || [ -L .agent/config.yaml ]; then',
     '        return 1',
     '    fi',
-    '    ids=',
-    '    if [ -n "$paths" ]; then',
-    '        ids=$(git hash-object --no-filters --stdin-paths 2>/dev/null <<EOF',
-    '$paths',
-    'EOF',
-    '        ) || return 1',
-    '    fi',
-    '    listed=',
-    '    while IFS= read -r l; do listed="$listed$l$nl"; done < "$saved/files"',
-    '    [ -z "$l" ] && [ "$listed" = "${paths:+$paths$nl}${ids:+$ids$nl}" ] || return 1',
+    '    # the list as it is now, the tip, the paths and their ids, against',
+    '    # the one kept, whole (`read` takes a byte at a time), in one',
+    '    # pipeline; hash-object gets a second of CPU (a file of gigabytes,',
+    '    # a runaway log or a sparse file, is the hook\'s to refuse by its',
+    '    # size; no core file from the kill); killed or failing, it prints',
+    '    # fewer ids than there are paths: no match',
+    '    {',
+    "        printf '%s' \"$tip$nl$paths\"",
+    '        if [ -n "$paths" ]; then',
+    '            ulimit -c 0; ulimit -t 1',
+    "            printf '%s' \"$paths\" | git hash-object --no-filters --stdin-paths",
+    '        fi',
+    '    } 2>/dev/null | cmp -s - "$saved/files" 2>/dev/null || return 1',
     '    refs=$(git rev-parse "$ref^{commit}" "HEAD^@" --symbolic-full-name HEAD 2>/dev/null) || return 1',
     '    set -f',
     '    set -- $refs',

@@ -36,7 +36,7 @@ def _resolve(root: str, name: str, fold: Callable[[], Folding] | None = None) ->
     it (`src/über.py`)."""
     candidates = [c for c in dict.fromkeys((name, _SUFFIX.sub('', name))) if c]
     for candidate in candidates:
-        path = os.path.join(root, candidate)  # (an absolute one as it is)
+        path = os.path.join(root, _pure(candidate))  # (an absolute one as it is)
         if os.path.lexists(path):
             return path
     if fold is None:
@@ -51,6 +51,13 @@ def _resolve(root: str, name: str, fold: Callable[[], Folding] | None = None) ->
             if found:
                 return os.path.join(root, found)
     return None
+
+
+def _pure(name: str) -> str:
+    """name as pathlib spells it (without its import): no empty or `.`
+    parts, so `src/app.py/` is the file (`..` kept, as pathlib keeps it)."""
+    parts = [p for p in name.split('/') if p not in ('', '.')]
+    return ('/' if name.startswith('/') else '') + '/'.join(parts)
 
 
 def _mentions(path: str, symbol: str) -> bool:

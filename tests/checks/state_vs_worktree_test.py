@@ -78,3 +78,14 @@ def test_through_the_cli(memrepo: Path) -> None:
     assert f'error state-vs-worktree {STATE}:3: current_file "src/loader.ts" does not exist' in proc.stdout
     (memrepo / 'src' / 'loader.ts').write_text('export function loadConfig() {}\n')
     ok('check', cwd=memrepo)
+
+
+def test_current_file_spelled_loosely_is_found_as_before(repo: Path) -> None:
+    """The check read current_file through pathlib, which drops empty and
+    `.` parts: `src/app.py/` named the file.  Without pathlib (the
+    pre-commit hook's lean path) `os.path.lexists('src/app.py/')` is False
+    for a file: the hook refused the commit (exit 1) where it let it pass."""
+    for spelled in ('src/app.py/', 'src/./app.py', 'src//app.py', './src/app.py', 'src/app.py/.'):
+        assert _check(repo, {'current_file': spelled, 'current_symbol': 'main'}) == [], spelled
+    found, = _check(repo, {'current_file': 'src/gone.py/'})
+    assert found.message.startswith('current_file "src/gone.py/" does not exist;')
