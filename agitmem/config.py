@@ -410,6 +410,11 @@ def _kept(cache: str, key: str, text: str) -> bool:
 # so what it allows is what the user confirmed.  Only its own keys are
 # read here; a repository's .agent/config.yaml never reaches them.
 
+class NoHome(AgitmemError):
+    """The user has no home directory agitmem can name: the user's own
+    config and tattoo are none (nothing of theirs to read)."""
+
+
 def user_home() -> Path:
     """$AGITMEM_HOME, else ~/.agent.  Its `~` is expanded (an MCP or hook
     entry's env reaches agitmem unexpanded); a relative one is refused: it
@@ -424,7 +429,13 @@ def user_home_at() -> str:
     tattoo there)."""
     home = os.environ.get('AGITMEM_HOME')
     if not home:
-        return os.path.join(os.path.expanduser('~'), '.agent')
+        path = os.path.expanduser('~')
+        if not os.path.isabs(path):
+            # HOME unset with a uid no passwd entry names (a container's
+            # CI job), or HOME relative: `~/.agent` would be a directory
+            # of the project agitmem runs in, whose files a clone writes
+            raise NoHome('no home directory ($HOME unset or relative): your own config is not read')
+        return os.path.join(path, '.agent')
     path = os.path.expanduser(home)
     if path.startswith('~'):
         raise RuntimeError('Could not determine home directory.')  # (as pathlib's expanduser)
@@ -452,7 +463,10 @@ def _user_read() -> tuple[dict[str, Any], str]:
     followed, a device or a pipe is refused."""
     from agitmem import caches
     from agitmem.memory import decode
-    path = os.path.join(user_home_at(), 'config.yaml')  # (no pathlib: the pre-commit hook reads it)
+    try:
+        path = os.path.join(user_home_at(), 'config.yaml')  # (no pathlib: the pre-commit hook reads it)
+    except NoHome:
+        return {}, ''
     shown = user_config_shown()
     if not os.path.exists(path):
         return {}, ''

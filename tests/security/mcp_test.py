@@ -16,7 +16,9 @@ from testing.mcp_client import McpClient
 from testing.mcp_client import served
 from testing.mcp_client import text
 from testing.mcp_client import user_allows
+from testing.util import agitmem_argv
 from testing.util import count
+from testing.util import ok
 
 
 @pytest.fixture
@@ -52,6 +54,32 @@ def test_a_command_only_the_repository_lists_is_not_run(memrepo: Path, tmp_path:
         result = server.call('verify', {'command': command})
         assert result['structuredContent']['result'] == 'passed', result
     assert marker.exists()
+
+
+@pytest.mark.parametrize('home', ['~', 'sub'])
+def test_a_home_that_names_no_absolute_directory_is_no_users_config(
+        memrepo: Path, tmp_path: Path, home: str,
+) -> None:
+    """HOME unset for a uid without a passwd entry (`~` stays `~`), or a
+    relative HOME: `~/.agent/config.yaml` was read relative to the project,
+    whose files a clone ships, and its verify_commands ran."""
+    marker = tmp_path / 'PWNED'
+    command = f'touch {marker}'
+    for agent in (memrepo / '~' / '.agent', memrepo / 'sub' / '.agent'):
+        agent.mkdir(parents=True)
+        (agent / 'config.yaml').write_text(f'verify_commands: ["{command}"]\n')
+    env = {k: v for k, v in os.environ.items() if k != 'AGITMEM_HOME'}
+    env['HOME'] = home
+    client = McpClient([*agitmem_argv(), 'mcp'], cwd=memrepo, env=env)
+    try:
+        client.initialize()
+        result = client.call('verify', {'command': command})
+        assert result.get('isError') is True, result
+        assert not marker.exists()
+    finally:
+        client.close()
+    # and every other command goes on as without a config of the user's
+    assert ok('state', 'show', cwd=memrepo, env={'HOME': home, 'AGITMEM_HOME': ''})
 
 
 def test_a_user_config_that_is_a_device_is_refused(server: McpClient, memrepo: Path) -> None:
