@@ -121,8 +121,14 @@ def test_shell_scripts_pass_shellcheck_as_sh(tmp_path: Path) -> None:
         assert proc.returncode == 0, (script.name, proc.stdout)
 
 
+# the post-commit shim's bound on `git hash-object` (githooks._SAVED): not
+# POSIX, in every sh agitmem runs under; where it fails it fails quietly
+_ALLOWED = re.compile(r'.* line \d+ \(ulimit\):\n\s*\{ ulimit -c 0; ulimit -t 1; \}\n')
+
+
 def test_shell_scripts_have_no_bashisms(tmp_path: Path) -> None:
     checkbashisms = _tool('checkbashisms')
     for script in _scripts(tmp_path):
         proc = run(checkbashisms, '--force', '--extra', str(script), cwd=tmp_path)
-        assert proc.returncode == 0, (script.name, proc.stdout + proc.stderr)
+        found = _ALLOWED.sub('', proc.stdout + proc.stderr)
+        assert proc.returncode == 0 or not found, (script.name, found)
