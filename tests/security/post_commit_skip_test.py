@@ -9,6 +9,8 @@ import shlex
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from agitmem import githooks
 from testing.util import agitmem_argv
 from testing.util import git
@@ -51,6 +53,10 @@ def _cpu(*cmd: str, cwd: Path, env: dict[str, str]) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+# 3,000 memory files saved and committed twice (14 s): a case of scale,
+# in the full suite; the everyday tier keeps the skip's own tests
+# (githooks_test)
+@pytest.mark.system
 def test_skip_costs_less_than_the_hook_with_thousands_of_memory_files(memrepo: Path, tmp_path: Path) -> None:
     """The shim built its lists a line at a time (`x="$x$line"`, and `read`
     of its copy a byte at a time): quadratic.  With 3,000 files in archive/
