@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from testing.util import git
+
+if TYPE_CHECKING:
+    import pygit2
 
 # name -> (mode, content): bytes for a blob, a dict for a subtree, a hex
 # object id for a submodule (mode 160000)
@@ -124,25 +127,17 @@ def planted(root: Path, outside: Path) -> list[str]:
 # no process per object), so a 5,000-deep or 100,000-wide tree takes a
 # fraction of a second to make
 
-_ODBS: dict[Path, Any] = {}
+def _raw(odb: pygit2.Odb, kind: int, data: bytes) -> bytes:
+    return bytes(odb.write(kind, data).raw)
 
 
-def _raw(repo: Path, kind: int, data: bytes) -> bytes:
-    import pygit2
-    # the repository opened once: a 5,000-deep shape is 5,000 writes
-    if repo not in _ODBS:
-        _ODBS.clear()
-        _ODBS[repo] = pygit2.Repository(str(repo)).odb
-    return bytes(_ODBS[repo].write(kind, data).raw)
-
-
-def _tree(repo: Path, entries: list[tuple[bytes, bytes, bytes]]) -> bytes:
+def _tree(odb: pygit2.Odb, entries: list[tuple[bytes, bytes, bytes]]) -> bytes:
     """(mode, name, raw id) entries, in git's order, as one tree object."""
     import pygit2
     def key(e: tuple[bytes, bytes, bytes]) -> bytes:
         return e[1] + (b'/' if e[0] == b'40000' else b'')  # git sorts a tree as name/
     raw = b''.join(m + b' ' + n + b'\0' + i for m, n, i in sorted(entries, key=key))
-    return _raw(repo, pygit2.GIT_OBJECT_TREE, raw)
+    return _raw(odb, pygit2.GIT_OBJECT_TREE, raw)
 
 
 def shaped_commit(repo: Path, ref: str, shape: str, *, size_mb: int = 40,
@@ -161,7 +156,8 @@ def shaped_commit(repo: Path, ref: str, shape: str, *, size_mb: int = 40,
       none         nothing hostile in the tree (a hostile subject alone)
     Moves ref; returns the commit's id."""
     import pygit2
-    _ODBS.clear()  # this commit's writes share one opening, no other's
+    # the repository opened once: a 5,000-deep shape is 5,000 writes
+    odb = pygit2.Repository(str(repo)).odb
     blob = pygit2.GIT_OBJECT_BLOB
     top = git('rev-parse', ref, cwd=repo).strip()
     listed = subprocess.run(
@@ -172,25 +168,25 @@ def shaped_commit(repo: Path, ref: str, shape: str, *, size_mb: int = 40,
         meta, name = line.split(b'\t', 1)
         mode, _, oid = meta.split()
         entries[name] = (mode.lstrip(b'0'), bytes.fromhex(oid.decode()))
-    small = _raw(repo, blob, b'# archived\n')
+    small = _raw(odb, blob, b'# archived\n')
     if shape == 'huge-notes':
         line = b'- a note a remote sent, over and over\n'
-        entries[b'notes.md'] = (b'100644', _raw(repo, blob, line * (size_mb * 1024 * 1024 // len(line))))
+        entries[b'notes.md'] = (b'100644', _raw(odb, blob, line * (size_mb * 1024 * 1024 // len(line))))
     elif shape == 'deep':
-        oid = _tree(repo, [(b'100644', b'bottom.md', small)])
+        oid = _tree(odb, [(b'100644', b'bottom.md', small)])
         for _ in range(5000):
-            oid = _tree(repo, [(b'40000', b'd', oid)])
+            oid = _tree(odb, [(b'40000', b'd', oid)])
         entries[b'archive'] = (b'40000', oid)
     elif shape == 'wide':
         entries[b'archive'] = (b'40000', _tree(
-            repo, [(b'100644', b'%06d.md' % i, small) for i in range(100_000)],
+            odb, [(b'100644', b'%06d.md' % i, small) for i in range(100_000)],
         ))
     elif shape == 'notes-dir':
-        entries[b'notes.md'] = (b'40000', _tree(repo, [(b'100644', b'x.md', small)]))
+        entries[b'notes.md'] = (b'40000', _tree(odb, [(b'100644', b'x.md', small)]))
     elif shape == 'archive-file':
         entries[b'archive'] = (b'100644', small)
     elif shape == 'extra-dir':
-        sub = entries[b'archive'][1] if b'archive' in entries else _tree(repo, [])
+        sub = entries[b'archive'][1] if b'archive' in entries else _tree(odb, [])
         listed_sub = subprocess.run(
             ('git', 'ls-tree', '-z', sub.hex()), cwd=repo, capture_output=True, check=True,
         ).stdout
@@ -198,17 +194,17 @@ def shaped_commit(repo: Path, ref: str, shape: str, *, size_mb: int = 40,
             (meta.split()[0].lstrip(b'0'), name, bytes.fromhex(meta.split()[2].decode()))
             for meta, name in (ln.split(b'\t', 1) for ln in filter(None, listed_sub.split(b'\0')))
         ]
-        extra = _tree(repo, [(b'100644', b'x.md', small)])
-        entries[b'archive'] = (b'40000', _tree(repo, [*kept, (b'40000', b'extra', extra)]))
+        extra = _tree(odb, [(b'100644', b'x.md', small)])
+        entries[b'archive'] = (b'40000', _tree(odb, [*kept, (b'40000', b'extra', extra)]))
     elif shape == 'latin1-name':
-        entries[b'archive'] = (b'40000', _tree(repo, [(b'100644', b'caf\xe9.md', small)]))
+        entries[b'archive'] = (b'40000', _tree(odb, [(b'100644', b'caf\xe9.md', small)]))
     elif shape == 'ansi-name':
         entries[b'archive'] = (b'40000', _tree(
-            repo, [(b'100644', b'\x1b[31mred\x1b]0;pwned\x07\nnext.md', small)],
+            odb, [(b'100644', b'\x1b[31mred\x1b]0;pwned\x07\nnext.md', small)],
         ))
     elif shape not in ('no-parent', 'none'):
         raise AssertionError(f'unknown shape {shape}')
-    tree = _tree(repo, [(m, n, i) for n, (m, i) in entries.items()])
+    tree = _tree(odb, [(m, n, i) for n, (m, i) in entries.items()])
     parents = [f'parent {top}\n'.encode()]
     if shape == 'no-parent':
         parents = [b'parent ' + b'e' * 40 + b'\n']
@@ -218,6 +214,6 @@ def shaped_commit(repo: Path, ref: str, shape: str, *, size_mb: int = 40,
         b'author x <x@x> 1700000000 +0000\ncommitter x <x@x> 1700000000 +0000\n\n' +
         msg.encode('utf-8', 'surrogateescape')
     )
-    made = _raw(repo, pygit2.GIT_OBJECT_COMMIT, raw).hex()
+    made = _raw(odb, pygit2.GIT_OBJECT_COMMIT, raw).hex()
     git('update-ref', ref, made, cwd=repo)
     return made
