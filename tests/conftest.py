@@ -199,13 +199,13 @@ def _standard() -> object:
 
 
 def _made(dest: Path, kind: str, build: Callable[[Path], None],
-          factory: pytest.TempPathFactory) -> None:
+          factory: pytest.TempPathFactory) -> object:
     """Build a repository at dest, or copy the one built before under the
-    same environment."""
+    same environment; that environment (`_standard`)."""
     key = _standard()
     if _PRISTINE.get('test') != key:
         build(dest)
-        return
+        return key
     if (kind, key) not in _TEMPLATES:
         template = factory.mktemp(f'template-{kind}') / 'repo'
         template.mkdir()
@@ -215,6 +215,7 @@ def _made(dest: Path, kind: str, build: Callable[[Path], None],
     # the copy's stat data are not the index's: refreshed, the index is as
     # git left it after the build (what a test comparing its bytes expects)
     git('update-index', '-q', '--refresh', cwd=dest)
+    return key
 
 
 def _build_repo(path: Path) -> None:
@@ -251,9 +252,9 @@ def repo(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
     # a test that asks for memrepo too gets the initialised copy here,
     # rather than a copy of repo that memrepo throws away
     kind = 'memrepo' if 'memrepo' in request.fixturenames else 'repo'
-    _made(path, kind, _build_memrepo if kind == 'memrepo' else _build_repo, tmp_path_factory)
+    key = _made(path, kind, _build_memrepo if kind == 'memrepo' else _build_repo, tmp_path_factory)
     _UNTOUCHED.clear()
-    _UNTOUCHED[path] = (_fingerprint(path), kind, _standard())
+    _UNTOUCHED[path] = (_fingerprint(path), kind, key)
     return path
 
 
