@@ -13,7 +13,6 @@ from agitmem.repo import Repo
 # this module (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from pathlib import Path
     from typing import Any
 
 DEFAULTS: dict[str, Any] = {
@@ -415,18 +414,13 @@ class NoHome(AgitmemError):
     config and tattoo are none (nothing of theirs to read)."""
 
 
-def user_home() -> Path:
-    """$AGITMEM_HOME, else ~/.agent.  Its `~` is expanded (an MCP or hook
-    entry's env reaches agitmem unexpanded); a relative one is refused: it
-    would name a directory of the project agitmem runs in, whose files a
-    clone writes (its verify_commands run, its patterns allow)."""
-    from pathlib import Path
-    return Path(user_home_at())
-
-
 def user_home_at() -> str:
-    """user_home as a string, without pathlib (load reads the user's
-    tattoo there)."""
+    """$AGITMEM_HOME, else ~/.agent (no pathlib: load reads the user's
+    tattoo there).  Its `~` is expanded (an MCP or hook entry's env reaches
+    agitmem unexpanded); a relative one is refused, and a home that names
+    no absolute directory is none (NoHome): either would name a directory
+    of the project agitmem runs in, whose files a clone writes (its
+    verify_commands run, its patterns allow)."""
     home = os.environ.get('AGITMEM_HOME')
     if not home:
         path = os.path.expanduser('~')

@@ -30,7 +30,7 @@ INJECTED = 'injected_context.txt'
 
 
 def user_tattoo_path() -> str | None:
-    """The user's own tattoo (None when AGITMEM_HOME is relative: config.user_home)."""
+    """The user's own tattoo (None when AGITMEM_HOME is relative or there is no home: config.user_home_at)."""
     from agitmem import config
     try:
         return os.path.join(config.user_home_at(), 'memory', memory.TATTOO)
