@@ -13,6 +13,14 @@ from collections.abc import Callable
 from collections.abc import Iterator
 from pathlib import Path
 
+# PYTHONDONTWRITEBYTECODE (set on this machine and in its CI) also kept
+# pytest from saving the modules it rewrites for its assertions: every
+# worker rewrote all the test modules at every run, 4-8 s of CPU each
+# before the first test, and hypothesis's 120 (a pytest plugin's package
+# is rewritten whole), 1-2 s more.  So before hypothesis is imported.
+# pytest writes them atomically (__pycache__, beside each source).
+sys.dont_write_bytecode = False
+
 import pytest
 from hypothesis import HealthCheck
 from hypothesis import settings
@@ -26,11 +34,6 @@ settings.load_profile('agitmem')
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# PYTHONDONTWRITEBYTECODE (set on this machine and in its CI) also kept
-# pytest from saving the test modules it rewrites for its assertions:
-# every worker rewrote all of them at every run, 4-8 s of CPU each before
-# the first test.  pytest writes them atomically (tests/__pycache__).
-sys.dont_write_bytecode = False
 
 # time per test module at the end of every run (testing/timing.py)
 pytest_plugins = ['testing.timing']
@@ -209,10 +212,13 @@ _TEMPLATES: dict[tuple[str, object], Path] = {}
 _PRISTINE: dict[str, object] = {}
 
 
-def _content(path: Path) -> str | bytes:
-    if path.is_symlink():
+def _content(path: str) -> str | bytes:
+    if os.path.islink(path):
         return os.readlink(path)
-    return path.read_bytes() if path.is_file() else ''
+    if os.path.isfile(path):
+        with open(path, 'rb') as f:
+            return f.read()
+    return ''
 
 
 def _standard() -> object:
@@ -225,7 +231,8 @@ def _standard() -> object:
         if k != 'PYTEST_CURRENT_TEST'
     ))
     files = tuple(sorted(
-        (str(p.relative_to(home)), _content(p)) for p in Path(home).rglob('*')
+        (os.path.relpath(full, home), _content(full))
+        for top, dirs, names in os.walk(home) for full in (os.path.join(top, n) for n in (*dirs, *names))
     ))
     return env, files
 
@@ -243,11 +250,31 @@ def _made(dest: Path, kind: str, build: Callable[[Path], None],
         template.mkdir()
         build(template)
         _TEMPLATES[kind, key] = template
-    shutil.copytree(_TEMPLATES[kind, key], dest, symlinks=True, dirs_exist_ok=True)
+    _copy(_TEMPLATES[kind, key], dest)
     # the copy's stat data are not the index's: refreshed, the index is as
     # git left it after the build (what a test comparing its bytes expects)
     git('update-index', '-q', '--refresh', cwd=dest)
     return key
+
+
+def _copy(src: Path | str, dest: Path | str) -> None:
+    """A built repository's copy into dest (which exists): each file's bytes
+    and mode, links as links.  Half shutil.copytree's CPU, which also copies
+    every file's and directory's times and extended attributes; the index
+    refresh after a copy takes the new stat data as it took copytree's."""
+    for entry in os.scandir(src):
+        to = os.path.join(dest, entry.name)
+        if entry.is_symlink():
+            os.symlink(os.readlink(entry.path), to)
+        elif entry.is_dir():
+            os.mkdir(to, entry.stat().st_mode & 0o7777)
+            _copy(entry.path, to)
+        else:
+            with open(entry.path, 'rb') as f:
+                data = f.read()
+            fd = os.open(to, os.O_WRONLY | os.O_CREAT | os.O_EXCL, entry.stat().st_mode & 0o7777)
+            with open(fd, 'wb') as f:
+                f.write(data)
 
 
 def _build_repo(path: Path) -> None:
