@@ -92,7 +92,7 @@ def early_key(cwd: os.PathLike[str] | str, args: tuple[str, ...], env: Mapping[s
 
 def _child(
         argv: tuple[str, ...], cwd: os.PathLike[str] | str, env: Mapping[str, str],
-        *, text: bool, stderr: bool,
+        *, text: bool, stderr: bool, stdin: bool = False,
 ) -> Child | None:
     """`argv` begun by posix_spawn, where it can be: before `subprocess` is
     imported and in the current directory (posix_spawn has no directory of
@@ -101,11 +101,18 @@ def _child(
     if 'subprocess' in sys.modules or os.fspath(cwd) != os.getcwd() or not platforms.can_spawn():
         return None
     try:
-        return Child(argv, env, text=text, stderr=stderr)
+        return Child(argv, env, text=text, stderr=stderr, stdin=stdin)
     except FileNotFoundError:
         raise
     except OSError:
         return None  # anything else: Popen, which says it better
+
+
+def child(argv: tuple[str, ...], cwd: os.PathLike[str] | str, env: Mapping[str, str]) -> Child | None:
+    """git plumbing fed on its stdin (repo.git_bytes), stdout as bytes,
+    stderr to /dev/null, begun as `_child` begins the reads; None where
+    Popen is to begin it."""
+    return _child(argv, cwd, env, text=False, stderr=False, stdin=True)
 
 
 def spawn(

@@ -215,22 +215,29 @@ class Child:
     call): what repo.py asks of a `subprocess.Popen` (communicate with a
     bound, poll, kill, wait, pid, returncode), in its own process group,
     stdin from /dev/null, stdout (and stderr when wanted) read through
-    pipes.  POSIX only (can_spawn)."""
+    pipes.  POSIX only (can_spawn).  stdin=True: what `communicate`
+    is given is written to a pipe instead (git's `--stdin` reads)."""
 
-    def __init__(self, argv: tuple[str, ...], env: Mapping[str, str], *, text: bool, stderr: bool) -> None:
+    def __init__(
+            self, argv: tuple[str, ...], env: Mapping[str, str], *, text: bool, stderr: bool,
+            stdin: bool = False,
+    ) -> None:
         self.args = argv
         self.text = text
         self.returncode: int | None = None
         self._fds: dict[int, list[bytes]] = {}
+        self._in = -1
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe() if stderr else (-1, -1)
+        in_r, in_w = os.pipe() if stdin else (-1, -1)
         self._out, self._err = out_r, err_r
         try:
-            if min(out_w, err_w if stderr else 3) <= 2:
+            if min(out_w, err_w if stderr else 3, in_r if stdin else 3) <= 2:
                 # a standard stream was closed and a pipe took its number:
                 # dup2 onto itself would leave it close-on-exec
                 raise OSError('a standard stream is closed')
             actions: list[tuple[Any, ...]] = [
+                (os.POSIX_SPAWN_DUP2, in_r, 0) if stdin else
                 (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                 (os.POSIX_SPAWN_DUP2, out_w, 1),
                 (os.POSIX_SPAWN_DUP2, err_w, 2) if stderr else
@@ -245,14 +252,15 @@ class Child:
                 argv[0], argv, dict(env), file_actions=actions, setpgroup=0, setsigdef=(SIGPIPE,),
             )
         except BaseException:
-            for fd in (out_r, err_r):
+            for fd in (out_r, err_r, in_w):
                 if fd >= 0:
                     os.close(fd)
             raise
         finally:
-            for fd in (out_w, err_w):
+            for fd in (out_w, err_w, in_r):
                 if fd >= 0:
                     os.close(fd)
+        self._in = in_w
         self._fds = {fd: [] for fd in (out_r, err_r) if fd >= 0}
         self._read: dict[int, bytes] = {}
 
@@ -276,14 +284,18 @@ class Child:
             except OSError:
                 pass  # gone meanwhile
 
-    def communicate(self, input: None = None, timeout: float | None = None) -> tuple[Any, Any]:
+    def communicate(self, input: bytes | None = None, timeout: float | None = None) -> tuple[Any, Any]:
         """(stdout, stderr) once both pipes end and the process has
-        exited; past `timeout` seconds `subprocess.TimeoutExpired`, what
-        was read kept for the next call (as Popen does)."""
-        if self.poll() is not None:
+        exited, `input` written to its stdin (begun with stdin=True) and
+        the pipe closed; past `timeout` seconds `subprocess.TimeoutExpired`,
+        what was read kept for the next call (as Popen does; what was not
+        yet written is not written again)."""
+        if self._in >= 0 and not input:
+            self._close_in()
+        if self._in < 0 and self.poll() is not None:
             self._drain()
-        if self._fds:
-            self._poll_pipes(timeout)
+        if self._fds or self._in >= 0:
+            self._poll_pipes(timeout, input or b'')
         self.wait()
         out = self._read.get(self._out, b'')
         err = self._read.get(self._err) if self._err >= 0 else None
@@ -311,19 +323,45 @@ class Child:
             self._read[fd] = b''.join(self._fds.pop(fd))
             os.close(fd)
 
-    def _poll_pipes(self, timeout: float | None) -> None:
+    def _close_in(self) -> None:
+        os.close(self._in)
+        self._in = -1
+
+    def _write_in(self, data: memoryview) -> memoryview:
+        """Write what the pipe takes now of data; the rest.  A process that
+        stopped reading (it ended) gets no more, as from Popen."""
+        try:
+            return data[os.write(self._in, data[:1 << 16]):]
+        except BlockingIOError:
+            return data
+        except BrokenPipeError:
+            return data[:0]
+
+    def _poll_pipes(self, timeout: float | None, data: bytes = b'') -> None:
         import select
         import time
         deadline = None if timeout is None else time.monotonic() + timeout
         poller = select.poll()
         for fd in self._fds:
             poller.register(fd, select.POLLIN)
-        while self._fds:
+        left_in = memoryview(data)
+        if self._in >= 0:
+            # (never blocked on a full pipe while the process waits for its
+            # stdout to be read: both are served as they are ready)
+            os.set_blocking(self._in, False)
+            poller.register(self._in, select.POLLOUT)
+        while self._fds or self._in >= 0:
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 import subprocess
                 raise subprocess.TimeoutExpired(list(self.args), timeout or 0)
             for fd, _ in poller.poll(None if left is None else left * 1000):
+                if fd == self._in:
+                    left_in = self._write_in(left_in)
+                    if not left_in:
+                        poller.unregister(fd)
+                        self._close_in()
+                    continue
                 chunk = os.read(fd, 1 << 16)
                 if chunk:
                     self._fds[fd].append(chunk)

@@ -340,3 +340,53 @@ def test_an_ended_child_whose_pipe_a_child_of_its_own_holds_is_waited_for(tmp_pa
     with pytest.raises(subprocess.TimeoutExpired):
         child.communicate(timeout=0.1)
     assert child.communicate(timeout=60) == ('first\nlast\n', None)
+
+
+def test_a_child_fed_on_stdin_is_served_both_ways_at_once(tmp_path: Path) -> None:
+    """git's `--stdin` reads (repo.git_bytes: cat-file --batch, hash-object
+    --stdin-paths, mktree) write while they read: 4 MB in and out, each far
+    past a pipe's 64 KB, end without either side waiting on the other."""
+    data = b''.join(b'%07d\n' % i for i in range(512 * 1024))
+    child = ahead.Child(('cat',), dict(os.environ), text=False, stderr=False, stdin=True)
+    assert child.communicate(data, timeout=60) == (data, None)
+    assert child.returncode == 0
+
+
+def test_a_child_that_reads_no_stdin_ends_as_it_ends(tmp_path: Path) -> None:
+    """A process that ends without reading what it is fed (git refusing
+    its arguments) is no error of the feeding: its code is read, as from
+    Popen; nothing given closes its stdin at once."""
+    child = ahead.Child(('sh', '-c', 'exit 3'), dict(os.environ), text=False, stderr=False, stdin=True)
+    assert child.communicate(b'x' * (4 << 20), timeout=60) == (b'', None)
+    assert child.returncode == 3
+    child = ahead.Child(('cat',), dict(os.environ), text=False, stderr=False, stdin=True)
+    assert child.communicate(b'', timeout=60) == (b'', None)
+    assert child.returncode == 0
+
+
+def test_a_fed_child_past_its_bound_is_stopped(tmp_path: Path) -> None:
+    child = ahead.Child(('sh', '-c', 'exec sleep 30'), dict(os.environ), text=False, stderr=False, stdin=True)
+    with pytest.raises(subprocess.TimeoutExpired):
+        child.communicate(b'x' * (1 << 20), timeout=0.5)
+    ahead.kill(child)
+    assert child.communicate() == (b'', None)
+    assert child.returncode == -9
+
+
+def test_git_bytes_by_posix_spawn_is_what_popen_gives(memrepo: Path) -> None:
+    """repo.git_bytes begun by posix_spawn (no subprocess imported, as in a
+    hook) and by Popen give the same bytes (CR, NUL and non-UTF-8 kept)."""
+    code = (
+        'import sys, json; from agitmem import repo; r = repo.find(); '
+        "data = sys.stdin.buffer.read(); "
+        "got = repo.git_bytes(r, ('hash-object', '-w', '--stdin'), data); "
+        "print(json.dumps([got.decode(), 'subprocess' in sys.modules]))"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith('COVERAGE_')}
+    data = b'a\r\nb\0\xff\n' * 10000
+    proc = subprocess.run([sys.executable, '-c', code], cwd=memrepo, input=data, capture_output=True, check=True, env=env)
+    oid, imported = json.loads(proc.stdout)
+    assert not imported
+    assert oid.strip() == subprocess.run(
+        ['git', 'hash-object', '--stdin'], cwd=memrepo, input=data, capture_output=True, check=True,
+    ).stdout.decode().strip()

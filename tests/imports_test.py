@@ -783,3 +783,21 @@ def _verb(argv: list[str]) -> str:
         elif not word.startswith('-'):
             return word
     return ''
+
+
+def test_a_session_start_and_a_load_hash_an_edit_without_typing_or_subprocess(worked: Path) -> None:
+    """A session's start (no compaction) and a `load` right after an edit:
+    the working tree's tree is computed from the status, the edited files
+    hashed and HEAD's trees read by git fed on its stdin, begun by
+    posix_spawn (platforms.Child); the recovery log's module (and its
+    typing) only after a compaction."""
+    (worked / 'src.py').write_text('def f():\n    return 3\n')  # written now: hashed, never cached
+    for args, stdin in (
+            (('hook', 'session-start', '--agent', 'claude'), _claude(worked, 'claude_session_start_startup')),
+            (('load',), ''),
+    ):
+        modules = imported(worked, *args, stdin=stdin, clean=True, entry='agitmem.__main__')
+        assert 'agitmem.trees' in modules, args
+        for name in ('typing', 'subprocess', 'agitmem.porcelain.records'):
+            assert name not in modules, (args, name)
+    assert 'src.py' in ok('load', cwd=worked)  # the edit is seen: the state is stale

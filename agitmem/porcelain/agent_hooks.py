@@ -115,7 +115,6 @@ def _audit(repo: Repo, what: str, detail: str) -> None:
 def session_start(payload: agents.Payload) -> str:
     from agitmem.porcelain import checkpoints
     from agitmem.porcelain import compactions
-    from agitmem.porcelain import records
     repo, cfg = where(payload)
     key = _session(payload)
     hs = sessions.read(repo, key)
@@ -141,6 +140,7 @@ def session_start(payload: agents.Payload) -> str:
         sessions.write(repo, key, fresh)
         return _block(repo, cfg, payload.agent, 'session-start', after_compact=False)[0]
     _audit(repo, 'hook session-start', f're-inject after compaction ({payload.agent})')
+    from agitmem.porcelain import records  # the recovery log's: after a compaction only
     out, text = _block(
         repo, cfg, payload.agent, 'session-start', after_compact=True, summary=_summary(payload, fresh),
     )

@@ -5,15 +5,20 @@ said, and the hook goes on with the agent's memory."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from types import ModuleType
-from typing import Any
 
 from agitmem import agents
 from agitmem.agents import transcript
 from agitmem.errors import AgitmemError
 from agitmem.porcelain import compactions
 from agitmem.repo import Repo
+
+# typing is not imported at run time: the session-start hook imports this
+# module (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import ModuleType
+    from typing import Any
 
 
 def recovery() -> ModuleType:
