@@ -158,9 +158,14 @@ def git(
         stdin: str | None = None,
         check: bool = True,
         timeout: float | None = None,
-) -> subprocess.CompletedProcess[str]:
+) -> Done:
     """Run git, bounded by `timeout` seconds (None: the bound of a local
     call); past it, the process and its children are killed: Stalled."""
+    if stdin is None and timeout is None:
+        # a local read: begun as the reads ahead are (posix_spawn, where
+        # nothing has imported subprocess: a write's plumbing needs none)
+        [done] = git_each(args, cwd=cwd, env=env)
+        return _checked(done, args, check)
     import subprocess
     cmd = ('git', '--no-optional-locks', *args)
     bound = local_timeout() if timeout is None else timeout
@@ -183,9 +188,12 @@ def git(
     except BaseException:
         _stop(proc)
         raise
-    done = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+    return _checked(Done(cmd, proc.returncode, out, err), args, check)
+
+
+def _checked(done: Done, args: tuple[str, ...], check: bool) -> Done:
     if check and done.returncode != 0:
-        detail = error_line(err, f'exit {done.returncode}')
+        detail = error_line(done.stderr, f'exit {done.returncode}')
         raise AgitmemError(f'git {_verb(args)} failed: {detail}')
     return done
 

@@ -11,10 +11,6 @@ import re
 from collections.abc import Callable
 from collections.abc import Generator
 from pathlib import Path
-from typing import TYPE_CHECKING
-from typing import Any
-from typing import NamedTuple
-from typing import TypeVar
 
 from agitmem import errors
 from agitmem import memory
@@ -25,12 +21,22 @@ from agitmem.errors import AgitmemError
 from agitmem.memory import files as memory_files
 from agitmem.repo import Repo
 
+# typing is not imported at run time: every write imports this module
+# (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import datetime
+    from typing import Any
+    from typing import NamedTuple
+    from typing import TypeVar
 
     # pygit2 (60-70 ms of CPU to import) is imported where it is used: a
     # plain save is written by git's plumbing (`plain_commit`) without it
     import pygit2
+
+    _T = TypeVar('_T')
+else:
+    from agitmem.tuples import NamedTuple
 
 Files = memory_files.Files
 ZERO = '0' * 40
@@ -42,7 +48,6 @@ _REV = r'^@(?:~(\d+))?$'
 _HEX = r'^[0-9a-fA-F]{4,40}$'
 _IDENT = r'^(.*) <(.*)> (\d+) ([+-])(\d{4})$'
 
-_T = TypeVar('_T')
 
 
 class Race(Exception):

@@ -468,6 +468,18 @@ def test_load_imports_no_argparse_nor_typing(worked: Path, args: tuple[str, ...]
         assert name not in modules, f'{" ".join(args)} imports {name}'
 
 
+def test_state_set_imports_no_typing_nor_subprocess(worked: Path) -> None:
+    """`state set` (an agent runs it at every step) saves by git's
+    plumbing, begun by posix_spawn (repo.git and git_bytes, as the reads
+    ahead are): no subprocess, and typing's names only for mypy."""
+    (worked / 'src.py').write_text('def f():\n    return 4\n')  # the state's tree: hashed
+    modules = imported(worked, 'state', 'set', 'next_intent=go on', clean=True, entry='agitmem.__main__')
+    assert 'agitmem.porcelain.write' in modules  # the probe ran it
+    for name in ('typing', 'subprocess', 'pygit2'):
+        assert name not in modules, name
+    assert 'go on' in git('show', 'refs/agitmem/heads/main:state.json', cwd=worked)
+
+
 def test_reads_import_no_filelock(worked: Path) -> None:
     for args in (('status',), ('log',)):
         assert 'filelock' not in imported(worked, *args), f'{args[0]} imports filelock'

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from agitmem import audit
 from agitmem import render
@@ -10,6 +9,12 @@ from agitmem.errors import AgitmemError
 from agitmem.memory import state as state_mod
 from agitmem.porcelain import read
 from agitmem.porcelain.context import Context
+
+# typing for mypy only (it takes any name TYPE_CHECKING as true): `state
+# set` is run at every step of an agent's work
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _not_json(name: str) -> Any:

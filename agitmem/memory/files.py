@@ -9,11 +9,12 @@ import stat
 from collections.abc import Callable
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from agitmem import memory
 from agitmem.errors import AgitmemError
 
+# typing is not imported at run time: every write imports this module
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from agitmem.repo import Repo
 

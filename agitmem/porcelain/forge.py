@@ -14,7 +14,6 @@ so no clone fetches it again.  Memory nobody merged is never deleted.
 Every network git call here has a wall-clock bound (network_timeout)."""
 from __future__ import annotations
 
-import subprocess
 import sys
 from dataclasses import dataclass
 from dataclasses import field
@@ -37,7 +36,7 @@ _WALK = 500
 HEADS = 'refs/heads/'
 
 
-def net_git(repo: Repo, *args: str) -> subprocess.CompletedProcess[str]:
+def net_git(repo: Repo, *args: str) -> repo_mod.Done:
     """A git call that talks to a remote, stopped past network_timeout
     (repo.Stalled, one line)."""
     return repo_mod.git(*args, cwd=repo.top, check=False, timeout=repo_mod.network_timeout())

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING
 
 from agitmem import repo as repo_mod
 from agitmem import store
@@ -15,6 +14,8 @@ from agitmem.repo import MEMORY_NS
 from agitmem.repo import Repo
 from agitmem.repo import REMOTES_NS
 
+# typing is not imported at run time: every write imports this module
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import pygit2  # its objects, from store's calls: a save need not import it
 

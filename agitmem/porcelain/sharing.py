@@ -23,8 +23,6 @@ from agitmem.repo import Repo
 from agitmem.repo import REMOTES_NS
 
 if TYPE_CHECKING:
-    import subprocess
-
     import pygit2
 
     from agitmem.porcelain import merging
@@ -117,7 +115,7 @@ class Change:
         return f'  {self.old[:7]}..{self.new[:7]}  {self.ref}'
 
 
-def _network(repo: Repo, remote: str, *args: str) -> subprocess.CompletedProcess[str]:
+def _network(repo: Repo, remote: str, *args: str) -> repo_mod.Done:
     """git fetch or push, bounded by network_timeout: a remote that stalls
     (accepts and never answers, or hangs in its hooks) is cut off."""
     bound = repo_mod.network_timeout()

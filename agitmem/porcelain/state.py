@@ -2,8 +2,6 @@
 and the working tree's tree id, under the writers' lock."""
 from __future__ import annotations
 
-from typing import Any
-
 from agitmem import audit
 from agitmem import memory
 from agitmem import paths
@@ -13,6 +11,12 @@ from agitmem.memory import state as state_mod
 from agitmem.porcelain import read
 from agitmem.porcelain import write
 from agitmem.porcelain.context import Context
+
+# typing is not imported at run time: `state set` and the hooks import this
+# module (mypy takes any name TYPE_CHECKING as true)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def update(

@@ -14,7 +14,6 @@ import sys
 from collections.abc import Callable
 from collections.abc import Mapping
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from agitmem import audit
 from agitmem import errors
@@ -32,6 +31,9 @@ from agitmem.porcelain.context import Context
 from agitmem.porcelain.saved import conflicts_path
 from agitmem.repo import Repo
 
+# typing is not imported at run time: every write (state set, the hooks'
+# saves) imports this module (mypy takes any name TYPE_CHECKING as true)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     # imported where used: a plain save (`_save_plainly`) needs no pygit2
     import pygit2
