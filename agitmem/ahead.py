@@ -67,7 +67,7 @@ USER_GIT_ENV: dict[str, str] = {}
 
 EarlyKey = tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]]
 # git reads started ahead of need: (cwd, args, env) -> the running process
-EARLY: dict[EarlyKey, Child | subprocess.Popen[str]] = {}
+EARLY: dict[EarlyKey, Child | subprocess.Popen[bytes]] = {}
 # statuses begun before their tree was asked for: (cwd, process)
 STATUS_AHEAD: list[tuple[str, Child | subprocess.Popen[bytes]]] = []
 
@@ -117,17 +117,18 @@ def child(argv: tuple[str, ...], cwd: os.PathLike[str] | str, env: Mapping[str, 
 
 def spawn(
         args: tuple[str, ...], cwd: os.PathLike[str] | str, env: Mapping[str, str] | None = None,
-) -> Child | subprocess.Popen[str]:
-    """A git read begun (see _child)."""
+) -> Child | subprocess.Popen[bytes]:
+    """A git read begun (see _child), its output as bytes either way
+    (repo.git_each decodes it: Popen's text mode would read a CR in a
+    path or a line as a newline, which posix_spawn's Child does not)."""
     argv = ('git', '--no-optional-locks', *args)
-    child = _child(argv, cwd, clean_env(env), text=True, stderr=True)
+    child = _child(argv, cwd, clean_env(env), text=False, stderr=True)
     if child is not None:
         return child
     import subprocess
     return subprocess.Popen(
         argv, cwd=cwd, env=clean_env(env),
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, encoding='utf-8', errors='surrogateescape',
         **platforms.group_kwargs(),  # stopped whole past its bound (repo.git_each)
     )
 

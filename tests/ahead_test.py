@@ -233,7 +233,7 @@ imported = [m for m in ('subprocess', 'typing', 'signal') if m in sys.modules]
 status = ahead.STATUS_AHEAD[0][1].communicate(timeout=60)[0]
 find = list(ahead.EARLY.values())[0].communicate(timeout=60)[0]
 with open(os.environ['PROBE_OUT'], 'w') as f:
-    json.dump({{'kinds': kinds, 'imported': imported, 'status': status.decode('utf-8', 'surrogateescape'), 'find': find}}, f)
+    json.dump({{'kinds': kinds, 'imported': imported, 'status': status.decode('utf-8', 'surrogateescape'), 'find': find.decode('utf-8', 'surrogateescape')}}, f)
 '''
 
 
