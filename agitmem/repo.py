@@ -369,11 +369,14 @@ def git_each(
     for args, p in procs:
         try:
             out, err = p.communicate(timeout=bound)
-        except Exception as e:
-            if not _timed_out(e):
-                raise
+        except BaseException as e:
+            # past the bound, or Ctrl-C: each in a group of its own (the
+            # terminal's SIGINT does not reach it), so none is left running
+            # with what it started (a clean filter, an fsmonitor hook)
             for _, q in procs:
                 _stop(q)
+            if not _timed_out(e):
+                raise
             raise Stalled(f'git {_verb(args)} gave no answer in {bound:g}s and was stopped')
         assert p.returncode is not None  # (communicate waits)
         done.append(Done(('git', '--no-optional-locks', *args), p.returncode, _text(out), _text(err)))
@@ -795,6 +798,7 @@ def _git_start(
         return subprocess.Popen(
             argv, cwd=repo.top, env=clean_env(env),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            **platforms.group_kwargs(),  # as a Child is: stopped whole (_git_end)
         )
     except OSError:
         return None
@@ -806,14 +810,14 @@ def _git_end(
     try:
         out, _ = proc.communicate(data, timeout=local_timeout())
     except OSError:  # it ended before it read all of its input
-        proc.kill()
-        proc.wait()
+        _kill(proc)
         return None
-    except Exception as e:
+    except BaseException as e:
+        # past the bound, or Ctrl-C: git and what it runs (a clean filter
+        # of hash-object) stopped, not left running after this process
+        _kill(proc)
         if not _timed_out(e):
             raise
-        proc.kill()
-        proc.communicate()
         return None
     return out if proc.returncode in ok else None
 

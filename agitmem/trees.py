@@ -277,10 +277,12 @@ def _status_out(repo: Repo) -> bytes | None:
 def _ended(proc: ahead.Child | subprocess.Popen[bytes]) -> bytes | None:
     try:
         out, _ = proc.communicate(timeout=local_timeout())
-    except Exception as e:
+    except BaseException as e:
+        # past the bound, or Ctrl-C: it has left STATUS_AHEAD, so nothing
+        # at exit would stop it (and a clean filter or fsmonitor hook it runs)
+        _kill(proc)
         if not _timed_out(e):
             raise
-        _kill(proc)
         return None
     return out if proc.returncode == 0 else None
 

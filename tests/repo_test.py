@@ -102,6 +102,35 @@ def test_a_signal_while_the_tree_is_computed_removes_the_copy(slow: Path, sig: i
     assert _copies(slow) == []
 
 
+@pytest.mark.parametrize('edit', [
+    'b\n',  # as long as before: `git status` reads it through the filter
+    'longer than before\n',  # `hash-object --stdin-paths` does
+])
+def test_ctrl_c_while_git_runs_a_filter_leaves_nothing_running(memrepo: Path, edit: str) -> None:
+    """Git is begun in a process group of its own (posix_spawn's Child as
+    Popen's), so the terminal's SIGINT reaches only agitmem: a Ctrl-C
+    while it waits on git (a status or a hash-object running a slow clean
+    filter) stops git and the filter, and none of them goes on after
+    agitmem has said `interrupted`."""
+    (memrepo / 'slow.txt').write_text('a\n')
+    git('add', 'slow.txt', cwd=memrepo)
+    git('commit', '-q', '-m', 'slow', cwd=memrepo)
+    began, release, ended = (memrepo.parent / n for n in ('began', 'release', 'ended'))
+    wait = f'i=0; while [ ! -e "{release}" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done'
+    git('config', 'filter.slow.clean', f'echo >> "{began}"; {wait}; echo >> "{ended}"; cat', cwd=memrepo)
+    (memrepo / '.git' / 'info' / 'attributes').write_text('slow.txt filter=slow\n')
+    (memrepo / 'slow.txt').write_text(edit)
+    proc = _start(memrepo, 'state', 'set', 'next_intent=x')
+    _wait_for('the filter', began.exists)
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (130, 'agitmem: interrupted\n')
+    release.touch()  # a filter still running ends now, and says so
+    time.sleep(1)
+    assert not ended.exists()
+
+
 def test_an_ignored_signal_stops_nothing(slow: Path) -> None:
     """Under nohup SIGHUP is ignored: the command goes on to its end, and
     still leaves no copy behind."""
