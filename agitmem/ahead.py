@@ -98,7 +98,7 @@ def _child(
     imported and in the current directory (posix_spawn has no directory of
     its own to run in); None where Popen is to begin it.  No git on PATH
     raises, as Popen would."""
-    if 'subprocess' in sys.modules or os.fspath(cwd) != os.getcwd() or not platforms.can_spawn():
+    if 'subprocess' in sys.modules or os.fspath(cwd) != _here() or not platforms.can_spawn():
         return None
     try:
         return Child(argv, env, text=text, stderr=stderr, stdin=stdin)
@@ -106,6 +106,16 @@ def _child(
         raise
     except OSError:
         return None  # anything else: Popen, which says it better
+
+
+def _here() -> str | None:
+    """The current directory; None when it is gone (deleted under an agent
+    whose hook's payload names the repository: git runs there, by Popen,
+    rather than `git is not installed` being said)."""
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
 
 
 def child(argv: tuple[str, ...], cwd: os.PathLike[str] | str, env: Mapping[str, str]) -> Child | None:
