@@ -136,11 +136,13 @@ def spawn(
     if child is not None:
         return child
     import subprocess
-    return subprocess.Popen(
+    proc = subprocess.Popen(
         argv, cwd=cwd, env=clean_env(env),
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         **platforms.group_kwargs(),  # stopped whole past its bound (repo.git_each)
     )
+    platforms.tracked(proc)
+    return proc
 
 
 def run_status(cwd: os.PathLike[str] | str) -> Child | subprocess.Popen[bytes]:
@@ -150,11 +152,13 @@ def run_status(cwd: os.PathLike[str] | str) -> Child | subprocess.Popen[bytes]:
     if child is not None:
         return child
     import subprocess
-    return subprocess.Popen(
+    proc = subprocess.Popen(
         STATUS, cwd=cwd, env=clean_env(),
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         **platforms.group_kwargs(),
     )
+    platforms.tracked(proc)
+    return proc
 
 
 def kill(proc: Child | subprocess.Popen[Any]) -> tuple[Any, Any]:

@@ -190,6 +190,7 @@ def git(
         )
     except FileNotFoundError as e:
         raise _not_run(e, cwd)
+    platforms.tracked(proc)
     try:
         out, err = proc.communicate(
             None if stdin is None else stdin.encode('utf-8', 'surrogateescape'), timeout=bound,
@@ -795,13 +796,15 @@ def _git_start(
         return child
     import subprocess
     try:
-        return subprocess.Popen(
+        proc = subprocess.Popen(
             argv, cwd=repo.top, env=clean_env(env),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             **platforms.group_kwargs(),  # as a Child is: stopped whole (_git_end)
         )
     except OSError:
         return None
+    platforms.tracked(proc)
+    return proc
 
 
 def _git_end(

@@ -102,16 +102,23 @@ def test_a_signal_while_the_tree_is_computed_removes_the_copy(slow: Path, sig: i
     assert _copies(slow) == []
 
 
+@pytest.mark.parametrize(('sig', 'code', 'said'), [
+    (signal.SIGINT, 130, 'agitmem: interrupted\n'),  # Ctrl-C: KeyboardInterrupt
+    (signal.SIGTERM, -signal.SIGTERM, ''),  # `timeout`, an agent's hook time limit
+    (signal.SIGHUP, -signal.SIGHUP, ''),
+])
 @pytest.mark.parametrize('edit', [
     'b\n',  # as long as before: `git status` reads it through the filter
     'longer than before\n',  # `hash-object --stdin-paths` does
 ])
-def test_ctrl_c_while_git_runs_a_filter_leaves_nothing_running(memrepo: Path, edit: str) -> None:
+def test_a_signal_while_git_runs_a_filter_leaves_nothing_running(
+        memrepo: Path, edit: str, sig: int, code: int, said: str,
+) -> None:
     """Git is begun in a process group of its own (posix_spawn's Child as
-    Popen's), so the terminal's SIGINT reaches only agitmem: a Ctrl-C
-    while it waits on git (a status or a hash-object running a slow clean
-    filter) stops git and the filter, and none of them goes on after
-    agitmem has said `interrupted`."""
+    Popen's), so no signal sent to agitmem's group (the terminal's SIGINT,
+    `timeout`'s SIGTERM) reaches it: stopped by agitmem while it waits on
+    git (a status or a hash-object running a slow clean filter), git and
+    the filter stop too, and none goes on after agitmem has ended."""
     (memrepo / 'slow.txt').write_text('a\n')
     git('add', 'slow.txt', cwd=memrepo)
     git('commit', '-q', '-m', 'slow', cwd=memrepo)
@@ -123,9 +130,9 @@ def test_ctrl_c_while_git_runs_a_filter_leaves_nothing_running(memrepo: Path, ed
     proc = _start(memrepo, 'state', 'set', 'next_intent=x')
     _wait_for('the filter', began.exists)
     time.sleep(0.2)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
-    assert (proc.returncode, err) == (130, 'agitmem: interrupted\n')
+    assert (proc.returncode, err) == (code, said)
     release.touch()  # a filter still running ends now, and says so
     time.sleep(1)
     assert not ended.exists()
