@@ -413,8 +413,11 @@ _GUARDED: list[bool] = []
 
 def _stop_live(sig: int, frame: object) -> None:
     for proc in _LIVE:
-        if proc.poll() is None:
-            stop_group(proc.pid)
+        try:
+            if proc.poll() is None:
+                stop_group(proc.pid)
+        except OSError:
+            pass  # reaped meanwhile: nothing of it is left to stop
     end_as(sig)
 
 
