@@ -50,8 +50,9 @@ def quick_exit() -> None:
     if not _ENDED:
         return
     try:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:  # None: begun with that descriptor closed
+                stream.flush()
     except (OSError, ValueError):
         return
     os._exit(_ENDED[0])

@@ -67,7 +67,7 @@ USER_GIT_ENV: dict[str, str] = {}
 
 EarlyKey = tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]]
 # git reads started ahead of need: (cwd, args, env) -> the running process
-EARLY: dict[EarlyKey, Child | subprocess.Popen[str]] = {}
+EARLY: dict[EarlyKey, Child | subprocess.Popen[bytes]] = {}
 # statuses begun before their tree was asked for: (cwd, process)
 STATUS_AHEAD: list[tuple[str, Child | subprocess.Popen[bytes]]] = []
 
@@ -98,7 +98,7 @@ def _child(
     imported and in the current directory (posix_spawn has no directory of
     its own to run in); None where Popen is to begin it.  No git on PATH
     raises, as Popen would."""
-    if 'subprocess' in sys.modules or os.fspath(cwd) != os.getcwd() or not platforms.can_spawn():
+    if 'subprocess' in sys.modules or os.fspath(cwd) != _here() or not platforms.can_spawn():
         return None
     try:
         return Child(argv, env, text=text, stderr=stderr, stdin=stdin)
@@ -106,6 +106,16 @@ def _child(
         raise
     except OSError:
         return None  # anything else: Popen, which says it better
+
+
+def _here() -> str | None:
+    """The current directory; None when it is gone (deleted under an agent
+    whose hook's payload names the repository: git runs there, by Popen,
+    rather than `git is not installed` being said)."""
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
 
 
 def child(argv: tuple[str, ...], cwd: os.PathLike[str] | str, env: Mapping[str, str]) -> Child | None:
@@ -117,19 +127,22 @@ def child(argv: tuple[str, ...], cwd: os.PathLike[str] | str, env: Mapping[str, 
 
 def spawn(
         args: tuple[str, ...], cwd: os.PathLike[str] | str, env: Mapping[str, str] | None = None,
-) -> Child | subprocess.Popen[str]:
-    """A git read begun (see _child)."""
+) -> Child | subprocess.Popen[bytes]:
+    """A git read begun (see _child), its output as bytes either way
+    (repo.git_each decodes it: Popen's text mode would read a CR in a
+    path or a line as a newline, which posix_spawn's Child does not)."""
     argv = ('git', '--no-optional-locks', *args)
-    child = _child(argv, cwd, clean_env(env), text=True, stderr=True)
+    child = _child(argv, cwd, clean_env(env), text=False, stderr=True)
     if child is not None:
         return child
     import subprocess
-    return subprocess.Popen(
+    proc = subprocess.Popen(
         argv, cwd=cwd, env=clean_env(env),
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, encoding='utf-8', errors='surrogateescape',
         **platforms.group_kwargs(),  # stopped whole past its bound (repo.git_each)
     )
+    platforms.tracked(proc)
+    return proc
 
 
 def run_status(cwd: os.PathLike[str] | str) -> Child | subprocess.Popen[bytes]:
@@ -139,11 +152,13 @@ def run_status(cwd: os.PathLike[str] | str) -> Child | subprocess.Popen[bytes]:
     if child is not None:
         return child
     import subprocess
-    return subprocess.Popen(
+    proc = subprocess.Popen(
         STATUS, cwd=cwd, env=clean_env(),
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         **platforms.group_kwargs(),
     )
+    platforms.tracked(proc)
+    return proc
 
 
 def kill(proc: Child | subprocess.Popen[Any]) -> tuple[Any, Any]:

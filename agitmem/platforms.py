@@ -38,12 +38,20 @@ WINDOWS = KIND == 'windows'
 POSIX = not WINDOWS
 
 if TYPE_CHECKING:
+    from signal import getsignal
+    from signal import SIG_DFL
+    from signal import signal as set_signal
+    from signal import SIGHUP
     from signal import SIGKILL
     from signal import SIGPIPE
     from signal import SIGTERM
 elif POSIX:
     # the C module signal.py wraps, loaded with the interpreter: signal.py
     # imports enum, which would come before the first git call
+    from _signal import getsignal
+    from _signal import SIG_DFL
+    from _signal import signal as set_signal
+    from _signal import SIGHUP
     from _signal import SIGKILL
     from _signal import SIGPIPE
     from _signal import SIGTERM
@@ -263,6 +271,7 @@ class Child:
         self._in = in_w
         self._fds = {fd: [] for fd in (out_r, err_r) if fd >= 0}
         self._read: dict[int, bytes] = {}
+        tracked(self)
 
     def poll(self) -> int | None:
         if self.returncode is None:
@@ -369,6 +378,47 @@ class Child:
                     poller.unregister(fd)
                     self._read[fd] = b''.join(self._fds.pop(fd))
                     os.close(fd)
+
+
+# git processes begun in a group of their own (Child, and Popen with
+# group_kwargs) until they are reaped: a SIGTERM or SIGHUP that ends this
+# process stops their groups first (see tracked)
+_LIVE: list[Child | subprocess.Popen[Any]] = []
+
+
+def tracked(proc: Child | subprocess.Popen[Any]) -> None:
+    """Stop `proc`'s group (git and what it runs: a clean filter, an
+    fsmonitor hook) if this process is ended by SIGTERM (`timeout`, an
+    agent's hook time limit) or SIGHUP: in a group of its own, no signal
+    sent to this one's group reaches it, and it would run on.  SIGINT is
+    KeyboardInterrupt, which the waits stop it on.  POSIX; the handler is
+    installed once, where the signal's action is the default."""
+    if WINDOWS:
+        return
+    _LIVE[:] = [p for p in _LIVE if p.returncode is None]
+    _LIVE.append(proc)
+    if _GUARDED:
+        return
+    _GUARDED.append(True)
+    for sig in (SIGTERM, SIGHUP):
+        try:
+            if getsignal(sig) == SIG_DFL:
+                set_signal(sig, _stop_live)
+        except ValueError:  # not the main thread: no handlers at all
+            return
+
+
+_GUARDED: list[bool] = []
+
+
+def _stop_live(sig: int, frame: object) -> None:
+    for proc in _LIVE:
+        try:
+            if proc.poll() is None:
+                stop_group(proc.pid)
+        except OSError:
+            pass  # reaped meanwhile: nothing of it is left to stop
+    end_as(sig)
 
 
 def stop(proc: Child | subprocess.Popen[Any]) -> tuple[Any, Any]:

@@ -127,11 +127,22 @@ class Stalled(AgitmemError):
     """A git process ran past its wall-clock bound and was stopped."""
 
 
-def _stop(proc: ahead.Child | subprocess.Popen[str]) -> tuple[str, str]:
+def _stop(proc: ahead.Child | subprocess.Popen[bytes] | subprocess.Popen[str]) -> tuple[str, str]:
     """Kill a git process and whatever it started (ssh, a remote helper,
     the local end of a file:// transport; ahead.kill): what it wrote."""
     out, err = _kill(proc)
-    return out or '', err or ''
+    return _text(out), _text(err)
+
+
+def _text(data: bytes | str | None) -> str:
+    """git's output as text: bytes that are not UTF-8 kept as surrogate
+    escapes (see `shown`), and a CR kept as a CR.  Popen's text mode reads
+    a lone CR, and CRLF, as a newline: a file name or a line of a diff
+    that holds one read otherwise there than from posix_spawn's Child (a
+    forbidden added line after a CR went unseen)."""
+    if data is None:
+        return ''
+    return data if isinstance(data, str) else data.decode('utf-8', 'surrogateescape')
 
 
 def local_timeout() -> float:
@@ -174,21 +185,23 @@ def git(
             cmd, cwd=cwd, env=clean_env(env),
             stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True, encoding='utf-8', errors='surrogateescape',
-            # a group of its own, so a stalled call is stopped whole
-            **platforms.group_kwargs(),
+            # bytes, decoded by _text: no newline translation either way
+            **platforms.group_kwargs(),  # its own group: a stalled call is stopped whole
         )
     except FileNotFoundError as e:
         raise _not_run(e, cwd)
+    platforms.tracked(proc)
     try:
-        out, err = proc.communicate(stdin, timeout=bound)
+        out, err = proc.communicate(
+            None if stdin is None else stdin.encode('utf-8', 'surrogateescape'), timeout=bound,
+        )
     except subprocess.TimeoutExpired:
         _stop(proc)
         raise Stalled(f'git {_verb(args)} gave no answer in {bound:g}s and was stopped')
     except BaseException:
         _stop(proc)
         raise
-    return _checked(Done(cmd, proc.returncode, out, err), args, check)
+    return _checked(Done(cmd, proc.returncode, _text(out), _text(err)), args, check)
 
 
 def _checked(done: Done, args: tuple[str, ...], check: bool) -> Done:
@@ -357,14 +370,17 @@ def git_each(
     for args, p in procs:
         try:
             out, err = p.communicate(timeout=bound)
-        except Exception as e:
-            if not _timed_out(e):
-                raise
+        except BaseException as e:
+            # past the bound, or Ctrl-C: each in a group of its own (the
+            # terminal's SIGINT does not reach it), so none is left running
+            # with what it started (a clean filter, an fsmonitor hook)
             for _, q in procs:
                 _stop(q)
+            if not _timed_out(e):
+                raise
             raise Stalled(f'git {_verb(args)} gave no answer in {bound:g}s and was stopped')
         assert p.returncode is not None  # (communicate waits)
-        done.append(Done(('git', '--no-optional-locks', *args), p.returncode, out, err))
+        done.append(Done(('git', '--no-optional-locks', *args), p.returncode, _text(out), _text(err)))
     return done
 
 
@@ -780,12 +796,15 @@ def _git_start(
         return child
     import subprocess
     try:
-        return subprocess.Popen(
+        proc = subprocess.Popen(
             argv, cwd=repo.top, env=clean_env(env),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            **platforms.group_kwargs(),  # as a Child is: stopped whole (_git_end)
         )
     except OSError:
         return None
+    platforms.tracked(proc)
+    return proc
 
 
 def _git_end(
@@ -794,14 +813,14 @@ def _git_end(
     try:
         out, _ = proc.communicate(data, timeout=local_timeout())
     except OSError:  # it ended before it read all of its input
-        proc.kill()
-        proc.wait()
+        _kill(proc)
         return None
-    except Exception as e:
+    except BaseException as e:
+        # past the bound, or Ctrl-C: git and what it runs (a clean filter
+        # of hash-object) stopped, not left running after this process
+        _kill(proc)
         if not _timed_out(e):
             raise
-        proc.kill()
-        proc.communicate()
         return None
     return out if proc.returncode in ok else None
 

@@ -277,10 +277,12 @@ def _status_out(repo: Repo) -> bytes | None:
 def _ended(proc: ahead.Child | subprocess.Popen[bytes]) -> bytes | None:
     try:
         out, _ = proc.communicate(timeout=local_timeout())
-    except Exception as e:
+    except BaseException as e:
+        # past the bound, or Ctrl-C: it has left STATUS_AHEAD, so nothing
+        # at exit would stop it (and a clean filter or fsmonitor hook it runs)
+        _kill(proc)
         if not _timed_out(e):
             raise
-        _kill(proc)
         return None
     return out if proc.returncode == 0 else None
 
@@ -318,6 +320,10 @@ def _fast_tree(
             return None  # cat-file --batch reads names a line each
         asks = [commit + b'^{tree}' if not d else commit + b':' + d for d in dirs]
         listing = _git_start(repo, ('cat-file', '--batch'))
+    if any(p.startswith(b'"') for p in to_hash):
+        # hash-object --stdin-paths reads such a line as a C-quoted name:
+        # `"a.py"` would be hashed as a.py
+        return None
     hashing = _git_start(repo, ('hash-object', '-w', '--stdin-paths')) if to_hash else None
     old: _Listings | None = {}
     if listing is not None and asks is not None:

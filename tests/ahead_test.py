@@ -207,6 +207,25 @@ def test_nothing_begun_runs_the_repositorys_own_git(
     assert not marker.exists(), marker.read_text()
 
 
+@pytest.mark.parametrize('event', ['session-start', 'post-edit', 'stop'])
+def test_an_agent_hook_run_from_a_deleted_directory_works_where_its_payload_says(
+        memrepo: Path, tmp_path: Path, event: str,
+) -> None:
+    """An agent left in a directory since deleted runs its hooks there; the
+    payload names the repository, and git runs in it (by Popen: posix_spawn
+    has no directory of its own), not `git is not installed or not on
+    PATH`, which asking for the gone directory used to make of it."""
+    gone = tmp_path / 'gone'
+    gone.mkdir()
+    proc = subprocess.run(
+        ['sh', '-c', f'cd {gone} && rmdir {gone} && exec "$0" "$@"', *agitmem_argv(), 'hook', event, '--agent', 'claude'],
+        input=_session(memrepo), capture_output=True, text=True,
+    )
+    assert (proc.returncode, proc.stderr) == (0, '')
+    if event == 'session-start':
+        assert 'AGENT MEMORY BEGIN' in json.loads(proc.stdout)['hookSpecificOutput']['additionalContext']
+
+
 def test_a_directory_gone_is_said_by_the_command(tmp_path: Path) -> None:
     """What is begun ahead fails quietly (the current directory was
     deleted): the command says so in its one line, as before."""
@@ -233,7 +252,7 @@ imported = [m for m in ('subprocess', 'typing', 'signal') if m in sys.modules]
 status = ahead.STATUS_AHEAD[0][1].communicate(timeout=60)[0]
 find = list(ahead.EARLY.values())[0].communicate(timeout=60)[0]
 with open(os.environ['PROBE_OUT'], 'w') as f:
-    json.dump({{'kinds': kinds, 'imported': imported, 'status': status.decode('utf-8', 'surrogateescape'), 'find': find}}, f)
+    json.dump({{'kinds': kinds, 'imported': imported, 'status': status.decode('utf-8', 'surrogateescape'), 'find': find.decode('utf-8', 'surrogateescape')}}, f)
 '''
 
 

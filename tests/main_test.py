@@ -124,3 +124,23 @@ def test_an_agent_hook_runs_the_atexit_functions_and_skips_the_teardown(memrepo:
         assert 'torn down' not in proc.stdout
     # the edit was seen: the hook did its work before it ended
     assert 'code.py' in (memrepo / '.git' / 'agitmem' / 'observed.json').read_text()
+
+
+def test_a_command_started_with_stdout_closed_ends_without_a_traceback(memrepo: Path) -> None:
+    """Started with its stdout closed (`>&-`: a hook runner's, a cron
+    job's), Python has no sys.stdout: the quick exit flushes what there is,
+    and the command and an agent hook end with their code and no traceback."""
+    payload = json.dumps({
+        'session_id': 's', 'cwd': str(memrepo), 'hook_event_name': 'PostToolUse',
+        'tool_name': 'Edit', 'tool_input': {'file_path': str(memrepo / 'code.py')},
+    })
+    for args, stdin in (
+            (('state', 'set', 'next_intent=closed'), ''),
+            (('hook', 'post-edit', '--agent', 'claude'), payload),
+    ):
+        proc = subprocess.run(
+            ['sh', '-c', 'exec "$0" "$@" >&-', *agitmem_argv(), *args],
+            cwd=memrepo, input=stdin, capture_output=True, text=True,
+        )
+        assert (proc.returncode, proc.stderr) == (0, ''), args
+    assert 'closed' in git('show', 'refs/agitmem/heads/main:state.json', cwd=memrepo)

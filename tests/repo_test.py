@@ -102,6 +102,42 @@ def test_a_signal_while_the_tree_is_computed_removes_the_copy(slow: Path, sig: i
     assert _copies(slow) == []
 
 
+@pytest.mark.parametrize(('sig', 'code', 'said'), [
+    (signal.SIGINT, 130, 'agitmem: interrupted\n'),  # Ctrl-C: KeyboardInterrupt
+    (signal.SIGTERM, -signal.SIGTERM, ''),  # `timeout`, an agent's hook time limit
+    (signal.SIGHUP, -signal.SIGHUP, ''),
+])
+@pytest.mark.parametrize('edit', [
+    'b\n',  # as long as before: `git status` reads it through the filter
+    'longer than before\n',  # `hash-object --stdin-paths` does
+])
+def test_a_signal_while_git_runs_a_filter_leaves_nothing_running(
+        memrepo: Path, edit: str, sig: int, code: int, said: str,
+) -> None:
+    """Git is begun in a process group of its own (posix_spawn's Child as
+    Popen's), so no signal sent to agitmem's group (the terminal's SIGINT,
+    `timeout`'s SIGTERM) reaches it: stopped by agitmem while it waits on
+    git (a status or a hash-object running a slow clean filter), git and
+    the filter stop too, and none goes on after agitmem has ended."""
+    (memrepo / 'slow.txt').write_text('a\n')
+    git('add', 'slow.txt', cwd=memrepo)
+    git('commit', '-q', '-m', 'slow', cwd=memrepo)
+    began, release, ended = (memrepo.parent / n for n in ('began', 'release', 'ended'))
+    wait = f'i=0; while [ ! -e "{release}" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done'
+    git('config', 'filter.slow.clean', f'echo >> "{began}"; {wait}; echo >> "{ended}"; cat', cwd=memrepo)
+    (memrepo / '.git' / 'info' / 'attributes').write_text('slow.txt filter=slow\n')
+    (memrepo / 'slow.txt').write_text(edit)
+    proc = _start(memrepo, 'state', 'set', 'next_intent=x')
+    _wait_for('the filter', began.exists)
+    time.sleep(0.2)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (code, said)
+    release.touch()  # a filter still running ends now, and says so
+    time.sleep(1)
+    assert not ended.exists()
+
+
 def test_an_ignored_signal_stops_nothing(slow: Path) -> None:
     """Under nohup SIGHUP is ignored: the command goes on to its end, and
     still leaves no copy behind."""

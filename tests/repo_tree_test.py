@@ -332,6 +332,26 @@ def test_what_it_cannot_do_exactly_is_the_chains(tmp: Path, make: Callable[[Path
     assert repo_mod.worktree_tree(repo) == trees.chain_tree(repo)
 
 
+@pytest.mark.parametrize('tracked', [True, False])
+def test_a_name_that_begins_with_a_quote_is_hashed_as_itself(tmp: Path, tracked: bool) -> None:
+    """`hash-object --stdin-paths` reads a line that begins with `"` as a
+    C-quoted name: the edited file `"a.txt"` was hashed as a.txt, and
+    the working tree's tree held a.txt's blob for it (a verification
+    went on looking fresh after that file changed)."""
+    root = tmp / 'r'
+    _base(root, (), commit=True)
+    _write(root, '"a.txt"', b'first\n')
+    if tracked:
+        git('add', '"a.txt"', cwd=root)
+        git('commit', '-q', '-m', 'quoted', cwd=root)
+    _modify(root, '"a.txt"')
+    repo = repo_mod.find(root)
+    tree = repo_mod.worktree_tree(repo)
+    assert tree == trees.chain_tree(repo)
+    listed = git('ls-tree', tree, '--', '"a.txt"', 'a.txt', cwd=root).splitlines()
+    assert len({line.split()[2] for line in listed}) == 2, listed
+
+
 def test_an_unmerged_index_is_the_chains(tmp: Path) -> None:
     root = tmp / 'r'
     _base(root, (), commit=True)

@@ -128,6 +128,23 @@ def test_forbid_blocks_a_staged_tab(memrepo: Path) -> None:
     ) in proc.stdout.splitlines()
 
 
+def test_forbid_sees_a_tab_after_a_lone_cr_wherever_check_runs(memrepo: Path) -> None:
+    """git's output read as Popen's text mode reads it turned a lone CR
+    into a newline: the diff's added line `x = 1\r\tbad = 2` became a
+    truncated hunk and a stray line, and the tab went unseen.  That was the
+    reading wherever git was begun by Popen (a command run from a
+    subdirectory, one that had imported subprocess, the suite's warm
+    runs); posix_spawn's Child keeps the CR.  Both read alike now."""
+    _enforced(memrepo)
+    (memrepo / 'src' / 'app.py').write_text('x = 1\r\tbad = 2\n', newline='')
+    git('add', 'src/app.py', cwd=memrepo)
+    for args in (('check',), ('check', '--staged')):
+        for cwd in (memrepo, memrepo / 'src'):
+            proc = agitmem(*args, cwd=cwd)
+            assert proc.returncode == 1, (args, cwd, proc.stdout)
+            assert 'error enforce src/app.py:1: added line breaks tattoo rule' in proc.stdout, (args, cwd)
+
+
 def test_forbid_ignores_other_files_and_existing_lines(memrepo: Path) -> None:
     _enforced(memrepo)
     (memrepo / 'Makefile').write_text('all:\n\techo hi\n')
