@@ -399,13 +399,13 @@ def tracked(proc: Child | subprocess.Popen[Any]) -> None:
     _LIVE.append(proc)
     if _GUARDED:
         return
-    _GUARDED.append(True)
     for sig in (SIGTERM, SIGHUP):
         try:
             if getsignal(sig) == SIG_DFL:
                 set_signal(sig, _stop_live)
-        except ValueError:  # not the main thread: no handlers at all
+        except ValueError:  # not the main thread: no handlers (a call there installs them)
             return
+    _GUARDED.append(True)
 
 
 _GUARDED: list[bool] = []

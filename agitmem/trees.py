@@ -313,6 +313,10 @@ def _fast_tree(
         repo: Repo, commit: bytes | None, changed: dict[bytes, _Entry], to_hash: dict[bytes, bytes],
 ) -> str | None:
     dirs = _dirs([*changed, *to_hash])
+    if any(p.startswith(b'"') for p in to_hash):
+        # hash-object --stdin-paths reads such a line as a C-quoted name:
+        # `"a.py"` would be hashed as a.py (asked before any git is begun)
+        return None
     # HEAD's trees read and the files hashed by two processes at once
     listing = asks = None
     if commit is not None:
@@ -320,10 +324,6 @@ def _fast_tree(
             return None  # cat-file --batch reads names a line each
         asks = [commit + b'^{tree}' if not d else commit + b':' + d for d in dirs]
         listing = _git_start(repo, ('cat-file', '--batch'))
-    if any(p.startswith(b'"') for p in to_hash):
-        # hash-object --stdin-paths reads such a line as a C-quoted name:
-        # `"a.py"` would be hashed as a.py
-        return None
     hashing = _git_start(repo, ('hash-object', '-w', '--stdin-paths')) if to_hash else None
     old: _Listings | None = {}
     if listing is not None and asks is not None:
