@@ -270,7 +270,10 @@ def build(command: str | None = None) -> argparse.ArgumentParser:
         p.add_argument('target', metavar='AGENT', help='claude, codex, gemini or git')
         p.add_argument(
             '--command', dest='hook_command',
-            help='how hooks call agitmem (default: agitmem when the login shell finds this one, else this python -P -m agitmem)',
+            help=(
+                'how hooks call agitmem (default: agitmem-hook, else agitmem, when the login shell '
+                'finds this one\'s, else this python -P -m agitmem)'
+            ),
         )
         p.add_argument(
             '--scope', choices=('local', 'project', 'user'),

@@ -61,12 +61,12 @@ def read_json(path: Path | str, limit: int = LIMIT) -> object:
     not JSON (cut short by a crash: no cache is fsynced), nested too deep
     to parse, or a symlink (what it points at, maybe outside the
     repository, is never read into the agent's context)."""
-    import json
+    from agitmem import jsontext
     data = own(path, limit)
     if data is None:
         return None
     try:
-        return json.loads(data)
+        return jsontext.loads(data)
     except (ValueError, RecursionError):
         return None
 

@@ -260,11 +260,11 @@ def _payload_head(stdin: str) -> tuple[dict[str, Any], bool]:
     payload past a megabyte (a model call's whole request, a shell's
     whole output) is not parsed twice for it: its members before the
     first its first HEAD_CHARS cut are."""
-    import json
+    from agitmem import jsontext
     if len(stdin) > 1024 * 1024:
         return _members(stdin[:HEAD_CHARS]), False
     try:
-        data = json.loads(stdin)
+        data = jsontext.loads(stdin)
     except (ValueError, RecursionError):
         return {}, False  # (the hook says what is wrong with it)
     return (data, True) if isinstance(data, dict) else ({}, False)
@@ -275,8 +275,7 @@ def _members(head: str) -> dict[str, Any]:
     first value it cuts: the payload's own keys, never a string inside a
     value that looks like one (a prompt quoting `"hook_event_name":
     "BeforeModel"`).  A key given twice: the last seen, as json.loads."""
-    import json
-    decoder = json.JSONDecoder()
+    from agitmem import jsontext
     ret: dict[str, Any] = {}
 
     def skip(i: int) -> int:
@@ -290,11 +289,11 @@ def _members(head: str) -> dict[str, Any]:
     i = skip(i + 1)
     while head[i:i + 1] == '"':
         try:
-            key, i = json.decoder.scanstring(head, i + 1)  # type: ignore[attr-defined]
+            key, i = jsontext.scanstring(head, i + 1)
             i = skip(i)
             if head[i:i + 1] != ':':
                 break
-            value, i = decoder.raw_decode(head, skip(i + 1))
+            value, i = jsontext.raw_decode(head, skip(i + 1))
         except (ValueError, RecursionError):
             break  # cut here (or not JSON): what came before is the head
         ret[key] = value

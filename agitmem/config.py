@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 from agitmem import repo as repo_mod
@@ -172,6 +171,7 @@ def _rule_where(n: int, item: dict[object, object]) -> str:
 
 
 def _rule_regex(value: object, key: str, where: str) -> str:
+    import re  # here only: not on the hooks' paths (agitmem/jsontext.py)
     if not isinstance(value, str) or not value:
         raise AgitmemError(f'{where}: `{key}` must be a regex (a string)')
     try:
@@ -277,6 +277,7 @@ def secrets_allow(value: object, where: str, *, user: bool) -> dict[str, list[st
     scanner printed; `patterns`, regexes a whole value matches, only in
     the user's own config (`user`): a memory config comes with a clone or
     a fetch, and a pattern there (`.*`) would dismiss every finding."""
+    import re  # here only: not on the hooks' paths (agitmem/jsontext.py)
     if not isinstance(value, dict):
         raise AgitmemError(f'{where}: "secrets" must be a mapping (allow: [...])')
     known = ('allow', 'patterns') if user else ('allow',)

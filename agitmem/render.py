@@ -22,12 +22,15 @@ the form for file content (`show REV:FILE`, `diff`, `review`), which it
 keeps as it is where nothing needs escaping: a JSON layer stays the same
 JSON, its own backslash escapes untouched.
 
-Stdlib `re` only: hooks import this on every edit and prompt.
+The hooks import this on every edit and prompt: `re` is imported only
+when something needs escaping (agitmem/jsontext.py says what it costs).
 """
 from __future__ import annotations
 
-import functools
-import re
+# (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 # C0 but tab/newline, DEL, C1; Unicode's format characters (Cf: soft
 # hyphen, bidi, zero-width, tags...), line/paragraph separators (Zl, Zp),
@@ -50,10 +53,15 @@ _PATTERNS = {
 }
 
 
-@functools.cache
+_COMPILED: dict[str, re.Pattern[str]] = {}
+
+
 def _pattern(name: str) -> re.Pattern[str]:
     # compiled on first use (a few ms): most output never needs it
-    return re.compile(_PATTERNS[name])
+    if name not in _COMPILED:
+        import re
+        _COMPILED[name] = re.compile(_PATTERNS[name])
+    return _COMPILED[name]
 
 
 def _plain(s: str) -> bool:

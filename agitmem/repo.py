@@ -6,7 +6,6 @@ edit, prompt and turn, never load it."""
 from __future__ import annotations
 
 import os
-import re
 import stat
 import sys
 
@@ -558,6 +557,7 @@ def from_a_removed_worktree(repo: Repo, ref: str) -> bool:
             first = log.readline()
     except OSError:
         return False
+    import re  # a detached worktree's memory only
     m = re.search(rb'> (\d+) [+-]\d{4}\t', first)
     return m is not None and int(m[1]) < made
 
@@ -595,12 +595,19 @@ def shown(name: str) -> str:
     return raw.decode('utf-8', 'backslashreplace')
 
 
-_BAD_REF = r'(?:\.\.|@\{|//|/\.|\.lock(?:/|$)|[\x00-\x20~^:?*\[\\\x7f])'
+# git check-ref-format's rules, by str's methods: `re` is not imported on
+# the hooks' paths (agitmem/jsontext.py says what it costs)
+_BAD_REF_PARTS = ('..', '@{', '//', '/.', '.lock/')
+_BAD_REF_CHARS = frozenset('~^:?*[\\\x7f' + ''.join(map(chr, range(0x21))))
 
 
 def _valid_ref(ref: str) -> bool:
     """git check-ref-format's rules, without a process on the hot path."""
-    return not (re.search(_BAD_REF, ref) or ref.endswith(('/', '.')))
+    return not (
+        any(part in ref for part in _BAD_REF_PARTS) or
+        ref.endswith(('/', '.', '.lock')) or
+        not _BAD_REF_CHARS.isdisjoint(ref)
+    )
 
 
 # .agent/ and the files `agitmem install` writes: never code changes (for
@@ -825,16 +832,15 @@ def _git_end(
     return out if proc.returncode in ok else None
 
 
-# a pattern, compiled on first use by re's own cache: not at import, on
-# every hook's path
-_OID = r'[0-9a-f]{40}(?:[0-9a-f]{24})?'
+_HEX = '0123456789abcdef'
 
 
 def is_oid(value: object) -> bool:
-    """Whether value is an object id as agitmem records one.  An id read
-    from state.json or a fetched memory commit is anyone's to edit: nothing
-    else is handed to git, where `--output=FILE` would be an option."""
-    return isinstance(value, str) and re.fullmatch(_OID, value) is not None
+    """Whether value is an object id as agitmem records one (SHA-1's 40
+    or SHA-256's 64 lowercase hex digits).  An id read from state.json or a
+    fetched memory commit is anyone's to edit: nothing else is handed to
+    git, where `--output=FILE` would be an option."""
+    return isinstance(value, str) and len(value) in (40, 64) and not value.strip(_HEX)
 
 
 # where a tree-only read's index would be: nothing makes it (see trees_only)

@@ -2,8 +2,6 @@
 character per token (the seed's rule of thumb; no tokenizer needed)."""
 from __future__ import annotations
 
-import re
-
 # Claude Code moves hook output over 10,000 characters to a file the model
 # never reads in full: the injection stays under this, whatever the budget
 INJECTION_MAX_CHARS = 9500
@@ -20,7 +18,11 @@ _WIDE = (
 def estimate(text: str) -> int:
     # ASCII text (the common case) has no wide character: no regex to
     # compile (its big character class is a noticeable part of a load)
-    wide = 0 if text.isascii() else len(re.findall(_WIDE, text))
+    if text.isascii():
+        wide = 0
+    else:
+        import re  # here only: re is not imported on load's path (agitmem/jsontext.py)
+        wide = len(re.findall(_WIDE, text))
     # a quarter rounded up, in whole numbers (math, a shared library, is
     # not loaded for it on every load)
     return wide - (wide - len(text)) // 4

@@ -17,6 +17,21 @@ PY = sys.executable
 # this interpreter's console script first: not another agitmem found on PATH
 _SCRIPT = shutil.which('agitmem', path=os.path.dirname(PY)) or shutil.which('agitmem')
 AGITMEM = [_SCRIPT] if _SCRIPT else [PY, '-m', 'agitmem']
+# the agent hooks' program as `agitmem install` writes it (scripts/agitmem-hook,
+# beside the console script): `agitmem hook` without pip's wrapper
+_HOOK = shutil.which('agitmem-hook', path=os.path.dirname(PY)) if _SCRIPT else None
+# what `agitmem install AGENT` writes agitmem-hook for (git's hooks call agitmem)
+HOOK_EVENTS = ('session-start', 'pre-compact', 'post-edit', 'prompt', 'stop')
+
+
+def launch(args: Sequence[str]) -> list[str]:
+    """The argv that runs `agitmem ARGS` as a user's install does: an agent
+    hook (`hook EVENT`) through the hooks' program when it is installed."""
+    if _HOOK and list(args[:1]) == ['hook'] and len(args) > 1 and args[1] in HOOK_EVENTS:
+        return [_HOOK, *args[1:]]
+    return [*AGITMEM, *args]
+
+
 FLOOR_PASS = [PY, '-c', 'pass']
 FLOOR_PYGIT2 = [PY, '-c', 'import pygit2']
 
@@ -153,7 +168,8 @@ def top_imports(stderr: str, n: int = 3) -> list[tuple[str, float]]:
 def imports(args: Sequence[str], cwd: Path, stdin: str | None = None, pre: str | None = None) -> str:
     """`agitmem ARGS`' three most expensive imports, as one cell of a table
     (one run under `python -X importtime`; its figures are inflated alike)."""
-    cmd = [PY, '-X', 'importtime', *([_SCRIPT] if _SCRIPT else ['-m', 'agitmem']), *args]
+    argv = launch(args)
+    cmd = [PY, '-X', 'importtime', *(argv[1:] if argv[0] == PY else argv)]
     if pre:
         cmd = ['sh', '-c', f'{pre} && exec "$@"', 'sh', *cmd]
     proc = subprocess.run(cmd, cwd=cwd, env=env(), input=stdin, capture_output=True, text=True)

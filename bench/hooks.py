@@ -93,11 +93,11 @@ def main(argv: list[str] | None = None) -> int:
     m = c.medians({
         'python -c pass': (c.FLOOR_PASS, root, None),
         'python -c "import pygit2"': (c.FLOOR_PYGIT2, root, None),
-        'agitmem hook post-edit': ([*c.AGITMEM, 'hook', 'post-edit', '--agent', 'claude'], root, edit),
-        'agitmem hook prompt': ([*c.AGITMEM, 'hook', 'prompt', '--agent', 'claude'], root, prompt),
-        'agitmem hook stop': ([*c.AGITMEM, 'hook', 'stop', '--agent', 'claude'], root, stop_payload(root)),
+        'agitmem hook post-edit': (c.launch(['hook', 'post-edit', '--agent', 'claude']), root, edit),
+        'agitmem hook prompt': (c.launch(['hook', 'prompt', '--agent', 'claude']), root, prompt),
+        'agitmem hook stop': (c.launch(['hook', 'stop', '--agent', 'claude']), root, stop_payload(root)),
         'agitmem hook prompt (Gemini BeforeModel)': (
-            [*c.AGITMEM, 'hook', 'prompt', '--agent', 'gemini'], root, before_model_payload(root)),
+            c.launch(['hook', 'prompt', '--agent', 'gemini']), root, before_model_payload(root)),
         'agitmem load': ([*c.AGITMEM, 'load'], root, None),
     }, args.runs)
     print(c.table([

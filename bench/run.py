@@ -129,7 +129,7 @@ class Plan:
     def agitmem(self, key: str, args: list[str], cwd: Path, stdin: str | None = None,
                 *, pre: str | None = None) -> str:
         """A case that runs `agitmem ARGS` (after the shell command `pre`)."""
-        cmd = [*c.AGITMEM, *args]
+        cmd = c.launch(args)
         self.case(key, _sh(f'{pre} && exec {shlex.join(cmd)}') if pre else cmd, cwd, stdin)
         self.probes[key] = (args, cwd, stdin, pre)
         return key
@@ -209,6 +209,9 @@ def hooks(plan: Plan, mod: ModuleType, work: Path) -> Path | None:
     root = work / 'realistic'
     edit, prompt = mod.payloads(root)
     plan.agitmem('post-edit', ['hook', 'post-edit', '--agent', 'claude'], root, edit)
+    # the same hook through pip's console script (an install made before
+    # agitmem-hook, or `--command agitmem`): what the hooks' program saves
+    plan.case('post-edit-console', [*c.AGITMEM, 'hook', 'post-edit', '--agent', 'claude'], root, edit)
     plan.agitmem('prompt', ['hook', 'prompt', '--agent', 'claude'], root, prompt)
     plan.agitmem('stop', ['hook', 'stop', '--agent', 'claude'], root, mod.stop_payload(root))
     plan.agitmem('before-model', ['hook', 'prompt', '--agent', 'gemini'], root, mod.before_model_payload(root))
@@ -216,6 +219,7 @@ def hooks(plan: Plan, mod: ModuleType, work: Path) -> Path | None:
     plan.agitmem('state-show', ['state', 'show'], root)
     for key, label, target in HOOK_ROWS:
         plan.row(label, key, 'pass', 'python -c pass', target)
+    plan.row('agitmem hook post-edit, through the console script', 'post-edit-console', 'pass', 'python -c pass')
     mcp = _try(plan, 'bench/mcp_server.py', lambda: _module('mcp_server')) if plan.wants(*labels[-2:]) else None
     if isinstance(mcp, ModuleType):
         # a tool call on a server already up: under 20 ms (issue 25),

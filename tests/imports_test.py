@@ -24,8 +24,9 @@ from testing.util import tip
 # of the modules it imported to the file named by argv[1]
 # (only what agitmem imported: coverage, started before it under CI, has
 # its own imports already in sys.modules)
+# (not json: the probe's own imports would hide the command's)
 _PROBE = '''
-import json, sys
+import sys
 before = set(sys.modules)
 out, sys.argv = sys.argv[1], ['agitmem', *sys.argv[2:]]
 from agitmem.cli import main
@@ -33,7 +34,7 @@ try:
     rc = main()
 finally:
     with open(out, 'w') as f:
-        json.dump(sorted(set(sys.modules) - before), f)
+        f.write('\\n'.join(sorted(set(sys.modules) - before)))
 sys.exit(rc)
 '''
 
@@ -70,7 +71,7 @@ def imported(repo: Path, *args: str, stdin: str = '', clean: bool = False, entry
     )
     assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
     assert 'Traceback' not in proc.stderr, proc.stderr
-    return set(json.loads(out.read_text()))
+    return set(out.read_text().split())
 
 
 def _payload(repo: Path, event: str, **fields: object) -> str:
@@ -127,15 +128,37 @@ def test_hot_hooks_import_no_pygit2(worked: Path, event: str, payload: object) -
 # (memory/state.py); importlib is not loaded with the interpreter
 NEVER_ON_THE_HOOKS = ('pathlib', 'urllib.parse', 'ipaddress', 'fnmatch', 'datetime', 'importlib')
 
+@pytest.mark.parametrize('name,args,payload', [
+    ('post-edit', ('hook', 'post-edit', '--agent', 'claude'), _edit_payload),
+    ('prompt', ('hook', 'prompt', '--agent', 'claude'), lambda repo: _payload(repo, 'UserPromptSubmit', prompt='go on')),
+    ('stop', ('hook', 'stop', '--agent', 'claude'), lambda repo: _payload(repo, 'Stop', stop_hook_active=False)),
+    ('before-model', ('hook', 'prompt', '--agent', 'gemini'), lambda repo: _model_call(repo)),
+])
+def test_the_agent_hooks_import_neither_json_nor_re(
+        worked: Path, name: str, args: tuple[str, ...], payload: Callable[[Path], str],
+) -> None:
+    # json imports re, and re enum, functools and collections: 9 ms, two
+    # thirds of `python -c pass` (agitmem/jsontext.py reads and writes
+    # JSON by json's own C parts)
+    modules = imported(worked, *args, stdin=payload(worked), clean=True, entry='agitmem.__main__')
+    assert 'agitmem.jsontext' in modules  # the probe ran the hook
+    for never in ('json', 're', 'enum'):
+        assert never not in modules, f'{name} imports {never}'
+
+
 # all that each agent hook and `load` import, agitmem's modules and the
-# standard library's, beyond the probe's json (and the re it imports, as
-# the console script pip writes does): a module more is paid on every
-# edit, prompt, turn and model call (issue 41)
+# standard library's: a module more is paid on every edit, prompt, turn
+# and model call (issue 41).  Not json, nor the re it imports (the agent
+# hooks' program, scripts/agitmem-hook, imports neither: agitmem/jsontext.py)
 _ENTRY = {
     'agitmem', 'agitmem.__main__', 'agitmem.ahead', 'agitmem.platforms', 'agitmem.cli', 'agitmem.errors',
-    'agitmem.tuples', 'agitmem.commands', 'agitmem.porcelain', 'agitmem.agents',
-    '__future__', 'atexit', 'gc',
+    'agitmem.tuples', 'agitmem.commands', 'agitmem.porcelain', 'agitmem.agents', 'agitmem.jsontext',
+    '__future__', 'atexit', 'gc', '_json',
+    # collections.namedtuple (agitmem/tuples.py)
+    'collections', '_collections', 'itertools', 'keyword', 'operator', '_operator', 'reprlib', 'types',
 }
+# a snapshot's headings (memory/snapshot.py): load's, not the hooks'
+_RE = {'re', 're._casefix', 're._compiler', 're._constants', 're._parser', '_sre', 'copyreg', 'enum', 'functools', '_functools'}
 # what escapes the text a command prints: not imported by a hook with
 # nothing to say (Claude Code's post-edit, prompt and stop, nearly always)
 _PRINTS = {'agitmem.render'}
@@ -177,7 +200,7 @@ PINNED = {
         'agitmem.commands.load', 'agitmem.repo', 'agitmem.trees', 'agitmem.config', 'agitmem.caches', 'agitmem.audit',
         'agitmem.porcelain.context', 'agitmem.porcelain.read', 'agitmem.inject', 'agitmem.tokens',
         'agitmem.memory', *(f'agitmem.memory.{m}' for m in ('fragments', 'notes', 'snapshot', 'state', 'tattoo')),
-        *_OBSERVED, '_datetime', '_sha1', 'select',
+        *_OBSERVED, *_RE, '_datetime', '_sha1', 'select',
     },
 }
 
@@ -191,7 +214,7 @@ def test_load_after_the_hooks_compiles_no_escaping_pattern(worked: Path) -> None
     ok('hook', 'prompt', '--agent', 'claude', cwd=worked, input=_payload(worked, 'UserPromptSubmit', prompt='go on'))
     code = (
         'import sys; sys.argv = ["agitmem", "load"]; from agitmem import cli, render; rc = cli.main(); '
-        'print(render._pattern.cache_info().currsize, file=sys.stderr); sys.exit(rc)'
+        'print(len(render._COMPILED), file=sys.stderr); sys.exit(rc)'
     )
     proc = subprocess.run([sys.executable, '-c', code], cwd=worked, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
@@ -545,7 +568,7 @@ def test_other_commands_import_no_mcp_sdk(worked: Path, args: tuple[str, ...]) -
     # `agitmem --help` exits through SystemExit: the probe still records
     out = worked.parent / 'modules.json'
     subprocess.run([sys.executable, '-c', _PROBE, str(out), *args], cwd=worked, capture_output=True)
-    modules = set(json.loads(out.read_text()))
+    modules = set(out.read_text().split())
     assert 'agitmem.cli' in modules
     assert not {m for m in modules if m.split('.')[0] in ('mcp', 'mcp_types', 'anyio', 'pydantic')}
 
@@ -648,7 +671,7 @@ PRE_COMMIT_MODULES = {
     'agitmem.commands.githook', 'agitmem.porcelain', 'agitmem.porcelain.context',
     'agitmem.porcelain.checking', 'agitmem.render', 'agitmem.findings', 'agitmem.memory',
     'agitmem.memory.state', 'agitmem.memory.snapshot', 'agitmem.memory.tattoo',
-    'agitmem.memory.fragments', 'agitmem.tokens', 'agitmem.checks', 'agitmem.checks.run',
+    'agitmem.memory.fragments', 'agitmem.tokens', 'agitmem.checks', 'agitmem.checks.run', 'agitmem.jsontext',
     *(f'agitmem.checks.{c}' for c in (
         'staged', 'commit_msg', 'merge_conflict', 'progress_not_updated', 'scanned',
         'schema', 'size', 'state_vs_worktree', 'tattoo_size', 'tattoo_vs_snapshot',

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agitmem import repo as repo_mod
 from agitmem import trees
@@ -296,3 +298,23 @@ def test_a_state_and_verification_are_diffed_once_a_tree(
     assert 'STALE: the working tree changed since this state was written: later.py' in out
     assert f'STALE verification: files changed since it ran: {verification_stale}' in out
     assert _git_runs(trace).count('diff-tree') == diffs
+
+
+# the patterns _valid_ref and is_oid were, before they became str methods
+# (re is not imported on the hooks' paths)
+_BAD_REF_PATTERN = r'(?:\.\.|@\{|//|/\.|\.lock(?:/|$)|[\x00-\x20~^:?*\[\\\x7f])'
+_REF_CHARS = st.lists(st.sampled_from([*'ab./@{}~^:?*[\\-_ \t\x00\x7fé', '.lock']), max_size=12).map(''.join)
+
+
+@given(_REF_CHARS.map(lambda t: f'refs/agitmem/{t}') | st.text(max_size=12))
+def test_valid_ref_is_the_pattern_it_was(ref: str) -> None:
+    import re
+    was = not (re.search(_BAD_REF_PATTERN, ref) or ref.endswith(('/', '.')))
+    assert repo_mod._valid_ref(ref) is was
+
+
+@given(st.text(alphabet='0123456789abcdefABCDEFg\n', min_size=38, max_size=66) | st.text())
+def test_is_oid_is_the_pattern_it_was(value: str) -> None:
+    import re
+    was = re.fullmatch(r'[0-9a-f]{40}(?:[0-9a-f]{24})?', value) is not None
+    assert repo_mod.is_oid(value) is was

@@ -2,8 +2,8 @@
 context for the model, a message for the user, a refusal to stop."""
 from __future__ import annotations
 
-import json
 
+from agitmem import jsontext
 from agitmem.agents import clients
 
 # typing is not imported at run time: the agent hooks import this module
@@ -75,4 +75,4 @@ def envelope(
         return '{}' if agent == 'gemini' else ''
     # not ensure_ascii: escaped CJK would count six times against the
     # agents' hook output limits
-    return json.dumps(out, ensure_ascii=False)
+    return jsontext.dumps(out, ensure_ascii=False)

@@ -33,6 +33,10 @@ _PYTHON = re.compile(r'python(\d+(\.\d+)?)?$')
 # entry point is agitmem.__main__ (which begins git reads before the rest
 # imports); installs made before that name agitmem.cli
 _ENTRY = re.compile(r'^from agitmem\.(?:__main__|cli) import main$', re.MULTILINE)
+# the agent hooks' program (scripts/agitmem-hook): `agitmem hook` started
+# without the console script's wrapper; its one line beyond _ENTRY's
+HOOK_PROGRAM = 'agitmem-hook'
+_HOOK_ENTRY = re.compile(r"^    sys\.argv\[1:1\] = \['hook'\]$", re.MULTILINE)
 # pip's launcher for an interpreter path too long or odd for a #! line
 _EXEC_SHEBANG = re.compile(r"^'''exec' (.+?) \"\$0\" \"\$@\"$", re.MULTILINE)
 _SCRIPT_MAX = 4096  # console scripts are a few hundred bytes
@@ -131,10 +135,11 @@ def interpreter_command(python: str | None = None) -> list[str]:
     return [python or this_python(), '-P', '-m', 'agitmem']
 
 
-def script_python(path: str) -> str | None:
-    """The interpreter of an agitmem console script, read from the file
-    (None when it is not one).  Only a regular file is opened: a FIFO
-    named by a hostile settings file would block the read."""
+def script_python(path: str, *, hook: bool = False) -> str | None:
+    """The interpreter of an agitmem console script (`hook`: of the hooks'
+    program, scripts/agitmem-hook), read from the file (None when it is
+    not one).  Only a regular file is opened: a FIFO named by a hostile
+    settings file would block the read."""
     if not os.path.isfile(path):
         return None
     try:
@@ -144,6 +149,8 @@ def script_python(path: str) -> str | None:
         return None
     first, _, rest = text.partition('\n')
     if not first.startswith('#!') or not _ENTRY.search(rest):
+        return None
+    if hook != bool(_HOOK_ENTRY.search(rest)):
         return None
     exec_line = _EXEC_SHEBANG.search(rest)
     if first.strip() == '#!/bin/sh' and exec_line:
@@ -165,6 +172,24 @@ def which(name: str, path: list[str]) -> str | None:
     return shutil.which(name, path=os.pathsep.join(path)) if path else None
 
 
+def hook_program(path: list[str]) -> str | None:
+    """`agitmem-hook` when the one a client finds on `path` is this
+    agitmem's (pip installs it beside the console script), else None: the
+    hooks then call `agitmem hook`.  Not on Windows, where pip installs it
+    without the .exe launcher a client needs to run it."""
+    if os.name == 'nt':  # pragma: no cover (Windows)
+        return None
+    found = which(HOOK_PROGRAM, path)
+    python = script_python(found, hook=True) if found is not None else None
+    return HOOK_PROGRAM if python is not None and _same_env(python) else None
+
+
+def names_hook_program(command: str) -> bool:
+    """Whether a command line runs the hooks' program."""
+    argv = _split(command)
+    return bool(argv) and os.path.basename(argv[0]) == HOOK_PROGRAM
+
+
 def hook_command(path: list[str]) -> tuple[str, str | None]:
     """(how hooks call agitmem, why it is not plain `agitmem` or None).
     Plain `agitmem` when the one a client finds on `path` is this one, else
@@ -184,7 +209,10 @@ def hook_command(path: list[str]) -> tuple[str, str | None]:
 # -- is a hook command agitmem? ---------------------------------------------------
 
 def launcher(argv: list[str]) -> list[str] | None:
-    """The part of a hook's argv before `hook EVENT ...` (None without one)."""
+    """The part of a hook's argv before `hook EVENT ...` (None without
+    one); `agitmem-hook EVENT ...`'s is its program."""
+    if len(argv) > 1 and os.path.basename(argv[0]) == HOOK_PROGRAM:
+        return argv[:1]
     for i in range(len(argv) - 1, 0, -1):
         if argv[i] == 'hook':
             return argv[:i]
@@ -331,19 +359,23 @@ def check_mcp(argv: list[str], path: list[str], root: Path | None = None) -> tup
     """`check` for an MCP server entry's command line (`... mcp`)."""
     if argv[-1:] != ['mcp'] or len(argv) < 2:
         return 'does not run `... mcp`', None
-    return check_head(argv[:-1], path, root)
+    return check_head(argv[:-1], path, root, mcp=True)
 
 
-def check_head(head: list[str], path: list[str], root: Path | None = None) -> tuple[str | None, str | None]:
+def check_head(
+        head: list[str], path: list[str], root: Path | None = None, *, mcp: bool = False,
+) -> tuple[str | None, str | None]:
     """(what is wrong with the launcher part of a command line, the
-    interpreter it runs when it is this agitmem)."""
+    interpreter it runs when it is this agitmem).  `mcp`: an MCP entry's,
+    which the hooks' program does not run."""
     program, flags = head[0], head[1:]
     name = os.path.basename(program)
     if flags and flags not in (['-m', 'agitmem'], ['-P', '-m', 'agitmem']):
         return f'runs `{shlex.join(head)}`, not agitmem', None
     if flags and not _PYTHON.match(name):
         return f'runs `{program}`, which is not a Python interpreter', None
-    if not flags and name not in ('agitmem', 'agitmem.exe'):
+    hook = name == HOOK_PROGRAM and not mcp
+    if not flags and not hook and name not in ('agitmem', 'agitmem.exe'):
         return f'runs `{program}`, not agitmem', None
     found, why = _resolve(program, path)
     if found is None:
@@ -360,9 +392,10 @@ def check_head(head: list[str], path: list[str], root: Path | None = None) -> tu
             ), None
         python = found
     else:
-        script = script_python(found)
+        script = script_python(found, hook=hook)
         if script is None:
-            return f'runs {found}, which is not an agitmem console script', None
+            what = 'the agitmem hooks\' program' if hook else 'an agitmem console script'
+            return f'runs {found}, which is not {what}', None
         python = script
     wrong = _python_has_agitmem(python)
     if wrong is not None:

@@ -3,8 +3,7 @@ fields agitmem uses (Claude Code, Codex, Gemini CLI JSON on stdin; shell
 shims through the environment)."""
 from __future__ import annotations
 
-import json
-
+from agitmem import jsontext
 from agitmem.agents import clients
 from agitmem.errors import AgitmemError
 
@@ -40,12 +39,12 @@ def _load(text: str) -> dict[str, object]:
             "hook input is empty: expected the agent's JSON payload on stdin",
         )
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise AgitmemError(
-            f'hook input is not JSON: {e.msg} '
-            f'(line {e.lineno}, column {e.colno})',
-        )
+        data = jsontext.loads(text)
+    except ValueError as e:
+        at = jsontext.where(e)
+        if at is None:  # a number past int's digit limit
+            raise AgitmemError(f'hook input cannot be read: {e}')
+        raise AgitmemError(f'hook input is not JSON: {at[0]} (line {at[1]}, column {at[2]})')
     except RecursionError:
         raise AgitmemError('hook input is nested too deep to read')
     if not isinstance(data, dict):

@@ -179,7 +179,8 @@ def missing_events(agent: str, found: dict[str, list[str]]) -> list[str]:
     return [name for name in names if name not in found]
 
 
-_OURS = re.compile(r'''(?:^|[\s/\\"'])agitmem(?:\.exe)?["']?\s+hook\s''')
+# `agitmem hook EVENT`, `python -m agitmem hook EVENT`, `agitmem-hook EVENT`
+_OURS = re.compile(r'''(?:^|[\s/\\"'])(?:agitmem(?:\.exe)?["']?\s+hook|agitmem-hook["']?)\s''')
 
 
 def _is_ours(hook: object) -> bool:
@@ -289,6 +290,12 @@ def _dump(settings: dict[str, object]) -> bytes:
 
 
 def _command(command: str, event: str, agent: str) -> str:
+    """The hook's command line: `command` runs agitmem (`agitmem`,
+    `python -P -m agitmem`), or is the hooks' own program, which takes
+    the event first (agents/launcher.py HOOK_PROGRAM)."""
+    from agitmem.agents import launcher
+    if command == launcher.HOOK_PROGRAM:
+        return f'{command} {event} --agent {agent}'
     return f'{command} hook {event} --agent {agent}'
 
 

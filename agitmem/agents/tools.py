@@ -3,7 +3,6 @@ status, the lines an edit wrote.  Each client reports these differently
 (see docs/clients-*.md); standard library only, on the post-edit path."""
 from __future__ import annotations
 
-import re
 
 # typing is not imported at run time: the agent hooks import this module
 # (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
@@ -71,6 +70,7 @@ def shell_run(raw: dict[str, object]) -> ShellRun | None:
     command = _command(raw)
     if command is None:
         return None
+    import re  # a shell tool's only: not on an edit's path (agitmem/jsontext.py)
     event = raw.get('hook_event_name')
     response = raw.get('tool_response')
     if event == 'PostToolUseFailure':  # Claude Code: "Exit code N\n<output>"
@@ -125,6 +125,7 @@ def _span(start: int, count: int, body: list[str]) -> tuple[int, int]:
 
 
 def _hunk_lines(diff: str) -> tuple[int, int] | None:
+    import re  # here only: not on the hooks' paths (agitmem/jsontext.py)
     spans = []
     heads = list(re.finditer(_HUNK, diff))
     for i, m in enumerate(heads):
@@ -146,6 +147,7 @@ _BODY_CHARS = 256 * 1024
 def _patch_edits(patch: str) -> list[Edit]:
     """Codex apply_patch: each file's added lines (the patch has no line
     numbers: they are found in the file afterwards)."""
+    import re  # here only: not on the hooks' paths (agitmem/jsontext.py)
     ret: list[Edit] = []
     heads = list(re.finditer(_PATCH_HEAD, patch))
     for i, m in enumerate(heads):

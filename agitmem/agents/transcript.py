@@ -22,9 +22,9 @@ comes from the agent's payload, and a FIFO would block the hook forever,
 """
 from __future__ import annotations
 
-import json
 import os
 
+from agitmem import jsontext
 from agitmem.errors import AgitmemError
 
 # collections.abc's names are for mypy only: the prompt hook and every
@@ -196,7 +196,7 @@ def _jsonl_records(path: str, data: bytes, start: int) -> list[object]:
         if not line.strip():
             continue
         try:
-            records.append(json.loads(line))
+            records.append(jsontext.loads(line))
         except ValueError:
             if i == len(lines) - 1:
                 # the agent is still writing its last line
@@ -217,11 +217,10 @@ def _jsonl_records(path: str, data: bytes, start: int) -> list[object]:
 def _json_document(path: str) -> list[object]:
     data, _, _ = _read_tail(path, None)
     try:
-        doc = json.loads(data)
+        doc = jsontext.loads(data)
     except ValueError as e:
-        where = ''
-        if isinstance(e, json.JSONDecodeError):
-            where = f' (line {e.lineno}: {e.msg})'
+        at = jsontext.where(e)  # None: bytes that are not UTF-8
+        where = f' (line {at[1]}: {at[0]})' if at else ''
         raise AgitmemError(f'{path}: not a JSON transcript{where}')
     messages = doc.get('messages') if isinstance(doc, dict) else None
     if not isinstance(messages, list):
@@ -310,9 +309,9 @@ def _compaction_keys(obj: object) -> list[str]:
         return []
     if obj.get('type') == 'system' and obj.get('subtype') == 'compact_boundary':
         uid = obj.get('uuid')
-        return [f'claude:{uid if isinstance(uid, str) else _key(json.dumps(obj, sort_keys=True))}']
+        return [f'claude:{uid if isinstance(uid, str) else _key(jsontext.dumps(obj, sort_keys=True))}']
     if obj.get('type') == 'compacted':
-        return [f'codex:{_key(json.dumps(obj, sort_keys=True))}']
+        return [f'codex:{_key(jsontext.dumps(obj, sort_keys=True))}']
     return [f'gemini:{_key(text)}' for text in _gemini_summaries(obj)]
 
 
@@ -360,7 +359,7 @@ def compactions(path: str) -> list[str]:
         if not any(m in line for m in _MARKERS):
             continue
         try:
-            obj = json.loads(line)
+            obj = jsontext.loads(line)
         except ValueError:
             continue
         for key in _compaction_keys(obj):
@@ -413,7 +412,7 @@ def _last(path: str, pick: Callable[[object], str | None]) -> str | None:
         lines = lines[1:]
     for line in reversed(lines):
         try:
-            obj = json.loads(line)
+            obj = jsontext.loads(line)
         except ValueError:
             continue
         found = pick(obj)
@@ -463,7 +462,7 @@ def turn_texts(path: str) -> list[str]:
     ret: list[str] = []
     for line in reversed(lines):
         try:
-            obj = json.loads(line)
+            obj = jsontext.loads(line)
         except ValueError:
             continue
         if _turn_start(obj):

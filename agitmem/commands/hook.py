@@ -6,11 +6,11 @@ one line on stderr and exit 0.  What each event does is the porcelain's
 handler called, and its output printed with the porcelain's notices."""
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 from agitmem import agents
+from agitmem import jsontext
 from agitmem import errors
 from agitmem.errors import AgitmemError
 from agitmem.porcelain import notices
@@ -31,13 +31,13 @@ def _with_notices(agent: str, out: str, said: list[str]) -> str:
     line = render.controls_line('; '.join(said))
     if agent in ('claude', 'codex', 'gemini'):
         try:
-            data = json.loads(out) if out.strip() else {}
+            data = jsontext.loads(out) if out.strip() else {}
         except ValueError:
             data = None
         if isinstance(data, dict):
             old = data.get('systemMessage')
             data['systemMessage'] = f'{line}; {old}' if old else line
-            return json.dumps(data, ensure_ascii=False)
+            return jsontext.dumps(data, ensure_ascii=False)
     print(line, file=sys.stderr)
     return out
 

@@ -41,10 +41,22 @@ def install(
         else:
             why = None
             if command is None:
-                command, why = launcher.hook_command(launcher.client_path(os.environ))
+                path = launcher.client_path(os.environ)
+                command, why = launcher.hook_command(path)
+                # the hooks' own program when the client finds this agitmem's:
+                # no console-script wrapper on every prompt, edit and model call
+                hooks = (launcher.hook_program(path) if command == 'agitmem' else None) or command
+            elif launcher.names_hook_program(command):
+                raise AgitmemError(
+                    f'--command is how to run agitmem itself (its MCP server too); '
+                    f'{launcher.HOOK_PROGRAM} is the hooks\' own program, which install '
+                    f'chooses when the login shell finds it',
+                )
+            else:
+                hooks = command
             if mcp:  # a refusal leaves the hooks as they were too
                 installing.check_mcp(repo, target, scope, command)
-            lines = installing.install_agent(repo, target, scope, command)
+            lines = installing.install_agent(repo, target, scope, hooks)
             if mcp:
                 lines += installing.install_mcp(repo, target, scope, command)
             if lines and why:

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import json
 import sys
 
 from agitmem.porcelain import read
@@ -12,6 +11,7 @@ def load(ctx: Context, *, after_compact: bool, as_json: bool) -> int:
     for w in block.warnings:
         print(f'agitmem: warning: {w}', file=sys.stderr)
     if as_json:
+        import json  # indented: json's encoder (the hooks' `load` prints text)
         print(json.dumps({
             'text': block.text,
             'tokens': block.tokens,

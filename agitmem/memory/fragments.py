@@ -1,9 +1,7 @@
 """fragments.jsonl: self-contained memory fragments, one JSON object a line."""
 from __future__ import annotations
 
-import json
-import re
-
+from agitmem import jsontext
 from agitmem.errors import AgitmemError
 
 # typing is not imported at run time: the agent hooks import this module
@@ -13,7 +11,17 @@ if TYPE_CHECKING:
     from typing import Any
 
 FIELDS = ('id', 'at', 'goal', 'basis', 'action', 'result', 'next', 'refs')
-_ID = re.compile(r'^([A-Za-z0-9_.]+)-(\d+)$')
+# an id is <agent>-<number>: what `^([A-Za-z0-9_.]+)-(\d+)$` matched, by
+# str's methods (re is not imported on load's path; agitmem/jsontext.py)
+_AGENT_CHARS = frozenset('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.')
+
+
+def id_parts(fid: str) -> tuple[str, str] | None:
+    """(agent, number) of a fragment id; None when it is not one."""
+    agent, dash, number = (fid[:-1] if fid.endswith('\n') else fid).partition('-')
+    if dash and agent and number.isdecimal() and _AGENT_CHARS.issuperset(agent):
+        return agent, number
+    return None
 
 
 def _objects(text: str, path: str) -> list[tuple[int, object]]:
@@ -23,7 +31,7 @@ def _objects(text: str, path: str) -> list[tuple[int, object]]:
     # only "\n" ends a line: JSON strings may hold U+2028 and friends
     lines = [(i, line) for i, line in enumerate(text.split('\n'), 1) if line.strip()]
     try:
-        values = json.loads('[' + ','.join(line for _, line in lines) + ']')
+        values = jsontext.loads('[' + ','.join(line for _, line in lines) + ']')
     except (ValueError, RecursionError):
         values = None
     if isinstance(values, list) and len(values) == len(lines):
@@ -31,9 +39,10 @@ def _objects(text: str, path: str) -> list[tuple[int, object]]:
     ret = []
     for i, line in lines:
         try:
-            ret.append((i, json.loads(line)))
-        except json.JSONDecodeError as e:
-            raise AgitmemError(f'{path}:{i}: not valid JSON: {e.msg}')
+            ret.append((i, jsontext.loads(line)))
+        except ValueError as e:  # JSONDecodeError, or a number past int's digit limit
+            at = jsontext.where(e)
+            raise AgitmemError(f'{path}:{i}: not valid JSON: {at[0] if at else e}')
         except RecursionError:
             raise AgitmemError(f'{path}:{i}: nested too deeply')
     return ret  # each line alone parses (nesting at the limit, one level less)
@@ -46,7 +55,7 @@ def parse(text: str, path: str = 'fragments.jsonl') -> list[dict[str, Any]]:
         if not isinstance(obj, dict):
             raise AgitmemError(f'{path}:{i}: each line must be a JSON object')
         fid = obj.get('id')
-        if not isinstance(fid, str) or not _ID.match(fid):
+        if not isinstance(fid, str) or id_parts(fid) is None:
             raise AgitmemError(
                 f'{path}:{i}: "id" must look like <agent>-<number>, e.g. A-042',
             )
@@ -63,7 +72,7 @@ def parse(text: str, path: str = 'fragments.jsonl') -> list[dict[str, Any]]:
 
 
 def render_one(fragment: dict[str, Any]) -> str:
-    return json.dumps(fragment, ensure_ascii=False, separators=(', ', ': '))
+    return jsontext.dumps(fragment, ensure_ascii=False, separators=(', ', ': '))
 
 
 def render(fragments: list[dict[str, Any]]) -> str:
@@ -73,7 +82,7 @@ def render(fragments: list[dict[str, Any]]) -> str:
 def next_id(fragments: list[dict[str, Any]], agent: str) -> str:
     seq = 0
     for f in fragments:
-        m = _ID.match(f['id'])
-        if m and m[1] == agent:
-            seq = max(seq, int(m[2]))
+        parts = id_parts(f['id'])
+        if parts and parts[0] == agent:
+            seq = max(seq, int(parts[1]))
     return f'{agent}-{seq + 1:03d}'

@@ -1,8 +1,7 @@
 """state.json: the structured state block."""
 from __future__ import annotations
 
-import json
-
+from agitmem import jsontext
 from agitmem.errors import AgitmemError
 
 # typing is not imported at run time: the agent hooks import this module
@@ -33,9 +32,12 @@ def _no_constant(name: str) -> Any:
 
 def parse(text: str, path: str = 'state.json') -> dict[str, Any]:
     try:
-        state = json.loads(text, parse_constant=_no_constant)
-    except json.JSONDecodeError as e:
-        raise AgitmemError(f'{path}:{e.lineno}: not valid JSON: {e.msg}')
+        state = jsontext.loads(text, parse_constant=_no_constant)
+    except ValueError as e:
+        at = jsontext.where(e)
+        if at is None:  # a number past int's digit limit
+            raise AgitmemError(f'{path}: not valid JSON: {e}')
+        raise AgitmemError(f'{path}:{at[1]}: not valid JSON: {at[0]}')
     except RecursionError:
         raise AgitmemError(f'{path}: nested too deeply to be a state block')
     if not isinstance(state, dict):
@@ -70,6 +72,7 @@ def validate(state: dict[str, Any], path: str = 'state.json') -> None:
 
 
 def render(state: dict[str, Any]) -> str:
+    import json  # indented: json's encoder (what writes state.json, not what reads it)
     return json.dumps(state, indent=2, ensure_ascii=False) + '\n'
 
 
@@ -149,7 +152,7 @@ def same_but_observed(before: bytes | None, now: bytes | None) -> bool:
     if before is None or now is None or before == now:
         return before == now
     try:
-        old, new = json.loads(before), json.loads(now)
+        old, new = jsontext.loads(before), jsontext.loads(now)
     except ValueError:
         return False
     if not isinstance(old, dict) or not isinstance(new, dict):

@@ -15,11 +15,11 @@ not by stop, at the end of every turn; nor what checkpoints and reminds
 blocks."""
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 from agitmem import agents
+from agitmem import jsontext
 from agitmem import config
 from agitmem import repo as repo_mod
 from agitmem.porcelain import context
@@ -324,7 +324,7 @@ def before_model(payload: agents.Payload) -> str:
     warned = _warned(block)
     if warned:
         out['systemMessage'] = warned
-    return json.dumps(out, ensure_ascii=False)
+    return jsontext.dumps(out, ensure_ascii=False)
 
 
 def prompt(payload: agents.Payload) -> str:

@@ -12,11 +12,10 @@ On the post-edit and prompt path: standard library only, except for a
 test run, which takes the writers' lock (the test itself took far longer)."""
 from __future__ import annotations
 
-import json
 import os
-import re
 
 from agitmem import caches
+from agitmem import jsontext
 from agitmem import memory
 from agitmem import repo as repo_mod
 from agitmem.memory import state as state_mod
@@ -105,7 +104,7 @@ def _store(repo: Repo, data: dict[str, Any]) -> None:
     # written as its JSON escape: `load` reads the same text back.  One
     # line: with an indent json encodes in Python, not C (a fifth of a
     # millisecond on every edit and prompt, for a file no one reads by eye)
-    text = json.dumps(data, ensure_ascii=False, separators=(',', ':')) + '\n'
+    text = jsontext.dumps(data, ensure_ascii=False, separators=(',', ':')) + '\n'
     repo_mod.atomic_write(_path(repo), text.encode('utf-8', 'backslashreplace'), durable=False)
 
 
@@ -216,7 +215,8 @@ def twice(lines: list[str], symbol: str | None, ext: str) -> bool:
 
 
 # a Go method's receiver type: `func (s *Store) Get(` is Store's Get
-# compiled on first use by re's own cache (a Go file's edit): not at import
+# compiled on first use by re's own cache (a Go file's edit): re is not
+# imported on the hooks' paths otherwise (agitmem/jsontext.py)
 _RECEIVER = r'^func\s*\(\s*(?:\w+\s+)?\*?\s*([\w.]+)'
 
 
@@ -227,7 +227,10 @@ def _scope(lines: list[str], i: int, ext: str) -> str | None:
     indented."""
     from agitmem.memory import definitions
     line = lines[i]
-    receiver = re.match(_RECEIVER, line) if ext.lower() == 'go' else None
+    receiver = None
+    if ext.lower() == 'go':
+        import re
+        receiver = re.match(_RECEIVER, line)
     if receiver:
         return receiver[1]
     indent = len(line) - len(line.lstrip())

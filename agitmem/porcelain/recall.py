@@ -159,7 +159,7 @@ def _fragments(text: str) -> Items:
             f = json.loads(line)
         except (ValueError, RecursionError):
             continue
-        if isinstance(f, dict) and isinstance(f.get('id'), str) and fragments_mod._ID.match(f['id']):
+        if isinstance(f, dict) and isinstance(f.get('id'), str) and fragments_mod.id_parts(f['id']):
             ret[f'fragment\0{f["id"]}'] = ('fragment', f['id'], fragment_text(f))
     return ret
 

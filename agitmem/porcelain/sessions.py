@@ -7,11 +7,11 @@ compactions.  Files of sessions idle for a week are pruned.  Standard
 library only: the hot hooks read and write it on every prompt."""
 from __future__ import annotations
 
-import json
 import os
 import time
 
 from agitmem import caches
+from agitmem import jsontext
 from agitmem import repo as repo_mod
 from agitmem.repo import Repo
 
@@ -69,7 +69,7 @@ def write(repo: Repo, key: str, data: dict[str, Any]) -> None:
     # no fsync (a few ms on every prompt): a crash of the machine may leave
     # it old or empty, which `read` takes for a new session
     try:
-        repo_mod.atomic_write(path, (json.dumps(data, sort_keys=True) + '\n').encode(), durable=False)
+        repo_mod.atomic_write(path, (jsontext.dumps(data, sort_keys=True) + '\n').encode(), durable=False)
     except OSError:
         # (a directory where the file goes, a read-only git dir): the hook
         # goes on, its session state not kept, as after a crash

@@ -118,3 +118,72 @@ def test_runs_here_answers() -> None:
     assert launcher.runs_here(None) == 'does not run (its interpreter cannot be started)'
     assert launcher.runs_here(_popen('print("something else")')) == 'does not run agitmem (exit 0)'
     assert launcher.runs_here(_popen('import time; time.sleep(30)'), timeout=0.2) == 'does not answer within 0s'
+
+
+# -- the hooks' own program (scripts/agitmem-hook) ------------------------------
+
+_HOOK_BODY = (
+    '"""agitmem hook"""\nimport sys\n\nfrom agitmem.__main__ import main\n\n'
+    "if __name__ == '__main__':\n    sys.argv[1:1] = ['hook']\n    sys.exit(main())\n"
+)
+
+
+def test_the_installed_hook_program_is_agitmems() -> None:
+    # the one pip wrote beside this interpreter's console script
+    here = os.path.dirname(sys.executable)
+    script = Path(here) / launcher.HOOK_PROGRAM
+    assert launcher.script_python(str(script), hook=True) is not None, script.read_text()
+    assert launcher.hook_program([here]) == launcher.HOOK_PROGRAM
+    assert launcher.check(f'{launcher.HOOK_PROGRAM} stop --agent claude', [here])[0] is None
+
+
+def test_the_hook_program_and_the_console_script_are_told_apart(tmp_path: Path) -> None:
+    hook = _file(tmp_path / 'a' / launcher.HOOK_PROGRAM, '#!/opt/venv/bin/python3\n' + _HOOK_BODY)
+    console = _file(tmp_path / 'b' / launcher.HOOK_PROGRAM, '#!/opt/venv/bin/python3\n' + _BODY)
+    assert launcher.script_python(hook, hook=True) == '/opt/venv/bin/python3'
+    assert launcher.script_python(hook) is None  # `agitmem X` through it would be `agitmem hook X`
+    assert launcher.script_python(console, hook=True) is None
+    # named agitmem-hook, but agitmem's console script: `agitmem stop` is no hook
+    why, _ = launcher.check(f'{launcher.HOOK_PROGRAM} stop --agent claude', [str(tmp_path / 'b')])
+    assert why == f'runs {console}, which is not the agitmem hooks\' program'
+
+
+def test_another_installs_hook_program_is_not_chosen(tmp_path: Path) -> None:
+    _file(tmp_path / launcher.HOOK_PROGRAM, '#!/opt/elsewhere/bin/python3\n' + _HOOK_BODY)
+    assert launcher.hook_program([str(tmp_path)]) is None
+    assert launcher.hook_program([]) is None
+
+
+@pytest.mark.parametrize(
+    ('command', 'why'),
+    (
+        ('./agitmem-hook stop --agent claude', 'is a relative path'),
+        ('agitmem-hook stop; touch x', 'not a plain command line'),
+        ('/nowhere/agitmem-hook stop', 'is not found'),
+    ),
+)
+def test_check_refuses_a_hook_program(command: str, why: str) -> None:
+    wrong, python = launcher.check(command, [os.path.dirname(sys.executable)])
+    assert wrong is not None and why in wrong and python is None
+
+
+def test_a_hook_program_in_the_repository_is_refused(tmp_path: Path) -> None:
+    script = _file(tmp_path / 'bin' / launcher.HOOK_PROGRAM, f'#!{sys.executable}\n' + _HOOK_BODY)
+    why, _ = launcher.check(f'{script} stop --agent claude', [], root=tmp_path)
+    assert why == f'runs {script}, a file of the repository (a clone\'s), not an installed agitmem'
+
+
+def test_an_mcp_entry_never_runs_the_hook_program() -> None:
+    here = os.path.dirname(sys.executable)
+    why, _ = launcher.check_mcp([launcher.HOOK_PROGRAM, 'mcp'], [here])
+    assert why == f'runs `{launcher.HOOK_PROGRAM}`, not agitmem'
+    assert launcher.check_mcp(['agitmem', 'mcp'], [here])[0] is None
+
+
+def test_the_launcher_of_each_form() -> None:
+    assert launcher.launcher(['agitmem-hook', 'stop', '--agent', 'claude']) == ['agitmem-hook']
+    assert launcher.launcher(['/opt/v/bin/agitmem-hook', 'stop']) == ['/opt/v/bin/agitmem-hook']
+    assert launcher.launcher(['agitmem-hook']) is None
+    assert launcher.launcher(['agitmem', 'hook', 'stop']) == ['agitmem']
+    assert launcher.names_hook_program('/opt/v/bin/agitmem-hook') and not launcher.names_hook_program('agitmem')
+    assert not launcher.names_hook_program('"unterminated')

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 from pathlib import Path
@@ -216,16 +217,68 @@ def test_plain_agitmem_when_the_login_shell_finds_this_one(memrepo: Path) -> Non
     out = ok('install', 'claude', cwd=memrepo, env=env)
     assert 'by absolute path' not in out
     settings = memrepo / '.claude' / 'settings.local.json'
-    assert all(c.startswith('agitmem hook ') for c in _commands(settings))
-    assert agitmem('doctor', cwd=memrepo, env=env).stdout.startswith('ok       agent-hooks    claude: 7 hooks')
+    # the hooks' own program, pip's beside the console script
+    assert all(re.fullmatch(r'agitmem-hook [a-z-]+ --agent claude', c) for c in _commands(settings))
+    assert agitmem('doctor', cwd=memrepo, env=env).stdout.startswith(
+        'ok       agent-hooks    claude: 7 hooks in .claude/settings.local.json, `agitmem-hook` reaches agitmem',
+    )
     # the login shell no longer finds it: the hooks would exit 127
     profile.unlink()
     proc = agitmem('doctor', '--json', cwd=memrepo, env=env)
     assert proc.returncode == 1
     [problem] = [f for f in json.loads(proc.stdout)['findings'] if f['check'] == 'agent-hooks']
     assert problem['message'].endswith(
-        "`agitmem` is not on the PATH an agent client gets (your login shell's)",
+        "`agitmem-hook` is not on the PATH an agent client gets (your login shell's)",
     )
+
+
+def _login_finds(*programs: str) -> Path:
+    """A login shell whose PATH has only `programs` of this venv (linked)."""
+    only = _home() / 'only-bin'
+    only.mkdir(exist_ok=True)
+    for name in programs:
+        (only / name).symlink_to(Path(_venv_bin()) / name)
+    (_home() / '.profile').write_text(f'PATH="{only}:$PATH"\nexport PATH\n')
+    return only
+
+
+def test_without_the_hook_program_the_hooks_call_agitmem_hook(memrepo: Path) -> None:
+    _login_finds('agitmem')  # (an install made without scripts/agitmem-hook)
+    env = {'SHELL': '/bin/sh'}
+    out = ok('install', 'gemini', '--scope', 'project', cwd=memrepo, env=env)
+    assert 'by absolute path' not in out
+    commands = _commands(memrepo / '.gemini' / 'settings.json')
+    assert all(re.fullmatch(r'agitmem hook [a-z-]+ --agent gemini', c) for c in commands), commands
+
+
+def test_the_hooks_run_through_the_hook_program_and_old_entries_are_updated(memrepo: Path) -> None:
+    only = _login_finds('agitmem', 'agitmem-hook')
+    env = {'SHELL': '/bin/sh'}
+    settings = memrepo / '.claude' / 'settings.local.json'
+    ok('install', 'claude', '--command', 'agitmem', cwd=memrepo, env=env)  # an older install's entries
+    assert all(c.startswith('agitmem hook ') for c in _commands(settings))
+    out = ok('install', 'claude', cwd=memrepo, env=env)
+    assert 'updated SessionStart hook: agitmem-hook session-start --agent claude' in out
+    commands = _commands(settings)
+    assert all(c.startswith('agitmem-hook ') for c in commands) and len(commands) == 5, commands
+    [start] = [c for c in commands if ' session-start ' in c]
+    payload = json.dumps({
+        'session_id': 's1', 'transcript_path': None, 'cwd': str(memrepo),
+        'hook_event_name': 'SessionStart', 'source': 'startup',
+    })
+    elsewhere = {**_elsewhere_env(), 'PATH': f'{only}:/usr/bin:/bin'}
+    proc = subprocess.run(['/bin/sh', '-c', start], cwd=memrepo, input=payload, capture_output=True, text=True, env=elsewhere)
+    assert proc.returncode == 0, proc.stderr
+    assert 'AGENT MEMORY BEGIN' in proc.stdout
+    # uninstall knows the new form
+    assert 'removed' in ok('uninstall', 'claude', cwd=memrepo, env=env)
+    assert not settings.exists() or not _commands(settings)
+
+
+def test_command_cannot_name_the_hook_program(memrepo: Path) -> None:
+    line = bad('install', 'claude', '--command', f'{_venv_bin()}/agitmem-hook', cwd=memrepo)
+    assert line.startswith('agitmem: --command is how to run agitmem itself (its MCP server too); agitmem-hook is')
+    assert not (memrepo / '.claude').exists()
 
 
 def test_without_a_login_shell_the_path_is_this_one_without_the_venv(memrepo: Path) -> None:

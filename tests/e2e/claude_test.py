@@ -20,6 +20,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -263,9 +264,14 @@ def test_agitmem_memory_survives_compact(claude: ClaudeHarness) -> None:
     agitmem(claude, "state", "set", f"current_goal={GOAL}", f"next_intent={NEXT}")
     state = json.loads((memory / "state.json").read_text())
     assert (state.get("current_goal"), state.get("next_intent")) == (GOAL, NEXT)
+    # agitmem on the login shell's PATH, as after `pipx install`: the hooks
+    # then call the hooks' own program (scripts/agitmem-hook) by name
+    (claude.home / ".profile").write_text(f'PATH="{Path(sys.executable).parent}:$PATH"\nexport PATH\n')
+    claude.env["SHELL"] = "/bin/sh"
     agitmem(claude, "install", "claude", "--scope", "project")
     settings_text = claude.settings_path.read_text()
     assert "agitmem" in settings_text, "`agitmem install claude` wrote no hooks"
+    assert '"agitmem-hook session-start --agent claude"' in settings_text, settings_text
     settings = json.loads(settings_text)
     assert settings.get("env") == {"E2E_KEEP": "1"}, "install dropped an existing key"
     for event, groups in claude.logging_hooks().items():
