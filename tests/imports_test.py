@@ -129,6 +129,21 @@ def test_hot_hooks_import_no_pygit2(worked: Path, event: str, payload: object) -
 NEVER_ON_THE_HOOKS = ('pathlib', 'urllib.parse', 'ipaddress', 'fnmatch', 'datetime', 'importlib')
 
 @pytest.mark.parametrize('name,args,payload', [
+    ('session-start', ('hook', 'session-start', '--agent', 'claude'),
+     lambda repo: _payload(repo, 'SessionStart', source='startup')),
+    ('load', ('load',), lambda repo: ''),
+])
+def test_the_injection_imports_neither_json_nor_re(
+        worked: Path, name: str, args: tuple[str, ...], payload: Callable[[Path], str],
+) -> None:
+    # the tattoo's keys and the snapshot's headings are read by str's methods
+    modules = imported(worked, *args, stdin=payload(worked), clean=True, entry='agitmem.__main__')
+    assert 'agitmem.inject' in modules  # the probe made the injection
+    for never in ('json', 're', 'enum'):
+        assert never not in modules, f'{name} imports {never}'
+
+
+@pytest.mark.parametrize('name,args,payload', [
     ('post-edit', ('hook', 'post-edit', '--agent', 'claude'), _edit_payload),
     ('prompt', ('hook', 'prompt', '--agent', 'claude'), lambda repo: _payload(repo, 'UserPromptSubmit', prompt='go on')),
     ('stop', ('hook', 'stop', '--agent', 'claude'), lambda repo: _payload(repo, 'Stop', stop_hook_active=False)),
@@ -157,8 +172,7 @@ _ENTRY = {
     # collections.namedtuple (agitmem/tuples.py)
     'collections', '_collections', 'itertools', 'keyword', 'operator', '_operator', 'reprlib', 'types',
 }
-# a snapshot's headings (memory/snapshot.py): load's, not the hooks'
-_RE = {'re', 're._casefix', 're._compiler', 're._constants', 're._parser', '_sre', 'copyreg', 'enum', 'functools', '_functools'}
+
 # what escapes the text a command prints: not imported by a hook with
 # nothing to say (Claude Code's post-edit, prompt and stop, nearly always)
 _PRINTS = {'agitmem.render'}
@@ -200,7 +214,7 @@ PINNED = {
         'agitmem.commands.load', 'agitmem.repo', 'agitmem.trees', 'agitmem.config', 'agitmem.caches', 'agitmem.audit',
         'agitmem.porcelain.context', 'agitmem.porcelain.read', 'agitmem.inject', 'agitmem.tokens',
         'agitmem.memory', *(f'agitmem.memory.{m}' for m in ('fragments', 'notes', 'snapshot', 'state', 'tattoo')),
-        *_OBSERVED, *_RE, '_datetime', '_sha1', 'select',
+        *_OBSERVED, '_datetime', '_sha1', 'select',
     },
 }
 

@@ -1,8 +1,6 @@
 """snapshot.md: the task progress board, in sections."""
 from __future__ import annotations
 
-import re
-
 # typing is not imported at run time: the agent hooks import this module
 # (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
 TYPE_CHECKING = False
@@ -26,7 +24,21 @@ _ALIASES = {
     'todo': TODO, 'to do': TODO, 'to-do': TODO, '待办': TODO,
     'decisions': DECISIONS, 'key decisions': DECISIONS, '关键决策': DECISIONS,
 }
-_HEADING = re.compile(r'^(#{1,6})\s+(.+?)\s*#*\s*$')
+
+
+def heading_title(line: str) -> str | None:
+    """The title of a Markdown heading line (without its newline), None
+    when it is not one: what `^(#{1,6})\\s+(.+?)\\s*#*\\s*$` matched as group 2,
+    by str's methods (re is not imported on the hooks' paths; agitmem/jsontext.py)."""
+    level = len(line) - len(line.lstrip('#'))
+    if not 1 <= level <= 6 or not line[level:level + 1].isspace():
+        return None
+    rest = line[level:]
+    title = rest.lstrip()
+    if not title:  # only spaces: the pattern's \s+ leaves the last one to the title
+        return rest[-1] if len(rest) > 1 else None
+    # closing #s and the spaces around them go; a title of #s keeps its first
+    return title.rstrip().rstrip('#').rstrip() or title[0]
 
 
 class Section(NamedTuple):
@@ -57,13 +69,13 @@ def parse(text: str) -> Snapshot:
     heading: tuple[str, str, int] | None = None
     body: list[str] = []
     for i, line in enumerate(text.splitlines(keepends=True), 1):
-        m = _HEADING.match(line.rstrip('\n'))
-        if m:
+        title = heading_title(line.rstrip('\n'))
+        if title is not None:
             if heading is None:
                 preamble = body
             else:
                 sections.append(Section(*heading, ''.join(body)))
-            heading = (line.rstrip('\n'), canonical(m[2]), i)
+            heading = (line.rstrip('\n'), canonical(title), i)
             body = []
         else:
             body.append(line)

@@ -1,8 +1,6 @@
 """tattoo.md: hard constraints, one rule per "- " line."""
 from __future__ import annotations
 
-import re
-
 from agitmem.memory import bullets
 
 # typing is not imported at run time: the agent hooks import this module
@@ -13,13 +11,12 @@ if TYPE_CHECKING:
 else:
     from agitmem.tuples import NamedTuple
 
-# `key: value` with a short key: "indent: 4 spaces", "language: Python 3.11"
-_KEY_VALUE = re.compile(r'^([^\s:`][^:`]{0,39}?)\s*[:：]\s*(\S.*)$')
-_NEGATIVE = re.compile(
-    r"(?:\b(?:never|no|do not|don't|must not|mustn't)\b|禁止|不要|不得)",
-    re.IGNORECASE,
-)
-_TERM = re.compile(r'`([^`\n]+)`')
+# patterns, compiled on first use by re's own cache: the injection (every
+# session start and compaction) reads the rules' keys only, and re is not
+# imported on the hooks' paths (agitmem/jsontext.py)
+_NEGATIVE = r"(?i:\b(?:never|no|do not|don't|must not|mustn't)\b|禁止|不要|不得)"
+_TERM = r'`([^`\n]+)`'
+_KEY_MAX = 40  # characters
 
 
 class Rule(NamedTuple):
@@ -27,18 +24,46 @@ class Rule(NamedTuple):
     text: str
     key: str | None
     value: str | None
-    negative: bool
-    terms: tuple[str, ...]
+
+    @property
+    def negative(self) -> bool:
+        """Whether the rule forbids something (never, do not, 不要 ...)."""
+        import re
+        return re.search(_NEGATIVE, self.text) is not None
+
+    @property
+    def terms(self) -> tuple[str, ...]:
+        """A negative rule's backticked terms (what it forbids)."""
+        import re
+        return tuple(re.findall(_TERM, self.text)) if self.negative else ()
+
+
+def key_value(text: str) -> tuple[str, str] | None:
+    """`key: value` with a short key ("indent: 4 spaces", "language: Python
+    3.11"), as written: what `^([^\\s:`][^:`]{0,39}?)\\s*[:：]\\s*(\\S.*)$`
+    matched, by str's methods."""
+    if not text or text[0].isspace() or text[0] in ':`':
+        return None
+    for end in range(1, min(len(text), _KEY_MAX) + 1):
+        if text[end - 1] in ':`' and end > 1:
+            return None  # a key holds neither, and a longer one would
+        colon = end + len(text[end:]) - len(text[end:].lstrip())
+        if text[colon:colon + 1] not in (':', '：'):
+            continue
+        rest = text[colon + 1:]
+        start = colon + 1 + len(rest) - len(rest.lstrip())
+        newline = text.find('\n', start)
+        if start < len(text) and newline in (-1, len(text) - 1):
+            return text[:end], text[start:newline] if newline > 0 else text[start:]
+    return None
 
 
 def parse_rule(text: str, line: int = 0) -> Rule:
-    m = _KEY_VALUE.match(text)
+    kv = key_value(text)
     key = value = None
-    if m and len(m[1].split()) <= 4:
-        key, value = m[1].strip().lower(), m[2].strip()
-    negative = bool(_NEGATIVE.search(text))
-    terms = tuple(_TERM.findall(text)) if negative else ()
-    return Rule(line, text, key, value, negative, terms)
+    if kv and len(kv[0].split()) <= 4:
+        key, value = kv[0].strip().lower(), kv[1].strip()
+    return Rule(line, text, key, value)
 
 
 def parse(text: str) -> list[Rule]:

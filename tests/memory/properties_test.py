@@ -98,7 +98,8 @@ def test_snapshot_round_trip(text: str) -> None:
 @given(snapshot_texts())
 def test_snapshot_sections_have_canonical_names(text: str) -> None:
     for section in snapshot_mod.parse(text).sections:
-        title = snapshot_mod._HEADING.match(section.heading)[2]  # type: ignore[index]
+        title = snapshot_mod.heading_title(section.heading)
+        assert title is not None
         assert section.name == snapshot_mod.canonical(title)
         assert text.splitlines()[section.line - 1] == section.heading
 
