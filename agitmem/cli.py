@@ -4,7 +4,6 @@ import gc
 import io
 import os
 import sys
-import types
 
 from agitmem import __version__
 from agitmem import ahead
@@ -20,6 +19,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
     import argparse
+    import types
 
     from agitmem.porcelain.context import Context
 
@@ -338,6 +338,7 @@ def _load_call(argv: list[str]) -> types.SimpleNamespace | None:
     a load's own time); None for anything else, which argparse reads."""
     if argv[:1] != ['load'] or any(a not in LOAD_FLAGS for a in argv[1:]):
         return None
+    import types  # load's: not the hooks'
     return types.SimpleNamespace(
         command='load', after_compact='--after-compact' in argv, json='--json' in argv, ref=None,
     )

@@ -157,7 +157,7 @@ def test_the_agent_hooks_import_neither_json_nor_re(
     # JSON by json's own C parts)
     modules = imported(worked, *args, stdin=payload(worked), clean=True, entry='agitmem.__main__')
     assert 'agitmem.jsontext' in modules  # the probe ran the hook
-    for never in ('json', 're', 'enum'):
+    for never in ('json', 're', 'enum', 'collections'):
         assert never not in modules, f'{name} imports {never}'
 
 
@@ -169,8 +169,7 @@ _ENTRY = {
     'agitmem', 'agitmem.__main__', 'agitmem.ahead', 'agitmem.platforms', 'agitmem.cli', 'agitmem.errors',
     'agitmem.tuples', 'agitmem.commands', 'agitmem.porcelain', 'agitmem.agents', 'agitmem.jsontext',
     '__future__', 'atexit', 'gc', '_json',
-    # collections.namedtuple (agitmem/tuples.py)
-    'collections', '_collections', 'itertools', 'keyword', 'operator', '_operator', 'reprlib', 'types',
+    '_collections',  # its C field getters, not collections (agitmem/tuples.py)
 }
 
 # what escapes the text a command prints: not imported by a hook with
@@ -215,6 +214,7 @@ PINNED = {
         'agitmem.porcelain.context', 'agitmem.porcelain.read', 'agitmem.inject', 'agitmem.tokens',
         'agitmem.memory', *(f'agitmem.memory.{m}' for m in ('fragments', 'notes', 'snapshot', 'state', 'tattoo')),
         *_OBSERVED, '_datetime', '_sha1', 'select',
+        'types',  # (load's arguments, read without argparse: cli._load_call)
     },
 }
 
