@@ -344,6 +344,17 @@ def _load_call(argv: list[str]) -> types.SimpleNamespace | None:
     )
 
 
+def _state_set_call(argv: list[str]) -> types.SimpleNamespace | None:
+    """The arguments of `state set KEY=VALUE ...` as argparse would give
+    them, read without it (an agent's every step: argparse, gettext and
+    locale are milliseconds of it); None for anything else (an option, no
+    pair, a pair beginning with `-`), which argparse reads."""
+    if argv[:2] != ['state', 'set'] or len(argv) < 3 or any(a.startswith('-') for a in argv[2:]):
+        return None
+    import types
+    return types.SimpleNamespace(command='state', state_command='set', pairs=argv[2:], ref=None, save=True)
+
+
 def _parsed(command: str | None, argv: list[str]) -> argparse.Namespace:
     """argv by the parser of `command` (None: of every command)."""
     from agitmem import arguments
@@ -443,7 +454,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:2] == ['recovery', 'audit']:
         argv = _options_first(argv)
     try:
-        args = _load_call(argv) or _parsed(only, argv)
+        args = _load_call(argv) or _state_set_call(argv) or _parsed(only, argv)
     except SystemExit as e:
         if e.code != 2 or argv[:1] != ['hook'] or sys.stdin is None or sys.stdin.isatty():
             raise

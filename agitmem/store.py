@@ -10,7 +10,6 @@ import os
 import re
 from collections.abc import Callable
 from collections.abc import Generator
-from pathlib import Path
 
 from agitmem import errors
 from agitmem import memory
@@ -25,6 +24,7 @@ from agitmem.repo import Repo
 # (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
     import datetime
     from typing import Any
     from typing import NamedTuple

@@ -161,6 +161,23 @@ def test_anything_else_is_left_to_argparse(argv: list[str]) -> None:
     assert cli._load_call(argv) is None
 
 
+@pytest.mark.parametrize('argv', [
+    ['state', 'set', 'a=b'], ['state', 'set', 'current_goal=x y', 'n:=1', 'k=-v', 'e='],
+])
+def test_state_set_read_without_argparse_as_argparse_reads_it(argv: list[str]) -> None:
+    fast = cli._state_set_call(argv)
+    assert fast is not None
+    assert vars(fast) == vars(arguments.build('state').parse_args(argv))
+
+
+@pytest.mark.parametrize('argv', [
+    ['state', 'set'], ['state', 'set', '--no-save', 'a=b'], ['state', 'set', 'a=b', '--ref', 'x'],
+    ['state', 'set', '-h'], ['state', 'set', '--', 'a=b'], ['state', 'show'], ['load'],
+])
+def test_any_other_state_call_is_left_to_argparse(argv: list[str]) -> None:
+    assert cli._state_set_call(argv) is None
+
+
 def test_hook_read_without_argparse_as_argparse_reads_it() -> None:
     """`hook EVENT --agent A` is read without argparse: wherever that read
     takes the command line, argparse takes it alike, or refuses only what

@@ -512,7 +512,8 @@ def test_state_set_imports_no_typing_nor_subprocess(worked: Path) -> None:
     (worked / 'src.py').write_text('def f():\n    return 4\n')  # the state's tree: hashed
     modules = imported(worked, 'state', 'set', 'next_intent=go on', clean=True, entry='agitmem.__main__')
     assert 'agitmem.porcelain.write' in modules  # the probe ran it
-    for name in ('typing', 'subprocess', 'pygit2'):
+    # (its arguments read without argparse: cli._state_set_call)
+    for name in ('typing', 'subprocess', 'pygit2', 'argparse'):
         assert name not in modules, name
     assert 'go on' in git('show', 'refs/agitmem/heads/main:state.json', cwd=worked)
 

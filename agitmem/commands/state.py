@@ -1,9 +1,8 @@
 """`agitmem state show` / `agitmem state set KEY=VALUE...`."""
 from __future__ import annotations
 
-import json
-
 from agitmem import audit
+from agitmem import jsontext
 from agitmem import render
 from agitmem.errors import AgitmemError
 from agitmem.memory import state as state_mod
@@ -19,7 +18,7 @@ if TYPE_CHECKING:
 
 def _not_json(name: str) -> Any:
     # Python reads NaN and Infinity; state.json is strict JSON
-    raise json.JSONDecodeError(f'{name} is not JSON', name, 0)
+    raise ValueError(f'{name} is not JSON')
 
 
 def parse_assignments(pairs: list[str]) -> dict[str, Any]:
@@ -34,9 +33,10 @@ def parse_assignments(pairs: list[str]) -> dict[str, Any]:
             )
         if raw:
             try:
-                changes[key] = json.loads(value, parse_constant=_not_json)
-            except json.JSONDecodeError as e:
-                raise AgitmemError(f'"{key}": not valid JSON: {e.msg}')
+                changes[key] = jsontext.loads(value, parse_constant=_not_json)
+            except ValueError as e:  # JSONDecodeError; NaN; a number past int's digit limit
+                at = jsontext.where(e)
+                raise AgitmemError(f'"{key}": not valid JSON: {at[0] if at else e}')
             except RecursionError:
                 raise AgitmemError(f'"{key}": not valid JSON: nested too deeply')
         else:
