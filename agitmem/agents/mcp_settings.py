@@ -167,10 +167,10 @@ def _read_json(path: Path, shown: str, *, comments: bool = False) -> dict[str, A
         if comments and '/' in text:
             try:
                 json.loads(text)
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):
                 text = without_comments(text)
         data = json.loads(text) if text.strip() else {}
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+    except (ValueError, RecursionError) as e:  # UnicodeDecodeError, JSONDecodeError, an int past the digit limit
         raise AgitmemError(f'{shown}: not valid JSON ({type(e).__name__}); nothing was changed')
     if not isinstance(data, dict):
         raise AgitmemError(f'{shown}: expected a JSON object, found a JSON {clients.json_kind(data)}; nothing was changed')

@@ -218,7 +218,11 @@ def _only_ours(group: object) -> bool:
     )
 
 
-def _json_error(path: str, text: str, e: json.JSONDecodeError) -> str:
+def _json_error(path: str, text: str, e: ValueError | RecursionError) -> str:
+    if isinstance(e, RecursionError):
+        return f'{path}: not valid JSON: nested too deeply to read; nothing was changed'
+    if not isinstance(e, json.JSONDecodeError):  # a number past int's digit limit
+        return f'{path}: not valid JSON: {e}; nothing was changed'
     lines = text.splitlines()
     line = lines[e.lineno - 1] if 0 < e.lineno <= len(lines) else ''
     if len(line) > 80:
@@ -255,13 +259,13 @@ def _read_settings(path: Path, *, comments: bool = False) -> tuple[dict[str, obj
         return {}, True
     try:
         data = json.loads(text)
-    except json.JSONDecodeError as e:
+    except (ValueError, RecursionError) as e:  # not only JSONDecodeError: a cloned file's
         from agitmem.agents import mcp_settings
         try:
-            if not (comments and '/' in text):
+            if not (comments and '/' in text and isinstance(e, json.JSONDecodeError)):
                 raise
             data = json.loads(mcp_settings.without_comments(text))
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             raise AgitmemError(_json_error(str(path), text, e))
     if not isinstance(data, dict):
         raise AgitmemError(

@@ -292,11 +292,12 @@ def _new_deps(
         return [], None
     try:
         new = parse(new_text)
-    except ValueError as e:  # TOMLDecodeError, JSONDecodeError
+    except (ValueError, RecursionError) as e:  # TOMLDecodeError, JSONDecodeError, nested too deeply
         line = e.lineno if isinstance(e, json.JSONDecodeError) else None
+        why = 'nested too deeply' if isinstance(e, RecursionError) else e
         return [], Finding(
             ID, 'warning',
-            f'{path}: cannot read its dependencies ({e}); fix its syntax so '
+            f'{path}: cannot read its dependencies ({why}); fix its syntax so '
             f'that new dependencies can be checked',
             path=path, line=line,
         )
@@ -306,7 +307,7 @@ def _new_deps(
     if old_text is not None:
         try:
             old = {normalize(name) for name in parse(old_text)}
-        except ValueError:  # broken at HEAD: every dependency is new to it
+        except (ValueError, RecursionError):  # broken at HEAD: every dependency is new to it
             pass
 
     ret: dict[str, tuple[str, int | None]] = {}

@@ -479,6 +479,25 @@ def test_manifest_that_does_not_parse_warns() -> None:
     assert finding.severity == 'warning'
 
 
+def test_a_manifest_nested_too_deeply_is_a_warning_not_a_crash() -> None:
+    deep = '{"dependencies": ' + '[' * 100_000 + ']' * 100_000 + '}'
+    finding, = _check(
+        [DEPS],
+        added=[Added('package.json', 1, deep)],
+        new={'package.json': deep},
+    )
+    assert (finding.severity, finding.path) == ('warning', 'package.json')
+    assert '(nested too deeply)' in finding.message
+    # and at HEAD: every dependency is new to it
+    findings = _check(
+        [DEPS],
+        added=[Added('package.json', 1, '{"dependencies": {"a": "1"}}')],
+        old={'package.json': deep},
+        new={'package.json': '{"dependencies": {"a": "1"}}'},
+    )
+    assert [f.severity for f in findings] == ['error']
+
+
 def test_manifest_broken_at_head() -> None:
     findings = _check(
         [DEPS],
