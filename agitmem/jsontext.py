@@ -130,9 +130,9 @@ def dumps(
     return ''.join(chunks)
 
 
-def where(e: ValueError) -> tuple[str, int, int] | None:
+def where(e: Exception) -> tuple[str, int, int] | None:
     """(json's message, line, column) of a JSONDecodeError; None for
-    another ValueError (a number past int's digit limit, bytes that are
-    not UTF-8)."""
+    another error (a number past int's digit limit, bytes that are not
+    UTF-8, a RecursionError)."""
     msg, line, col = getattr(e, 'msg', None), getattr(e, 'lineno', None), getattr(e, 'colno', None)
     return (msg, line, col) if isinstance(msg, str) and isinstance(line, int) and isinstance(col, int) else None

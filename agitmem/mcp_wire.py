@@ -45,7 +45,7 @@ RequestId = int | str | None
 def _scalar_id(token: str) -> RequestId:
     try:
         value = json.loads(token)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     # JSON-RPC ids are strings or whole numbers (true is an int to Python)
     if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):

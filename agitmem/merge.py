@@ -212,7 +212,7 @@ def _fragments(data: bytes) -> dict[str, _Frag] | None:
             continue
         try:
             obj = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
         if not isinstance(obj, dict) or not isinstance(obj.get('id'), str):
             return None
@@ -355,7 +355,7 @@ def _state(data: bytes) -> dict[str, Any] | None:
         return {}
     try:
         obj = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return obj if isinstance(obj, dict) else None
 

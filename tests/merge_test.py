@@ -357,3 +357,11 @@ def test_note_union_is_order_independent(sides: tuple[bytes, bytes, bytes]) -> N
         for line in side.decode().splitlines():
             if line.startswith('- ') and line not in base_lines:
                 assert line in lines
+
+
+def test_a_fetched_memory_nested_too_deeply_is_a_conflict_not_a_crash() -> None:
+    # a RecursionError from json, not only a ValueError: the side is not merged
+    deep = b'[' * 100_000 + b']' * 100_000
+    ok = b'{"id": "A-001", "at": "2026-01-01T00:00:00Z"}\n'
+    assert merge.merge_fragments(ok, ok, ok.replace(b'}\n', b', "x": ' + deep + b'}\n')) is None
+    assert merge.merge_state(b'{}', b'{"a": 1}', b'{"a": ' + deep + b'}') is None

@@ -197,7 +197,7 @@ def _jsonl_records(path: str, data: bytes, start: int) -> list[object]:
             continue
         try:
             records.append(jsontext.loads(line))
-        except ValueError:
+        except (ValueError, RecursionError):
             if i == len(lines) - 1:
                 # the agent is still writing its last line
                 break
@@ -218,8 +218,8 @@ def _json_document(path: str) -> list[object]:
     data, _, _ = _read_tail(path, None)
     try:
         doc = jsontext.loads(data)
-    except ValueError as e:
-        at = jsontext.where(e)  # None: bytes that are not UTF-8
+    except (ValueError, RecursionError) as e:
+        at = jsontext.where(e)  # None: bytes that are not UTF-8, nested too deeply
         where = f' (line {at[1]}: {at[0]})' if at else ''
         raise AgitmemError(f'{path}: not a JSON transcript{where}')
     messages = doc.get('messages') if isinstance(doc, dict) else None
@@ -360,7 +360,7 @@ def compactions(path: str) -> list[str]:
             continue
         try:
             obj = jsontext.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         for key in _compaction_keys(obj):
             if key not in ret:
@@ -413,7 +413,7 @@ def _last(path: str, pick: Callable[[object], str | None]) -> str | None:
     for line in reversed(lines):
         try:
             obj = jsontext.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         found = pick(obj)
         if found:
@@ -463,7 +463,7 @@ def turn_texts(path: str) -> list[str]:
     for line in reversed(lines):
         try:
             obj = jsontext.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if _turn_start(obj):
             break

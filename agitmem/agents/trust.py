@@ -46,7 +46,7 @@ def codex_project_trusted(
 def _read_json(path: Path) -> object:
     try:
         return json.loads(read_regular(path, MAX_BYTES))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
 
 

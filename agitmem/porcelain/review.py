@@ -185,7 +185,7 @@ def _section_lines(text: str, name: str) -> list[str]:
 def _state(files: store.Files) -> dict[str, Any]:
     try:
         obj = json.loads(_text(files, memory.STATE) or '{}')
-    except ValueError:
+    except (ValueError, RecursionError):
         return {}
     return obj if isinstance(obj, dict) else {}
 
