@@ -289,3 +289,18 @@ def test_agent_installs_run(memrepo: Path, kind: str, agent: str) -> None:
     assert 'agitmem' in settings.read_text()
     proc = _sim(kind, 'uninstall', agent, '--scope', 'project', cwd=memrepo)
     assert proc.returncode == 0 and 'Traceback' not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize('kind', KINDS)
+def test_the_hooks_program_is_written_where_it_runs(memrepo: Path, kind: str) -> None:
+    """`agitmem-hook` (pip's script without an .exe launcher) is what the
+    hooks call where the login shell finds it, except on Windows, where a
+    client could not run it: there `agitmem hook`, as before."""
+    (Path(os.environ['HOME']) / '.profile').write_text(f'PATH="{os.path.dirname(agitmem_argv()[0])}:$PATH"\nexport PATH\n')
+    proc = agitmem('install', 'claude', '--scope', 'project', cwd=memrepo, env={**_env(kind), 'SHELL': '/bin/sh'})
+    assert proc.returncode == 0 and 'Traceback' not in proc.stderr, proc.stderr
+    text = (memrepo / '.claude' / 'settings.json').read_text()
+    if kind == 'windows':
+        assert '"agitmem hook session-start --agent claude"' in text and 'agitmem-hook' not in text
+    else:
+        assert '"agitmem-hook session-start --agent claude"' in text

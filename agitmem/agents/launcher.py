@@ -177,7 +177,7 @@ def hook_program(path: list[str]) -> str | None:
     agitmem's (pip installs it beside the console script), else None: the
     hooks then call `agitmem hook`.  Not on Windows, where pip installs it
     without the .exe launcher a client needs to run it."""
-    if os.name == 'nt':  # pragma: no cover (Windows)
+    if platforms.WINDOWS:
         return None
     found = which(HOOK_PROGRAM, path)
     python = script_python(found, hook=True) if found is not None else None
