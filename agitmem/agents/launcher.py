@@ -181,7 +181,18 @@ def hook_program(path: list[str]) -> str | None:
         return None
     found = which(HOOK_PROGRAM, path)
     python = script_python(found, hook=True) if found is not None else None
-    return HOOK_PROGRAM if python is not None and _same_env(python) else None
+    ok = python is not None and _same_env(python) and _shebang_runs(python)
+    return HOOK_PROGRAM if ok else None
+
+
+# pip writes a script's `#!python` as the interpreter's path, as it is:
+# over 127 bytes (what older kernels read of the line), or with a space,
+# the kernel cannot run it (pip's console scripts go through /bin/sh then)
+_SHEBANG_MAX = 127
+
+
+def _shebang_runs(python: str) -> bool:
+    return ' ' not in python and len(f'#!{python}'.encode('utf-8', 'surrogateescape')) <= _SHEBANG_MAX
 
 
 def names_hook_program(command: str) -> bool:
@@ -396,6 +407,11 @@ def check_head(
         if script is None:
             what = 'the agitmem hooks\' program' if hook else 'an agitmem console script'
             return f'runs {found}, which is not {what}', None
+        if hook and not _shebang_runs(script):
+            return (
+                f'runs {found}, whose first line the kernel cannot run (its interpreter\'s path '
+                f'has a space, or the line is over {_SHEBANG_MAX} bytes)'
+            ), None
         python = script
     wrong = _python_has_agitmem(python)
     if wrong is not None:

@@ -187,3 +187,20 @@ def test_the_launcher_of_each_form() -> None:
     assert launcher.launcher(['agitmem', 'hook', 'stop']) == ['agitmem']
     assert launcher.names_hook_program('/opt/v/bin/agitmem-hook') and not launcher.names_hook_program('agitmem')
     assert not launcher.names_hook_program('"unterminated')
+
+
+def test_a_hook_program_the_kernel_cannot_start_is_not_chosen(tmp_path: Path) -> None:
+    # pip writes `#!<interpreter>` as it is: past 127 bytes the kernel may
+    # not read all of it (pip's console scripts start through /bin/sh then)
+    deep = tmp_path / ('v' * 120) / 'bin'
+    python = deep / 'python3'
+    _file(python, '')
+    script = _file(deep / launcher.HOOK_PROGRAM, f'#!{python}\n' + _HOOK_BODY)
+    assert launcher.script_python(script, hook=True) == str(python)
+    assert launcher._shebang_runs(str(python)) is False
+    assert launcher._shebang_runs(sys.executable) is (len(sys.executable) < 120)
+    why, _ = launcher.check(f'{script} stop --agent claude', [])
+    assert why == (
+        f'runs {script}, whose first line the kernel cannot run (its interpreter\'s path '
+        f'has a space, or the line is over 127 bytes)'
+    )
