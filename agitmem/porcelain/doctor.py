@@ -167,6 +167,14 @@ def check_agents(
                 f'{w.agent}: {len(w.found)} hooks in {w.shown}, `{", ".join(launchers)}` '
                 f'reaches agitmem on the PATH an agent client gets',
             ))
+            if launchers == ['agitmem'] and launcher.hook_program(path) is not None:
+                ret.append(Finding(
+                    'agent-hooks', WARNING,
+                    f'{w.agent}: the hooks in {w.shown} start through agitmem\'s console script, '
+                    f'whose wrapper costs about half of Python\'s own start on every hook; '
+                    f'`{launcher.HOOK_PROGRAM}` (installed beside it) does not',
+                    reinstall,
+                ))
     return ret
 
 

@@ -257,10 +257,16 @@ def test_the_hooks_run_through_the_hook_program_and_old_entries_are_updated(memr
     settings = memrepo / '.claude' / 'settings.local.json'
     ok('install', 'claude', '--command', 'agitmem', cwd=memrepo, env=env)  # an older install's entries
     assert all(c.startswith('agitmem hook ') for c in _commands(settings))
+    [slow] = [f for f in json.loads(agitmem('doctor', '--json', cwd=memrepo, env=env).stdout)['findings']
+              if f['check'] == 'agent-hooks' and f['level'] == 'warning']
+    assert 'start through agitmem\'s console script' in slow['message']
+    assert slow['fix'] == 'agitmem install claude --scope local'
     out = ok('install', 'claude', cwd=memrepo, env=env)
     assert 'updated SessionStart hook: agitmem-hook session-start --agent claude' in out
     commands = _commands(settings)
     assert all(c.startswith('agitmem-hook ') for c in commands) and len(commands) == 5, commands
+    findings = json.loads(agitmem('doctor', '--json', cwd=memrepo, env=env).stdout)['findings']
+    assert [f['level'] for f in findings if f['check'] == 'agent-hooks'] == ['ok']
     [start] = [c for c in commands if ' session-start ' in c]
     payload = json.dumps({
         'session_id': 's1', 'transcript_path': None, 'cwd': str(memrepo),
