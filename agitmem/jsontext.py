@@ -100,6 +100,30 @@ def loads(text: str | bytes, *, parse_constant: Callable[[str], Any] | None = No
     return value
 
 
+def decoder(parse_constant: Callable[[str], Any] | None = None) -> Callable[[str], Any]:
+    """json.loads(text, parse_constant=...) for many texts, one scanner
+    for them all: each line of a JSONL file its own value (joined into one
+    array, lines could pair up: `{"a": 1` and `"b": 2}` read as one object,
+    `{...}, {...}` as two)."""
+    if _json is None:  # pragma: no cover
+        return lambda text: loads(text, parse_constant=parse_constant)
+    scan = _json.make_scanner(_Context(parse_constant or _CONSTANTS.__getitem__))  # type: ignore[arg-type]
+
+    def decode(text: str) -> Any:
+        if text.startswith('\ufeff'):
+            raise _error('Unexpected UTF-8 BOM (decode using utf-8-sig)', text, 0)
+        try:
+            value, end = _c(scan, text, _skip(text, 0))
+        except StopIteration as e:
+            raise _error('Expecting value', text, e.value) from None
+        if end != len(text):
+            end = _skip(text, end)
+            if end != len(text):
+                raise _error('Extra data', text, end)
+        return value
+    return decode
+
+
 def scanstring(text: str, end: int) -> tuple[str, int]:
     """(the string whose opening quote is before `end`, where it ends):
     json.decoder.scanstring."""

@@ -67,6 +67,24 @@ def test_loads_on_the_edges(text: str | bytes) -> None:
     assert _outcome(jsontext.loads, text) == _outcome(json.loads, text)
 
 
+@given(VALUES.map(json.dumps).flatmap(lambda t: st.integers(0, len(t)).map(lambda n: t[:n])) | st.text())
+def test_a_decoder_is_json_loads(text: str) -> None:
+    decode = jsontext.decoder()
+    assert _outcome(decode, text) == _outcome(json.loads, text)
+    assert _outcome(decode, ' 1 ') == ('value', '1')  # the one scanner again
+
+
+@pytest.mark.parametrize('text', [
+    '', ' ', '\ufeff{}', '{"a": 1} x', '{"a": 1}, {"b": 2}', '{"a": 1', '"b": 2}', '[1,]', '"\x01"', '01',
+    'NaN', ' \t{}\r', '1' * 5000, '[' * 100000, '{"a": 1}\r',
+])
+def test_a_decoder_on_the_edges(text: str) -> None:
+    def refuse(name: str) -> object:
+        raise ValueError(f'no {name}')
+    assert _outcome(jsontext.decoder(), text) == _outcome(json.loads, text)
+    assert _outcome(jsontext.decoder(refuse), text) == _outcome(json.loads, text, parse_constant=refuse)
+
+
 def test_parse_constant_is_called_as_json_calls_it() -> None:
     def refuse(name: str) -> object:
         raise ValueError(f'no {name}')

@@ -179,8 +179,13 @@ def missing_events(agent: str, found: dict[str, list[str]]) -> list[str]:
     return [name for name in names if name not in found]
 
 
-# `agitmem hook EVENT`, `python -m agitmem hook EVENT`, `agitmem-hook EVENT`
-_OURS = re.compile(r'''(?:^|[\s/\\"'])(?:agitmem(?:\.exe)?["']?\s+hook|agitmem-hook["']?)\s''')
+# `agitmem hook EVENT`, `python -m agitmem hook EVENT`, `agitmem-hook EVENT`:
+# the hooks' program with an event it is given (it is new: no older names),
+# so that a user's own `logger -t agitmem-hook done` stays theirs
+_OURS = re.compile(
+    r'''(?:^|[\s/\\"'])(?:agitmem(?:\.exe)?["']?\s+hook\s|'''
+    rf'''agitmem-hook["']?\s+(?:{"|".join(clients.EVENTS)})(?:\s|$))''',
+)
 
 
 def _is_ours(hook: object) -> bool:

@@ -25,27 +25,24 @@ def id_parts(fid: str) -> tuple[str, str] | None:
 
 
 def _objects(text: str, path: str) -> list[tuple[int, object]]:
-    """(line number, value) of each non-blank line.  All lines at once in
-    one JSON array first (one C call, not one a line: fragments.jsonl
-    grows to hundreds of lines); line by line only to say which is bad."""
+    """(line number, value) of each non-blank line, each line alone: one
+    scanner for them all (fragments.jsonl grows to hundreds of lines),
+    never one JSON array of them, where a line `{...}, {...}` and two that
+    halve one object would make up the count."""
     # only "\n" ends a line: JSON strings may hold U+2028 and friends
-    lines = [(i, line) for i, line in enumerate(text.split('\n'), 1) if line.strip()]
-    try:
-        values = jsontext.loads('[' + ','.join(line for _, line in lines) + ']')
-    except (ValueError, RecursionError):
-        values = None
-    if isinstance(values, list) and len(values) == len(lines):
-        return [(i, v) for (i, _), v in zip(lines, values)]
+    decode = jsontext.decoder()
     ret = []
-    for i, line in lines:
+    for i, line in enumerate(text.split('\n'), 1):
+        if not line.strip():
+            continue
         try:
-            ret.append((i, jsontext.loads(line)))
+            ret.append((i, decode(line)))
         except ValueError as e:  # JSONDecodeError, or a number past int's digit limit
             at = jsontext.where(e)
             raise AgitmemError(f'{path}:{i}: not valid JSON: {at[0] if at else e}')
         except RecursionError:
             raise AgitmemError(f'{path}:{i}: nested too deeply')
-    return ret  # each line alone parses (nesting at the limit, one level less)
+    return ret
 
 
 def parse(text: str, path: str = 'fragments.jsonl') -> list[dict[str, Any]]:

@@ -153,7 +153,7 @@ def same_but_observed(before: bytes | None, now: bytes | None) -> bool:
         return before == now
     try:
         old, new = jsontext.loads(before), jsontext.loads(now)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deeply (parse says so)
         return False
     if not isinstance(old, dict) or not isinstance(new, dict):
         return False

@@ -437,7 +437,9 @@ def write_verification(repo: Repo, lv: dict[str, Any]) -> bool:
             return False  # no state yet: nothing the agent would read it in
         current = state_mod.parse(text, f'.agent/memory/{memory.STATE}') if text.strip() else {}
         current['last_verification'] = lv
-        repo_mod.atomic_write(path, state_mod.render(current).encode())
+        # a lone surrogate of the payload's (its command, its output), only
+        # ever inside a JSON string: written as its JSON escape, as _store does
+        repo_mod.atomic_write(path, state_mod.render(current).encode('utf-8', 'backslashreplace'))
         os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
     return True
 

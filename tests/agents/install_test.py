@@ -358,6 +358,27 @@ def test_uninstall_keeps_groups_it_did_not_empty(tmp_path: Path) -> None:
     }}
 
 
+def test_uninstall_takes_the_hook_programs_entries_and_only_them(tmp_path: Path) -> None:
+    path = tmp_path / '.claude' / 'settings.json'
+    ours = [
+        'agitmem-hook stop --agent claude',
+        '/opt/v/bin/agitmem-hook stop --agent claude',
+        '"/opt/my venv/bin/agitmem-hook" stop --agent claude',
+        'timeout 5 agitmem-hook stop',
+    ]
+    # a user's own hooks that name it, or a look-alike, without an event
+    theirs = [
+        'logger -t agitmem-hook stopped', 'notify-send "agitmem-hook done"',
+        'my-agitmem-hook stop', 'xagitmem-hook stop', 'agitmem-hooks stop',
+        '~/bin/agitmem-hook.sh stop',
+    ]
+    _write(path, {'hooks': {'Stop': [{'hooks': [
+        {'type': 'command', 'command': c} for c in [*ours, *theirs]
+    ]}]}})
+    uninstall('claude', tmp_path)
+    assert [h['command'] for h in _load(path)['hooks']['Stop'][0]['hooks']] == theirs
+
+
 def test_uninstall_without_a_file(tmp_path: Path) -> None:
     assert uninstall('gemini', tmp_path) == []
     assert not (tmp_path / '.gemini').exists()

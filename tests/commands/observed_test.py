@@ -172,6 +172,19 @@ def test_claude_failed_pytest_is_an_observed_verification(agentrepo: Path) -> No
     assert '"observed": true' in git('show', f'{tip(agentrepo)}:state.json', cwd=agentrepo)
 
 
+def test_a_test_run_with_a_lone_surrogate_is_observed(agentrepo: Path) -> None:
+    # a command and output with bytes that are not UTF-8 (kept as surrogate
+    # escapes): state.json could not be encoded, and the run was not observed
+    data = json.loads(payload('claude/PostToolUseFailure_Bash', agentrepo))
+    data['tool_input']['command'] = 'python3 -m pytest -q test_\udcff.py'
+    data['error'] = 'Exit code 1\nFAILED test_\udcff.py::test_a - AssertionError'
+    hook(agentrepo, 'post-edit', json.dumps(data))
+    lv = json.loads(mem(agentrepo, 'state.json').read_text())['last_verification']
+    assert (lv['command'], lv['result']) == ('python3 -m pytest -q test_\udcff.py', 'failed')
+    assert 'no unsaved changes' in ok('status', cwd=agentrepo)
+    ok('save', cwd=agentrepo)
+
+
 def test_claude_successful_bash_is_a_command_not_a_test(agentrepo: Path) -> None:
     hook(agentrepo, 'post-edit', payload('claude/PostToolUse_Bash', agentrepo))
     cmd, = seen(agentrepo)['commands']

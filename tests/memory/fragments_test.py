@@ -1,9 +1,11 @@
 """fragments.id_parts: what the id pattern matched, without re."""
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from agitmem.errors import AgitmemError
 from agitmem.memory import fragments
 
 
@@ -15,3 +17,24 @@ def test_id_parts_is_the_pattern_ids_had(fid: str) -> None:
     import re
     m = re.match(r'^([A-Za-z0-9_.]+)-(\d+)$', fid)
     assert fragments.id_parts(fid) == (None if m is None else (m[1], m[2]))
+
+
+@pytest.mark.parametrize(
+    ('text', 'where'),
+    (
+        # two objects on one line, one object halved over two: three lines,
+        # three values in one JSON array of them, but no line is JSON alone
+        ('{"id": "A-001"}, {"id": "A-002"}\n{"id": "A-003"\n"next": "x"}\n', ':1: not valid JSON: Extra data'),
+        ('{"id": "A-001"}\n[{"id": "A-002"}\n{"id": "A-003"}]\n', ':2: not valid JSON: Expecting'),
+        ('{"id": "A-001", "goal": "\n"}\n', ':1: not valid JSON: Unterminated string'),
+    ),
+)
+def test_each_line_is_one_object_alone(text: str, where: str) -> None:
+    with pytest.raises(AgitmemError) as excinfo:
+        fragments.parse(text)
+    assert str(excinfo.value).startswith(f'fragments.jsonl{where}')
+
+
+def test_lines_parse_as_before() -> None:
+    text = '{"id": "A-001", "goal": "g"}\r\n\n  {"id": "A-002", "next": "n\u2028"}  \n'
+    assert [f['id'] for f in fragments.parse(text)] == ['A-001', 'A-002']
