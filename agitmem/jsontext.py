@@ -91,13 +91,7 @@ def loads(text: str | bytes, *, parse_constant: Callable[[str], Any] | None = No
     if _json is None or not isinstance(text, str):  # UTF-16 or -32: json finds which
         import json
         return json.loads(text, parse_constant=parse_constant)
-    if text.startswith('\ufeff'):
-        raise _error('Unexpected UTF-8 BOM (decode using utf-8-sig)', text, 0)
-    value, end = raw_decode(text, _skip(text, 0), parse_constant)
-    end = _skip(text, end)
-    if end != len(text):
-        raise _error('Extra data', text, end)
-    return value
+    return decoder(parse_constant)(text)
 
 
 def decoder(parse_constant: Callable[[str], Any] | None = None) -> Callable[[str], Any]:
