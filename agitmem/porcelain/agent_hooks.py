@@ -171,7 +171,7 @@ def pre_compact(payload: agents.Payload) -> str:
     saved, checkpoint = checkpoints.save(repo, f'hook pre-compact: checkpoint ({trigger})')
     hs = sessions.read(repo, key)
     hs['compact_pending'] = True
-    before = compactions.context_size(payload)
+    before = compactions.context_size(payload, 'pre-compact')
     hs['compaction'] = {
         'trigger': trigger,
         'checkpoint': checkpoint,
@@ -409,7 +409,7 @@ def stop(payload: agents.Payload) -> str:
     if isinstance(rec, dict) and (rec.get('prompted') or rec.get('events')):
         # the end of the first turn after a compaction: judge it
         from agitmem.porcelain import records
-        records.close(repo, payload, hs)
+        records.close(repo, payload, hs, 'stop')
         sessions.write(repo, key, hs)
     if not cfg['block_stop_without_progress'] or payload.stop_hook_active:
         return agents.envelope(payload.agent, 'stop')

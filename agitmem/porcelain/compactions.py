@@ -63,9 +63,9 @@ def new_unhandled(payload: agents.Payload, hs: dict[str, Any]) -> list[str]:
 _SAID: set[str] = set()
 
 
-def context_size(payload: agents.Payload) -> int | None:
+def context_size(payload: agents.Payload, hook: str = 'prompt') -> int | None:
     """The session's context size now: the payload's, else the last the
-    transcript records."""
+    transcript records (`hook`: agitmem's hook that asks, for its message)."""
     if payload.context_len is not None:
         return payload.context_len
     if payload.transcript_path:
@@ -76,7 +76,8 @@ def context_size(payload: agents.Payload) -> int | None:
             # said once (the prompt and the record it closes both ask)
             if str(e) not in _SAID:
                 _SAID.add(str(e))
-                print(f'agitmem hook prompt: {e}', file=sys.stderr)
+                from agitmem import render
+                print(f'agitmem hook {hook}: {render.controls_line(str(e))}', file=sys.stderr)
             return None
         if sizes:
             return sizes[-1]

@@ -108,14 +108,15 @@ def open_(
     )
 
 
-def _close(repo: Repo, payload: agents.Payload, hs: dict[str, Any]) -> None:
-    size = compactions.context_size(payload)
+def _close(repo: Repo, payload: agents.Payload, hs: dict[str, Any], hook: str) -> None:
+    size = compactions.context_size(payload, hook)
     recovery().close(repo, hs, turn_text(payload), size)
 
 
-def close(repo: Repo, payload: agents.Payload, hs: dict[str, Any]) -> None:
-    """Judge the first turn after the compaction: it has ended."""
-    recovering('close', _close, repo, payload, hs)
+def close(repo: Repo, payload: agents.Payload, hs: dict[str, Any], hook: str = 'prompt') -> None:
+    """Judge the first turn after the compaction: it has ended (at agitmem's
+    `hook`: the prompt or the stop that ends it)."""
+    recovering('close', _close, repo, payload, hs, hook)
 
 
 def add_summary(repo: Repo, hs: dict[str, Any], summary: str) -> None:

@@ -103,3 +103,23 @@ def test_a_bad_line_far_into_a_huge_file_is_named_by_byte(tmp_path: Path) -> Non
         f'is not JSON)'
     )
 
+
+
+def test_a_pre_compact_names_itself_when_the_transcript_is_not_read(memrepo: Path, tmp_path: Path) -> None:
+    """The transcript's error is said by the hook that read it (it was
+    always called `hook prompt`), its path's control characters escaped."""
+    fifo = tmp_path / 'a\x1b[31mred.jsonl'
+    os.mkfifo(fifo)
+    payload = {
+        'hook_event_name': 'PreCompact', 'session_id': 's', 'cwd': str(memrepo),
+        'trigger': 'auto', 'transcript_path': str(fifo),
+    }
+    exe = [util._AGITMEM] if util._AGITMEM else [sys.executable, '-m', 'agitmem']
+    proc = subprocess.run(
+        [*exe, 'hook', 'pre-compact', '--agent', 'claude'], cwd=memrepo,
+        input=json.dumps(payload), capture_output=True, text=True, timeout=20,
+    )
+    assert proc.returncode == 0, proc.stderr
+    escaped = str(fifo).replace('\x1b', '\\u001b')
+    assert f'agitmem hook pre-compact: {escaped}: is not a regular file, not a transcript\n' in proc.stderr
+    assert '\x1b' not in proc.stderr
