@@ -114,6 +114,16 @@ def _ours_in(hooks: object) -> dict[str, list[str]]:
     return ret
 
 
+def unreadable(path: Path) -> str | None:
+    """Why a settings file that is there cannot be read (None when it can,
+    or is not there): its hooks cannot be known."""
+    try:
+        _read_settings(path, comments=True)
+    except AgitmemError as e:
+        return str(e).removesuffix('; nothing was changed')
+    return None
+
+
 def installed(agent: str, path: Path) -> dict[str, list[str]]:
     """agitmem's hook commands in a settings file, by the agent's event
     name ({} when there are none, or the file is missing or unreadable)."""

@@ -634,7 +634,29 @@ def diagnose(
         if here is not None and here.poll() is None:  # no hook called it
             here.kill()
             here.communicate()
-    return agents + trust + git + memory + check_platform()
+    return unreadable_settings(repo, home) + agents + trust + git + memory + check_platform()
+
+
+def unreadable_settings(repo: Repo, home: Path) -> list[Finding]:
+    """A settings file that is there but cannot be read: its hooks, and
+    whether they run what they should, cannot be known (the client may
+    read it otherwise, JSON with comments, or refuse it)."""
+    ret = []
+    seen: set[Path] = set()
+    for agent in AGENTS:
+        for scope in settings.SCOPES:
+            path = settings.settings_file(agent, scope, repo.root, home)
+            if path in seen:
+                continue
+            seen.add(path)
+            why = settings.unreadable(path)
+            if why is not None:
+                ret.append(Finding(
+                    'agent-hooks', ERROR,
+                    f'{agent}: {render.line(why)}: its hooks cannot be checked',
+                    f'fix or remove {settings.relative(agent, scope)}, then `agitmem install {agent} --scope {scope}`',
+                ))
+    return ret
 
 
 def check_platform() -> list[Finding]:

@@ -429,3 +429,15 @@ def test_git_shims_an_older_agitmem_wrote(wired: Path) -> None:
     }
     ok('install', 'git', cwd=wired)
     assert _problems(_doctor(wired)[1], 'git-hooks') == []
+
+
+def test_a_settings_file_that_cannot_be_read_is_said(memrepo: Path) -> None:
+    """Not taken for "no hooks": a cloned file doctor cannot read (not
+    JSON, or JSON Python cannot hold) is an error naming the file."""
+    (memrepo / '.claude').mkdir()
+    (memrepo / '.claude' / 'settings.json').write_text('{"hooks": {"Stop": [' + '[' * 100_000 + '}\n')
+    proc = agitmem('doctor', '--json', cwd=memrepo)
+    assert proc.returncode == 1 and 'Traceback' not in proc.stderr, proc.stderr
+    [bad] = [f for f in json.loads(proc.stdout)['findings'] if f['level'] == 'error' and 'cannot be checked' in f['message']]
+    assert bad['message'].startswith('claude: ') and '.claude/settings.json: not valid JSON' in bad['message']
+    assert bad['fix'] == 'fix or remove .claude/settings.json, then `agitmem install claude --scope project`'
