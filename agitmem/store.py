@@ -575,17 +575,28 @@ def update_ref(
         )
 
 
-_LOCKS: dict[Path, Any] = {}  # filelock.FileLock
-_HELD: dict[Path, list[int]] = {}  # path -> [fd, depth]: taken without filelock
+_LOCKS: dict[str, Any] = {}  # filelock.FileLock
+_HELD: dict[str, list[int]] = {}  # path -> [fd, depth]: taken without filelock
 
 
-def _flock_now(path: Path) -> int | None:
+def _lock_dir(path: str) -> None:
+    """The lock's directory made, as Path(path).parent.mkdir(exist_ok=True)
+    would (places are strings here: a save imports no pathlib)."""
+    parent = os.path.dirname(path)
+    try:
+        os.mkdir(parent)
+    except FileExistsError:
+        if not os.path.isdir(parent):
+            raise
+
+
+def _flock_now(path: str) -> int | None:
     """The lock's fd when nobody holds it, else None.  The same flock on
     the same file as filelock's, so the two exclude each other; filelock
     (about 16 ms to import) is only loaded to wait for it, or where flock
     does not work and it falls back to a soft lock."""
     try:
-        path.parent.mkdir(exist_ok=True)
+        _lock_dir(path)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | platforms.O_CLOEXEC | platforms.O_BINARY, 0o644)
     except OSError:
         return None
@@ -600,7 +611,7 @@ def locked(repo: Repo) -> Generator[None]:
     """Serialize writers of memory refs across processes and worktrees.
     Re-entrant within a process, so a command may nest it (rollback saves
     first) without deadlocking on its own flock."""
-    path = repo.common_dir / 'agitmem' / 'lock'
+    path = os.path.join(repo.commondir, 'agitmem', 'lock')
     held = _HELD.get(path)
     if held is not None:
         held[1] += 1
@@ -620,10 +631,10 @@ def locked(repo: Repo) -> Generator[None]:
         return
     if path not in _LOCKS:
         import filelock  # to wait for another writer
-        _LOCKS[path] = filelock.FileLock(str(path), timeout=120)
+        _LOCKS[path] = filelock.FileLock(path, timeout=120)
     lock = _LOCKS[path]
     try:
-        path.parent.mkdir(exist_ok=True)
+        _lock_dir(path)
         lock.acquire()
     except OSError as e:  # (a directory where the lock goes, a file where its directory goes; its timeout too)
         detail = errors.detail(e)
@@ -970,9 +981,7 @@ def checkout(repo: Repo, files: Files, *, only: set[str] | None = None) -> list[
     only restored when named in only.  Returns the paths changed."""
     changed = []
     root = repo.memory_dir
-    current = {
-        p.relative_to(root).as_posix() for p in memory_files.walk(root)
-    } if root.is_dir() else set()
+    current = {rel for _, rel in memory_files.walk(str(root))} if root.is_dir() else set()
     _check_fits(root, files, only)
     for path, data in sorted(files.items()):
         if only is not None and path not in only:

@@ -513,7 +513,7 @@ def test_state_set_imports_no_typing_nor_subprocess(worked: Path) -> None:
     modules = imported(worked, 'state', 'set', 'next_intent=go on', clean=True, entry='agitmem.__main__')
     assert 'agitmem.porcelain.write' in modules  # the probe ran it
     # (its arguments read without argparse: cli._state_set_call)
-    for name in ('typing', 'subprocess', 'pygit2', 'argparse'):
+    for name in ('typing', 'subprocess', 'pygit2', 'argparse', 'pathlib'):
         assert name not in modules, name
     assert 'go on' in git('show', 'refs/agitmem/heads/main:state.json', cwd=worked)
 

@@ -8,7 +8,6 @@ import os
 import stat
 from collections.abc import Callable
 from collections.abc import Iterator
-from pathlib import Path
 
 from agitmem import memory
 from agitmem.errors import AgitmemError
@@ -32,10 +31,11 @@ def read_memory(
     structured layers well formed (those `checked` says were, skipped).
     Anything wrong raises before a write."""
     files: Files = {}
-    root = repo.memory_dir
+    # places as strings: pathlib (with fnmatch, ntpath, urllib.parse) is
+    # not imported for a save an agent makes at every step
+    root = repo.memorydir
     limit = max_file_kb * 1024
-    for path in walk(root):
-        rel = path.relative_to(root).as_posix()
+    for path, rel in walk(root):
         files[rel] = _read_checked(path, f'.agent/memory/{rel}', limit)
     for rel, data in files.items():
         # a file as the ref holds it goes back as it was, whatever its
@@ -43,15 +43,14 @@ def read_memory(
         if checked is None or not checked(rel, data):
             memory.decode(data, f'.agent/memory/{rel}')
     _check_shape(files)
-    if repo.config_path.is_symlink():
+    config = os.path.join(repo.top, '.agent', 'config.yaml')
+    if os.path.islink(config):
         raise AgitmemError(
             '.agent/config.yaml: is a symlink; memory files must be '
             'regular files inside the repository',
         )
-    if repo.config_path.is_file():
-        files[memory.CONFIG] = _read_checked(
-            repo.config_path, '.agent/config.yaml', limit,
-        )
+    if os.path.isfile(config):
+        files[memory.CONFIG] = _read_checked(config, '.agent/config.yaml', limit)
         if checked is None or not checked(memory.CONFIG, files[memory.CONFIG]):
             memory.decode(files[memory.CONFIG], '.agent/config.yaml')
     check_layers({k: v for k, v in files.items() if checked is None or not checked(k, v)})
@@ -69,9 +68,10 @@ def _check_shape(files: Files) -> None:
             raise AgitmemError(f'.agent/memory/{top}: is {what}')
 
 
-def walk(root: Path) -> Iterator[Path]:
-    """The memory files under root, in order (dot-names are not memory)."""
-    if root.is_symlink():
+def walk(root: str) -> Iterator[tuple[str, str]]:
+    """(path, path under root with `/`) of the memory files under root, in
+    order (dot-names are not memory)."""
+    if os.path.islink(root):
         raise AgitmemError(
             '.agent/memory: is a symlink; it must be a directory inside the '
             'repository',
@@ -81,17 +81,22 @@ def walk(root: Path) -> Iterator[Path]:
         dirnames[:] = sorted(d for d in dirnames if not d.startswith('.'))
         for d in dirnames:
             if os.path.islink(os.path.join(dirpath, d)):
-                rel = Path(dirpath, d).relative_to(root).as_posix()
                 raise AgitmemError(
-                    f'.agent/memory/{rel}: is a symlink; memory must be '
+                    f'.agent/memory/{_under(root, os.path.join(dirpath, d))}: is a symlink; memory must be '
                     f'regular files',
                 )
         for name in sorted(filenames):
             if not name.startswith('.'):
-                yield Path(dirpath, name)
+                path = os.path.join(dirpath, name)
+                yield path, _under(root, path)
 
 
-def _read_checked(path: Path, shown: str, limit: int) -> bytes:
+def _under(root: str, path: str) -> str:
+    """`path` under `root`, with `/` (what Path.relative_to().as_posix() gave)."""
+    return os.path.relpath(path, root).replace(os.sep, '/')
+
+
+def _read_checked(path: str, shown: str, limit: int) -> bytes:
     st = os.lstat(path)
     if stat.S_ISLNK(st.st_mode):
         raise AgitmemError(
@@ -105,7 +110,8 @@ def _read_checked(path: Path, shown: str, limit: int) -> bytes:
             f'({limit // 1024} KB); trim it (or `agitmem archive`) or raise '
             f'max_file_kb in .agent/config.yaml',
         )
-    return path.read_bytes()
+    with open(path, 'rb') as f:
+        return f.read()
 
 
 def check_layers(files: Files) -> None:

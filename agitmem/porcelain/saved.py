@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 
 from agitmem import repo as repo_mod
 from agitmem.memory import files as memory_files
@@ -26,9 +25,10 @@ else:
 _OID = re.compile(r'[0-9a-f]{40}(?:[0-9a-f]{24})?')
 
 
-def conflicts_path(repo: Repo) -> Path:
-    """<git dir>/agitmem/conflicts: the conflicts a merge left unresolved."""
-    return repo.git_dir / 'agitmem' / 'conflicts'
+def conflicts_path(repo: Repo) -> str:
+    """<git dir>/agitmem/conflicts: the conflicts a merge left unresolved
+    (a string: a save imports no pathlib)."""
+    return os.path.join(repo.gitdir, 'agitmem', 'conflicts')
 
 
 class Saved(NamedTuple):

@@ -45,7 +45,7 @@ def update(
         ctx, memory.STATE, change, save_it=save,
         subject=f'{event}: {", ".join(sorted(changes))}', event=event,
     )
-    audit.log(ctx.repo.agent_dir, f'write {event}', ', '.join(changes))
+    audit.log(ctx.repo.agentdir, f'write {event}', ', '.join(changes))
     return new
 
 

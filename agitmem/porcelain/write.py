@@ -9,6 +9,7 @@ records the worktree's memory base and its unresolved conflicts, and
 writes the audit line."""
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Callable
@@ -52,7 +53,7 @@ def record_conflicts(repo: Repo, conflicts: Sequence[merge.Conflict]) -> None:
             text = ''.join(f'{c}\n' for c in conflicts)
             repo_mod.atomic_write(path, text.encode())
         elif os.path.islink(path) or os.path.isfile(path):
-            path.unlink()  # (a link: the link, never what it points at)
+            os.unlink(path)  # (a link: the link, never what it points at)
         # (anything else there, a directory, is none of ours: read as no
         # record, caches.own, and left alone)
     except OSError as e:
@@ -185,7 +186,7 @@ def save(
                 ctx.repo, merge.unresolved(files) if conflicts is None else conflicts,
             )
     if oid is not None:
-        audit.log(ctx.repo.agent_dir, f'write {event}', f'{oid[:12]} {subject}')
+        audit.log(ctx.repo.agentdir, f'write {event}', f'{oid[:12]} {subject}')
     return oid
 
 
@@ -317,13 +318,13 @@ def edit(
     one (fragments.jsonl: an append of rendered fragments), so the save
     does not parse it again.
     Returns the new text."""
-    path = ctx.repo.memory_dir / name
+    path = os.path.join(ctx.repo.memorydir, name)  # (no pathlib for a step's save)
     with store.locked(ctx.repo):
         if save_it:
             align(ctx)
         current = read.layer(ctx.repo, name)
         new = change(current)
-        old = path.read_bytes() if path.is_file() and not path.is_symlink() else None
+        old = _bytes(path) if os.path.isfile(path) and not os.path.islink(path) else None
         data = new.encode()
         repo_mod.atomic_write(path, data)
         if save_it:
@@ -334,11 +335,17 @@ def edit(
                 )
             except BaseException:
                 if old is None:
-                    path.unlink(missing_ok=True)
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(path)
                 else:
                     repo_mod.atomic_write(path, old)
                 raise
     return new
+
+
+def _bytes(path: str) -> bytes:
+    with open(path, 'rb') as f:
+        return f.read()
 
 
 def checkout(
