@@ -20,7 +20,12 @@ itertools and heapq, about 3 ms, a fifth of `python -c pass`, on every hook
 from __future__ import annotations
 
 import sys
-from _collections import _tuplegetter  # type: ignore[import-not-found]
+try:
+    from _collections import _tuplegetter  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover (CPython has it; namedtuple falls back alike)
+    def _tuplegetter(index: int, doc: str) -> property:
+        from operator import itemgetter
+        return property(itemgetter(index), doc=doc)
 
 # (mypy takes any name TYPE_CHECKING as true)
 TYPE_CHECKING = False
