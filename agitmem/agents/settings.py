@@ -114,24 +114,21 @@ def _ours_in(hooks: object) -> dict[str, list[str]]:
     return ret
 
 
-def unreadable(path: Path) -> str | None:
-    """Why a settings file that is there cannot be read (None when it can,
-    or is not there): its hooks cannot be known."""
+def read_installed(agent: str, path: Path) -> tuple[dict[str, list[str]], str | None]:
+    """(agitmem's hook commands in a settings file, by the agent's event
+    name; why the file, being there, cannot be read: its hooks cannot be
+    known).  ({}, None) when it is missing."""
     try:
-        _read_settings(path, comments=True)
+        settings, _ = _read_settings(path, comments=True)
     except AgitmemError as e:
-        return str(e).removesuffix('; nothing was changed')
-    return None
+        return {}, str(e).removesuffix('; nothing was changed')
+    return _ours_in(settings.get('hooks')), None
 
 
 def installed(agent: str, path: Path) -> dict[str, list[str]]:
     """agitmem's hook commands in a settings file, by the agent's event
     name ({} when there are none, or the file is missing or unreadable)."""
-    try:
-        settings, _ = _read_settings(path, comments=True)
-    except AgitmemError:
-        return {}
-    return _ours_in(settings.get('hooks'))
+    return read_installed(agent, path)[0]
 
 
 def entry_problems(agent: str, path: Path) -> list[str]:

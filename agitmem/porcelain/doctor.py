@@ -76,8 +76,13 @@ class Where:
 
 # -- agents -------------------------------------------------------------------
 
-def installed_agents(repo: Repo, home: Path) -> list[Where]:
+def installed_agents(repo: Repo, home: Path) -> tuple[list[Where], list[Finding]]:
+    """(each agent's settings file holding agitmem hooks; an error for each
+    that is there but cannot be read: its hooks, and whether they run what
+    they should, cannot be known, and the client may read it otherwise,
+    JSON with comments, or refuse it)."""
     ret = []
+    unreadable = []
     for agent in AGENTS:
         seen: set[Path] = set()
         for scope in settings.SCOPES:
@@ -85,14 +90,20 @@ def installed_agents(repo: Repo, home: Path) -> list[Where]:
             if path in seen:
                 continue
             seen.add(path)
-            found = settings.installed(agent, path)
+            found, why = settings.read_installed(agent, path)
+            if why is not None:
+                unreadable.append(Finding(
+                    'agent-hooks', ERROR,
+                    f'{agent}: {render.line(why)}: its hooks cannot be checked',
+                    f'fix or remove {settings.relative(agent, scope)}, then `agitmem install {agent} --scope {scope}`',
+                ))
             if found:
                 # the user's own file is theirs to set an env in; a project's is a clone's
                 problems = tuple(settings.inherited_env(agent, repo.root))
                 if scope != 'user':
                     problems += tuple(settings.entry_problems(agent, path))
                 ret.append(Where(agent, scope, settings.relative(agent, scope), found, problems))
-    return ret
+    return ret, unreadable
 
 
 def _reaches(
@@ -618,7 +629,7 @@ def diagnose(
 ) -> list[Finding]:
     home = home or Path.home()
     environ = os.environ if environ is None else environ
-    wheres = installed_agents(repo, home)
+    wheres, unreadable = installed_agents(repo, home)
     # the login shell answers while the other checks run
     login = launcher.start_login(environ)
     here = launcher.start_here() if wheres else None
@@ -634,29 +645,7 @@ def diagnose(
         if here is not None and here.poll() is None:  # no hook called it
             here.kill()
             here.communicate()
-    return unreadable_settings(repo, home) + agents + trust + git + memory + check_platform()
-
-
-def unreadable_settings(repo: Repo, home: Path) -> list[Finding]:
-    """A settings file that is there but cannot be read: its hooks, and
-    whether they run what they should, cannot be known (the client may
-    read it otherwise, JSON with comments, or refuse it)."""
-    ret = []
-    seen: set[Path] = set()
-    for agent in AGENTS:
-        for scope in settings.SCOPES:
-            path = settings.settings_file(agent, scope, repo.root, home)
-            if path in seen:
-                continue
-            seen.add(path)
-            why = settings.unreadable(path)
-            if why is not None:
-                ret.append(Finding(
-                    'agent-hooks', ERROR,
-                    f'{agent}: {render.line(why)}: its hooks cannot be checked',
-                    f'fix or remove {settings.relative(agent, scope)}, then `agitmem install {agent} --scope {scope}`',
-                ))
-    return ret
+    return unreadable + agents + trust + git + memory + check_platform()
 
 
 def check_platform() -> list[Finding]:
