@@ -276,6 +276,7 @@ def _members(head: str) -> dict[str, Any]:
     value that looks like one (a prompt quoting `"hook_event_name":
     "BeforeModel"`).  A key given twice: the last seen, as json.loads."""
     from agitmem import jsontext
+    value_at = jsontext.scanner()  # one for every member, as one JSONDecoder was
     ret: dict[str, Any] = {}
 
     def skip(i: int) -> int:
@@ -293,7 +294,7 @@ def _members(head: str) -> dict[str, Any]:
             i = skip(i)
             if head[i:i + 1] != ':':
                 break
-            value, i = jsontext.raw_decode(head, skip(i + 1))
+            value, i = value_at(head, skip(i + 1))
         except (ValueError, RecursionError):
             break  # cut here (or not JSON): what came before is the head
         ret[key] = value

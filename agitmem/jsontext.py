@@ -52,14 +52,24 @@ def raw_decode(
 ) -> tuple[Any, int]:
     """(the value that begins at `i`, where it ends): json.JSONDecoder's
     raw_decode."""
+    return scanner(parse_constant)(text, i)
+
+
+def scanner(parse_constant: Callable[[str], Any] | None = None) -> Callable[[str, int], tuple[Any, int]]:
+    """json.JSONDecoder(parse_constant=...).raw_decode, made once for many
+    calls: (the value that begins at i, where it ends), json's error where
+    none does."""
     if _json is None:  # pragma: no cover
         import json
-        return json.JSONDecoder(parse_constant=parse_constant).raw_decode(text, i)
+        return json.JSONDecoder(parse_constant=parse_constant).raw_decode
     scan = _json.make_scanner(_Context(parse_constant or _CONSTANTS.__getitem__))  # type: ignore[arg-type]
-    try:
-        return _c(scan, text, i)  # type: ignore[no-any-return]
-    except StopIteration as e:
-        raise _error('Expecting value', text, e.value) from None
+
+    def value_at(text: str, i: int) -> tuple[Any, int]:
+        try:
+            return _c(scan, text, i)  # type: ignore[no-any-return]
+        except StopIteration as e:
+            raise _error('Expecting value', text, e.value) from None
+    return value_at
 
 
 def _c(call: Callable[..., Any], *args: object) -> Any:
@@ -101,15 +111,12 @@ def decoder(parse_constant: Callable[[str], Any] | None = None) -> Callable[[str
     `{...}, {...}` as two)."""
     if _json is None:  # pragma: no cover
         return lambda text: loads(text, parse_constant=parse_constant)
-    scan = _json.make_scanner(_Context(parse_constant or _CONSTANTS.__getitem__))  # type: ignore[arg-type]
+    value_at = scanner(parse_constant)
 
     def decode(text: str) -> Any:
         if text.startswith('\ufeff'):
             raise _error('Unexpected UTF-8 BOM (decode using utf-8-sig)', text, 0)
-        try:
-            value, end = _c(scan, text, _skip(text, 0))
-        except StopIteration as e:
-            raise _error('Expecting value', text, e.value) from None
+        value, end = value_at(text, _skip(text, 0))
         if end != len(text):
             end = _skip(text, end)
             if end != len(text):
