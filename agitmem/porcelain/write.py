@@ -324,7 +324,7 @@ def edit(
             align(ctx)
         current = read.layer(ctx.repo, name)
         new = change(current)
-        old = _bytes(path) if os.path.isfile(path) and not os.path.islink(path) else None
+        old = read.read_bytes(path, name) if os.path.isfile(path) and not os.path.islink(path) else None
         data = new.encode()
         repo_mod.atomic_write(path, data)
         if save_it:
@@ -341,11 +341,6 @@ def edit(
                     repo_mod.atomic_write(path, old)
                 raise
     return new
-
-
-def _bytes(path: str) -> bytes:
-    with open(path, 'rb') as f:
-        return f.read()
 
 
 def checkout(
