@@ -63,6 +63,10 @@ class Repo(NamedTuple):
         return os.path.join(self.top, '.agent', 'memory')
 
     @property
+    def configfile(self) -> str:
+        return os.path.join(self.top, '.agent', 'config.yaml')
+
+    @property
     def root(self) -> Path:
         return _path(self.top)
 
@@ -84,7 +88,7 @@ class Repo(NamedTuple):
 
     @property
     def config_path(self) -> Path:
-        return _path(os.path.join(self.top, '.agent', 'config.yaml'))
+        return _path(self.configfile)
 
 
 def _path(at: str) -> Path:

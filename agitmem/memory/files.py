@@ -43,7 +43,7 @@ def read_memory(
         if checked is None or not checked(rel, data):
             memory.decode(data, f'.agent/memory/{rel}')
     _check_shape(files)
-    config = os.path.join(repo.top, '.agent', 'config.yaml')
+    config = repo.configfile
     if os.path.islink(config):
         raise AgitmemError(
             '.agent/config.yaml: is a symlink; memory files must be '
