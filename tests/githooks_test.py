@@ -499,6 +499,44 @@ def test_uninstall_finds_our_shim_where_pre_commit_moved_it(memrepo: Path) -> No
     assert (_hooks(memrepo) / 'pre-commit.legacy').read_text() == RECORDER
 
 
+def test_shims_run_the_hooks_program_beside_the_agitmem_found(memrepo: Path, tmp_path: Path) -> None:
+    """pip installs `agitmem-hook` (`agitmem hook` without the console
+    script's `import re`) beside `agitmem`: the shims run it, and only the
+    one beside the first `agitmem` on PATH, the same install's."""
+    ok('install', 'git', cwd=memrepo)
+    log = tmp_path / 'started.log'
+    real = shlex.join(agitmem_argv())
+    first, later, alone = tmp_path / 'first', tmp_path / 'later', tmp_path / 'alone'
+    for d in (first, later, alone):
+        _write_hook(d / 'agitmem', f'#!/bin/sh\necho "{d.name} agitmem $1 $2" >> {shlex.quote(str(log))}\nexec {real} "$@"\n')
+        _write_hook(d / 'agitmem-hook', f'#!/bin/sh\necho "{d.name} agitmem-hook $1" >> {shlex.quote(str(log))}\nexec {real} hook "$@"\n')
+    (alone / 'agitmem').unlink()
+
+    def started(path: list[Path]) -> list[str]:
+        env = {'PATH': os.pathsep.join([*map(str, path), os.environ['PATH']])}
+        assert _commit(memrepo, env=env).returncode == 0  # type: ignore[arg-type]
+        lines = log.read_text().splitlines()
+        log.unlink()
+        return lines
+
+    assert started([alone, first, later]) == [
+        'first agitmem-hook pre-commit', 'first agitmem-hook commit-msg', 'first agitmem-hook post-commit',
+    ]
+    # none beside the first agitmem: that agitmem, not a later install's program
+    (first / 'agitmem-hook').unlink()
+    assert started([alone, first, later]) == ['first agitmem hook pre-commit']
+    # a directory named agitmem-hook is no program
+    (first / 'agitmem-hook').mkdir()
+    assert started([first, later]) == ['first agitmem hook pre-commit']
+    # pre-push's stdin reaches the hooks' program as it reaches `agitmem hook`
+    (first / 'agitmem-hook').rmdir()
+    _write_hook(first / 'agitmem-hook', f'#!/bin/sh\necho "first agitmem-hook $1 [$(cat)]" >> {shlex.quote(str(log))}\n')
+    proc = run(str(_hooks(memrepo) / 'pre-push'), 'origin', 'url', cwd=memrepo, input='a b c d\n',
+               env={'PATH': f'{first}{os.pathsep}{os.environ["PATH"]}'})  # type: ignore[arg-type]
+    assert proc.returncode == 0, proc.stderr
+    assert log.read_text() == 'first agitmem-hook pre-push [a b c d]\n'
+
+
 def test_shim_falls_back_to_the_python_that_installed_it(memrepo: Path) -> None:
     ok('install', 'git', cwd=memrepo)
     with open(mem(memrepo, 'tattoo.md'), 'a') as f:
@@ -547,7 +585,7 @@ def test_shims_never_run_the_repositorys_programs_from_a_relative_path_entry(
     for agitmem's programs in the absolute entries only."""
     ok('install', 'git', cwd=memrepo)
     marker = tmp_path / 'ran'
-    for name in ('agitmem', 'cmp'):
+    for name in ('agitmem', 'agitmem-hook', 'cmp'):
         for d in (memrepo / 'bin', memrepo):
             _write_hook(d / name, f'#!/bin/sh\necho {name} >> {shlex.quote(str(marker))}\n')
     env = {'PATH': f'{relative}{os.pathsep}{os.environ["PATH"]}'}

@@ -304,3 +304,14 @@ def test_the_hooks_program_is_written_where_it_runs(memrepo: Path, kind: str) ->
         assert '"agitmem hook session-start --agent claude"' in text and 'agitmem-hook' not in text
     else:
         assert '"agitmem-hook session-start --agent claude"' in text
+
+
+@pytest.mark.parametrize('kind', KINDS)
+def test_the_git_shims_look_for_the_hooks_program_where_it_runs(memrepo: Path, kind: str) -> None:
+    """The git shims run `agitmem-hook` beside the `agitmem` they find,
+    except on Windows, where pip gives it no launcher: there `agitmem hook`."""
+    proc = _sim(kind, 'install', 'git', cwd=memrepo)
+    assert proc.returncode == 0 and 'Traceback' not in proc.stderr, proc.stderr
+    text = (memrepo / '.git' / 'hooks' / 'pre-commit').read_text()
+    assert ('"$dir/agitmem-hook"' in text) == (kind != 'windows')
+    assert 'exec agitmem hook pre-commit "$@"' in text
