@@ -3,6 +3,12 @@ from __future__ import annotations
 
 from agitmem.errors import AgitmemError
 
+# typing is not imported at run time: the agent hooks import this module
+# (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
 TATTOO = 'tattoo.md'
 SNAPSHOT = 'snapshot.md'
 STATE = 'state.json'
@@ -72,6 +78,17 @@ def decode_shown(data: bytes, path: str) -> tuple[str, str | None]:
     if '\r\n' in text:
         text = text.replace('\r\n', '\n')  # an editor's line endings: nothing lost
     return text, f'{path}: {"; ".join(said)}' if said else None
+
+
+def lines_from_end(text: str) -> Iterator[str]:
+    """text's lines as `text.split('\n')` makes them, the last first, read
+    from the end: a file of thousands of notes or fragments is shown by its
+    newest few, found without reading the rest."""
+    end = len(text)
+    while end >= 0:
+        start = text.rfind('\n', 0, end) + 1
+        yield text[start:end]
+        end = start - 1
 
 
 def bullets(text: str) -> list[tuple[int, str]]:

@@ -2,10 +2,25 @@
 from __future__ import annotations
 
 from agitmem.memory import bullets
+from agitmem.memory import lines_from_end
 
 
 def parse(text: str) -> list[str]:
     return [t for _, t in bullets(text)]
+
+
+def newest(text: str, count: int) -> list[str]:
+    """parse(text)[-count:], read from the end (the injection shows the
+    newest few of what may be thousands)."""
+    ret: list[str] = []
+    if count <= 0:
+        return ret
+    for line in lines_from_end(text):
+        if line.startswith('- ') and line[2:].strip():
+            ret.append(line[2:].strip())
+            if len(ret) == count:
+                break
+    return ret[::-1]
 
 
 def render(notes: list[str], header: str = '') -> str:

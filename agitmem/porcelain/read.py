@@ -27,6 +27,10 @@ if TYPE_CHECKING:
     from agitmem import inject
 
 INJECTED = 'injected_context.txt'
+# the SHA-1 of the last fragments.jsonl found valid whole (its text, in the
+# worktree's git dir): a load of the same file again, most of them, checks
+# nothing again and reads only the newest fragments, which it shows
+FRAGMENTS_CHECKED = 'fragments-checked'
 
 
 def user_tattoo_path() -> str | None:
@@ -118,10 +122,29 @@ def layers(repo: Repo, cfg: dict[str, Any]) -> inject.Memory:
         project_tattoo=layer_text(memory.TATTOO),
         state=state_mod.parse(state_text, '.agent/memory/state.json') if state_text.strip() else {},
         snapshot=layer_text(memory.SNAPSHOT),
-        fragments=fragments_mod.parse(layer_text(memory.FRAGMENTS), '.agent/memory/fragments.jsonl'),
-        notes=notes_mod.parse(layer_text(memory.NOTES)),
+        fragments=newest_fragments(repo, layer_text(memory.FRAGMENTS), inject.NEWEST),
+        notes=notes_mod.newest(layer_text(memory.NOTES), inject.NEWEST),
         unreadable=tuple(problems),
     )
+
+
+def newest_fragments(repo: Repo, text: str, count: int) -> list[dict[str, Any]]:
+    """fragments.jsonl's newest `count` fragments, the whole file checked
+    as `fragments.parse` checks it (the same error, a bad line anywhere),
+    unless this very text was found valid before (FRAGMENTS_CHECKED)."""
+    if not text:
+        return []
+    shown = f'.agent/memory/{memory.FRAGMENTS}'
+    key = repo_mod.sha1(text.encode('utf-8', 'surrogatepass')).encode() + b'\n'
+    checked = os.path.join(repo.gitdir, 'agitmem', FRAGMENTS_CHECKED)
+    if caches.own(checked, len(key)) == key:
+        return fragments_mod.parse(fragments_mod.newest_lines(text, count), shown)
+    found = fragments_mod.parse(text, shown)
+    try:
+        repo_mod.atomic_write(checked, key, durable=False)
+    except OSError:
+        pass  # (a directory there, a read-only git dir): checked whole again next time
+    return found[-count:] if count > 0 else []
 
 
 def memory_of(repo: Repo, ref: str | None) -> str | None:

@@ -206,3 +206,60 @@ def test_committed_install_files_are_not_code(memrepo: Path, version: str) -> No
     assert 'STALE' not in ok('load', cwd=memrepo)
     (memrepo / 'src' / 'app.py').write_text('changed\n')
     assert 'STALE: the working tree changed since this state was written: src/app.py.' in ok('load', cwd=memrepo)
+
+
+def _checked(repo: Path) -> Path:
+    return repo / '.git' / 'agitmem' / 'fragments-checked'
+
+
+def test_load_checks_every_fragment_line_though_it_reads_the_newest(memrepo: Path) -> None:
+    """A load reads only the newest fragments of a fragments.jsonl it found
+    valid whole before (the same text, by its SHA-1): a line broken anywhere
+    since is named, as on the first load."""
+    _big_memory(memrepo)
+    first = ok('load', cwd=memrepo)
+    assert _checked(memrepo).is_file()
+    assert ok('load', cwd=memrepo) == first
+    assert 'A-500' in first and 'A-496' in first and 'A-495' not in first
+    path = mem(memrepo, 'fragments.jsonl')
+    whole = path.read_text()
+    lines = whole.splitlines(keepends=True)
+    for broken, says in (
+            ('{"id": "A-003", oops}\n', 'fragments.jsonl:3: not valid JSON'),
+            ('{"id": "A-001"}\n', 'fragments.jsonl:3: duplicate id A-001'),
+            ('[1]\n', 'fragments.jsonl:3: each line must be a JSON object'),
+    ):
+        path.write_text(''.join([*lines[:2], broken, *lines[3:]]))
+        assert says in bad('load', cwd=memrepo)
+        assert says in bad('load', cwd=memrepo)
+    path.write_text(whole)
+    assert ok('load', cwd=memrepo) == first
+
+
+@pytest.mark.parametrize('odd', ('forged', 'symlink', 'hardlink', 'directory', 'huge'))
+def test_load_trusts_no_check_record_but_its_own(memrepo: Path, tmp_path: Path, odd: str) -> None:
+    """The record of a valid fragments.jsonl is a file of agitmem's own:
+    one that is not (a link, a directory, a record of other text) leaves
+    the whole file checked."""
+    import hashlib
+    path = mem(memrepo, 'fragments.jsonl')
+    path.write_text('{"id": "A-001"}\n{"id": "A-001"}\n')
+    right = hashlib.sha1(path.read_bytes()).hexdigest().encode() + b'\n'
+    record = _checked(memrepo)
+    record.parent.mkdir(exist_ok=True)
+    outside = tmp_path / 'record'
+    outside.write_bytes(right)
+    if odd == 'forged':
+        record.write_bytes(hashlib.sha1(b'other').hexdigest().encode() + b'\n')
+    elif odd == 'symlink':
+        record.symlink_to(outside)
+    elif odd == 'hardlink':
+        record.hardlink_to(outside)
+    elif odd == 'directory':
+        record.mkdir()
+    else:
+        record.write_bytes(right + b'x' * 10_000)
+    assert 'fragments.jsonl:2: duplicate id A-001' in bad('load', cwd=memrepo)
+    path.write_text('{"id": "A-001"}\n')
+    assert '{"id": "A-001"}' in ok('load', cwd=memrepo)
+    assert outside.read_bytes() == right  # never written through the link

@@ -38,3 +38,23 @@ def test_each_line_is_one_object_alone(text: str, where: str) -> None:
 def test_lines_parse_as_before() -> None:
     text = '{"id": "A-001", "goal": "g"}\r\n\n  {"id": "A-002", "next": "n\u2028"}  \n'
     assert [f['id'] for f in fragments.parse(text)] == ['A-001', 'A-002']
+
+
+_LINE = st.sampled_from(['', ' ', '\t', '\x1c', '\u2028', '{"id": "A-001"}', '{"id": "B-7", "refs": []}', 'x', '\r'])
+
+
+@given(st.lists(_LINE, max_size=12).map('\n'.join) | st.text(alphabet='{}"\n \t\u2028x-', max_size=40))
+def test_lines_from_end_are_splits_lines_reversed(text: str) -> None:
+    from agitmem.memory import lines_from_end
+    assert list(lines_from_end(text)) == text.split('\n')[::-1]
+
+
+@given(st.lists(_LINE, max_size=12).map('\n'.join), st.integers(-1, 14))
+def test_newest_lines_are_the_last_lines_parse_reads(text: str, count: int) -> None:
+    shown = [line for line in text.split('\n') if line.strip()]
+    assert fragments.newest_lines(text, count).split('\n') == (shown[-count:] if count > 0 and shown else [''])
+
+
+def test_newest_lines_parse_as_the_newest_fragments() -> None:
+    text = ''.join(f'{{"id": "A-{i:03d}"}}\n\n' for i in range(1, 40)) + '  \n'
+    assert fragments.parse(fragments.newest_lines(text, 5)) == fragments.parse(text)[-5:]
