@@ -26,6 +26,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
     import datetime
+    import subprocess
+
+    from agitmem import ahead
     from typing import Any
     from typing import NamedTuple
     from typing import TypeVar
@@ -708,10 +711,8 @@ class Plain(NamedTuple):
     entries: dict[str, tuple[str, str]]
 
 
-def plain_tip(repo: Repo, ref: str) -> Plain | None:
-    """ref's tip, read without pygit2; None when it is not the plain case
-    (no such ref, not a commit, a tree git cannot list): pygit2's path
-    then reads it, and says what is wrong."""
+def _tip_words(repo: Repo, ref: str) -> list[str] | None:
+    """(commit, type, tree, ref name) of ref's tip; None when it is not a commit."""
     got = repo_mod.git(
         'for-each-ref', '--format=%(objectname) %(objecttype) %(tree) %(refname)',
         '--end-of-options', ref, cwd=repo.top, check=False,
@@ -720,12 +721,47 @@ def plain_tip(repo: Repo, ref: str) -> Plain | None:
     words = line.split(' ', 3)
     if got.returncode != 0 or len(words) != 4 or words[1] != 'commit':
         return None
+    return words
+
+
+def _begin_listing(repo: Repo, tree: str) -> ahead.Child | subprocess.Popen[bytes] | None:
     # a tree a partial clone lacks is not fetched here (git >= 2.44 reads
     # the variable): pygit2's path fetches it with its network bound
-    listed = repo_mod.git_bytes(
-        repo, ('ls-tree', '-r', '-t', '-z', '--full-tree', words[2]), b'',
-        env={'GIT_NO_LAZY_FETCH': '1'},
+    return repo_mod._git_start(
+        repo, ('ls-tree', '-r', '-t', '-z', '--full-tree', tree), {'GIT_NO_LAZY_FETCH': '1'},
     )
+
+
+# plain_tip's reads begun ahead (begin_tip): (top, ref) -> (its tip's
+# words, the listing of its tree under way)
+_BEGUN: dict[tuple[str, str], tuple[list[str], ahead.Child | subprocess.Popen[bytes] | None]] = {}
+
+
+def begin_tip(repo: Repo, ref: str) -> None:
+    """Begin plain_tip's reads of ref for a save that will ask for them
+    once `git status` has ended (state set, verify): they run while it
+    does, not after.  A tip read this early is only the base of the
+    save's compare-and-swap: moved meanwhile, the save goes pygit2's way."""
+    if (repo.top, ref) in _BEGUN:
+        return
+    words = _tip_words(repo, ref)
+    if words is not None:
+        _BEGUN[(repo.top, ref)] = (words, _begin_listing(repo, words[2]))
+
+
+def plain_tip(repo: Repo, ref: str) -> Plain | None:
+    """ref's tip, read without pygit2; None when it is not the plain case
+    (no such ref, not a commit, a tree git cannot list): pygit2's path
+    then reads it, and says what is wrong."""
+    begun = _BEGUN.pop((repo.top, ref), None)
+    if begun is None:
+        words = _tip_words(repo, ref)
+        if words is None:
+            return None
+        proc = _begin_listing(repo, words[2])
+    else:
+        words, proc = begun
+    listed = None if proc is None else repo_mod._git_end(proc, b'')
     if listed is None:
         return None
     entries = {}

@@ -210,3 +210,46 @@ def test_plumbing_save_writes_what_pygit2_writes(
     else:
         assert tips.split()[0] == oid
         assert subject.startswith('save: ' if change is not _nothing else 'save: no change')
+
+
+_BEGUN_THEN_MOVED = '''
+import json, subprocess, sys
+from agitmem import store
+from agitmem.porcelain import context, state
+ctx = context.get()
+# begun as state set begins it, while its `git status` runs
+store.begin_tip(ctx.repo, ctx.ref)
+subprocess.run(json.loads(sys.argv[1]), check=True)  # another writer, meanwhile
+state.update(ctx, {'next_intent': 'written after'}, event='state', save=True)
+'''
+
+
+@pytest.mark.parametrize('meanwhile', ('note', 'update-ref'))
+def test_a_tip_begun_ahead_that_moved_is_never_the_base(memrepo: Path, meanwhile: str) -> None:
+    """state set and verify read the memory ref's tip while `git status`
+    runs, before the writers' lock: a commit another writer made in the
+    meantime (through agitmem, or by `git update-ref` alone) is kept, an
+    ancestor of the save's."""
+    import json
+    from testing.util import agitmem_argv
+    before = git('rev-parse', MAIN, cwd=memrepo).strip()
+    if meanwhile == 'note':
+        other = [*agitmem_argv(), 'note', 'written meanwhile']
+    else:
+        tree = git('rev-parse', f'{MAIN}^{{tree}}', cwd=memrepo).strip()
+        made = git('commit-tree', tree, '-p', before, '-m', 'meanwhile', cwd=memrepo).strip()
+        other = ['git', 'update-ref', MAIN, made, before]
+    proc = run(sys.executable, '-c', _BEGUN_THEN_MOVED, json.dumps(other), cwd=memrepo)
+    assert proc.returncode == 0, proc.stderr
+    tip = git('rev-parse', MAIN, cwd=memrepo).strip()
+    moved = git('rev-parse', f'{tip}^', cwd=memrepo).strip() if meanwhile == 'note' else None
+    assert tip != before
+    for ancestor in filter(None, (before, moved)):
+        assert run('git', 'merge-base', '--is-ancestor', ancestor, tip, cwd=memrepo).returncode == 0
+    state = json.loads(git('show', f'{tip}:state.json', cwd=memrepo))
+    assert state['next_intent'] == 'written after'
+    if meanwhile == 'note':
+        assert 'written meanwhile' in git('show', f'{tip}:notes.md', cwd=memrepo)
+    else:
+        assert run('git', 'merge-base', '--is-ancestor', made, tip, cwd=memrepo).returncode == 0
+    assert run('git', 'fsck', '--strict', cwd=memrepo).returncode == 0

@@ -31,6 +31,8 @@ def update(
     working tree's tree id, computed here unless the caller has it),
     atomically, then save it to the memory ref."""
     if tree is None:
+        if save:
+            write.begin_save(ctx)  # while the tree's `git status` runs
         tree = repo_mod.worktree_tree(ctx.repo)
     shown = f'.agent/memory/{memory.STATE}'
     new: dict[str, Any] = {}

@@ -204,6 +204,9 @@ def _record(
     # write path (pygit2) is imported
     repo_mod.start_tree(ctx.repo)
     from agitmem.porcelain import state
+    from agitmem.porcelain import write
+    if save:
+        write.begin_save(ctx)  # while the tree's `git status` runs
     tree = repo_mod.worktree_tree(ctx.repo)
     verification: dict[str, Any] = {
         'command': command,

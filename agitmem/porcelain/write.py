@@ -133,6 +133,14 @@ def _refuse_secrets(ctx: Context, files: store.Files, msg: str = '', *, remember
         scanned.remember_files(ctx.repo, {k: v for k, v in files.items() if k not in hit})
 
 
+
+def begin_save(ctx: Context) -> None:
+    """Begin the reads a save of ctx's memory makes first (the ref's tip
+    and its tree), for a write that waits on `git status` before it saves:
+    they run while it does (store.begin_tip)."""
+    store.begin_tip(ctx.repo, ctx.ref)
+
+
 def save(
         ctx: Context,
         subject: str | None = None,
