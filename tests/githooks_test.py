@@ -537,6 +537,51 @@ def test_shims_run_the_hooks_program_beside_the_agitmem_found(memrepo: Path, tmp
     assert log.read_text() == 'first agitmem-hook pre-push [a b c d]\n'
 
 
+@pytest.mark.parametrize('venv', ['my venv', 'v' * 120])
+def test_shims_skip_a_hooks_program_the_kernel_cannot_start(memrepo: Path, tmp_path: Path, venv: str) -> None:
+    """pip writes `#!<its python>` as the hooks' program's first line as it
+    is (its console scripts go through /bin/sh for such a path): a venv
+    whose path has a space (`/Users/Jane Doe/...`), or a line over what
+    older kernels read (127 bytes), gives a program the kernel cannot
+    start, and every commit failed with `agitmem-hook: not found`.  The
+    shims run that install's `agitmem hook` then, as agent hooks do
+    (agents/launcher.py)."""
+    ok('install', 'git', cwd=memrepo)
+    log = tmp_path / 'started.log'
+    real = shlex.join(agitmem_argv())
+    bindir = tmp_path / venv / 'bin'
+    bindir.mkdir(parents=True)
+    (bindir / 'python3').symlink_to(sys.executable)
+    # pip's console script for such an interpreter: the path as sh reads it
+    _write_hook(bindir / 'agitmem', f'#!/bin/sh\necho "agitmem $1 $2" >> {shlex.quote(str(log))}\nexec {real} "$@"\n')
+    # pip's hooks' program: `#!python` made the interpreter's path, as it is
+    _write_hook(bindir / 'agitmem-hook', (
+        f'#!{bindir}/python3\nimport os, sys\n'
+        f'open({str(log)!r}, "a").write(f"agitmem-hook {{sys.argv[1]}}\\n")\n'
+        f'os.execv({agitmem_argv()[0]!r}, [*{agitmem_argv()!r}, "hook", *sys.argv[1:]])\n'
+    ))
+    env = {'PATH': os.pathsep.join([str(bindir), os.environ['PATH']])}
+    proc = _commit(memrepo, env=env)  # type: ignore[arg-type]
+    assert proc.returncode == 0, proc.stderr
+    started = log.read_text().splitlines()
+    assert started[0] == 'agitmem hook pre-commit'
+    assert all(line.startswith('agitmem hook ') for line in started), started
+    # a hooks' program the kernel can start (tests/agents/launcher_test.py's
+    # limit) is still run
+    short = tmp_path / 'v'
+    os.rename(bindir.parent, short)
+    bindir = short / 'bin'
+    text = (bindir / 'agitmem-hook').read_text().split('\n', 1)[1]
+    (bindir / 'agitmem-hook').write_text(f'#!{bindir}/python3\n{text}')
+    log.unlink()
+    env = {'PATH': os.pathsep.join([str(bindir), os.environ['PATH']])}
+    proc = _commit(memrepo, env=env)  # type: ignore[arg-type]
+    assert proc.returncode == 0, proc.stderr
+    started = log.read_text().splitlines()
+    assert started[0] == 'agitmem-hook pre-commit'
+    assert all(line.startswith('agitmem-hook ') for line in started), started
+
+
 def test_shim_falls_back_to_the_python_that_installed_it(memrepo: Path) -> None:
     ok('install', 'git', cwd=memrepo)
     with open(mem(memrepo, 'tattoo.md'), 'a') as f:
