@@ -537,49 +537,77 @@ def test_shims_run_the_hooks_program_beside_the_agitmem_found(memrepo: Path, tmp
     assert log.read_text() == 'first agitmem-hook pre-push [a b c d]\n'
 
 
-@pytest.mark.parametrize('venv', ['my venv', 'v' * 120])
-def test_shims_skip_a_hooks_program_the_kernel_cannot_start(memrepo: Path, tmp_path: Path, venv: str) -> None:
-    """pip writes `#!<its python>` as the hooks' program's first line as it
-    is (its console scripts go through /bin/sh for such a path): a venv
-    whose path has a space (`/Users/Jane Doe/...`), or a line over what
-    older kernels read (127 bytes), gives a program the kernel cannot
-    start, and every commit failed with `agitmem-hook: not found`.  The
-    shims run that install's `agitmem hook` then, as agent hooks do
-    (agents/launcher.py)."""
-    ok('install', 'git', cwd=memrepo)
-    log = tmp_path / 'started.log'
-    real = shlex.join(agitmem_argv())
-    bindir = tmp_path / venv / 'bin'
+def _pip_script(path: Path, python: Path, name: str, log: Path, *, through_sh: bool = False) -> None:
+    """An agitmem program as pip writes it for the interpreter `python`
+    (`through_sh`: its console script's form for a path the kernel cannot
+    start), logging `name` and its arguments, then running agitmem."""
+    real = agitmem_argv()
+    hook = ['hook'] if path.name == 'agitmem-hook' else []
+    body = (
+        f'import os, sys\nopen({str(log)!r}, "a").write(" ".join([{name!r}, *sys.argv[1:2]]) + "\\n")\n'
+        f'os.execv({real[0]!r}, [*{real!r}, *{hook!r}, *sys.argv[1:]])\n'
+    )
+    if through_sh:
+        head = f'#!/bin/sh\n\'\'\'exec\' {shlex.quote(str(python))} "$0" "$@"\n\' \'\'\'\n'
+    else:
+        head = f'#!{python}\n'
+    _write_hook(path, head + body)
+
+
+def _venv(where: Path) -> tuple[Path, Path]:
+    """(bin directory, its python) of a virtual environment's look-alike:
+    the programs' interpreter is this one, by another path."""
+    bindir = where / 'bin'
     bindir.mkdir(parents=True)
     (bindir / 'python3').symlink_to(sys.executable)
-    # pip's console script for such an interpreter: the path as sh reads it
-    _write_hook(bindir / 'agitmem', f'#!/bin/sh\necho "agitmem $1 $2" >> {shlex.quote(str(log))}\nexec {real} "$@"\n')
-    # pip's hooks' program: `#!python` made the interpreter's path, as it is
-    _write_hook(bindir / 'agitmem-hook', (
-        f'#!{bindir}/python3\nimport os, sys\n'
-        f'open({str(log)!r}, "a").write(f"agitmem-hook {{sys.argv[1]}}\\n")\n'
-        f'os.execv({agitmem_argv()[0]!r}, [*{agitmem_argv()!r}, "hook", *sys.argv[1:]])\n'
-    ))
+    return bindir, bindir / 'python3'
+
+
+@pytest.mark.parametrize('venv', ['my venv', 'v' * 120])
+def test_shims_skip_a_hooks_program_the_kernel_cannot_start(memrepo: Path, tmp_path: Path, venv: str) -> None:
+    """pip writes `#!python` into the hooks' program as the interpreter's
+    path, as it is, but starts its console scripts through /bin/sh when the
+    kernel cannot start that line: a venv whose path has a space
+    (`/Users/Jane Doe/...`), or a line over 127 bytes.  Every commit failed
+    with `agitmem-hook: not found`; the shims run `agitmem hook` then."""
+    ok('install', 'git', cwd=memrepo)
+    log = tmp_path / 'started.log'
+    bindir, python = _venv(tmp_path / venv)
+    _pip_script(bindir / 'agitmem', python, 'agitmem', log, through_sh=True)
+    _pip_script(bindir / 'agitmem-hook', python, 'agitmem-hook', log)
     env = {'PATH': os.pathsep.join([str(bindir), os.environ['PATH']])}
     proc = _commit(memrepo, env=env)  # type: ignore[arg-type]
     assert proc.returncode == 0, proc.stderr
     started = log.read_text().splitlines()
-    assert started[0] == 'agitmem hook pre-commit'
-    assert all(line.startswith('agitmem hook ') for line in started), started
-    # a hooks' program the kernel can start (tests/agents/launcher_test.py's
-    # limit) is still run
-    short = tmp_path / 'v'
-    os.rename(bindir.parent, short)
-    bindir = short / 'bin'
-    text = (bindir / 'agitmem-hook').read_text().split('\n', 1)[1]
-    (bindir / 'agitmem-hook').write_text(f'#!{bindir}/python3\n{text}')
-    log.unlink()
+    assert started[0] == 'agitmem hook'
+    assert all(line == 'agitmem hook' for line in started), started
+
+
+def test_shims_run_only_the_same_installs_hooks_program(memrepo: Path, tmp_path: Path) -> None:
+    """`agitmem-hook` beside `agitmem` is run when both start the same
+    interpreter (pip's, one install); another install's program left in
+    that directory (a tool manager's link over a `pip install --user`) is
+    not: that agitmem's `agitmem hook` is, as agent hooks do
+    (agents/launcher.py: the same environment)."""
+    ok('install', 'git', cwd=memrepo)
+    log = tmp_path / 'started.log'
+    bindir, python = _venv(tmp_path / 'new')
+    _, old_python = _venv(tmp_path / 'old')
+    _pip_script(bindir / 'agitmem', python, 'agitmem', log)
     env = {'PATH': os.pathsep.join([str(bindir), os.environ['PATH']])}
-    proc = _commit(memrepo, env=env)  # type: ignore[arg-type]
-    assert proc.returncode == 0, proc.stderr
-    started = log.read_text().splitlines()
-    assert started[0] == 'agitmem-hook pre-commit'
-    assert all(line.startswith('agitmem-hook ') for line in started), started
+
+    def started() -> list[str]:
+        proc = _commit(memrepo, env=env)  # type: ignore[arg-type]
+        assert proc.returncode == 0, proc.stderr
+        lines = log.read_text().splitlines()
+        log.unlink()
+        assert lines[0] in ('agitmem-hook pre-commit', 'agitmem hook'), lines
+        return sorted({line.split()[0] for line in lines})
+
+    _pip_script(bindir / 'agitmem-hook', python, 'agitmem-hook', log)
+    assert started() == ['agitmem-hook']
+    _pip_script(bindir / 'agitmem-hook', old_python, 'agitmem-hook', log)
+    assert started() == ['agitmem']
 
 
 def test_shim_falls_back_to_the_python_that_installed_it(memrepo: Path) -> None:
