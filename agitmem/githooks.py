@@ -251,10 +251,11 @@ def shim(name: str, python: str = sys.executable) -> str:
 # whose files whoever wrote the repository chose, so `cmp` and `agitmem`
 # are looked for in the others only (as doctor does for the agent hooks)
 _ABSOLUTE_PATH = [
-    '# relative PATH entries name directories of the repository: dropped',
+    '# relative PATH entries name directories of the repository: dropped;',
+    "# none left, the system's (an empty PATH is the current directory to sh)",
     'kept=; set -f; IFS=:',
     'for dir in $PATH; do case $dir in /*) kept="${kept:+$kept:}$dir" ;; esac; done',
-    'unset IFS; set +f; PATH=$kept',
+    'unset IFS; set +f; PATH=${kept:-/usr/bin:/bin}',
 ]
 
 

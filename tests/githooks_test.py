@@ -672,6 +672,26 @@ def test_shims_never_run_the_repositorys_programs_from_a_relative_path_entry(
     assert 'error tattoo-vs-snapshot' in proc.stdout + proc.stderr
 
 
+@pytest.mark.parametrize('hook', ['pre-commit', 'post-commit'])
+@pytest.mark.parametrize('relative', ['bin', '', '.:bin'])
+def test_a_shim_run_with_only_relative_path_entries_runs_none_of_the_repositorys_programs(
+        memrepo: Path, tmp_path: Path, hook: str, relative: str,
+) -> None:
+    """git puts its own directory first on PATH; a shim run by something
+    else (a tool that calls .git/hooks/<hook> itself) with only relative
+    entries had an empty PATH left once they were dropped, which dash,
+    bash and busybox sh all search as the current directory: the cloned
+    repository's `agitmem`, `git` and `cmp` at its top ran."""
+    ok('install', 'git', cwd=memrepo)
+    marker = tmp_path / 'ran'
+    for name in ('agitmem', 'agitmem-hook', 'git', 'cmp'):
+        for d in (memrepo / 'bin', memrepo):
+            _write_hook(d / name, f'#!/bin/sh\necho {name} >> {shlex.quote(str(marker))}\n')
+    proc = run(str(_hooks(memrepo) / hook), cwd=memrepo, env={'PATH': relative})  # type: ignore[arg-type]
+    assert not marker.exists(), marker.read_text()
+    assert 'Traceback' not in proc.stderr
+
+
 def test_a_hooks_path_linked_outside_is_refused(memrepo: Path, tmp_path: Path) -> None:
     outside = tmp_path / 'outside'
     outside.mkdir()
