@@ -386,17 +386,23 @@ class Child:
 _LIVE: list[Child | subprocess.Popen[Any]] = []
 
 
-def tracked(proc: Child | subprocess.Popen[Any]) -> None:
+def tracked(proc: Child | subprocess.Popen[Any], *, group: bool = True) -> None:
     """Stop `proc`'s group (git and what it runs: a clean filter, an
     fsmonitor hook) if this process is ended by SIGTERM (`timeout`, an
     agent's hook time limit) or SIGHUP: in a group of its own, no signal
-    sent to this one's group reaches it, and it would run on.  SIGINT is
+    sent to this one's group reaches it, and it would run on.  Not in a
+    group of its own (`verify`'s command, in the terminal's group so that
+    ^C reaches it): the signal is passed on to it, which a kill of this
+    process alone (an agent's tool time limit) would not.  SIGINT is
     KeyboardInterrupt, which the waits stop it on.  POSIX; the handler is
     installed once, where the signal's action is the default."""
     if WINDOWS:
         return
     _LIVE[:] = [p for p in _LIVE if p.returncode is None]
+    _OWN_GROUP.intersection_update(p.pid for p in _LIVE)  # (a pid ended is another's later)
     _LIVE.append(proc)
+    if not group:
+        _OWN_GROUP.add(proc.pid)
     if _GUARDED:
         return
     for sig in (SIGTERM, SIGHUP):
@@ -409,12 +415,18 @@ def tracked(proc: Child | subprocess.Popen[Any]) -> None:
 
 
 _GUARDED: list[bool] = []
+# the pids of children tracked in this process's own group
+_OWN_GROUP: set[int] = set()
 
 
 def _stop_live(sig: int, frame: object) -> None:
     for proc in _LIVE:
         try:
-            if proc.poll() is None:
+            if proc.poll() is not None:
+                continue
+            if proc.pid in _OWN_GROUP:
+                os.kill(proc.pid, sig)
+            else:
                 stop_group(proc.pid)
         except OSError:
             pass  # reaped meanwhile: nothing of it is left to stop

@@ -988,13 +988,14 @@ def _mkstemp(directory: str, prefix: str) -> tuple[int, str]:
 
 def _mode_of(path: Path | str) -> int:
     """The permissions a file replacing `path` keeps: its own when it is a
-    regular file; a symlink's target (/dev/null, a file outside the
-    repository) lends none."""
+    regular file, but set-user-id, set-group-id and sticky (a file of
+    ours must not become a program that runs as us); a symlink's target
+    (/dev/null, a file outside the repository) lends none."""
     try:
         st = os.lstat(path)
     except OSError:
         return 0o644
-    return stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else 0o644
+    return stat.S_IMODE(st.st_mode) & 0o777 if stat.S_ISREG(st.st_mode) else 0o644
 
 
 def atomic_write(path: Path | str, data: bytes, *, mode: int | None = None, durable: bool = True) -> None:

@@ -36,14 +36,47 @@ if TYPE_CHECKING:
 _OWN = frozenset(('__module__', '__qualname__', '__annotations__', '__dict__', '__weakref__', '__orig_bases__', '__classcell__'))
 
 
+# __new__'s code for 1 to 16 fields, compiled with this module: a class's
+# own is one of these under its fields' names (CodeType.replace), which
+# costs a fifth of compiling one of its own (nine tenths of making a class)
+_tuple_new = tuple.__new__
+_NEW = (
+    lambda _cls, _0: _tuple_new(_cls, (_0,)),
+    lambda _cls, _0, _1: _tuple_new(_cls, (_0, _1)),
+    lambda _cls, _0, _1, _2: _tuple_new(_cls, (_0, _1, _2)),
+    lambda _cls, _0, _1, _2, _3: _tuple_new(_cls, (_0, _1, _2, _3)),
+    lambda _cls, _0, _1, _2, _3, _4: _tuple_new(_cls, (_0, _1, _2, _3, _4)),
+    lambda _cls, _0, _1, _2, _3, _4, _5: _tuple_new(_cls, (_0, _1, _2, _3, _4, _5)),
+    lambda _cls, _0, _1, _2, _3, _4, _5, _6: _tuple_new(_cls, (_0, _1, _2, _3, _4, _5, _6)),
+    lambda _cls, _0, _1, _2, _3, _4, _5, _6, _7: _tuple_new(_cls, (_0, _1, _2, _3, _4, _5, _6, _7)),
+    lambda _cls, _0, _1, _2, _3, _4, _5, _6, _7, _8: _tuple_new(_cls, (_0, _1, _2, _3, _4, _5, _6, _7, _8)),
+    lambda _cls, _0, _1, _2, _3, _4, _5, _6, _7, _8, _9: _tuple_new(_cls, (_0, _1, _2, _3, _4, _5, _6, _7, _8, _9)),
+    lambda _cls, _0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10: _tuple_new(_cls, (_0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10)),
+    lambda _cls, _0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11: _tuple_new(_cls, (_0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11)),
+    lambda _cls, _0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12: _tuple_new(_cls, (_0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12)),
+    lambda _cls, _0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13: _tuple_new(_cls, (_0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13)),
+    lambda _cls, _0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14: _tuple_new(_cls, (_0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14)),
+    lambda _cls, _0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15: _tuple_new(_cls, (_0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15)),
+)
+if TYPE_CHECKING:
+    from types import FunctionType as _FUNCTION
+else:
+    _FUNCTION = type(_NEW[0])  # types.FunctionType, without importing types
+
+
 def _class(name: str, fields: tuple[str, ...], defaults: tuple[object, ...], module: str) -> type:
     """The class collections.namedtuple(name, fields, defaults=..., module=...) makes."""
     args = ', '.join(fields) + (',' if len(fields) == 1 else '')
-    # a lambda of named parameters, compiled once, as namedtuple's own:
-    # each instance is then one call, as fast as namedtuple's
-    new = eval(f'lambda _cls, {args}: _tuple_new(_cls, ({args}))', {'_tuple_new': tuple.__new__, '__builtins__': {}})
-    new.__name__ = '__new__'
-    new.__defaults__ = defaults or None
+    # a function of named parameters, as namedtuple's own lambda: each
+    # instance is then one call, as fast as namedtuple's
+    scope = {'_tuple_new': tuple.__new__, '__builtins__': {}}
+    if 1 <= len(fields) <= len(_NEW):
+        code = _NEW[len(fields) - 1].__code__.replace(co_varnames=('_cls', *fields), co_name='__new__')
+        new = _FUNCTION(code, scope, '__new__', defaults)
+    else:
+        new = eval(f'lambda _cls, {args}: _tuple_new(_cls, ({args}))', scope)
+        new.__name__ = '__new__'
+        new.__defaults__ = defaults
     count = len(fields)
     shown = '(' + ', '.join(f'{f}=%r' for f in fields) + ')'
 

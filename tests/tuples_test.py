@@ -2,6 +2,7 @@
 class statement (the hot hooks' modules use it so as not to import typing)."""
 from __future__ import annotations
 
+import inspect
 import pickle
 import typing
 from pathlib import Path
@@ -62,7 +63,11 @@ def test_pickles() -> None:
     assert pickle.loads(pickle.dumps(r)) == r
 
 
-@pytest.mark.parametrize('fields', [('x', 'y', 'label'), ('only',)])
+@pytest.mark.parametrize('fields', [
+    ('x', 'y', 'label'), ('only',),
+    # every size of __new__ compiled with the module, and one past them
+    *(tuple(f'field{i}' for i in range(n)) for n in range(2, len(tuples._NEW) + 2)),
+])
 def test_the_same_class_as_collections_namedtuple(fields: tuple[str, ...]) -> None:
     """agitmem/tuples.py makes the class from namedtuple's parts, without
     importing collections: each of namedtuple's behaviours, side by side."""
@@ -78,6 +83,10 @@ def test_the_same_class_as_collections_namedtuple(fields: tuple[str, ...]) -> No
     assert b._asdict() == a._asdict() and b.__getnewargs__() == a.__getnewargs__()
     assert ours._make(args) == b and b._replace(**{fields[0]: 9}) == a._replace(**{fields[0]: 9})
     assert ours(**dict(zip(fields, args))) == b
+    assert str(inspect.signature(ours)) == str(inspect.signature(theirs))
+    assert ours.__new__.__qualname__ == theirs.__new__.__qualname__
+    assert ours.__new__.__name__ == theirs.__new__.__name__
+    assert ours.__new__.__defaults__ == theirs.__new__.__defaults__
     assert [getattr(ours, f).__doc__ for f in fields] == [getattr(theirs, f).__doc__ for f in fields]
     for call in (lambda cls: cls._make(args + (1,)), lambda cls: cls(*args)._replace(nope=1),
                  lambda cls: cls(*args, 1), lambda cls: cls(), lambda cls: cls(*args).__setattr__(fields[0], 1)):

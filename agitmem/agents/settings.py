@@ -474,7 +474,8 @@ def uninstall(
         new, removed = _strip_groups(groups)
         if removed:
             _set_or_drop(hooks, name, new)
-            changes.append(f'{rel}: removed agitmem {name} hook')
+            changes.append(f'{rel}: removed agitmem {name} hook{"s" if removed > 1 else ""}'
+                           f'{f" ({removed})" if removed > 1 else ""}')
     if not changes:
         return []
     if not hooks:

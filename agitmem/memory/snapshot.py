@@ -69,7 +69,8 @@ def parse(text: str) -> Snapshot:
     heading: tuple[str, str, int] | None = None
     body: list[str] = []
     for i, line in enumerate(text.splitlines(keepends=True), 1):
-        title = heading_title(line.rstrip('\n'))
+        # (most lines are no heading: told by their first character)
+        title = heading_title(line.rstrip('\n')) if line.startswith('#') else None
         if title is not None:
             if heading is None:
                 preamble = body

@@ -70,8 +70,11 @@ def _injection(
         repo: Repo, cfg: dict[str, Any], *, after_compact: bool, summary: str | None = None,
 ) -> inject.Block:
     from agitmem.porcelain import read
+    # leniently: a memory file that cannot be read is named in the block,
+    # and the rest still reaches the agent
     return read.injection(
         repo, cfg, after_compact=after_compact, ref=context.make(repo, cfg).ref, summary=summary,
+        lenient=True,
     )
 
 

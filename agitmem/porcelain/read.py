@@ -10,6 +10,7 @@ import stat
 from agitmem import audit
 from agitmem import caches
 from agitmem import memory
+from agitmem import render
 from agitmem import repo as repo_mod
 from agitmem.errors import AgitmemError
 from agitmem.memory import fragments as fragments_mod
@@ -22,9 +23,12 @@ from agitmem.repo import Repo
 # agitmem/tuples.py, repo.Repo)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
     from typing import Any
+    from typing import TypeVar
     from agitmem import inject
+    T = TypeVar('T')
 
 INJECTED = 'injected_context.txt'
 # the SHA-1 of the last fragments.jsonl found valid whole (its text, in the
@@ -101,31 +105,49 @@ def user_tattoo(cfg: dict[str, Any]) -> str:
     return read_text(path, f'~/.agent/memory/{memory.TATTOO}', follow_symlink=True) or ''
 
 
-def layers(repo: Repo, cfg: dict[str, Any]) -> inject.Memory:
+def layers(repo: Repo, cfg: dict[str, Any], *, lenient: bool = False) -> inject.Memory:
     """The memory to show.  A file holding bytes that are not UTF-8 (a
     cloned memory ref may) is shown with them escaped and named once in
-    `unreadable`: the rest of the memory still reaches the agent."""
+    `unreadable`: the rest of the memory still reaches the agent.
+    `lenient` (the agent hooks: after a compaction the injection is all
+    the agent has): a layer that cannot be read at all (state.json or a
+    fragments line that is not valid, a symlink) is left out and named
+    there too, where a command refuses the whole in one line."""
     from agitmem import inject  # the injection's: not every read pays for it
     problems: list[str] = []
     user = ''
     path = user_tattoo_path()
     if cfg['user_tattoo'] and path is not None:
         # the user's own file may be a symlink (dotfile managers make them)
-        user = shown_text(path, f'~/.agent/memory/{memory.TATTOO}', problems, follow_symlink=True)
+        user = _layer(lambda: shown_text(path, f'~/.agent/memory/{memory.TATTOO}', problems, follow_symlink=True), '', problems, lenient)
 
     def layer_text(name: str) -> str:
-        return shown_text(os.path.join(repo.memorydir, name), f'.agent/memory/{name}', problems)
+        return _layer(lambda: shown_text(os.path.join(repo.memorydir, name), f'.agent/memory/{name}', problems), '', problems, lenient)
 
     state_text = layer_text(memory.STATE)
+    fragments_text = layer_text(memory.FRAGMENTS)
     return inject.Memory(
         user_tattoo=user,
         project_tattoo=layer_text(memory.TATTOO),
-        state=state_mod.parse(state_text, '.agent/memory/state.json') if state_text.strip() else {},
+        state=_layer(lambda: state_mod.parse(state_text, '.agent/memory/state.json') if state_text.strip() else {}, {}, problems, lenient),
         snapshot=layer_text(memory.SNAPSHOT),
-        fragments=newest_fragments(repo, layer_text(memory.FRAGMENTS), inject.NEWEST),
+        fragments=_layer(lambda: newest_fragments(repo, fragments_text, inject.NEWEST), [], problems, lenient),
         notes=notes_mod.newest(layer_text(memory.NOTES), inject.NEWEST),
         unreadable=tuple(problems),
     )
+
+
+def _layer(read_it: Callable[[], T], empty: T, problems: list[str], lenient: bool) -> T:
+    """One layer as read_it reads it; leniently, `empty` in place of one
+    that cannot be read, with why in problems (escaped: it may quote the
+    file's own text)."""
+    try:
+        return read_it()
+    except AgitmemError as e:
+        if not lenient:
+            raise
+        problems.append(f'{render.line(str(e))} (left out of this injection; `agitmem check` says what to fix)')
+        return empty
 
 
 def newest_fragments(repo: Repo, text: str, count: int) -> list[dict[str, Any]]:
@@ -277,6 +299,7 @@ def injection(
         after_compact: bool,
         ref: str | None = None,
         summary: str | None = None,
+        lenient: bool = False,
 ) -> inject.Block:
     """The injection block, also written to .agent/injected_context.txt:
     exactly what the agent was given, for the user to look at."""
@@ -285,7 +308,7 @@ def injection(
     repo_mod.start_tree(repo)
     from agitmem import inject
     from agitmem.porcelain import observed
-    mem = layers(repo, cfg)
+    mem = layers(repo, cfg, lenient=lenient)
     mem = mem._replace(observed=observed.load(repo), summary=(summary or '')[:20_000] if after_compact else '')
     if after_compact and ref is not None:
         mem = related(repo, ref, mem, cfg['related_seconds'])

@@ -142,6 +142,8 @@ def run(
             output += f'\nstopped after {timeout:g}s\n'
         return _record(ctx, _shown(cmd), ran.code, output, save=save, timed_out=ran.timed_out)
     proc = _start(cmd, ctx.repo.root, group=False)
+    # killed alone (an agent's tool time limit), verify passes the signal on
+    platforms.tracked(proc, group=False)
     assert proc.stdout is not None
     chunks: list[bytes] = []
     for chunk in iter(proc.stdout.readline, b''):

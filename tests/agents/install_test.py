@@ -375,7 +375,7 @@ def test_uninstall_takes_the_hook_programs_entries_and_only_them(tmp_path: Path)
     _write(path, {'hooks': {'Stop': [{'hooks': [
         {'type': 'command', 'command': c} for c in [*ours, *theirs]
     ]}]}})
-    uninstall('claude', tmp_path)
+    assert uninstall('claude', tmp_path) == ['.claude/settings.json: removed agitmem Stop hooks (4)']
     assert [h['command'] for h in _load(path)['hooks']['Stop'][0]['hooks']] == theirs
 
 

@@ -72,6 +72,42 @@ def test_session_start_real_claude_payload(agentrepo: Path) -> None:
     assert 'restate' in _context(out)
 
 
+@pytest.mark.parametrize(('agent', 'name', 'broken', 'text', 'says'), (
+    ('claude', 'claude_session_start_compact', 'fragments.jsonl', '{"id": "A-001"}\n{oops\n',
+     'NOTE: .agent/memory/fragments.jsonl:2: not valid JSON'),
+    ('codex', 'codex_session_start_compact', 'notes.md', None, 'NOTE: .agent/memory/notes.md: is a symlink'),
+    ('claude', 'claude_session_start_startup', 'fragments.jsonl', '{"id": "A-001"}\n{"id": "A-001"}\n',
+     'NOTE: .agent/memory/fragments.jsonl:2: duplicate id A-001'),
+))
+def test_session_start_injects_the_memory_it_can_read(
+        agentrepo: Path, agent: str, name: str, broken: str, text: str | None, says: str,
+) -> None:
+    """One memory file that cannot be read (a fragments line broken by
+    hand, a symlink) is named in the block: the rest of the memory still
+    reaches the agent after a compaction, where `load` refuses the whole."""
+    path = mem(agentrepo, broken)
+    if text is None:
+        path.unlink()
+        path.symlink_to('/etc/hostname')
+    else:
+        path.write_text(text)
+    out, err = hook(agentrepo, 'session-start', payload(name, agentrepo), '--agent', agent)
+    block = _context(out)
+    assert says in block and '(left out of this injection; `agitmem check` says what to fix)' in block
+    assert f'current_goal: {GOAL}' in block and f'next_intent: {NEXT}' in block and 'TATTOO' in block
+    assert (agentrepo / '.agent' / 'injected_context.txt').read_text() == block
+    assert agitmem('load', cwd=agentrepo).returncode == 2
+
+
+def test_session_start_names_a_broken_state_and_shows_the_rest(agentrepo: Path) -> None:
+    mem(agentrepo, 'state.json').write_text('{"current_goal": "\x1b[31mred"')
+    ok('note', 'a note that still reaches the agent', '--no-save', cwd=agentrepo)
+    out, _ = hook(agentrepo, 'session-start', payload('claude_session_start_compact', agentrepo), '--agent', 'claude')
+    block = _context(out)
+    assert 'NOTE: .agent/memory/state.json:1: not valid JSON' in block
+    assert 'a note that still reaches the agent' in block and '\x1b' not in block
+
+
 def test_gemini_pre_compress_alone_is_not_a_compaction(agentrepo: Path) -> None:
     """Gemini CLI 0.61.0 fires PreCompress before every model call."""
     before = tip(agentrepo)

@@ -197,3 +197,16 @@ def test_save_merges_when_the_ref_moved_elsewhere(memrepo: Path, tmp_path: Path)
     saved = git('show', 'refs/agitmem/heads/main:notes.md', cwd=memrepo)
     assert 'from main' in saved and 'from the worktree' in saved
     assert 'from main' in mem(wt, 'notes.md').read_text()
+
+
+def test_a_rewritten_memory_file_keeps_its_permissions_but_setuid(memrepo: Path) -> None:
+    """agitmem replaces a memory file whole, by a file of its own: the
+    permissions carry over, never set-user-id, set-group-id or sticky
+    (a teammate's file in a shared clone must not become a program that
+    runs as whoever wrote it last)."""
+    import stat
+    notes = mem(memrepo, 'notes.md')
+    notes.chmod(0o6755)
+    ok('note', 'a note', cwd=memrepo)
+    assert 'a note' in notes.read_text()
+    assert stat.S_IMODE(notes.stat().st_mode) == 0o755

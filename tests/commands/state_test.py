@@ -5,6 +5,9 @@ import shutil
 import sys
 from pathlib import Path
 
+import pytest
+
+from testing.util import agitmem_argv
 from testing.util import bad
 from testing.util import git
 from testing.util import mem
@@ -107,6 +110,44 @@ def test_verify_passed(memrepo: Path) -> None:
     assert isinstance(lv, dict)
     assert lv['result'] == 'passed'
     assert lv['reason'] == '5 passed in 0.1s'
+
+
+@pytest.mark.parametrize('sig', ('SIGTERM', 'SIGHUP'))
+def test_verify_killed_alone_stops_its_command(memrepo: Path, tmp_path: Path, sig: str) -> None:
+    """An agent's tool time limit kills `agitmem verify` alone: its command,
+    in the terminal's group so that ^C reaches it, gets the signal too,
+    rather than running on; nothing is recorded."""
+    import os
+    import signal
+    import subprocess
+    import time
+    pidfile = tmp_path / 'pid'
+    before = mem(memrepo, 'state.json').read_bytes()
+    proc = subprocess.Popen(
+        [*agitmem_argv(), 'verify', '--', 'sh', '-c', f'echo $$ > {pidfile}; exec sleep 60'],
+        cwd=memrepo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 30
+    while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child = int(pidfile.read_text())
+    proc.send_signal(getattr(signal, sig))
+    assert proc.wait(timeout=30) == -getattr(signal, sig)
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        try:
+            if open(f'/proc/{child}/stat').read().split(') ')[1].startswith('Z'):
+                break  # ended, not reaped yet by its new parent
+        except OSError:
+            pass  # (no /proc: macOS) its new parent reaps it soon
+        time.sleep(0.05)
+    else:
+        os.kill(child, signal.SIGKILL)
+        raise AssertionError('the command ran on after verify was killed')
+    assert mem(memrepo, 'state.json').read_bytes() == before
 
 
 def test_verify_records_the_tree_its_command_left(memrepo: Path) -> None:
