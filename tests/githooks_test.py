@@ -537,6 +537,79 @@ def test_shims_run_the_hooks_program_beside_the_agitmem_found(memrepo: Path, tmp
     assert log.read_text() == 'first agitmem-hook pre-push [a b c d]\n'
 
 
+def _pip_script(path: Path, python: Path, name: str, log: Path, *, through_sh: bool = False) -> None:
+    """An agitmem program as pip writes it for the interpreter `python`
+    (`through_sh`: its console script's form for a path the kernel cannot
+    start), logging `name` and its arguments, then running agitmem."""
+    real = agitmem_argv()
+    hook = ['hook'] if path.name == 'agitmem-hook' else []
+    body = (
+        f'import os, sys\nopen({str(log)!r}, "a").write(" ".join([{name!r}, *sys.argv[1:2]]) + "\\n")\n'
+        f'os.execv({real[0]!r}, [*{real!r}, *{hook!r}, *sys.argv[1:]])\n'
+    )
+    if through_sh:
+        head = f'#!/bin/sh\n\'\'\'exec\' {shlex.quote(str(python))} "$0" "$@"\n\' \'\'\'\n'
+    else:
+        head = f'#!{python}\n'
+    _write_hook(path, head + body)
+
+
+def _venv(where: Path) -> tuple[Path, Path]:
+    """(bin directory, its python) of a virtual environment's look-alike:
+    the programs' interpreter is this one, by another path."""
+    bindir = where / 'bin'
+    bindir.mkdir(parents=True)
+    (bindir / 'python3').symlink_to(sys.executable)
+    return bindir, bindir / 'python3'
+
+
+@pytest.mark.parametrize('venv', ['my venv', 'v' * 120])
+def test_shims_skip_a_hooks_program_the_kernel_cannot_start(memrepo: Path, tmp_path: Path, venv: str) -> None:
+    """pip writes `#!python` into the hooks' program as the interpreter's
+    path, as it is, but starts its console scripts through /bin/sh when the
+    kernel cannot start that line: a venv whose path has a space
+    (`/Users/Jane Doe/...`), or a line over 127 bytes.  Every commit failed
+    with `agitmem-hook: not found`; the shims run `agitmem hook` then."""
+    ok('install', 'git', cwd=memrepo)
+    log = tmp_path / 'started.log'
+    bindir, python = _venv(tmp_path / venv)
+    _pip_script(bindir / 'agitmem', python, 'agitmem', log, through_sh=True)
+    _pip_script(bindir / 'agitmem-hook', python, 'agitmem-hook', log)
+    env = {'PATH': os.pathsep.join([str(bindir), os.environ['PATH']])}
+    proc = _commit(memrepo, env=env)  # type: ignore[arg-type]
+    assert proc.returncode == 0, proc.stderr
+    started = log.read_text().splitlines()
+    assert started[0] == 'agitmem hook'
+    assert all(line == 'agitmem hook' for line in started), started
+
+
+def test_shims_run_only_the_same_installs_hooks_program(memrepo: Path, tmp_path: Path) -> None:
+    """`agitmem-hook` beside `agitmem` is run when both start the same
+    interpreter (pip's, one install); another install's program left in
+    that directory (a tool manager's link over a `pip install --user`) is
+    not: that agitmem's `agitmem hook` is, as agent hooks do
+    (agents/launcher.py: the same environment)."""
+    ok('install', 'git', cwd=memrepo)
+    log = tmp_path / 'started.log'
+    bindir, python = _venv(tmp_path / 'new')
+    _, old_python = _venv(tmp_path / 'old')
+    _pip_script(bindir / 'agitmem', python, 'agitmem', log)
+    env = {'PATH': os.pathsep.join([str(bindir), os.environ['PATH']])}
+
+    def started() -> list[str]:
+        proc = _commit(memrepo, env=env)  # type: ignore[arg-type]
+        assert proc.returncode == 0, proc.stderr
+        lines = log.read_text().splitlines()
+        log.unlink()
+        assert lines[0] in ('agitmem-hook pre-commit', 'agitmem hook'), lines
+        return sorted({line.split()[0] for line in lines})
+
+    _pip_script(bindir / 'agitmem-hook', python, 'agitmem-hook', log)
+    assert started() == ['agitmem-hook']
+    _pip_script(bindir / 'agitmem-hook', old_python, 'agitmem-hook', log)
+    assert started() == ['agitmem']
+
+
 def test_shim_falls_back_to_the_python_that_installed_it(memrepo: Path) -> None:
     ok('install', 'git', cwd=memrepo)
     with open(mem(memrepo, 'tattoo.md'), 'a') as f:
@@ -597,6 +670,26 @@ def test_shims_never_run_the_repositorys_programs_from_a_relative_path_entry(
     assert not marker.exists(), marker.read_text()
     assert proc.returncode == 1  # the real agitmem ran, and refused
     assert 'error tattoo-vs-snapshot' in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize('hook', ['pre-commit', 'post-commit'])
+@pytest.mark.parametrize('relative', ['bin', '', '.:bin'])
+def test_a_shim_run_with_only_relative_path_entries_runs_none_of_the_repositorys_programs(
+        memrepo: Path, tmp_path: Path, hook: str, relative: str,
+) -> None:
+    """git puts its own directory first on PATH; a shim run by something
+    else (a tool that calls .git/hooks/<hook> itself) with only relative
+    entries had an empty PATH left once they were dropped, which dash,
+    bash and busybox sh all search as the current directory: the cloned
+    repository's `agitmem`, `git` and `cmp` at its top ran."""
+    ok('install', 'git', cwd=memrepo)
+    marker = tmp_path / 'ran'
+    for name in ('agitmem', 'agitmem-hook', 'git', 'cmp'):
+        for d in (memrepo / 'bin', memrepo):
+            _write_hook(d / name, f'#!/bin/sh\necho {name} >> {shlex.quote(str(marker))}\n')
+    proc = run(str(_hooks(memrepo) / hook), cwd=memrepo, env={'PATH': relative})  # type: ignore[arg-type]
+    assert not marker.exists(), marker.read_text()
+    assert 'Traceback' not in proc.stderr
 
 
 def test_a_hooks_path_linked_outside_is_refused(memrepo: Path, tmp_path: Path) -> None:
