@@ -290,7 +290,7 @@ def _hook_program() -> list[str]:
         '    IFS= read -r program_line 2>/dev/null < "$hook_program" || :',
         '    IFS= read -r agitmem_line 2>/dev/null < "$dir/agitmem" || :',
         '    [ -n "$program_line" ] && [ "$program_line" = "$agitmem_line" ] || hook_program=',
-                'fi',
+        'fi',
     ]
 
 
