@@ -126,6 +126,32 @@ def test_an_agent_hook_runs_the_atexit_functions_and_skips_the_teardown(memrepo:
     assert 'code.py' in (memrepo / '.git' / 'agitmem' / 'observed.json').read_text()
 
 
+def test_load_and_session_start_say_all_and_skip_the_teardown(memrepo: Path) -> None:
+    """load (what an agent without hooks runs at each start) and the
+    session-start hook end as the agent hooks do: all of the block said,
+    through a pipe, what atexit holds run, the teardown not."""
+    ok('note', 'a note to reach the agent', cwd=memrepo)
+    payload = json.dumps({
+        'session_id': 's', 'cwd': str(memrepo), 'hook_event_name': 'SessionStart', 'source': 'compact',
+    })
+    for args, stdin in ((('load',), ''), (('hook', 'session-start', '--agent', 'claude'), payload)):
+        proc = subprocess.run(
+            [sys.executable, '-c', _PROBE.format(stub=''), *args],
+            cwd=memrepo, input=stdin, capture_output=True, text=True,
+        )
+        assert proc.returncode == 0, proc.stderr
+        lines = proc.stdout.splitlines()
+        if lines[0] == 'under coverage':
+            assert lines[-2:] == ['atexit ran', 'torn down']
+        else:
+            assert lines[-1] == 'atexit ran'
+            assert 'torn down' not in proc.stdout
+        said = '\n'.join(lines[1:-1])
+        block = said if args == ('load',) else json.loads(said)['hookSpecificOutput']['additionalContext']
+        assert 'a note to reach the agent' in block and block.rstrip().endswith('===== AGENT MEMORY END =====')
+        assert (memrepo / '.agent' / 'injected_context.txt').read_text().strip() == block.strip()
+
+
 def test_a_command_started_with_stdout_closed_ends_without_a_traceback(memrepo: Path) -> None:
     """Started with its stdout closed (`>&-`: a hook runner's, a cron
     job's), Python has no sys.stdout: the quick exit flushes what there is,
