@@ -235,7 +235,11 @@ def _check_value(where: str, spec: dict[str, Any], value: object) -> None:
 
 def _load(ctx: Context, args: dict[str, Any]) -> Answer:
     from agitmem.porcelain import read
-    block = read.injection(ctx.repo, ctx.cfg, after_compact=bool(args.get('after_compact')), ref=ctx.ref)
+    # leniently, as the agent hooks: the agent asks for its memory, and a
+    # file that cannot be read is named in the block, the rest given
+    block = read.injection(
+        ctx.repo, ctx.cfg, after_compact=bool(args.get('after_compact')), ref=ctx.ref, lenient=True,
+    )
     # the block is rendered as it is built (inject.py), as the hooks give it
     return Answer(block.text, {
         'text': block.text, 'tokens': block.tokens, 'warnings': [render.line(w) for w in block.warnings],

@@ -87,6 +87,14 @@ def test_load_gives_the_injection_block(server: McpClient, memrepo: Path) -> Non
     assert said.startswith('===== AGENT MEMORY BEGIN =====')
     assert 'write the tests' in said
     assert result['structuredContent']['tokens'] > 0
+    # a fragments line broken by hand: named, and the rest still given
+    with open(memrepo / '.agent' / 'memory' / 'fragments.jsonl', 'a') as f:
+        f.write('{"id": "Z-001", oops}\n')
+    result = server.call('load', {})
+    assert not result.get('isError'), result
+    assert 'write the tests' in text(result)
+    assert 'NOTE: .agent/memory/fragments.jsonl:1: not valid JSON' in text(result)
+    assert any('fragments.jsonl:1: not valid JSON' in w for w in result['structuredContent']['warnings'])
 
 
 FAIL = shlex.join([sys.executable, '-c', 'import sys; print("E boom"); sys.exit(3)'])
