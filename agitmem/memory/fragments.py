@@ -52,6 +52,8 @@ def parse(text: str, path: str = 'fragments.jsonl') -> list[dict[str, Any]]:
     for i, obj in _objects(text, path):
         if not isinstance(obj, dict):
             raise AgitmemError(f'{path}:{i}: each line must be a JSON object')
+        if jsontext.too_deep(obj):  # read, but too deep to show (jsontext.MAX_DEPTH)
+            raise AgitmemError(f'{path}:{i}: nested too deeply')
         fid = obj.get('id')
         if not isinstance(fid, str) or id_parts(fid) is None:
             raise AgitmemError(

@@ -108,6 +108,32 @@ def test_session_start_names_a_broken_state_and_shows_the_rest(agentrepo: Path) 
     assert 'a note that still reaches the agent' in block and '\x1b' not in block
 
 
+@pytest.mark.parametrize(('broken', 'text', 'says'), (
+    ('state.json', '{"current_goal": "g", "x": ' + '[' * 600 + ']' * 600 + '}\n',
+     'NOTE: .agent/memory/state.json: nested too deeply to be a state block'),
+    ('fragments.jsonl', '{"id": "A-001", "goal": ' + '[' * 600 + ']' * 600 + '}\n',
+     'NOTE: .agent/memory/fragments.jsonl:1: nested too deeply'),
+))
+@pytest.mark.parametrize('agent', ('claude', 'gemini'))
+def test_session_start_leaves_out_a_layer_nested_too_deeply_to_show(
+        agentrepo: Path, agent: str, broken: str, text: str, says: str,
+) -> None:
+    """A value json reads (600 deep) but the injection's escaping recursed
+    past Python's limit on: the hook printed nothing (a RecursionError
+    line on stderr) and `load` a traceback.  Now the layer is named and
+    left out, the rest injected; load refuses in one line."""
+    mem(agentrepo, broken).write_text(text)
+    ok('note', 'a note that still reaches the agent', '--no-save', cwd=agentrepo)
+    name = 'gemini_session_start_startup' if agent == 'gemini' else 'claude_session_start_compact'
+    out, err = hook(agentrepo, 'session-start', payload(name, agentrepo), '--agent', agent)
+    assert 'RecursionError' not in err
+    block = _context(out)
+    assert says in block and 'TATTOO' in block and 'a note that still reaches the agent' in block
+    load = agitmem('load', cwd=agentrepo)
+    assert load.returncode == 2 and 'Traceback' not in load.stderr
+    assert says.removeprefix('NOTE: ') in load.stderr and len(load.stderr.splitlines()) == 1
+
+
 def test_gemini_pre_compress_alone_is_not_a_compaction(agentrepo: Path) -> None:
     """Gemini CLI 0.61.0 fires PreCompress before every model call."""
     before = tip(agentrepo)
