@@ -134,6 +134,24 @@ def test_session_start_leaves_out_a_layer_nested_too_deeply_to_show(
     assert says.removeprefix('NOTE: ') in load.stderr and len(load.stderr.splitlines()) == 1
 
 
+def test_session_start_names_a_user_tattoo_it_cannot_open(agentrepo: Path) -> None:
+    """The user's own tattoo (followed as a symlink: dotfile managers make
+    them) a symlink loop: os.stat's OSError was no AgitmemError, so the
+    hook injected nothing (one `OSError` line) and `load` ended on a
+    traceback.  Named and left out; load refuses in one line."""
+    tattoo = Path(os.environ['AGITMEM_HOME']) / 'memory' / 'tattoo.md'
+    tattoo.parent.mkdir(parents=True)
+    tattoo.symlink_to('loop')
+    (tattoo.parent / 'loop').symlink_to('tattoo.md')
+    out, err = hook(agentrepo, 'session-start', payload('claude_session_start_compact', agentrepo), '--agent', 'claude')
+    block = _context(out)
+    assert 'NOTE: ~/.agent/memory/tattoo.md: cannot be read (Too many levels of symbolic links)' in block
+    assert f'current_goal: {GOAL}' in block and 'TATTOO' in block and err == ''
+    load = agitmem('load', cwd=agentrepo)
+    assert load.returncode == 2 and 'Traceback' not in load.stderr and len(load.stderr.splitlines()) == 1
+    assert '~/.agent/memory/tattoo.md: cannot be read' in load.stderr
+
+
 def test_gemini_pre_compress_alone_is_not_a_compaction(agentrepo: Path) -> None:
     """Gemini CLI 0.61.0 fires PreCompress before every model call."""
     before = tip(agentrepo)
