@@ -67,3 +67,10 @@ def test_parse_refuses_a_fragment_nested_too_deeply() -> None:
     with pytest.raises(AgitmemError, match=r'fragments.jsonl:2: nested too deeply'):
         fragments.parse('{"id": "A-001"}\n{"id": "A-002", "goal": ' + deep + '}\n')
     assert fragments.parse('{"id": "A-001", "goal": ' + '[' * 50 + ']' * 50 + '}\n')
+
+
+def test_next_id_past_an_id_longer_than_int_reads() -> None:
+    """`fragment add` after a cloned memory's `A-999...9` (5,000 digits):
+    int() refused it (ValueError, a traceback)."""
+    got = fragments.parse('{"id": "A-001"}\n{"id": "A-' + '9' * 5000 + '"}\n{"id": "B-007"}\n')
+    assert fragments.next_id(got, 'A') == 'A-002' and fragments.next_id(got, 'B') == 'B-008'
