@@ -152,6 +152,24 @@ def test_session_start_names_a_user_tattoo_it_cannot_open(agentrepo: Path) -> No
     assert '~/.agent/memory/tattoo.md: cannot be read' in load.stderr
 
 
+def test_session_start_after_a_compaction_never_reads_a_fifo(agentrepo: Path) -> None:
+    """notes.md a FIFO: the block names it, but the recovery record's
+    yardstick read the memory files again through pathlib, which blocked
+    the hook until the client killed it (a link to /dev/zero: until the
+    memory ran out); the agent got nothing after its compaction."""
+    notes = mem(agentrepo, 'notes.md')
+    notes.unlink()
+    os.mkfifo(notes)
+    proc = subprocess.run(
+        [*agitmem_argv(), 'hook', 'session-start', '--agent', 'claude'], cwd=agentrepo, text=True,
+        capture_output=True, input=payload('claude_session_start_compact', agentrepo), timeout=30,
+    )
+    assert proc.returncode == 0 and proc.stderr == ''
+    block = _context(proc.stdout)
+    assert 'NOTE: .agent/memory/notes.md: not a regular file' in block and f'current_goal: {GOAL}' in block
+    assert 'compaction' in (agentrepo / '.agent' / 'log' / 'memory.log').read_text()
+
+
 def test_gemini_pre_compress_alone_is_not_a_compaction(agentrepo: Path) -> None:
     """Gemini CLI 0.61.0 fires PreCompress before every model call."""
     before = tip(agentrepo)
