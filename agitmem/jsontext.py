@@ -155,6 +155,28 @@ def dumps(
     return ''.join(chunks)
 
 
+# how deep a memory layer's value may nest: json reads up to Python's
+# recursion limit (about 1,000), but what shows a value (the injection's
+# escaping, repr) recurses a frame or two a level with the caller's frames
+# below: 600 deep read fine and then ended on a RecursionError
+MAX_DEPTH = 100
+
+
+def too_deep(value: object, limit: int = MAX_DEPTH) -> bool:
+    """Whether value nests lists and objects more than limit deep, walked
+    level by level (no recursion of its own)."""
+    level: list[dict[Any, Any] | list[Any]] = [value] if isinstance(value, (dict, list)) else []
+    for _ in range(limit):
+        nested = [
+            x for v in level for x in (v.values() if isinstance(v, dict) else v)
+            if isinstance(x, (dict, list))
+        ]
+        if not nested:
+            return False
+        level = nested
+    return bool(level)
+
+
 def where(e: Exception) -> tuple[str, int, int] | None:
     """(json's message, line, column) of a JSONDecodeError; None for
     another error (a number past int's digit limit, bytes that are not

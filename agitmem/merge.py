@@ -29,6 +29,7 @@ from typing import NamedTuple
 from agitmem import memory
 from agitmem import repo as repo_mod
 from agitmem.errors import AgitmemError
+from agitmem.memory import fragments as fragments_mod
 from agitmem.memory import state as state_mod
 
 Files = dict[str, bytes]
@@ -201,8 +202,10 @@ class _Frag(NamedTuple):
 
     def key(self) -> tuple[str, str, int, str]:
         m = re.match(_ID, self.id)
-        agent, seq = (m[1], int(m[2])) if m else (self.id, 0)
-        return str(self.obj.get('at') or ''), agent, seq, self.line
+        # (a number too long to count by: after every count, as the id sorts)
+        seq = fragments_mod.seq_of(m[2]) if m else 0
+        agent = m[1] if m else self.id
+        return str(self.obj.get('at') or ''), agent, 10 ** fragments_mod.SEQ_DIGITS if seq is None else seq, self.line
 
 
 def _fragments(data: bytes) -> dict[str, _Frag] | None:
@@ -274,7 +277,7 @@ def _next_id(taken: set[str], fid: str) -> str:
     agent = m[1] if m else fid
     width = len(m[2]) if m else 3
     seqs = [
-        int(x[2]) for x in (re.match(_ID, t) for t in taken) if x and x[1] == agent
+        fragments_mod.seq_of(x[2]) or 0 for x in (re.match(_ID, t) for t in taken) if x and x[1] == agent
     ]
     return f'{agent}-{max(seqs, default=0) + 1:0{width}d}'
 

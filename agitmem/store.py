@@ -890,7 +890,16 @@ def plain_commit(
         raise OSError('git commit-tree could not write the memory commit')
     # the reflog entry names the committer, as pygit2's path writes it
     who = {k: v for k, v in env.items() if k.startswith('GIT_COMMITTER_') and not k.endswith('DATE')}
-    update_ref(repo, ref, oid, top.commit, f'agitmem {msg.split(chr(10), 1)[0]}', env=who)
+    try:
+        update_ref(repo, ref, oid, top.commit, f'agitmem {msg.split(chr(10), 1)[0]}', env=who)
+    except AgitmemError:
+        # deleted since top was read (begun ahead of the lock: begin_tip),
+        # git says it cannot resolve the ref, not that it moved: a Race all
+        # the same, pygit2's path reads it again
+        now = _tip_words(repo, ref)
+        if now is None or now[0] != top.commit:
+            raise Race(ref) from None
+        raise
     set_base(repo, oid, ref)
     return oid
 

@@ -155,3 +155,15 @@ def test_errors_are_jsons_before_json_is_imported() -> None:
             else:
                 want.append('read')
     assert out.stdout.splitlines() == want
+
+
+def test_too_deep_counts_lists_and_objects_without_recursing() -> None:
+    assert not jsontext.too_deep('x') and not jsontext.too_deep({}) and not jsontext.too_deep([1, 'a'])
+    value: object = 'leaf'
+    for _ in range(jsontext.MAX_DEPTH):
+        value = [value]
+    assert not jsontext.too_deep({'x': 1, 'y': [2]}) and not jsontext.too_deep(value)
+    assert jsontext.too_deep([value]) and jsontext.too_deep({'a': 1, 'b': {'c': value}})
+    for _ in range(100_000):  # past the recursion limit: walked level by level
+        value = {'k': value}
+    assert jsontext.too_deep(value)

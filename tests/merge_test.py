@@ -365,3 +365,17 @@ def test_a_fetched_memory_nested_too_deeply_is_a_conflict_not_a_crash() -> None:
     ok = b'{"id": "A-001", "at": "2026-01-01T00:00:00Z"}\n'
     assert merge.merge_fragments(ok, ok, ok.replace(b'}\n', b', "x": ' + deep + b'}\n')) is None
     assert merge.merge_state(b'{}', b'{"a": 1}', b'{"a": ' + deep + b'}') is None
+
+
+def test_fragments_with_an_id_past_ints_digit_limit_merge() -> None:
+    """A fetched memory's fragment `Z-999...9` (5,000 digits): the merge
+    ordered fragments by int() of the number, a ValueError (`agitmem pull`
+    ended on a traceback); two different fragments under it keep both."""
+    huge = 'Z-' + '9' * 5000
+    a1 = _frag('A-001', '2026-11-30T10:00:00Z')
+    ours = _frag(huge, '2026-11-30T10:05:00Z', goal='ours')
+    theirs = _frag(huge, '2026-11-30T10:06:00Z', goal='theirs')
+    result = _one('fragments.jsonl', _frags(a1), _frags(a1, ours), _frags(a1, theirs, _frag('A-002', '2026-11-30T10:07:00Z')))
+    merged = fragments_mod.parse(result.files['fragments.jsonl'].decode())
+    assert [f['goal'] for f in merged] == ['g', 'ours', 'theirs', 'g']
+    assert merged[1]['id'] == huge and merged[2]['id'] != huge and result.conflicts == ()

@@ -253,3 +253,19 @@ def test_a_tip_begun_ahead_that_moved_is_never_the_base(memrepo: Path, meanwhile
     else:
         assert run('git', 'merge-base', '--is-ancestor', made, tip, cwd=memrepo).returncode == 0
     assert run('git', 'fsck', '--strict', cwd=memrepo).returncode == 0
+
+
+def test_a_tip_begun_ahead_then_deleted_is_created_again(memrepo: Path) -> None:
+    """The memory ref deleted while state set's `git status` ran (moved
+    aside, a branch renamed): git refused the compare-and-swap as a ref it
+    cannot resolve, not one that moved, and state set failed (exit 2,
+    state.json put back) where it saved before the tip was read ahead."""
+    import json
+    before = git('rev-parse', MAIN, cwd=memrepo).strip()
+    proc = run(
+        sys.executable, '-c', _BEGUN_THEN_MOVED, json.dumps(['git', 'update-ref', '-d', MAIN]), cwd=memrepo,
+    )
+    assert proc.returncode == 0, proc.stderr
+    tip = git('rev-parse', MAIN, cwd=memrepo).strip()
+    assert git('rev-parse', f'{tip}^', cwd=memrepo).strip() == before
+    assert json.loads(git('show', f'{tip}:state.json', cwd=memrepo))['next_intent'] == 'written after'

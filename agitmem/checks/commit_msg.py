@@ -63,8 +63,12 @@ def _none(path: str) -> None:
 
 
 def _text_of(path: str, shown: str) -> str:
+    # a regular file only, as every memory read: a FIFO blocked the
+    # commit, a link to /dev/zero filled the memory
+    from agitmem import repo as repo_mod
     try:
-        with open(path, 'rb') as f:
+        fd, _ = repo_mod.open_regular(path, follow=False)
+        with os.fdopen(fd, 'rb') as f:
             return memory.decode(f.read(), shown)
     except (OSError, AgitmemError):
         return ''

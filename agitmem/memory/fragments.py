@@ -52,6 +52,8 @@ def parse(text: str, path: str = 'fragments.jsonl') -> list[dict[str, Any]]:
     for i, obj in _objects(text, path):
         if not isinstance(obj, dict):
             raise AgitmemError(f'{path}:{i}: each line must be a JSON object')
+        if jsontext.too_deep(obj):  # read, but too deep to show (jsontext.MAX_DEPTH)
+            raise AgitmemError(f'{path}:{i}: nested too deeply')
         fid = obj.get('id')
         if not isinstance(fid, str) or id_parts(fid) is None:
             raise AgitmemError(
@@ -91,10 +93,21 @@ def render(fragments: list[dict[str, Any]]) -> str:
     return ''.join(f'{render_one(f)}\n' for f in fragments)
 
 
+# an id's number longer than this is no count agitmem made (a cloned
+# memory's `A-999...9`): int() refuses 4,300 digits and more
+SEQ_DIGITS = 18
+
+
+def seq_of(number: str) -> int | None:
+    """An id's number as a count; None when it is longer than any
+    agitmem counts to (ids are compared whole, so it is never reused)."""
+    return int(number) if len(number) <= SEQ_DIGITS else None
+
+
 def next_id(fragments: list[dict[str, Any]], agent: str) -> str:
     seq = 0
     for f in fragments:
         parts = id_parts(f['id'])
         if parts and parts[0] == agent:
-            seq = max(seq, int(parts[1]))
+            seq = max(seq, seq_of(parts[1]) or 0)
     return f'{agent}-{seq + 1:03d}'

@@ -47,6 +47,9 @@ def parse(text: str, path: str = 'state.json') -> dict[str, Any]:
 
 
 def validate(state: dict[str, Any], path: str = 'state.json') -> None:
+    if jsontext.too_deep(state):
+        # read, but too deep for the injection to show (jsontext.MAX_DEPTH)
+        raise AgitmemError(f'{path}: nested too deeply to be a state block')
     for key in STRING_KEYS:
         if state.get(key) is not None and not isinstance(state[key], str):
             raise AgitmemError(f'{path}: "{key}" must be a string or null')

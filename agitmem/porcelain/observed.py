@@ -428,14 +428,17 @@ def write_verification(repo: Repo, lv: dict[str, Any]) -> bool:
     (so a concurrent `state set` is never lost), without a commit, keeping
     its step, updated_at and mtime: a fact, not the agent's progress."""
     from agitmem import store  # the lock lives with the writers
+    from agitmem.porcelain import read
     path = repo.memory_dir / memory.STATE
+    shown = f'.agent/memory/{memory.STATE}'
     with store.locked(repo):
-        try:
-            st = os.stat(path)
-            text = path.read_text()
-        except FileNotFoundError:
+        # a regular file only (AgitmemError else): a FIFO would block the
+        # hook, a link to /dev/zero fill the memory
+        text = read.read_text(path, shown)
+        if text is None:
             return False  # no state yet: nothing the agent would read it in
-        current = state_mod.parse(text, f'.agent/memory/{memory.STATE}') if text.strip() else {}
+        st = os.lstat(path)
+        current = state_mod.parse(text, shown) if text.strip() else {}
         current['last_verification'] = lv
         # a lone surrogate of the payload's (its command, its output), only
         # ever inside a JSON string: written as its JSON escape, as _store does

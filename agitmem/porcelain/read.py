@@ -53,14 +53,18 @@ def read_bytes(path: Path | str, shown: str, *, follow_symlink: bool = False) ->
     one line."""
     try:
         st = os.stat(path) if follow_symlink else os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            raise AgitmemError(f'{shown}: is a symlink; memory files must be regular files')
+        if not stat.S_ISREG(st.st_mode):
+            raise AgitmemError(f'{shown}: not a regular file')
+        with open(path, 'rb') as f:
+            return f.read()
     except FileNotFoundError:
         return None
-    if stat.S_ISLNK(st.st_mode):
-        raise AgitmemError(f'{shown}: is a symlink; memory files must be regular files')
-    if not stat.S_ISREG(st.st_mode):
-        raise AgitmemError(f'{shown}: not a regular file')
-    with open(path, 'rb') as f:
-        return f.read()
+    except OSError as e:
+        # a symlink loop, a file this user may not read (left by sudo):
+        # one line, and the agent hooks leave the layer out (_layer)
+        raise AgitmemError(f'{shown}: cannot be read ({e.strerror or type(e).__name__})') from None
 
 
 def read_text(path: Path | str, shown: str, *, follow_symlink: bool = False) -> str | None:

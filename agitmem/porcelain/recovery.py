@@ -72,11 +72,16 @@ def rows(repo: Repo) -> list[dict[str, Any]]:
 def _expectation(repo: Repo) -> tuple[dict[str, Any], dict[str, Any]]:
     """(state.json, the yardstick) as they are now; a damaged file gives
     an empty yardstick, never a failed hook."""
+    from agitmem.porcelain import read
+
     def text(name: str) -> str:
+        # as the injection reads it: a regular file only (a FIFO would
+        # block the hook, a link to /dev/zero fill the memory)
         try:
-            return (repo.memory_dir / name).read_text(errors='replace')
-        except OSError:
+            data = read.read_bytes(os.path.join(repo.memorydir, name), f'.agent/memory/{name}')
+        except AgitmemError:
             return ''
+        return '' if data is None else data.decode('utf-8', 'replace')
     try:
         raw = text(memory.STATE)
         state = state_mod.parse(raw, f'.agent/memory/{memory.STATE}') if raw.strip() else {}

@@ -69,6 +69,9 @@ def run_bounded(cmd: list[str], cwd: os.PathLike[str] | str, timeout: float) -> 
     import select
     import time
     proc = _start(cmd, cwd, group=True)
+    # in a group of its own, no signal that ends this process (the MCP
+    # server's client ending it) reaches it: its group is stopped then
+    platforms.tracked(proc)
     assert proc.stdout is not None
     if platforms.WINDOWS:
         return _run_bounded_windows(proc, timeout)

@@ -108,6 +108,68 @@ def test_session_start_names_a_broken_state_and_shows_the_rest(agentrepo: Path) 
     assert 'a note that still reaches the agent' in block and '\x1b' not in block
 
 
+@pytest.mark.parametrize(('broken', 'text', 'says'), (
+    ('state.json', '{"current_goal": "g", "x": ' + '[' * 600 + ']' * 600 + '}\n',
+     'NOTE: .agent/memory/state.json: nested too deeply to be a state block'),
+    ('fragments.jsonl', '{"id": "A-001", "goal": ' + '[' * 600 + ']' * 600 + '}\n',
+     'NOTE: .agent/memory/fragments.jsonl:1: nested too deeply'),
+))
+@pytest.mark.parametrize('agent', ('claude', 'gemini'))
+def test_session_start_leaves_out_a_layer_nested_too_deeply_to_show(
+        agentrepo: Path, agent: str, broken: str, text: str, says: str,
+) -> None:
+    """A value json reads (600 deep) but the injection's escaping recursed
+    past Python's limit on: the hook printed nothing (a RecursionError
+    line on stderr) and `load` a traceback.  Now the layer is named and
+    left out, the rest injected; load refuses in one line."""
+    mem(agentrepo, broken).write_text(text)
+    ok('note', 'a note that still reaches the agent', '--no-save', cwd=agentrepo)
+    name = 'gemini_session_start_startup' if agent == 'gemini' else 'claude_session_start_compact'
+    out, err = hook(agentrepo, 'session-start', payload(name, agentrepo), '--agent', agent)
+    assert 'RecursionError' not in err
+    block = _context(out)
+    assert says in block and 'TATTOO' in block and 'a note that still reaches the agent' in block
+    load = agitmem('load', cwd=agentrepo)
+    assert load.returncode == 2 and 'Traceback' not in load.stderr
+    assert says.removeprefix('NOTE: ') in load.stderr and len(load.stderr.splitlines()) == 1
+
+
+def test_session_start_names_a_user_tattoo_it_cannot_open(agentrepo: Path) -> None:
+    """The user's own tattoo (followed as a symlink: dotfile managers make
+    them) a symlink loop: os.stat's OSError was no AgitmemError, so the
+    hook injected nothing (one `OSError` line) and `load` ended on a
+    traceback.  Named and left out; load refuses in one line."""
+    tattoo = Path(os.environ['AGITMEM_HOME']) / 'memory' / 'tattoo.md'
+    tattoo.parent.mkdir(parents=True)
+    tattoo.symlink_to('loop')
+    (tattoo.parent / 'loop').symlink_to('tattoo.md')
+    out, err = hook(agentrepo, 'session-start', payload('claude_session_start_compact', agentrepo), '--agent', 'claude')
+    block = _context(out)
+    assert 'NOTE: ~/.agent/memory/tattoo.md: cannot be read (Too many levels of symbolic links)' in block
+    assert f'current_goal: {GOAL}' in block and 'TATTOO' in block and err == ''
+    load = agitmem('load', cwd=agentrepo)
+    assert load.returncode == 2 and 'Traceback' not in load.stderr and len(load.stderr.splitlines()) == 1
+    assert '~/.agent/memory/tattoo.md: cannot be read' in load.stderr
+
+
+def test_session_start_after_a_compaction_never_reads_a_fifo(agentrepo: Path) -> None:
+    """notes.md a FIFO: the block names it, but the recovery record's
+    yardstick read the memory files again through pathlib, which blocked
+    the hook until the client killed it (a link to /dev/zero: until the
+    memory ran out); the agent got nothing after its compaction."""
+    notes = mem(agentrepo, 'notes.md')
+    notes.unlink()
+    os.mkfifo(notes)
+    proc = subprocess.run(
+        [*agitmem_argv(), 'hook', 'session-start', '--agent', 'claude'], cwd=agentrepo, text=True,
+        capture_output=True, input=payload('claude_session_start_compact', agentrepo), timeout=30,
+    )
+    assert proc.returncode == 0 and proc.stderr == ''
+    block = _context(proc.stdout)
+    assert 'NOTE: .agent/memory/notes.md: not a regular file' in block and f'current_goal: {GOAL}' in block
+    assert 'compaction' in (agentrepo / '.agent' / 'log' / 'memory.log').read_text()
+
+
 def test_gemini_pre_compress_alone_is_not_a_compaction(agentrepo: Path) -> None:
     """Gemini CLI 0.61.0 fires PreCompress before every model call."""
     before = tip(agentrepo)

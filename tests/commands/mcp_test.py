@@ -251,3 +251,27 @@ def test_a_client_that_writes_its_calls_and_closes_stdin_gets_every_answer(memre
     assert proc.returncode == 0, proc.stderr
     answered = sorted(json.loads(line)['id'] for line in proc.stdout.splitlines() if line.strip())
     assert answered == [1, 10, 11, 12, 20]
+
+
+def test_a_server_ended_by_sigterm_stops_the_verify_it_runs(memrepo: Path, tmp_path: Path) -> None:
+    """The client ends the server (SIGTERM) while a verify runs: the
+    command, in a process group of its own (so that its timeout stops what
+    it started), was tracked by no one and ran on to its end, writing
+    after the server had gone."""
+    import signal
+    import time
+    marker = tmp_path / 'ran-on'
+    cmd = shlex.join([sys.executable, '-c', f'import pathlib, time; time.sleep(3); pathlib.Path({str(marker)!r}).write_text("x")'])
+    user_allows(cmd)
+    proc = subprocess.Popen(
+        [*agitmem_argv(), 'mcp'], cwd=memrepo, text=True,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    client = McpClient.over(proc)
+    client.initialize()
+    client.notify('tools/call', {'name': 'verify', 'arguments': {'command': cmd, 'timeout_seconds': 30}}, id=99)
+    time.sleep(1.5)  # the command started (a server's start and a verify's git reads: well under)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=10) == -signal.SIGTERM
+    time.sleep(3)
+    assert not marker.exists()

@@ -378,3 +378,23 @@ def test_observed_facts_linked_out_are_not_read(agentrepo: Path, tmp_path: Path)
     hook(agentrepo, 'prompt', payload('gemini_prompt', agentrepo, prompt='next'))
     assert not path.is_symlink() and 'OUTSIDE-SECRET' not in path.read_text()
     assert 'OUTSIDE-SECRET' in outside.read_text()
+
+
+def test_an_observed_test_run_never_reads_a_fifo_state(agentrepo: Path) -> None:
+    """state.json a FIFO (or a link to /dev/zero): recording an observed
+    test run read it through pathlib, which blocked the post-edit hook
+    until the client killed it (a link to /dev/zero: until the memory ran
+    out).  Now it is not read: one line, exit 0, in time."""
+    import os
+    import subprocess
+
+    from testing.util import agitmem_argv
+    state = mem(agentrepo, 'state.json')
+    state.unlink()
+    os.mkfifo(state)
+    proc = subprocess.run(
+        [*agitmem_argv(), 'hook', 'post-edit'], cwd=agentrepo, text=True, capture_output=True,
+        input=payload('claude/PostToolUseFailure_Bash', agentrepo), timeout=30,
+    )
+    assert proc.returncode == 0 and 'Traceback' not in proc.stderr
+    assert 'state.json: not a regular file' in proc.stderr and len(proc.stderr.splitlines()) == 1

@@ -58,3 +58,19 @@ def test_newest_lines_are_the_last_lines_parse_reads(text: str, count: int) -> N
 def test_newest_lines_parse_as_the_newest_fragments() -> None:
     text = ''.join(f'{{"id": "A-{i:03d}"}}\n\n' for i in range(1, 40)) + '  \n'
     assert fragments.parse(fragments.newest_lines(text, 5)) == fragments.parse(text)[-5:]
+
+
+def test_parse_refuses_a_fragment_nested_too_deeply() -> None:
+    """A line json reads (600 deep, under its recursion limit) that the
+    injection could not escape without a RecursionError."""
+    deep = '[' * 600 + ']' * 600
+    with pytest.raises(AgitmemError, match=r'fragments.jsonl:2: nested too deeply'):
+        fragments.parse('{"id": "A-001"}\n{"id": "A-002", "goal": ' + deep + '}\n')
+    assert fragments.parse('{"id": "A-001", "goal": ' + '[' * 50 + ']' * 50 + '}\n')
+
+
+def test_next_id_past_an_id_longer_than_int_reads() -> None:
+    """`fragment add` after a cloned memory's `A-999...9` (5,000 digits):
+    int() refused it (ValueError, a traceback)."""
+    got = fragments.parse('{"id": "A-001"}\n{"id": "A-' + '9' * 5000 + '"}\n{"id": "B-007"}\n')
+    assert fragments.next_id(got, 'A') == 'A-002' and fragments.next_id(got, 'B') == 'B-008'

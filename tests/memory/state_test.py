@@ -19,3 +19,14 @@ def test_same_but_observed_of_a_state_nested_too_deeply() -> None:
     assert state_mod.same_but_observed(deep, before) is False
     with pytest.raises(AgitmemError, match='nested too deeply to be a state block'):
         state_mod.parse(deep.decode())
+
+
+@pytest.mark.parametrize('depth', (150, 600, 900))
+def test_parse_refuses_a_value_nested_deeper_than_a_state_block_shows(depth: int) -> None:
+    """json reads a value nested 600 deep (under its recursion limit), but
+    escaping it for the injection recursed past the limit: `load` ended on
+    a RecursionError traceback and the agent hooks injected nothing."""
+    text = '{"current_goal": "g", "x": ' + '[' * depth + ']' * depth + '}'
+    with pytest.raises(AgitmemError, match='nested too deeply to be a state block'):
+        state_mod.parse(text)
+    state_mod.parse('{"current_goal": "g", "x": ' + '[' * 50 + ']' * 50 + '}')  # deep, not too deep
