@@ -102,6 +102,19 @@ def test_quick_exit_keeps_the_exit_code_of_a_failed_verification(memrepo: Path) 
     assert ('torn down' in proc.stdout) == proc.stdout.startswith('under coverage')
 
 
+def _ended_quickly(stdout: str) -> list[str]:
+    """What the command printed, between the probe's lines, once they say
+    that what atexit holds ran and the teardown did not (under coverage, CI,
+    the ordinary exit, which tears down)."""
+    lines = stdout.splitlines()
+    if lines[0] == 'under coverage':
+        assert lines[-2:] == ['atexit ran', 'torn down']
+        return lines[1:-2]
+    assert lines[-1] == 'atexit ran'
+    assert 'torn down' not in stdout
+    return lines[1:-1]
+
+
 def test_an_agent_hook_runs_the_atexit_functions_and_skips_the_teardown(memrepo: Path) -> None:
     """The agent hooks (every prompt, every edit) end as the commit hooks
     do: what atexit holds runs, the teardown does not."""
@@ -116,12 +129,7 @@ def test_an_agent_hook_runs_the_atexit_functions_and_skips_the_teardown(memrepo:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ''
-    lines = proc.stdout.splitlines()
-    if lines[0] == 'under coverage':
-        assert lines[-2:] == ['atexit ran', 'torn down']
-    else:
-        assert lines[-1] == 'atexit ran'
-        assert 'torn down' not in proc.stdout
+    _ended_quickly(proc.stdout)
     # the edit was seen: the hook did its work before it ended
     assert 'code.py' in (memrepo / '.git' / 'agitmem' / 'observed.json').read_text()
 
@@ -140,13 +148,7 @@ def test_load_and_session_start_say_all_and_skip_the_teardown(memrepo: Path) -> 
             cwd=memrepo, input=stdin, capture_output=True, text=True,
         )
         assert proc.returncode == 0, proc.stderr
-        lines = proc.stdout.splitlines()
-        if lines[0] == 'under coverage':
-            assert lines[-2:] == ['atexit ran', 'torn down']
-        else:
-            assert lines[-1] == 'atexit ran'
-            assert 'torn down' not in proc.stdout
-        said = '\n'.join(lines[1:-1])
+        said = '\n'.join(_ended_quickly(proc.stdout))
         block = said if args == ('load',) else json.loads(said)['hookSpecificOutput']['additionalContext']
         assert 'a note to reach the agent' in block and block.rstrip().endswith('===== AGENT MEMORY END =====')
         assert (memrepo / '.agent' / 'injected_context.txt').read_text().strip() == block.strip()
