@@ -126,6 +126,9 @@ def test_verify_killed_alone_stops_its_command(memrepo: Path, tmp_path: Path, si
     proc = subprocess.Popen(
         [*agitmem_argv(), 'verify', '--', 'sh', '-c', f'echo $$ > {pidfile}; exec sleep 60'],
         cwd=memrepo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        # the signal's default action, as an agent's shell gives it (under
+        # `nohup`, as CI may run, SIGHUP is ignored, and agitmem keeps that)
+        preexec_fn=lambda: signal.signal(getattr(signal, sig), signal.SIG_DFL),
     )
     deadline = time.monotonic() + 30
     while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
