@@ -215,8 +215,19 @@ def _hook(event: str, agent: str | None, hook_args: list[str]) -> int:
         else:
             repo_mod.start_find(_payload_cwd(data))
     from agitmem.commands.hook import hook
-    # the payload parsed once (a model call's request is 100 KB and more)
-    return hook(event, agent, stdin, args=hook_args, typed=typed, parsed=data if whole else None)
+    try:
+        # the payload parsed once (a model call's request is 100 KB and more)
+        return hook(event, agent, stdin, args=hook_args, typed=typed, parsed=data if whole else None)
+    except (BrokenPipeError, _Unwritable) as e:
+        # the client is gone or its pipe fails: nothing to tell it, and a
+        # hook never fails the agent; the flush at exit goes nowhere
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        if isinstance(e, _Unwritable):
+            try:
+                print(f'agitmem hook {event}: cannot write the output: {e.strerror}', file=sys.stderr)
+            except OSError:
+                pass
+        return 0
 
 
 # an agent's payload is read up to this: /dev/zero on stdin ends the hook,
@@ -374,7 +385,13 @@ class _Escaped:
 
     def write(self, s: str) -> int:
         from agitmem import render
-        return self._stream.write(render.controls(s))
+        try:
+            return self._stream.write(render.controls(s))
+        except BrokenPipeError:
+            raise  # the reader is gone: said by nobody (main)
+        except OSError as e:
+            # a full disk, a device that fails (`> /dev/full`): one line
+            raise _Unwritable(e.errno, e.strerror) from None
 
     def writelines(self, lines: Iterable[str]) -> None:
         for s in lines:
@@ -384,10 +401,18 @@ class _Escaped:
         return getattr(self._stream, name)
 
 
+class _Unwritable(OSError):
+    """The output could not be written (not a closed pipe)."""
+
+
 def _printable_streams() -> None:
     """Names git gives us may hold bytes that are not UTF-8 (a branch
     `caf\\xe9`, kept as surrogate escapes): print them escaped rather than
-    fail on them; and no control character reaches the terminal raw."""
+    fail on them; and no control character reaches the terminal raw.
+    Started with stdout closed (`>&-`), what is printed goes nowhere, as
+    it would to a reader gone, and the command still does its work."""
+    if sys.stdout is None:
+        sys.stdout = open(os.devnull, 'w')
     if isinstance(sys.stdout, io.TextIOWrapper):
         sys.stdout.reconfigure(errors='backslashreplace')
         sys.stdout = _Escaped(sys.stdout)
@@ -492,6 +517,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         # stdout goes to /dev/null so the flush at exit does not fail again
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except _Unwritable as e:
+        # what is left in the buffer goes nowhere (the flush at exit would
+        # fail again); stderr may be the stream that failed
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        try:
+            print(f'agitmem: cannot write the output: {e.strerror}', file=sys.stderr)
+        except OSError:
+            pass
+        return 2
 
 
 if __name__ == '__main__':

@@ -172,3 +172,31 @@ def test_a_command_started_with_stdout_closed_ends_without_a_traceback(memrepo: 
         )
         assert (proc.returncode, proc.stderr) == (0, ''), args
     assert 'closed' in git('show', 'refs/agitmem/heads/main:state.json', cwd=memrepo)
+
+
+def test_output_that_cannot_be_written_is_one_line(memrepo: Path) -> None:
+    """stdout a device that fails every write (a full disk: /dev/full):
+    a command says so in one line and exits 2; an agent hook says so and
+    exits 0; with stdout closed, load still writes what the agent was given."""
+    import os
+
+    import pytest
+    if not os.path.exists('/dev/full'):
+        pytest.skip('no /dev/full here (Linux has it)')
+    for args in (('load',), ('status',), ('log', '-n', '2'), ('load', '--json')):
+        proc = subprocess.run(
+            ['sh', '-c', 'exec "$0" "$@" > /dev/full', *agitmem_argv(), *args],
+            cwd=memrepo, capture_output=True, text=True,
+        )
+        assert (proc.returncode, proc.stderr) == (2, 'agitmem: cannot write the output: No space left on device\n'), args
+    payload = json.dumps({'session_id': 's', 'cwd': str(memrepo), 'hook_event_name': 'SessionStart', 'source': 'compact'})
+    proc = subprocess.run(
+        ['sh', '-c', 'exec "$0" "$@" > /dev/full', *agitmem_argv(), 'hook', 'session-start', '--agent', 'claude'],
+        cwd=memrepo, input=payload, capture_output=True, text=True,
+    )
+    assert (proc.returncode, proc.stderr) == (0, 'agitmem hook session-start: cannot write the output: No space left on device\n')
+    injected = memrepo / '.agent' / 'injected_context.txt'
+    injected.unlink()
+    proc = subprocess.run(['sh', '-c', 'exec "$0" "$@" >&-', *agitmem_argv(), 'load'], cwd=memrepo, capture_output=True, text=True)
+    assert (proc.returncode, proc.stderr) == (0, '')
+    assert injected.read_text().startswith('===== AGENT MEMORY BEGIN =====')
