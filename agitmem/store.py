@@ -749,6 +749,15 @@ def begin_tip(repo: Repo, ref: str) -> None:
         _BEGUN[(repo.top, ref)] = (words, _begin_listing(repo, words[2]))
 
 
+def forget_tip(repo: Repo, ref: str) -> None:
+    """Drop what begin_tip began for ref and no save took (a write that
+    failed, or went pygit2's way): in a long-running process (the MCP
+    server) it would stay, its git process unreaped."""
+    begun = _BEGUN.pop((repo.top, ref), None)
+    if begun is not None and begun[1] is not None:
+        repo_mod._stop(begun[1])
+
+
 def plain_tip(repo: Repo, ref: str) -> Plain | None:
     """ref's tip, read without pygit2; None when it is not the plain case
     (no such ref, not a commit, a tree git cannot list): pygit2's path

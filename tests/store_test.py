@@ -269,3 +269,28 @@ def test_a_tip_begun_ahead_then_deleted_is_created_again(memrepo: Path) -> None:
     tip = git('rev-parse', MAIN, cwd=memrepo).strip()
     assert git('rev-parse', f'{tip}^', cwd=memrepo).strip() == before
     assert json.loads(git('show', f'{tip}:state.json', cwd=memrepo))['next_intent'] == 'written after'
+
+
+def test_a_tip_begun_ahead_and_not_taken_is_dropped(memrepo: Path) -> None:
+    """A write that begins its reads ahead and fails (a long-running MCP
+    server's state set whose tree cannot be computed) leaves no entry and
+    no git process behind for a later save to pick up."""
+    code = '''
+import json, os
+from agitmem import store
+from agitmem.porcelain import context, write
+ctx = context.get()
+write.begin_save(ctx)
+pid = store._BEGUN[(ctx.repo.top, ctx.ref)][1].pid
+write.end_save(ctx)
+try:
+    os.waitpid(pid, os.WNOHANG)
+    reaped = False
+except ChildProcessError:
+    reaped = True
+print(json.dumps([(ctx.repo.top, ctx.ref) in store._BEGUN, reaped]))
+'''
+    import json
+    proc = run(sys.executable, '-c', code, cwd=memrepo)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == [False, True]

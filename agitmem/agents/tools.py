@@ -30,11 +30,13 @@ class Edit(NamedTuple):
 
 
 # patterns, compiled (and cached by re) the first time an event needs one
-_CLAUDE_ERROR = r'\AExit code (\d+)\n?'
-_CODEX_EXEC = r'(?m)\AExit code: (\d+)\n(?:.*\n)*?Output:\n?'
-_GEMINI_EXIT = r'(?m)^Exit Code: (\d+)'
+# an exit code is at most 10 digits: a longer number in a payload's text is
+# none (int() refuses one past 4,300 digits, and no process exits with it)
+_CLAUDE_ERROR = r'\AExit code (\d{1,10})(?!\d)\n?'
+_CODEX_EXEC = r'(?m)\AExit code: (\d{1,10})\n(?:.*\n)*?Output:\n?'
+_GEMINI_EXIT = r'(?m)^Exit Code: (\d{1,10})(?!\d)'
 _GEMINI_OUTPUT = r'(?ms)^Output: (.*?)(?=^(?:Error|Exit Code|Signal|Background PIDs|Process Group PGID):|\Z)'
-_HUNK = r'(?m)^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@'
+_HUNK = r'(?m)^@@ -\d+(?:,\d+)? \+(\d{1,10})(?:,(\d{1,10}))? @@'
 
 # what a hook examines of a shell's output: its start, where the clients
 # write the exit code and a crash shows first, and its end, where test

@@ -30,10 +30,20 @@ def update(
     """Apply changes to state.json (step +1, stamped with time and the
     working tree's tree id, computed here unless the caller has it),
     atomically, then save it to the memory ref."""
-    if tree is None:
+    try:
+        if tree is None:
+            if save:
+                write.begin_save(ctx)  # while the tree's `git status` runs
+            tree = repo_mod.worktree_tree(ctx.repo)
+        new = _updated(ctx, changes, event=event, save=save, tree=tree)
+    finally:
         if save:
-            write.begin_save(ctx)  # while the tree's `git status` runs
-        tree = repo_mod.worktree_tree(ctx.repo)
+            write.end_save(ctx)
+    audit.log(ctx.repo.agentdir, f'write {event}', ', '.join(changes))
+    return new
+
+
+def _updated(ctx: Context, changes: dict[str, Any], *, event: str, save: bool, tree: str) -> dict[str, Any]:
     shown = f'.agent/memory/{memory.STATE}'
     new: dict[str, Any] = {}
 
@@ -47,7 +57,6 @@ def update(
         ctx, memory.STATE, change, save_it=save,
         subject=f'{event}: {", ".join(sorted(changes))}', event=event,
     )
-    audit.log(ctx.repo.agentdir, f'write {event}', ', '.join(changes))
     return new
 
 

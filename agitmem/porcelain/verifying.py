@@ -210,7 +210,12 @@ def _record(
     from agitmem.porcelain import write
     if save:
         write.begin_save(ctx)  # while the tree's `git status` runs
-    tree = repo_mod.worktree_tree(ctx.repo)
+    try:
+        tree = repo_mod.worktree_tree(ctx.repo)
+    except BaseException:
+        if save:
+            write.end_save(ctx)  # (state.update ends it otherwise)
+        raise
     verification: dict[str, Any] = {
         'command': command,
         'result': result,

@@ -137,8 +137,13 @@ def _refuse_secrets(ctx: Context, files: store.Files, msg: str = '', *, remember
 def begin_save(ctx: Context) -> None:
     """Begin the reads a save of ctx's memory makes first (the ref's tip
     and its tree), for a write that waits on `git status` before it saves:
-    they run while it does (store.begin_tip)."""
+    they run while it does (store.begin_tip).  end_save after the write."""
     store.begin_tip(ctx.repo, ctx.ref)
+
+
+def end_save(ctx: Context) -> None:
+    """Drop what begin_save began and the save did not take."""
+    store.forget_tip(ctx.repo, ctx.ref)
 
 
 def save(

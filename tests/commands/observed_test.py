@@ -330,6 +330,34 @@ def test_claude_bash_response_parse() -> None:
     assert run is not None and run.exit_code == 1 and run.output.startswith('F ')
 
 
+def test_a_number_no_process_exits_with_is_no_exit_code() -> None:
+    """A payload's text naming an exit code of 5,000 digits (int() refuses
+    one past 4,300) or of 11: none is read, and the run is still observed."""
+    huge = '9' * 5000
+    claude = {'hook_event_name': 'PostToolUseFailure', 'tool_name': 'Bash',
+              'tool_input': {'command': 'pytest'}, 'error': f'Exit code {huge}\nF boom'}
+    gemini = {'hook_event_name': 'AfterTool', 'tool_name': 'run_shell_command', 'tool_input': {'command': 'pytest'},
+              'tool_response': {'llmContent': f'Output: F boom\nExit Code: {huge}'}}
+    codex = {'hook_event_name': 'PostToolUse', 'tool_name': 'Bash', 'tool_input': {'command': 'pytest'},
+             'tool_response': f'Exit code: {huge}\nWall time: 1s\nOutput:\nF boom'}
+    for raw, code in ((claude, 1), (gemini, 0), (codex, None)):
+        run = tools.shell_run(raw)
+        assert run is not None and run.exit_code == code and 'F boom' in run.output, raw['hook_event_name']
+    claude['error'] = 'Exit code 12345678901\nF boom'
+    run = tools.shell_run(claude)
+    assert run is not None and run.exit_code == 1
+    claude['error'] = 'Exit code 2\nF boom'
+    run = tools.shell_run(claude)
+    assert run is not None and run.exit_code == 2 and run.output == 'F boom'
+    edit = {'tool_name': 'Edit', 'tool_input': {'file_path': '/r/a.py'},
+            'tool_response': {'structuredPatch': [{'oldStart': 1, 'oldLines': 1, 'newStart': 1, 'newLines': 1,
+                                                   'lines': ['-a', '+b']}]}}
+    tools.edits(edit, ('/r/a.py',))
+    patch = {'tool_name': 'apply_patch', 'tool_input': {
+        'command': f'*** Begin Patch\n*** Update File: a.py\n@@ -1 +{huge} @@\n-a\n+b\n*** End Patch\n'}}
+    tools.edits(patch, ('a.py',))
+
+
 def test_injection_has_an_observed_section_and_the_disagreement(agentrepo: Path) -> None:
     (agentrepo / 'src' / 'b.py').write_text('def parse_toml(text):\n    return text\n')
     data = json.loads((PAYLOADS / 'claude_real_post_tool_use_edit.json').read_text())
