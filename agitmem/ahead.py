@@ -101,7 +101,7 @@ def _child(
     if 'subprocess' in sys.modules or os.fspath(cwd) != _here() or not platforms.can_spawn():
         return None
     try:
-        return Child(argv, env, text=text, stderr=stderr, stdin=stdin)
+        return platforms.start(lambda: Child(argv, env, text=text, stderr=stderr, stdin=stdin))
     except FileNotFoundError:
         raise
     except OSError:
@@ -136,13 +136,11 @@ def spawn(
     if child is not None:
         return child
     import subprocess
-    proc = subprocess.Popen(
+    return platforms.start(lambda: subprocess.Popen(
         argv, cwd=cwd, env=clean_env(env),
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         **platforms.group_kwargs(),  # stopped whole past its bound (repo.git_each)
-    )
-    platforms.tracked(proc)
-    return proc
+    ))
 
 
 def run_status(cwd: os.PathLike[str] | str) -> Child | subprocess.Popen[bytes]:
@@ -152,13 +150,11 @@ def run_status(cwd: os.PathLike[str] | str) -> Child | subprocess.Popen[bytes]:
     if child is not None:
         return child
     import subprocess
-    proc = subprocess.Popen(
+    return platforms.start(lambda: subprocess.Popen(
         STATUS, cwd=cwd, env=clean_env(),
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         **platforms.group_kwargs(),
-    )
-    platforms.tracked(proc)
-    return proc
+    ))
 
 
 def kill(proc: Child | subprocess.Popen[Any]) -> tuple[Any, Any]:

@@ -19,8 +19,11 @@ import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
+    from collections.abc import Callable
     from collections.abc import Mapping
     from typing import Any
+    from typing import TypeVar
+    _P = TypeVar('_P', bound='Child | subprocess.Popen[Any]')
 
 
 def _kind() -> str:
@@ -271,7 +274,6 @@ class Child:
         self._in = in_w
         self._fds = {fd: [] for fd in (out_r, err_r) if fd >= 0}
         self._read: dict[int, bytes] = {}
-        tracked(self)
 
     def poll(self) -> int | None:
         if self.returncode is None:
@@ -386,8 +388,13 @@ class Child:
 _LIVE: list[Child | subprocess.Popen[Any]] = []
 
 
-def tracked(proc: Child | subprocess.Popen[Any], *, group: bool = True) -> None:
-    """Stop `proc`'s group (git and what it runs: a clean filter, an
+def start(spawn: Callable[[], _P], *, group: bool = True) -> _P:
+    """`spawn()`'s process, tracked with no gap: the handlers are in place
+    before it begins, and a signal that comes before it is tracked is held
+    until it is (it ended this process first and left the child running:
+    an agent's time limit right after verify began its command).
+
+    Tracked: stop `proc`'s group (git and what it runs: a clean filter, an
     fsmonitor hook) if this process is ended by SIGTERM (`timeout`, an
     agent's hook time limit) or SIGHUP: in a group of its own, no signal
     sent to this one's group reaches it, and it would run on.  Not in a
@@ -397,12 +404,24 @@ def tracked(proc: Child | subprocess.Popen[Any], *, group: bool = True) -> None:
     KeyboardInterrupt, which the waits stop it on.  POSIX; the handler is
     installed once, where the signal's action is the default."""
     if WINDOWS:
-        return
-    _LIVE[:] = [p for p in _LIVE if p.returncode is None]
-    _OWN_GROUP.intersection_update(p.pid for p in _LIVE)  # (a pid ended is another's later)
-    _LIVE.append(proc)
-    if not group:
-        _OWN_GROUP.add(proc.pid)
+        return spawn()
+    _guard()
+    _HELD.append(True)
+    try:
+        proc = spawn()
+        _LIVE[:] = [p for p in _LIVE if p.returncode is None]
+        _OWN_GROUP.intersection_update(p.pid for p in _LIVE)  # (a pid ended is another's later)
+        _LIVE.append(proc)
+        if not group:
+            _OWN_GROUP.add(proc.pid)
+    finally:
+        _HELD.pop()
+        if not _HELD and _PENDING:
+            _stop_live(_PENDING.pop(), None)
+    return proc
+
+
+def _guard() -> None:
     if _GUARDED:
         return
     for sig in (SIGTERM, SIGHUP):
@@ -417,9 +436,15 @@ def tracked(proc: Child | subprocess.Popen[Any], *, group: bool = True) -> None:
 _GUARDED: list[bool] = []
 # the pids of children tracked in this process's own group
 _OWN_GROUP: set[int] = set()
+# a start under way (signals are held), and the signal held
+_HELD: list[bool] = []
+_PENDING: list[int] = []
 
 
 def _stop_live(sig: int, frame: object) -> None:
+    if _HELD:
+        _PENDING[:] = [sig]
+        return
     for proc in _LIVE:
         try:
             if proc.poll() is not None:

@@ -184,16 +184,15 @@ def git(
     cmd = ('git', '--no-optional-locks', *args)
     bound = local_timeout() if timeout is None else timeout
     try:
-        proc = subprocess.Popen(
+        proc = platforms.start(lambda: subprocess.Popen(
             cmd, cwd=cwd, env=clean_env(env),
             stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             # bytes, decoded by _text: no newline translation either way
             **platforms.group_kwargs(),  # its own group: a stalled call is stopped whole
-        )
+        ))
     except FileNotFoundError as e:
         raise _not_run(e, cwd)
-    platforms.tracked(proc)
     try:
         out, err = proc.communicate(
             None if stdin is None else stdin.encode('utf-8', 'surrogateescape'), timeout=bound,
@@ -807,15 +806,13 @@ def _git_start(
         return child
     import subprocess
     try:
-        proc = subprocess.Popen(
+        return platforms.start(lambda: subprocess.Popen(
             argv, cwd=repo.top, env=clean_env(env),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             **platforms.group_kwargs(),  # as a Child is: stopped whole (_git_end)
-        )
+        ))
     except OSError:
         return None
-    platforms.tracked(proc)
-    return proc
 
 
 def _git_end(

@@ -247,6 +247,57 @@ def test_a_stopped_process_tree_leaves_nothing_running(kind: str, tmp_path: Path
         pytest.fail('the grandchild still runs')
 
 
+def _gone(pid: int, timeout: float = 10) -> bool:
+    """`pid` has ended (a zombie not yet reaped by its new parent counts)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        stat = Path(f'/proc/{pid}/stat')
+        try:
+            if stat.read_text().split(') ')[1].startswith('Z'):
+                return True
+        except (OSError, IndexError):
+            pass
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.skipif(sys.platform == 'win32', reason='POSIX signals')
+@pytest.mark.parametrize('sig', ('SIGTERM', 'SIGHUP'))
+@pytest.mark.parametrize('group', (True, False))
+def test_a_signal_as_a_child_begins_stops_it_too(tmp_path: Path, sig: str, group: bool) -> None:
+    """A signal that comes after a child has begun and before it is tracked
+    (an agent's time limit right after `verify` began its command: CI saw
+    it) is held until it is: this process ends as the signal says, and the
+    child is stopped with it rather than left running."""
+    pidfile = tmp_path / 'pid'
+    code = (
+        'import os, signal, subprocess, sys\n'
+        f'signal.signal(signal.{sig}, signal.SIG_DFL)\n'
+        'from agitmem import platforms\n'
+        'def spawn():\n'
+        f'    p = subprocess.Popen(["sleep", "60"], **(platforms.group_kwargs() if {group} else {{}}))\n'
+        f'    open({str(pidfile)!r}, "w").write(str(p.pid))\n'
+        f'    os.kill(os.getpid(), signal.{sig})  # before start() has tracked it\n'
+        '    return p\n'
+        f'platforms.start(spawn, group={group})\n'
+        'print("ran on")\n'
+    )
+    proc = subprocess.run(
+        [sys.executable, '-c', code], capture_output=True, text=True, timeout=60,
+        env={**os.environ, 'PYTHONPATH': str(ROOT)},
+    )
+    child = int(pidfile.read_text())
+    stopped = _gone(child)
+    if not stopped:
+        os.kill(child, 9)
+    import signal
+    assert (proc.returncode, proc.stdout, stopped) == (-getattr(signal, sig), '', True), proc.stderr
+
+
 @pytest.mark.parametrize('kind', KINDS)
 def test_the_probe_runs_agitmem_the_way_hooks_do(memrepo: Path, kind: str) -> None:
     """`python -P -m agitmem`, what installed hooks run when agitmem is

@@ -46,12 +46,16 @@ class Ran(NamedTuple):
 
 def _start(cmd: list[str], cwd: os.PathLike[str] | str, group: bool) -> subprocess.Popen[bytes]:
     try:
-        return subprocess.Popen(
+        # tracked: in a group of its own, no signal that ends this process
+        # (the MCP server's client ending it) reaches it, so its group is
+        # stopped then; in the terminal's group (so that ^C reaches it),
+        # killed alone (an agent's tool time limit), the signal is passed on
+        return platforms.start(lambda: subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, cwd=cwd,
             # a group of its own: what it starts is stopped with it
             **(platforms.group_kwargs() if group else {}),
-        )
+        ), group=group)
     except (FileNotFoundError, PermissionError, NotADirectoryError) as e:
         raise AgitmemError(f'cannot run {cmd[0]}: {e.strerror}')
 
@@ -69,9 +73,6 @@ def run_bounded(cmd: list[str], cwd: os.PathLike[str] | str, timeout: float) -> 
     import select
     import time
     proc = _start(cmd, cwd, group=True)
-    # in a group of its own, no signal that ends this process (the MCP
-    # server's client ending it) reaches it: its group is stopped then
-    platforms.tracked(proc)
     assert proc.stdout is not None
     if platforms.WINDOWS:
         return _run_bounded_windows(proc, timeout)
@@ -145,8 +146,6 @@ def run(
             output += f'\nstopped after {timeout:g}s\n'
         return _record(ctx, _shown(cmd), ran.code, output, save=save, timed_out=ran.timed_out)
     proc = _start(cmd, ctx.repo.root, group=False)
-    # killed alone (an agent's tool time limit), verify passes the signal on
-    platforms.tracked(proc, group=False)
     assert proc.stdout is not None
     chunks: list[bytes] = []
     for chunk in iter(proc.stdout.readline, b''):
