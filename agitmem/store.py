@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 from collections.abc import Callable
 from collections.abc import Generator
 
@@ -1046,7 +1047,7 @@ def checkout(repo: Repo, files: Files, *, only: set[str] | None = None) -> list[
             target = repo.config_path
         else:
             target = _safe(root, path)
-        if target.is_file() and target.read_bytes() == data:
+        if _holds(target, data):
             continue
         repo_mod.atomic_write(target, data)
         changed.append(path)
@@ -1079,10 +1080,29 @@ def _check_fits(root: Path, files: Files, only: set[str] | None) -> None:
 
 
 def _safe(root: Path, path: str) -> Path:
-    target = (root / path).resolve()
-    if not target.is_relative_to(root.resolve()):
+    """Where `path` is written: its directory resolved and inside root; its
+    own name not (a symlink there is replaced, never written through: one
+    to state.json got the notes, one outside refused the rollback)."""
+    at = root / path
+    parent = at.parent.resolve()
+    if not parent.is_relative_to(root.resolve()):
         raise AgitmemError(f'{path}: outside .agent/memory')
-    return target
+    return parent / at.name
+
+
+def _holds(target: Path, data: bytes) -> bool:
+    """`target` is a regular file (not a link) with exactly `data`: read
+    only when its size is data's (a link to a huge file or to /dev/zero
+    is not read at all)."""
+    try:
+        st = target.lstat()
+        if not stat.S_ISREG(st.st_mode) or st.st_size != len(data):
+            return False
+        fd, _ = repo_mod.open_regular(target, follow=False)
+    except OSError:
+        return False
+    with open(fd, 'rb') as f:
+        return f.read(len(data) + 1) == data
 
 
 def _prune_empty_dirs(root: Path) -> None:

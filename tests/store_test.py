@@ -294,3 +294,37 @@ print(json.dumps([(ctx.repo.top, ctx.ref) in store._BEGUN, reaped]))
     proc = run(sys.executable, '-c', code, cwd=memrepo)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == [False, True]
+
+
+# -- checkout -------------------------------------------------------------------
+
+@pytest.mark.skipif(sys.platform == 'win32', reason='symlinks need a privilege there')
+@pytest.mark.parametrize('link', ['state.json', 'OUTSIDE', '/dev/zero'])
+def test_checkout_replaces_a_link_in_a_files_place(memrepo: Path, link: str) -> None:
+    """A link where checkout writes a memory file (put there between the
+    read that refuses it and the write: another agent, a user's editor) is
+    replaced, never written through or read: one to state.json took the
+    notes, one outside refused the whole rollback, one to /dev/zero was
+    read without end."""
+    outside = memrepo.parent / 'outside.txt'
+    outside.write_text('not memory\n')
+    memory = memrepo / '.agent' / 'memory'
+    state = (memory / 'state.json').read_bytes()
+    (memory / 'notes.md').unlink()
+    (memory / 'notes.md').symlink_to(str(outside) if link == 'OUTSIDE' else link)
+    code = '''
+import json
+from agitmem import store
+from agitmem.porcelain import context
+ctx = context.get()
+files = {'notes.md': b'- from the snapshot\\n', 'state.json': open('.agent/memory/state.json', 'rb').read()}
+print(json.dumps(store.checkout(ctx.repo, files, only={'notes.md', 'state.json'})))
+'''
+    import json
+    proc = run(sys.executable, '-c', code, cwd=memrepo)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == ['notes.md']
+    assert not (memory / 'notes.md').is_symlink()
+    assert (memory / 'notes.md').read_bytes() == b'- from the snapshot\n'
+    assert (memory / 'state.json').read_bytes() == state
+    assert outside.read_text() == 'not memory\n'
