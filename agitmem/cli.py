@@ -220,13 +220,8 @@ def _hook(event: str, agent: str | None, hook_args: list[str]) -> int:
         return hook(event, agent, stdin, args=hook_args, typed=typed, parsed=data if whole else None)
     except (BrokenPipeError, _Unwritable) as e:
         # the client is gone or its pipe fails: nothing to tell it, and a
-        # hook never fails the agent; the flush at exit goes nowhere
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        if isinstance(e, _Unwritable):
-            try:
-                print(f'agitmem hook {event}: cannot write the output: {e.strerror}', file=sys.stderr)
-            except OSError:
-                pass
+        # hook never fails the agent
+        _output_lost(e, f'agitmem hook {event}')
         return 0
 
 
@@ -405,6 +400,18 @@ class _Unwritable(OSError):
     """The output could not be written (not a closed pipe)."""
 
 
+def _output_lost(e: OSError, who: str) -> None:
+    """stdout failed: what is left in its buffer goes to /dev/null (the
+    flush at exit would fail again); one line says why, unless the reader
+    is just gone (a closed pipe) or stderr fails too."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    if isinstance(e, _Unwritable):
+        try:
+            print(f'{who}: cannot write the output: {e.strerror}', file=sys.stderr)
+        except OSError:
+            pass
+
+
 def _printable_streams() -> None:
     """Names git gives us may hold bytes that are not UTF-8 (a branch
     `caf\\xe9`, kept as surrogate escapes): print them escaped rather than
@@ -512,19 +519,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print('agitmem: interrupted', file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        # `agitmem log | head`: the reader is gone, as with git, say nothing;
-        # stdout goes to /dev/null so the flush at exit does not fail again
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except BrokenPipeError as e:
+        # `agitmem log | head`: the reader is gone, as with git, say nothing
+        _output_lost(e, 'agitmem')
         return 141
     except _Unwritable as e:
-        # what is left in the buffer goes nowhere (the flush at exit would
-        # fail again); stderr may be the stream that failed
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        try:
-            print(f'agitmem: cannot write the output: {e.strerror}', file=sys.stderr)
-        except OSError:
-            pass
+        _output_lost(e, 'agitmem')
         return 2
 
 

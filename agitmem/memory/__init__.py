@@ -7,7 +7,7 @@ from agitmem.errors import AgitmemError
 # (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable
 
 TATTOO = 'tattoo.md'
 SNAPSHOT = 'snapshot.md'
@@ -80,21 +80,31 @@ def decode_shown(data: bytes, path: str) -> tuple[str, str | None]:
     return text, f'{path}: {"; ".join(said)}' if said else None
 
 
-def lines_from_end(text: str) -> Iterator[str]:
-    """text's lines as `text.split('\n')` makes them, the last first, read
-    from the end: a file of thousands of notes or fragments is shown by its
-    newest few, found without reading the rest."""
+def last_lines(text: str, count: int, keep: Callable[[str], object]) -> list[str]:
+    """The last `count` of text's lines (as `text.split('\n')` makes them)
+    that `keep` takes, in order, read from the end: a file of thousands of
+    notes or fragments is shown by its newest few, found without reading
+    the rest."""
+    found: list[str] = []
     end = len(text)
-    while end >= 0:
+    while end >= 0 and len(found) < count:
         start = text.rfind('\n', 0, end) + 1
-        yield text[start:end]
+        line = text[start:end]
+        if keep(line):
+            found.append(line)
         end = start - 1
+    return found[::-1]
+
+
+def is_bullet(line: str) -> bool:
+    """A "- " line with text: a tattoo rule or a note."""
+    return line.startswith('- ') and bool(line[2:].strip())
 
 
 def bullets(text: str) -> list[tuple[int, str]]:
     """(line number, text) of each "- " line: tattoo rules and notes."""
     ret = []
     for i, line in enumerate(text.split('\n'), 1):
-        if line.startswith('- ') and line[2:].strip():
+        if is_bullet(line):
             ret.append((i, line[2:].strip()))
     return ret

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from agitmem import jsontext
 from agitmem.errors import AgitmemError
-from agitmem.memory import lines_from_end
+from agitmem.memory import last_lines
 
 # typing is not imported at run time: the agent hooks import this module
 # (mypy takes any name TYPE_CHECKING as true; agitmem/tuples.py)
@@ -75,14 +75,7 @@ def newest_lines(text: str, count: int) -> str:
     """The last `count` lines of text that are not blank, as parse takes
     them, one a line: a file parse found valid whole holds its newest
     fragments there."""
-    lines: list[str] = []
-    if count > 0:
-        for line in lines_from_end(text):
-            if line.strip():
-                lines.append(line)
-                if len(lines) == count:
-                    break
-    return '\n'.join(lines[::-1])
+    return '\n'.join(last_lines(text, count, str.strip))
 
 
 def render_one(fragment: dict[str, Any]) -> str:

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from agitmem.memory import bullets
-from agitmem.memory import lines_from_end
+from agitmem.memory import is_bullet
+from agitmem.memory import last_lines
 
 
 def parse(text: str) -> list[str]:
@@ -12,15 +13,7 @@ def parse(text: str) -> list[str]:
 def newest(text: str, count: int) -> list[str]:
     """parse(text)[-count:], read from the end (the injection shows the
     newest few of what may be thousands)."""
-    ret: list[str] = []
-    if count <= 0:
-        return ret
-    for line in lines_from_end(text):
-        if line.startswith('- ') and line[2:].strip():
-            ret.append(line[2:].strip())
-            if len(ret) == count:
-                break
-    return ret[::-1]
+    return [line[2:].strip() for line in last_lines(text, count, is_bullet)]
 
 
 def render(notes: list[str], header: str = '') -> str:

@@ -16,25 +16,26 @@ from agitmem.porcelain.context import Context
 # module (mypy takes any name TYPE_CHECKING as true)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 
 def update(
         ctx: Context,
-        changes: dict[str, Any],
+        changes: dict[str, Any] | Callable[[str], dict[str, Any]],
         *,
         event: str,
         save: bool,
-        tree: str | None = None,
 ) -> dict[str, Any]:
     """Apply changes to state.json (step +1, stamped with time and the
-    working tree's tree id, computed here unless the caller has it),
-    atomically, then save it to the memory ref."""
+    working tree's tree id), atomically, then save it to the memory ref.
+    `changes` may be made from that tree id (a verification records it)."""
     try:
-        if tree is None:
-            if save:
-                write.begin_save(ctx)  # while the tree's `git status` runs
-            tree = repo_mod.worktree_tree(ctx.repo)
+        if save:
+            write.begin_save(ctx)  # while the tree's `git status` runs
+        tree = repo_mod.worktree_tree(ctx.repo)
+        if callable(changes):
+            changes = changes(tree)
         new = _updated(ctx, changes, event=event, save=save, tree=tree)
     finally:
         if save:

@@ -206,27 +206,22 @@ def _record(
     # write path (pygit2) is imported
     repo_mod.start_tree(ctx.repo)
     from agitmem.porcelain import state
-    from agitmem.porcelain import write
-    if save:
-        write.begin_save(ctx)  # while the tree's `git status` runs
-    try:
-        tree = repo_mod.worktree_tree(ctx.repo)
-    except BaseException:
-        if save:
-            write.end_save(ctx)  # (state.update ends it otherwise)
-        raise
-    verification: dict[str, Any] = {
-        'command': command,
-        'result': result,
-        'exit_code': code,
-        'reason': why,
-        'at': state_mod.now_iso(),
-        'tree': tree,
-    }
-    if timed_out:
-        verification['timed_out'] = True
-    if reported:
-        # the agent's word, not a run agitmem saw
-        verification['reported'] = True
-    state.update(ctx, {'last_verification': verification}, event='verify', save=save, tree=tree)
+
+    def changes(tree: str) -> dict[str, Any]:
+        verification: dict[str, Any] = {
+            'command': command,
+            'result': result,
+            'exit_code': code,
+            'reason': why,
+            'at': state_mod.now_iso(),
+            'tree': tree,
+        }
+        if timed_out:
+            verification['timed_out'] = True
+        if reported:
+            # the agent's word, not a run agitmem saw
+            verification['reported'] = True
+        return {'last_verification': verification}
+
+    state.update(ctx, changes, event='verify', save=save)
     return Verified(result, code, why, output, timed_out)

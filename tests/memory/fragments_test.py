@@ -43,10 +43,13 @@ def test_lines_parse_as_before() -> None:
 _LINE = st.sampled_from(['', ' ', '\t', '\x1c', '\u2028', '{"id": "A-001"}', '{"id": "B-7", "refs": []}', 'x', '\r'])
 
 
-@given(st.lists(_LINE, max_size=12).map('\n'.join) | st.text(alphabet='{}"\n \t\u2028x-', max_size=40))
-def test_lines_from_end_are_splits_lines_reversed(text: str) -> None:
-    from agitmem.memory import lines_from_end
-    assert list(lines_from_end(text)) == text.split('\n')[::-1]
+@given(
+    st.lists(_LINE, max_size=12).map('\n'.join) | st.text(alphabet='{}"\n \t\u2028x-', max_size=40),
+    st.integers(-1, 14),
+)
+def test_last_lines_are_the_last_of_split_lines(text: str, count: int) -> None:
+    from agitmem.memory import last_lines
+    assert last_lines(text, count, lambda line: True) == (text.split('\n')[-count:] if count > 0 else [])
 
 
 @given(st.lists(_LINE, max_size=12).map('\n'.join), st.integers(-1, 14))
