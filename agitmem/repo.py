@@ -865,18 +865,77 @@ def changed_paths(repo: Repo, old_tree: str, new_tree: str) -> list[str]:
 def changed_paths_from(repo: Repo, old_trees: Iterable[str], new_tree: str) -> dict[str, list[str]]:
     """`changed_paths` from each of several trees to new_tree: each tree
     diffed once (the state's and the last verification's are mostly the
-    same), all at once.  A tree that is no id, or that git cannot diff,
-    has no entry."""
+    same), all at once, and not at all when that pair was diffed before
+    (known_diffs).  A tree that is no id, or that git cannot diff, has no
+    entry."""
     olds = [t for t in dict.fromkeys(old_trees) if is_oid(t)] if is_oid(new_tree) else []
     if not olds:
         return {}
-    done = git_each(*(
-        ('diff-tree', '-r', '-z', '--name-only', '--no-renames', old, new_tree) for old in olds
-    ), cwd=repo.top, env=trees_only(repo))
+    known = known_diffs(repo)
+    asks = [old for old in olds if (old, new_tree) not in known]
+    if asks:
+        done = git_each(*(
+            ('diff-tree', '-r', '-z', '--name-only', '--no-renames', old, new_tree) for old in asks
+        ), cwd=repo.top, env=trees_only(repo))
+        for old, proc in zip(asks, done):
+            if proc.returncode == 0:
+                known[(old, new_tree)] = [p for p in proc.stdout.split('\0') if p]
+        _remember_diffs(repo, known, [(old, new_tree) for old in olds])
     return {
-        old: [p for p in proc.stdout.split('\0') if p and is_code(p)]
-        for old, proc in zip(olds, done) if proc.returncode == 0
+        old: [p for p in known[(old, new_tree)] if is_code(p)]
+        for old in olds if (old, new_tree) in known
     }
+
+
+# -- the paths between two trees, as diffed last -------------------------------
+# Two trees' ids name their contents, so the paths that differ between
+# them never change: the load and the session-start hooks that show what
+# changed since the state was recorded (the same two trees until the state
+# or the working tree changes) run no `git diff-tree` after the status has
+# ended.  <git dir>/agitmem/tree-diffs holds the last few pairs, each
+# `OLD NEW` and its paths, NUL-separated, the pairs separated by two NULs,
+# then the SHA-1 of what comes before (a file cut short is none).
+_DIFFS = 'tree-diffs'
+_DIFFS_KEPT = 8
+_DIFFS_MAX = 1_000_000  # bytes: a diff of more paths is not kept
+
+
+def known_diffs(repo: Repo) -> dict[tuple[str, str], list[str]]:
+    """The pairs of trees diffed last and their paths, oldest first."""
+    from agitmem import caches
+    data = caches.own(os.path.join(repo.gitdir, 'agitmem', _DIFFS))  # never a FIFO's hang, nor a link
+    known: dict[tuple[str, str], list[str]] = {}
+    body, _, check = (data or b'').rpartition(b'\0\0')
+    if check.decode('ascii', 'replace') != sha1(body):
+        return known
+    for record in body.split(b'\0\0'):
+        head, *paths = _text(record).split('\0')
+        pair = head.split(' ')
+        if len(pair) == 2 and all(map(is_oid, pair)) and all(paths):
+            known[(pair[0], pair[1])] = paths
+    return known
+
+
+def _remember_diffs(
+        repo: Repo, known: dict[tuple[str, str], list[str]], used: list[tuple[str, str]],
+) -> None:
+    """Keep the pairs just used last, and the newest of the rest."""
+    order = [k for k in known if k not in used] + [k for k in used if k in known]
+    records = [
+        ' '.join(k).encode() + b''.join(b'\0' + p.encode('utf-8', 'surrogateescape') for p in known[k])
+        for k in order[-_DIFFS_KEPT:]
+    ]
+    while records and sum(map(len, records)) > _DIFFS_MAX:
+        records.pop(0)
+    body = b'\0\0'.join(records)
+    # a new temp file (O_EXCL); no fsync: a cache lost in a crash is only
+    # diffed again
+    try:
+        atomic_write(
+            os.path.join(repo.gitdir, 'agitmem', _DIFFS), body + b'\0\0' + sha1(body).encode(), durable=False,
+        )
+    except OSError:
+        pass
 
 
 def exclude_agent_dir(repo: Repo) -> bool:

@@ -436,3 +436,79 @@ def test_a_tree_git_no_longer_has_is_not_remembered(tmp: Path, monkeypatch: pyte
     again, ran = _traced(monkeypatch, tmp / 'trace', repo)
     assert again == tree and 'cat-file' in ran
     assert (root / '.git' / 'objects' / tree[:2] / tree[2:]).exists()
+
+
+# -- the paths between two trees, kept (repo.known_diffs) --------------------
+
+def _commit_tree(root: Path, files: dict[str, str]) -> str:
+    """The tree of exactly `files`."""
+    for old in root.iterdir():
+        if old.name != '.git':
+            shutil.rmtree(old) if old.is_dir() else old.unlink()
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    git('add', '-A', cwd=root)
+    return git('write-tree', cwd=root).strip()
+
+
+def test_two_trees_paths_are_diffed_once_and_kept(tmp: Path) -> None:
+    """The paths between two trees never change (their ids name their
+    contents): diffed once, then read from <git dir>/agitmem/tree-diffs,
+    by pairs as git gives them, memory paths left out as ever."""
+    git('init', '-q', cwd=tmp)
+    a = _commit_tree(tmp, {'a.py': '1\n', 'sub/b.py': '1\n', 'ü n.py': '1\n'})
+    b = _commit_tree(tmp, {'a.py': '2\n', 'sub/c.py': '1\n', 'ü n.py': '2\n', '.agent/x': 'm\n'})
+    c = _commit_tree(tmp, {'a.py': '3\n'})
+    repo = repo_mod.find(tmp)
+    first = repo_mod.changed_paths_from(repo, [a, c, 'not an id'], b)
+    assert first == {
+        a: ['a.py', 'sub/b.py', 'sub/c.py', 'ü n.py'],
+        c: ['a.py', 'sub/c.py', 'ü n.py'],
+    }
+    assert repo_mod.known_diffs(repo)[(a, b)] == ['.agent/x', 'a.py', 'sub/b.py', 'sub/c.py', 'ü n.py']
+    # kept: a forged entry is what is read back (no diff-tree ran)
+    cache = tmp / '.git' / 'agitmem' / 'tree-diffs'
+    repo_mod._remember_diffs(repo, {(a, b): ['forged.py']}, [(a, b)])
+    assert repo_mod.changed_paths_from(repo, [a], b) == {a: ['forged.py']}
+    # a file cut short, or not one agitmem wrote, is none: diffed again
+    whole = cache.read_bytes()
+    for junk in (whole[:-1], whole[:len(f'{a} {b}\0forg')], whole.replace(b'forged', b'forget'),
+                 b'\0\0\0', f'{a} {b}\0\0'.encode(), b'\xff' * 100):
+        cache.write_bytes(junk)
+        assert repo_mod.changed_paths_from(repo, [a], b) == {a: ['a.py', 'sub/b.py', 'sub/c.py', 'ü n.py']}
+
+
+def test_only_the_pairs_used_last_are_kept(tmp: Path) -> None:
+    git('init', '-q', cwd=tmp)
+    new = _commit_tree(tmp, {'z.py': 'z\n'})
+    olds = [_commit_tree(tmp, {'z.py': 'z\n', f'f{i}.py': f'{i}\n'}) for i in range(12)]
+    repo = repo_mod.find(tmp)
+    for i, old in enumerate(olds):
+        assert repo_mod.changed_paths_from(repo, [old], new) == {old: [f'f{i}.py']}
+    kept = repo_mod.known_diffs(repo)
+    assert list(kept) == [(old, new) for old in olds[-repo_mod._DIFFS_KEPT:]]
+    # one diff of more paths than the file keeps is not kept
+    big = _commit_tree(tmp, {f'many/{i:05d}-{"x" * 60}.py': '' for i in range(16_000)})
+    assert len(repo_mod.changed_paths_from(repo, [big], new)[big]) == 16_001
+    assert (big, new) not in repo_mod.known_diffs(repo)
+
+
+def test_the_diffs_file_as_a_link_or_a_fifo_is_none(tmp: Path, tmp_path: Path) -> None:
+    git('init', '-q', cwd=tmp)
+    a = _commit_tree(tmp, {'a.py': '1\n'})
+    b = _commit_tree(tmp, {'a.py': '2\n'})
+    repo = repo_mod.find(tmp)
+    cache = tmp / '.git' / 'agitmem' / 'tree-diffs'
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    outside = tmp_path / 'outside'
+    repo_mod._remember_diffs(repo, {(a, b): ['forged.py']}, [(a, b)])
+    cache.rename(outside)
+    cache.symlink_to(outside)
+    forged = outside.read_bytes()
+    assert repo_mod.changed_paths_from(repo, [a], b) == {a: ['a.py']}
+    assert outside.read_bytes() == forged  # replaced, not written through
+    assert not cache.is_symlink()
+    cache.unlink()
+    os.mkfifo(cache)
+    assert repo_mod.changed_paths_from(repo, [a], b) == {a: ['a.py']}
