@@ -187,19 +187,34 @@ def missing_events(agent: str, found: dict[str, list[str]]) -> list[str]:
 
 
 # `agitmem hook EVENT`, `python -m agitmem hook EVENT`, `agitmem-hook EVENT`:
-# the hooks' program with an event it is given (it is new: no older names),
-# so that a user's own `logger -t agitmem-hook done` stays theirs
-_OURS = re.compile(
-    r'''(?:^|[\s/\\"'])(?:agitmem(?:\.exe)?["']?\s+hook\s|'''
-    rf'''agitmem-hook["']?\s+(?:{"|".join(clients.EVENTS)})(?:\s|$))''',
-)
+# the program as a word of the command (a path to it, quoted, after
+# `timeout 5` or `cd x &&`), then the event; agitmem-hook's events are the
+# ones it is given (it is new: no older names).  A user's own `logger -t
+# agitmem-hook done` or `echo 'agitmem hook ran'` stays theirs.
+_OURS = re.compile(r'agitmem(?:\.exe)?["\']?\s+hook\s|agitmem-hook')
+_PROGRAMS = ('agitmem', 'agitmem.exe')
 
 
 def _is_ours(hook: object) -> bool:
     if not isinstance(hook, dict):
         return False
     command = hook.get('command')
-    return isinstance(command, str) and bool(_OURS.search(command))
+    return isinstance(command, str) and bool(_OURS.search(command)) and _runs_ours(command)
+
+
+def _runs_ours(command: str) -> bool:
+    import shlex
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return False  # not a command line a shell runs as one
+    names = [re.split(r'[\\/]', word)[-1] for word in argv]
+    for i, name in enumerate(names[:-1]):
+        if name == 'agitmem-hook' and argv[i + 1] in clients.EVENTS:
+            return True
+        if name in _PROGRAMS and argv[i + 1] == 'hook' and i + 2 < len(argv):
+            return True
+    return False
 
 
 def _strip_ours(group: object) -> tuple[object | None, int]:

@@ -365,17 +365,24 @@ def test_uninstall_takes_the_hook_programs_entries_and_only_them(tmp_path: Path)
         '/opt/v/bin/agitmem-hook stop --agent claude',
         '"/opt/my venv/bin/agitmem-hook" stop --agent claude',
         'timeout 5 agitmem-hook stop',
+        'agitmem hook stop --agent claude',
+        '/opt/v/bin/python -P -m agitmem hook stop --agent claude',
+        '"C:\\Program Files\\v\\Scripts\\agitmem.exe" hook stop --agent claude',
+        'cd /srv/app && agitmem hook stop',
     ]
     # a user's own hooks that name it, or a look-alike, without an event
     theirs = [
         'logger -t agitmem-hook stopped', 'notify-send "agitmem-hook done"',
         'my-agitmem-hook stop', 'xagitmem-hook stop', 'agitmem-hooks stop',
         '~/bin/agitmem-hook.sh stop',
+        "echo 'agitmem hook ran'", 'notify-send "agitmem hook stop done"',
+        'myagitmem hook stop', 'agitmem hooks stop', 'agitmem hook',
+        "printf '%s' \"unbalanced agitmem hook stop",
     ]
     _write(path, {'hooks': {'Stop': [{'hooks': [
         {'type': 'command', 'command': c} for c in [*ours, *theirs]
     ]}]}})
-    assert uninstall('claude', tmp_path) == ['.claude/settings.json: removed agitmem Stop hooks (4)']
+    assert uninstall('claude', tmp_path) == ['.claude/settings.json: removed agitmem Stop hooks (8)']
     assert [h['command'] for h in _load(path)['hooks']['Stop'][0]['hooks']] == theirs
 
 
