@@ -170,6 +170,57 @@ def stop_group(pid: int, *, hard: bool = True) -> None:
         pass  # gone meanwhile
 
 
+def _kill_quietly(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except OSError:
+        pass  # ended meanwhile
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes `pid` started, and those they started, as the
+    system lists them now: /proc (Linux) or `ps` (macOS and the BSDs);
+    [] where neither answers.  POSIX."""
+    children: dict[int, list[int]] = {}
+    for child, parent in _parents():
+        children.setdefault(parent, []).append(child)
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        kids = children.pop(todo.pop(), [])
+        found.extend(kids)
+        todo.extend(kids)
+    return found
+
+
+def _parents() -> list[tuple[int, int]]:
+    """(pid, parent pid) of every process this user can see."""
+    if os.path.isfile('/proc/self/stat'):
+        ret = []
+        for name in os.listdir('/proc'):
+            try:
+                with open(f'/proc/{name}/stat', 'rb') as f:
+                    # `pid (comm) state ppid ...`: comm may hold spaces and `)`
+                    ret.append((int(name), int(f.read().rsplit(b')', 1)[1].split()[1])))
+            except (OSError, ValueError, IndexError):
+                continue  # not a process, or ended meanwhile
+        return ret
+    import subprocess
+    try:
+        out = subprocess.run(
+            ['/bin/ps', '-A', '-o', 'pid=,ppid='], stdin=subprocess.DEVNULL,
+            capture_output=True, timeout=10,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    ret = []
+    for line in out.splitlines():
+        words = line.split()
+        if len(words) == 2 and words[0].isdigit() and words[1].isdigit():
+            ret.append((int(words[0]), int(words[1])))
+    return ret
+
+
 def alive(pid: int) -> bool:
     """Whether process `pid` may still run (True when it cannot be told:
     another user's).  Windows: os.kill(pid, 0) would end it, so it is
@@ -450,7 +501,10 @@ def _stop_live(sig: int, frame: object) -> None:
             if proc.poll() is not None:
                 continue
             if proc.pid in _OWN_GROUP:
-                os.kill(proc.pid, sig)
+                # its children too (a test runner's workers): all found
+                # before any is signalled, while each names its parent
+                for pid in (proc.pid, *descendants(proc.pid)):
+                    _kill_quietly(pid, sig)
             else:
                 stop_group(proc.pid)
         except OSError:

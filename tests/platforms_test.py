@@ -298,6 +298,34 @@ def test_a_signal_as_a_child_begins_stops_it_too(tmp_path: Path, sig: str, group
     assert (proc.returncode, proc.stdout, stopped) == (-getattr(signal, sig), '', True), proc.stderr
 
 
+@pytest.mark.skipif(sys.platform == 'win32', reason='POSIX process tree')
+@pytest.mark.parametrize('source', ('proc', 'ps'))
+def test_descendants_are_the_whole_tree(tmp_path: Path, source: str) -> None:
+    """platforms.descendants: a child's child's child is found, by /proc
+    (Linux) or by `ps` (macOS: /proc hidden here)."""
+    pidfile = tmp_path / 'pids'
+    code = (
+        'import os, subprocess, sys, time\n'
+        'from agitmem import platforms\n'
+        f'if {source == "ps"}:\n'
+        '    real = os.path.isfile\n'
+        '    os.path.isfile = lambda p: p != "/proc/self/stat" and real(p)\n'
+        f'p = subprocess.Popen(["sh", "-c", "sleep 60 & sh -c \'sleep 60 & echo $! >> {pidfile}; wait\' & echo $! >> {pidfile}; wait"])\n'
+        f'while len(open({str(pidfile)!r}).read().split()) < 2 if os.path.exists({str(pidfile)!r}) else True:\n'
+        '    time.sleep(0.05)\n'
+        'found = platforms.descendants(p.pid)\n'
+        f'wanted = [int(x) for x in open({str(pidfile)!r}).read().split()]\n'
+        'print(all(w in found for w in wanted), len(found) == 3, os.getpid() not in found)\n'
+        'for pid in (p.pid, *found):\n'
+        '    os.kill(pid, 9)\n'
+    )
+    proc = subprocess.run(
+        [sys.executable, '-c', code], capture_output=True, text=True, timeout=60,
+        env={**os.environ, 'PYTHONPATH': str(ROOT)},
+    )
+    assert proc.stdout.split() == ['True', 'True', 'True'], proc.stderr
+
+
 @pytest.mark.parametrize('kind', KINDS)
 def test_the_probe_runs_agitmem_the_way_hooks_do(memrepo: Path, kind: str) -> None:
     """`python -P -m agitmem`, what installed hooks run when agitmem is

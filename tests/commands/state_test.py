@@ -153,6 +153,41 @@ def test_verify_killed_alone_stops_its_command(memrepo: Path, tmp_path: Path, si
     assert mem(memrepo, 'state.json').read_bytes() == before
 
 
+@pytest.mark.skipif(sys.platform == 'win32', reason='POSIX signals')
+def test_verify_killed_alone_stops_its_commands_children(memrepo: Path, tmp_path: Path) -> None:
+    """The command's own children (a test runner's workers) get the
+    signal too: ended with their parent, they would run on orphaned."""
+    import os
+    import signal
+    import subprocess
+    import time
+    pidfile = tmp_path / 'pid'
+    proc = subprocess.Popen(
+        [*agitmem_argv(), 'verify', '--', 'sh', '-c', f'sleep 60 & echo $! > {pidfile}; wait'],
+        cwd=memrepo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL),
+    )
+    deadline = time.monotonic() + 30
+    while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    worker = int(pidfile.read_text())
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == -signal.SIGTERM
+    while time.monotonic() < deadline:
+        try:
+            os.kill(worker, 0)
+            if open(f'/proc/{worker}/stat').read().split(') ')[1].startswith('Z'):
+                break  # ended, not reaped yet by its new parent
+        except ProcessLookupError:
+            break
+        except OSError:
+            pass  # (no /proc: macOS) its new parent reaps it soon
+        time.sleep(0.05)
+    else:
+        os.kill(worker, signal.SIGKILL)
+        raise AssertionError("the command's child ran on after verify was killed")
+
+
 def test_verify_records_the_tree_its_command_left(memrepo: Path) -> None:
     # a command that writes a file (a build, a formatter): the verification
     # is of what it leaves, so load does not call it stale straight after
