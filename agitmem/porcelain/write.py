@@ -137,8 +137,12 @@ def _refuse_secrets(ctx: Context, files: store.Files, msg: str = '', *, remember
 def begin_save(ctx: Context) -> None:
     """Begin the reads a save of ctx's memory makes first (the ref's tip
     and its tree), for a write that waits on `git status` before it saves:
-    they run while it does (store.begin_tip).  end_save after the write."""
+    they run while it does (store.begin_tip), and what it imports is
+    imported then, not after.  end_save after the write."""
     store.begin_tip(ctx.repo, ctx.ref)
+    import json  # noqa: F401  (state.json rendered)
+
+    from agitmem.checks import scanned  # noqa: F401  (what was scanned clean, recorded)
 
 
 def end_save(ctx: Context) -> None:
