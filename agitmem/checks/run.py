@@ -106,8 +106,13 @@ def read_memory(repo: Repo, *, max_file_kb: int) -> Memory:
             return
         sizes[shown] = st.st_size
         if st.st_size <= limit:
-            with open(path, 'rb') as f:
-                files[shown] = f.read()
+            try:
+                # swapped meanwhile for a link, a FIFO or a device: not read
+                fd, _ = repo_mod.open_regular(path, follow=False)
+            except OSError:
+                return
+            with open(fd, 'rb') as f:
+                files[shown] = f.read(limit + 1)
 
     root = repo.memorydir
     if os.path.islink(root):
@@ -137,8 +142,7 @@ def _user_rules(cfg: dict[str, Any]) -> list[tattoo_mod.Rule]:
     if not cfg['user_tattoo']:
         return []
     try:
-        with open(user_tattoo_path(), 'rb') as f:
-            data = f.read()
+        data = repo_mod.read_regular(user_tattoo_path(), 1 << 20)  # never a FIFO's hang
         return tattoo_mod.parse(memory.decode(data, USER_TATTOO))
     except (OSError, AgitmemError):
         return []

@@ -110,8 +110,23 @@ def _read_checked(path: str, shown: str, limit: int) -> bytes:
             f'({limit // 1024} KB); trim it (or `agitmem archive`) or raise '
             f'max_file_kb in .agent/config.yaml',
         )
-    with open(path, 'rb') as f:
-        return f.read()
+    return _read_regular(path, shown, limit)
+
+
+def _read_regular(path: str, shown: str, limit: int) -> bytes:
+    """What lstat found a regular file, read as one: swapped meanwhile for
+    a link, a FIFO or a device, refused (never followed, never waited on);
+    grown past the limit meanwhile, the limit read and refused."""
+    from agitmem import repo
+    try:
+        fd, _ = repo.open_regular(path, follow=False)
+    except repo.NotRegularFile:
+        raise AgitmemError(f'{shown}: not a regular file') from None
+    with open(fd, 'rb') as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise AgitmemError(f'{shown}: over max_file_kb ({limit // 1024} KB)')
+    return data
 
 
 def check_layers(files: Files) -> None:

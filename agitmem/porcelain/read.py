@@ -57,8 +57,12 @@ def read_bytes(path: Path | str, shown: str, *, follow_symlink: bool = False) ->
             raise AgitmemError(f'{shown}: is a symlink; memory files must be regular files')
         if not stat.S_ISREG(st.st_mode):
             raise AgitmemError(f'{shown}: not a regular file')
-        with open(path, 'rb') as f:
+        # swapped meanwhile for a link, a FIFO or a device: refused
+        fd, _ = repo_mod.open_regular(path, follow=follow_symlink)
+        with open(fd, 'rb') as f:
             return f.read()
+    except repo_mod.NotRegularFile:
+        raise AgitmemError(f'{shown}: not a regular file') from None
     except FileNotFoundError:
         return None
     except OSError as e:
