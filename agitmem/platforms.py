@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from signal import SIG_DFL
     from signal import signal as set_signal
     from signal import SIGHUP
+    from signal import SIGINT
     from signal import SIGKILL
     from signal import SIGPIPE
     from signal import SIGTERM
@@ -55,6 +56,7 @@ elif POSIX:
     from _signal import SIG_DFL
     from _signal import signal as set_signal
     from _signal import SIGHUP
+    from _signal import SIGINT
     from _signal import SIGKILL
     from _signal import SIGPIPE
     from _signal import SIGTERM
@@ -510,6 +512,16 @@ def _stop_live(sig: int, frame: object) -> None:
         except OSError:
             pass  # reaped meanwhile: nothing of it is left to stop
     end_as(sig)
+
+
+def interrupt(proc: subprocess.Popen[Any]) -> None:
+    """Pass a SIGINT on to `proc`, begun in this process's group, and to
+    what it started, when it still runs.  POSIX; on Windows a console's Ctrl+C reaches the whole
+    console, and no other can be sent to one process."""
+    if WINDOWS or proc.poll() is not None:
+        return
+    for pid in (proc.pid, *descendants(proc.pid)):  # (see _stop_live)
+        _kill_quietly(pid, SIGINT)
 
 
 def stop(proc: Child | subprocess.Popen[Any]) -> tuple[Any, Any]:

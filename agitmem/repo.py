@@ -1028,53 +1028,61 @@ def read_regular(path: Path | str, limit: int) -> bytes:
     return data
 
 
-def _mkstemp(directory: str, prefix: str) -> tuple[int, str]:
+def _mkstemp(directory: str, prefix: str, dir_fd: int | None = None) -> tuple[int, str]:
     """tempfile.mkstemp's new file (O_EXCL, mode 0600) without importing
     tempfile (random, shutil, weakref: a noticeable part of a hook's run
-    time)."""
+    time).  With `dir_fd`, a name in that directory."""
     flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, 'O_CLOEXEC', 0)
     for _ in range(100):
-        name = os.path.join(os.path.abspath(directory), f'{prefix}{os.urandom(6).hex()}')
+        name = f'{prefix}{os.urandom(6).hex()}'
+        if dir_fd is None:
+            name = os.path.join(os.path.abspath(directory), name)
         try:
-            return os.open(name, flags, 0o600), name
+            return os.open(name, flags, 0o600, dir_fd=dir_fd), name
         except FileExistsError:
             continue
     raise FileExistsError(f'no free temporary name in {directory}')
 
 
-def _mode_of(path: Path | str) -> int:
+def _mode_of(path: Path | str, dir_fd: int | None = None) -> int:
     """The permissions a file replacing `path` keeps: its own when it is a
     regular file, but set-user-id, set-group-id and sticky (a file of
     ours must not become a program that runs as us); a symlink's target
     (/dev/null, a file outside the repository) lends none."""
     try:
-        st = os.lstat(path)
+        st = os.stat(path, dir_fd=dir_fd, follow_symlinks=False)
     except OSError:
         return 0o644
     return stat.S_IMODE(st.st_mode) & 0o777 if stat.S_ISREG(st.st_mode) else 0o644
 
 
-def atomic_write(path: Path | str, data: bytes, *, mode: int | None = None, durable: bool = True) -> None:
+def atomic_write(
+        path: Path | str, data: bytes, *, mode: int | None = None, durable: bool = True,
+        dir_fd: int | None = None,
+) -> None:
     """temp file in the same directory + rename: readers see old or new,
     never half a file.  Not `durable`: no fsync, for what is made again
     from the memory when lost (a view, a cache): after a crash it may be
     old or empty, so what reads it checks it (the config cache's key) or
-    writes it again (the injection's view)."""
+    writes it again (the injection's view).  With `dir_fd`, `path` is a
+    name in that directory (one opened without following a link)."""
     parent, name = os.path.split(os.fspath(path))
-    if parent:
+    if parent and dir_fd is None:
         os.makedirs(parent, exist_ok=True)
-    fd, tmp = _mkstemp(parent or '.', f'.{name}.')
+    fd, tmp = _mkstemp(parent or '.', f'.{name}.', dir_fd)
     try:
         with os.fdopen(fd, 'wb') as f:
             f.write(data)
             if durable:
                 f.flush()
                 os.fsync(f.fileno())
-        os.chmod(tmp, _mode_of(path) if mode is None else mode)
-        os.replace(tmp, path)
+        os.chmod(tmp, _mode_of(path, dir_fd) if mode is None else mode, dir_fd=dir_fd)
+        os.replace(tmp, path, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        try:
+            os.unlink(tmp, dir_fd=dir_fd)
+        except OSError:
+            pass  # never made, or gone
         raise
 
 

@@ -1049,12 +1049,16 @@ def checkout(repo: Repo, files: Files, *, only: set[str] | None = None) -> list[
             target = _safe(root, path)
         if _holds(target, data):
             continue
-        repo_mod.atomic_write(target, data)
+        if path == memory.CONFIG:
+            repo_mod.atomic_write(target, data)
+        else:
+            _write_under(root, path, data)
         changed.append(path)
     for path in sorted(current - set(files)):
         if only is not None and path not in only:
             continue
-        (root / path).unlink()
+        with _dir_of(root, path, create=False) as (fd, name):
+            os.unlink(name, dir_fd=fd)
         changed.append(path)
     _prune_empty_dirs(root)
     return changed
@@ -1080,14 +1084,73 @@ def _check_fits(root: Path, files: Files, only: set[str] | None) -> None:
 
 
 def _safe(root: Path, path: str) -> Path:
-    """Where `path` is written: its directory resolved and inside root; its
-    own name not (a symlink there is replaced, never written through: one
-    to state.json got the notes, one outside refused the rollback)."""
+    """Where `path` is written: its directory resolved and inside root, no
+    directory on the way a link (one to .agent/memory itself wrote
+    .d/state.json over state.json); its own name not (a symlink there is
+    replaced, never written through: one to state.json got the notes, one
+    outside refused the rollback)."""
     at = root / path
     parent = at.parent.resolve()
     if not parent.is_relative_to(root.resolve()):
         raise AgitmemError(f'{path}: outside .agent/memory')
+    dirs = path.split('/')[:-1]
+    for i in range(len(dirs)):
+        if platforms.linked(root.joinpath(*dirs[:i + 1])):
+            raise _link_in_the_way(path, dirs[:i + 1])
     return parent / at.name
+
+
+def _link_in_the_way(path: str, dirs: list[str]) -> AgitmemError:
+    return AgitmemError(
+        f'cannot write "{shown_path(path)}" into .agent/memory: '
+        f'.agent/memory/{shown_path("/".join(dirs))} is a link; '
+        f'memory is written into real directories only',
+    )
+
+
+@contextlib.contextmanager
+def _dir_of(root: Path, path: str, *, create: bool) -> Generator[tuple[int | None, str]]:
+    """(a descriptor of `path`'s directory, its name there), each directory
+    from root down opened without following a link (made when `create`),
+    so that one swapped in while a checkout runs cannot take a write or
+    a removal out of .agent/memory (one outside got the memory file, one
+    to .agent/memory wrote archive/2026/state.json over state.json): a
+    link there is refused.  Where directories cannot be opened
+    (platforms.dir_fds), (None, the whole path _safe checked)."""
+    if not platforms.dir_fds():
+        yield None, os.fspath(_safe(root, path))
+        return
+    *dirs, name = path.split('/')
+    flags = os.O_RDONLY | platforms.O_DIRECTORY | platforms.O_NOFOLLOW | platforms.O_CLOEXEC
+    fd = os.open(root, flags)
+    try:
+        for i, part in enumerate(dirs):
+            try:
+                try:
+                    sub = os.open(part, flags, dir_fd=fd)
+                except FileNotFoundError:
+                    if not create:
+                        raise
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(part, dir_fd=fd)
+                    sub = os.open(part, flags, dir_fd=fd)
+            except OSError:
+                if platforms.linked(part, fd):
+                    raise _link_in_the_way(path, dirs[:i + 1]) from None
+                raise
+            os.close(fd)
+            fd = sub
+        yield fd, name
+    finally:
+        os.close(fd)
+
+
+def _write_under(root: Path, path: str, data: bytes) -> None:
+    """repo.atomic_write of `path` under root through _dir_of: a temp file
+    beside it, then renamed over it (a link in its own place is
+    replaced, never written through)."""
+    with _dir_of(root, path, create=True) as (fd, name):
+        repo_mod.atomic_write(name, data, dir_fd=fd)
 
 
 def _holds(target: Path, data: bytes) -> bool:

@@ -5,6 +5,7 @@ brought but not their trees or blobs: agitmem fetches them from the
 promisor remote (bounded), or says in one line why it cannot."""
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from collections.abc import Iterator
@@ -328,3 +329,70 @@ print(json.dumps(store.checkout(ctx.repo, files, only={'notes.md', 'state.json'}
     assert (memory / 'notes.md').read_bytes() == b'- from the snapshot\n'
     assert (memory / 'state.json').read_bytes() == state
     assert outside.read_text() == 'not memory\n'
+
+
+@pytest.mark.skipif(sys.platform == 'win32', reason='symlinks need a privilege there')
+@pytest.mark.parametrize('where', ['OUTSIDE', 'MEMORY'])
+def test_checkout_never_writes_through_a_directory_swapped_for_a_link(memrepo: Path, where: str) -> None:
+    """A directory a memory file is written into, swapped for a link after
+    checkout looked at it (a race: another agent, a user's `mv`, here done
+    where checkout asks whether the file already holds its bytes): the
+    write follows no link; one outside got the memory file, one to
+    .agent/memory itself wrote archive/2026/state.json over state.json.
+    It is refused, and nothing outside changes."""
+    outside = memrepo.parent / f'outside-{memrepo.name}'
+    outside.mkdir()
+    memory = memrepo / '.agent' / 'memory'
+    state = (memory / 'state.json').read_bytes()
+    (memory / 'archive' / '2026').mkdir(parents=True)
+    code = f'''
+import json, os
+from agitmem import store
+from agitmem.porcelain import context
+ctx = context.get()
+holds = store._holds
+def racing(target, data):
+    at = {str(memory / 'archive' / '2026')!r}
+    if os.path.isdir(at) and not os.path.islink(at):
+        os.rmdir(at)
+        os.symlink({str(outside) if where == 'OUTSIDE' else '..'!r}, at)
+    return holds(target, data)
+store._holds = racing
+files = {{'archive/2026/state.json': b'{{"swapped": true}}\\n'}}
+try:
+    print(json.dumps(store.checkout(ctx.repo, files, only=set(files))))
+except (OSError, store.AgitmemError) as e:
+    print(json.dumps(str(e)))
+'''
+    proc = run(sys.executable, '-c', code, cwd=memrepo)
+    assert proc.returncode == 0, proc.stderr
+    assert list(outside.iterdir()) == []
+    assert (memory / 'state.json').read_bytes() == state
+    assert 'link' in json.loads(proc.stdout), proc.stdout
+
+
+@pytest.mark.skipif(sys.platform == 'win32', reason='symlinks need a privilege there')
+def test_checkout_never_writes_through_a_link_in_a_directorys_place(memrepo: Path) -> None:
+    """A dot-named directory (which no save reads, so no save refuses a link
+    there) that is a link to .agent/memory itself: a memory commit's
+    `.d/state.json` (a remote's commit may hold one) was written over
+    state.json.  A link in a directory's place is refused, as one in
+    .agent/memory's own place is."""
+    memory = memrepo / '.agent' / 'memory'
+    state = (memory / 'state.json').read_bytes()
+    (memory / '.d').symlink_to('.')
+    code = '''
+import json
+from agitmem import store
+from agitmem.porcelain import context
+ctx = context.get()
+files = {'.d/state.json': b'{"through": "a link"}\\n'}
+try:
+    print(json.dumps(store.checkout(ctx.repo, files, only=set(files))))
+except (OSError, store.AgitmemError) as e:
+    print(json.dumps(str(e)))
+'''
+    proc = run(sys.executable, '-c', code, cwd=memrepo)
+    assert proc.returncode == 0, proc.stderr
+    assert (memory / 'state.json').read_bytes() == state
+    assert 'link' in json.loads(proc.stdout), proc.stdout

@@ -54,14 +54,16 @@ def start_login(environ: Mapping[str, str]) -> subprocess.Popen[str] | None:
     env.update(SHELL=shell, PATH=os.defpath)  # what login(1) starts it with
     home = environ.get('HOME', '')
     try:
-        return subprocess.Popen(
+        # tracked: doctor ended by a signal while the shell runs stops its
+        # group (no signal to doctor reaches it: it ran on)
+        return platforms.start(lambda: subprocess.Popen(
             [shell, '-l', '-c', f'printf "%s%s" {_MARK} "$PATH"'],
             env=env, cwd=home if os.path.isdir(home) else '/',
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, text=True, errors='replace',
             # a group of its own: what the profile starts is stopped with it
             **platforms.group_kwargs(),
-        )
+        ))
     except OSError:
         return None
 

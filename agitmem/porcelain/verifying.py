@@ -148,12 +148,28 @@ def run(
     proc = _start(cmd, ctx.repo.root, group=False)
     assert proc.stdout is not None
     chunks: list[bytes] = []
-    for chunk in iter(proc.stdout.readline, b''):
-        if echo is not None:
-            echo(chunk)
-        chunks.append(chunk)
-    code = proc.wait()
+    try:
+        for chunk in iter(proc.stdout.readline, b''):
+            if echo is not None:
+                echo(chunk)
+            chunks.append(chunk)
+        code = proc.wait()
+    except KeyboardInterrupt:
+        _interrupted(proc)
+        raise
     return _record(ctx, _shown(cmd), code, b''.join(chunks).decode('utf-8', 'replace'), save=save)
+
+
+def _interrupted(proc: subprocess.Popen[bytes]) -> None:
+    """verify was interrupted while its command ran: a ^C at the terminal
+    reached the command too (its group is the terminal's), which ends
+    within GRACE; a SIGINT sent to agitmem alone (an agent's interrupt,
+    `kill -INT`) did not, and is passed on, as SIGTERM's and SIGHUP's
+    are, rather than leave the command running."""
+    try:
+        proc.wait(GRACE)
+    except subprocess.TimeoutExpired:
+        platforms.interrupt(proc)
 
 
 def _shown(cmd: list[str]) -> str:

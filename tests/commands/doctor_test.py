@@ -441,3 +441,42 @@ def test_a_settings_file_that_cannot_be_read_is_said(memrepo: Path) -> None:
     [bad] = [f for f in json.loads(proc.stdout)['findings'] if f['level'] == 'error' and 'cannot be checked' in f['message']]
     assert bad['message'].startswith('claude: ') and '.claude/settings.json: not valid JSON' in bad['message']
     assert bad['fix'] == 'fix or remove .claude/settings.json, then `agitmem install claude --scope project`'
+
+
+@pytest.mark.skipif(sys.platform == 'win32', reason='POSIX signals')
+def test_doctor_killed_stops_the_login_shell_it_began(memrepo: Path, tmp_path: Path) -> None:
+    """doctor begins the user's login shell (in a group of its own, so a
+    profile's children stop with it) and reads its PATH later: doctor
+    ended by SIGTERM while it waits (`timeout`, an agent's time limit) left
+    the shell running, since no signal to doctor reaches its group."""
+    import signal
+    import time
+    pidfile = tmp_path / 'pid'
+    shell = tmp_path / 'slowsh'
+    shell.write_text(f'#!/bin/sh\necho $$ > {pidfile}\nexec sleep 60\n')
+    shell.chmod(0o755)
+    proc = subprocess.Popen(
+        [*agitmem_argv(), 'doctor'], cwd=memrepo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, 'SHELL': str(shell)},
+        preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL),
+    )
+    deadline = time.monotonic() + 30
+    while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child = int(pidfile.read_text())
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == -signal.SIGTERM
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        try:
+            if open(f'/proc/{child}/stat').read().split(') ')[1].startswith('Z'):
+                break  # ended, not reaped yet by its new parent
+        except OSError:
+            pass  # (no /proc: macOS) its new parent reaps it soon
+        time.sleep(0.05)
+    else:
+        os.kill(child, signal.SIGKILL)
+        raise AssertionError('the login shell ran on after doctor was killed')

@@ -188,6 +188,49 @@ def test_verify_killed_alone_stops_its_commands_children(memrepo: Path, tmp_path
         raise AssertionError("the command's child ran on after verify was killed")
 
 
+@pytest.mark.skipif(sys.platform == 'win32', reason='POSIX signals')
+def test_verify_interrupted_alone_stops_its_command(memrepo: Path, tmp_path: Path) -> None:
+    """A SIGINT sent to `agitmem verify` alone (an agent's interrupt, `kill
+    -INT`), not to the terminal's group: verify ends as interrupted (130)
+    and its command, which no ^C reached, gets the SIGINT passed on, as
+    SIGTERM's and SIGHUP's are, rather than running on; nothing is
+    recorded."""
+    import os
+    import signal
+    import subprocess
+    import time
+    pidfile = tmp_path / 'pid'
+    before = mem(memrepo, 'state.json').read_bytes()
+    proc = subprocess.Popen(
+        [*agitmem_argv(), 'verify', '--', 'sh', '-c', f'echo $$ > {pidfile}; exec sleep 60'],
+        cwd=memrepo, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        # SIGINT's default action (a background job's is to ignore it)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.default_int_handler),
+    )
+    deadline = time.monotonic() + 30
+    while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child = int(pidfile.read_text())
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert (proc.returncode, err) == (130, 'agitmem: interrupted\n')
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        try:
+            if open(f'/proc/{child}/stat').read().split(') ')[1].startswith('Z'):
+                break  # ended, not reaped yet by its new parent
+        except OSError:
+            pass  # (no /proc: macOS) its new parent reaps it soon
+        time.sleep(0.05)
+    else:
+        os.kill(child, signal.SIGKILL)
+        raise AssertionError('the command ran on after verify was interrupted')
+    assert mem(memrepo, 'state.json').read_bytes() == before
+
+
 def test_verify_records_the_tree_its_command_left(memrepo: Path) -> None:
     # a command that writes a file (a build, a formatter): the verification
     # is of what it leaves, so load does not call it stale straight after

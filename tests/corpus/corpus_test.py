@@ -323,9 +323,16 @@ def _setup(case: dict[str, Any], root: Path, outside: Path) -> None:
             )
             if known.returncode:
                 git('update-ref', ref, 'refs/agitmem/heads/main', cwd=root)
-            files: crafted.Entries = {
-                name.encode(): ('100644', _content(spec)) for name, spec in arg['files'].items()
-            }
+            files: crafted.Entries = {}
+            for name, spec in arg['files'].items():
+                # a/b: b in a subtree a (which replaces the tip's a)
+                *dirs, leaf = name.encode().split(b'/')
+                at = files
+                for d in dirs:
+                    sub = at.setdefault(d, ('40000', {}))[1]
+                    assert isinstance(sub, dict)
+                    at = sub
+                at[leaf] = ('100644', _content(spec))
             crafted.hostile_commit(root, ref, files, subject=arg.get('subject', 'save: notes.md'))
         elif kind == 'agitmem':
             ok(*[_fmt(a, root, outside) for a in arg], cwd=root)
