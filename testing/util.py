@@ -100,3 +100,36 @@ def git_state(repo: Path) -> tuple[str, bytes, str, str]:
 
 def mem(repo: Path, name: str) -> Path:
     return repo / '.agent' / 'memory' / name
+
+
+def pid_from(path: Path, timeout: float = 30) -> int:
+    """The pid a process under test writes to `path`, once it has."""
+    import time
+    deadline = time.monotonic() + timeout
+    while not (path.exists() and path.read_text().strip()):
+        assert time.monotonic() < deadline, f'no pid in {path} after {timeout}s'
+        time.sleep(0.05)
+    return int(path.read_text())
+
+
+def ended(pid: int, timeout: float = 30) -> bool:
+    """Whether process `pid` ends within `timeout` (ended but not yet
+    reaped by its new parent counts); killed if not, so that a failing
+    test leaves nothing running."""
+    import signal
+    import time
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        try:
+            with open(f'/proc/{pid}/stat') as f:
+                if f.read().split(') ')[1].startswith('Z'):
+                    return True
+        except (OSError, IndexError):
+            pass  # (no /proc: macOS) its new parent reaps it soon
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    return False

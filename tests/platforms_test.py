@@ -16,6 +16,7 @@ import pytest
 
 from testing.util import agitmem
 from testing.util import agitmem_argv
+from testing.util import ended
 from testing.util import git
 from testing.util import tip
 
@@ -247,24 +248,6 @@ def test_a_stopped_process_tree_leaves_nothing_running(kind: str, tmp_path: Path
         pytest.fail('the grandchild still runs')
 
 
-def _gone(pid: int, timeout: float = 10) -> bool:
-    """`pid` has ended (a zombie not yet reaped by its new parent counts)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        stat = Path(f'/proc/{pid}/stat')
-        try:
-            if stat.read_text().split(') ')[1].startswith('Z'):
-                return True
-        except (OSError, IndexError):
-            pass
-        time.sleep(0.05)
-    return False
-
-
 @pytest.mark.skipif(sys.platform == 'win32', reason='POSIX signals')
 @pytest.mark.parametrize('sig', ('SIGTERM', 'SIGHUP'))
 @pytest.mark.parametrize('group', (True, False))
@@ -290,10 +273,7 @@ def test_a_signal_as_a_child_begins_stops_it_too(tmp_path: Path, sig: str, group
         [sys.executable, '-c', code], capture_output=True, text=True, timeout=60,
         env={**os.environ, 'PYTHONPATH': str(ROOT)},
     )
-    child = int(pidfile.read_text())
-    stopped = _gone(child)
-    if not stopped:
-        os.kill(child, 9)
+    stopped = ended(int(pidfile.read_text()), timeout=10)
     import signal
     assert (proc.returncode, proc.stdout, stopped) == (-getattr(signal, sig), '', True), proc.stderr
 

@@ -181,7 +181,6 @@ def _nothing(memory: Path) -> None:
 def test_plumbing_save_writes_what_pygit2_writes(
         tmp_path: Path, change: Callable[[Path], None], force: bool,
 ) -> None:
-    import json
     import shutil
     first = tmp_path / 'pygit2'
     first.mkdir()
@@ -231,7 +230,6 @@ def test_a_tip_begun_ahead_that_moved_is_never_the_base(memrepo: Path, meanwhile
     runs, before the writers' lock: a commit another writer made in the
     meantime (through agitmem, or by `git update-ref` alone) is kept, an
     ancestor of the save's."""
-    import json
     from testing.util import agitmem_argv
     before = git('rev-parse', MAIN, cwd=memrepo).strip()
     if meanwhile == 'note':
@@ -261,7 +259,6 @@ def test_a_tip_begun_ahead_then_deleted_is_created_again(memrepo: Path) -> None:
     aside, a branch renamed): git refused the compare-and-swap as a ref it
     cannot resolve, not one that moved, and state set failed (exit 2,
     state.json put back) where it saved before the tip was read ahead."""
-    import json
     before = git('rev-parse', MAIN, cwd=memrepo).strip()
     proc = run(
         sys.executable, '-c', _BEGUN_THEN_MOVED, json.dumps(['git', 'update-ref', '-d', MAIN]), cwd=memrepo,
@@ -291,13 +288,33 @@ except ChildProcessError:
     reaped = True
 print(json.dumps([(ctx.repo.top, ctx.ref) in store._BEGUN, reaped]))
 '''
-    import json
     proc = run(sys.executable, '-c', code, cwd=memrepo)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == [False, True]
 
 
 # -- checkout -------------------------------------------------------------------
+
+def _checkout(repo: Path, files: dict[str, bytes], prelude: str = '') -> object:
+    """store.checkout of `files` (each named in `only`) in a process of its
+    own, after `prelude`: the paths it changed, or the one line it
+    refused with."""
+    code = f'''
+import json, os
+from agitmem import store
+from agitmem.porcelain import context
+ctx = context.get()
+{prelude}
+files = {{k: bytes.fromhex(v) for k, v in json.loads({json.dumps({k: v.hex() for k, v in files.items()})!r}).items()}}
+try:
+    print(json.dumps(store.checkout(ctx.repo, files, only=set(files))))
+except (OSError, store.AgitmemError) as e:
+    print(json.dumps(str(e)))
+'''
+    proc = run(sys.executable, '-c', code, cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
 
 @pytest.mark.skipif(sys.platform == 'win32', reason='symlinks need a privilege there')
 @pytest.mark.parametrize('link', ['state.json', 'OUTSIDE', '/dev/zero'])
@@ -313,18 +330,8 @@ def test_checkout_replaces_a_link_in_a_files_place(memrepo: Path, link: str) -> 
     state = (memory / 'state.json').read_bytes()
     (memory / 'notes.md').unlink()
     (memory / 'notes.md').symlink_to(str(outside) if link == 'OUTSIDE' else link)
-    code = '''
-import json
-from agitmem import store
-from agitmem.porcelain import context
-ctx = context.get()
-files = {'notes.md': b'- from the snapshot\\n', 'state.json': open('.agent/memory/state.json', 'rb').read()}
-print(json.dumps(store.checkout(ctx.repo, files, only={'notes.md', 'state.json'})))
-'''
-    import json
-    proc = run(sys.executable, '-c', code, cwd=memrepo)
-    assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout) == ['notes.md']
+    files = {'notes.md': b'- from the snapshot\n', 'state.json': state}
+    assert _checkout(memrepo, files) == ['notes.md']
     assert not (memory / 'notes.md').is_symlink()
     assert (memory / 'notes.md').read_bytes() == b'- from the snapshot\n'
     assert (memory / 'state.json').read_bytes() == state
@@ -345,11 +352,7 @@ def test_checkout_never_writes_through_a_directory_swapped_for_a_link(memrepo: P
     memory = memrepo / '.agent' / 'memory'
     state = (memory / 'state.json').read_bytes()
     (memory / 'archive' / '2026').mkdir(parents=True)
-    code = f'''
-import json, os
-from agitmem import store
-from agitmem.porcelain import context
-ctx = context.get()
+    prelude = f'''
 holds = store._holds
 def racing(target, data):
     at = {str(memory / 'archive' / '2026')!r}
@@ -358,17 +361,11 @@ def racing(target, data):
         os.symlink({str(outside) if where == 'OUTSIDE' else '..'!r}, at)
     return holds(target, data)
 store._holds = racing
-files = {{'archive/2026/state.json': b'{{"swapped": true}}\\n'}}
-try:
-    print(json.dumps(store.checkout(ctx.repo, files, only=set(files))))
-except (OSError, store.AgitmemError) as e:
-    print(json.dumps(str(e)))
 '''
-    proc = run(sys.executable, '-c', code, cwd=memrepo)
-    assert proc.returncode == 0, proc.stderr
+    said = _checkout(memrepo, {'archive/2026/state.json': b'{"swapped": true}\n'}, prelude)
     assert list(outside.iterdir()) == []
     assert (memory / 'state.json').read_bytes() == state
-    assert 'link' in json.loads(proc.stdout), proc.stdout
+    assert isinstance(said, str) and 'link' in said, said
 
 
 @pytest.mark.skipif(sys.platform == 'win32', reason='symlinks need a privilege there')
@@ -381,18 +378,6 @@ def test_checkout_never_writes_through_a_link_in_a_directorys_place(memrepo: Pat
     memory = memrepo / '.agent' / 'memory'
     state = (memory / 'state.json').read_bytes()
     (memory / '.d').symlink_to('.')
-    code = '''
-import json
-from agitmem import store
-from agitmem.porcelain import context
-ctx = context.get()
-files = {'.d/state.json': b'{"through": "a link"}\\n'}
-try:
-    print(json.dumps(store.checkout(ctx.repo, files, only=set(files))))
-except (OSError, store.AgitmemError) as e:
-    print(json.dumps(str(e)))
-'''
-    proc = run(sys.executable, '-c', code, cwd=memrepo)
-    assert proc.returncode == 0, proc.stderr
+    said = _checkout(memrepo, {'.d/state.json': b'{"through": "a link"}\n'})
     assert (memory / 'state.json').read_bytes() == state
-    assert 'link' in json.loads(proc.stdout), proc.stdout
+    assert isinstance(said, str) and 'link' in said, said

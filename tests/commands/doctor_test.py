@@ -14,9 +14,11 @@ import pytest
 
 from testing.util import agitmem
 from testing.util import agitmem_argv
+from testing.util import ended
 from testing.util import git
 from testing.util import mem
 from testing.util import ok
+from testing.util import pid_from
 from testing.util import run
 
 
@@ -450,7 +452,6 @@ def test_doctor_killed_stops_the_login_shell_it_began(memrepo: Path, tmp_path: P
     ended by SIGTERM while it waits (`timeout`, an agent's time limit) left
     the shell running, since no signal to doctor reaches its group."""
     import signal
-    import time
     pidfile = tmp_path / 'pid'
     shell = tmp_path / 'slowsh'
     shell.write_text(f'#!/bin/sh\necho $$ > {pidfile}\nexec sleep 60\n')
@@ -460,23 +461,7 @@ def test_doctor_killed_stops_the_login_shell_it_began(memrepo: Path, tmp_path: P
         env={**os.environ, 'SHELL': str(shell)},
         preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL),
     )
-    deadline = time.monotonic() + 30
-    while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    child = int(pidfile.read_text())
+    child = pid_from(pidfile)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=30) == -signal.SIGTERM
-    while time.monotonic() < deadline:
-        try:
-            os.kill(child, 0)
-        except ProcessLookupError:
-            break
-        try:
-            if open(f'/proc/{child}/stat').read().split(') ')[1].startswith('Z'):
-                break  # ended, not reaped yet by its new parent
-        except OSError:
-            pass  # (no /proc: macOS) its new parent reaps it soon
-        time.sleep(0.05)
-    else:
-        os.kill(child, signal.SIGKILL)
-        raise AssertionError('the login shell ran on after doctor was killed')
+    assert ended(child), 'the login shell ran on after doctor was killed'

@@ -9,10 +9,12 @@ import pytest
 
 from testing.util import agitmem_argv
 from testing.util import bad
+from testing.util import ended
 from testing.util import git
 from testing.util import mem
 from testing.util import message
 from testing.util import ok
+from testing.util import pid_from
 from testing.util import tip
 
 
@@ -117,10 +119,8 @@ def test_verify_killed_alone_stops_its_command(memrepo: Path, tmp_path: Path, si
     """An agent's tool time limit kills `agitmem verify` alone: its command,
     in the terminal's group so that ^C reaches it, gets the signal too,
     rather than running on; nothing is recorded."""
-    import os
     import signal
     import subprocess
-    import time
     pidfile = tmp_path / 'pid'
     before = mem(memrepo, 'state.json').read_bytes()
     proc = subprocess.Popen(
@@ -130,26 +130,10 @@ def test_verify_killed_alone_stops_its_command(memrepo: Path, tmp_path: Path, si
         # `nohup`, as CI may run, SIGHUP is ignored, and agitmem keeps that)
         preexec_fn=lambda: signal.signal(getattr(signal, sig), signal.SIG_DFL),
     )
-    deadline = time.monotonic() + 30
-    while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    child = int(pidfile.read_text())
+    child = pid_from(pidfile)
     proc.send_signal(getattr(signal, sig))
     assert proc.wait(timeout=30) == -getattr(signal, sig)
-    while time.monotonic() < deadline:
-        try:
-            os.kill(child, 0)
-        except ProcessLookupError:
-            break
-        try:
-            if open(f'/proc/{child}/stat').read().split(') ')[1].startswith('Z'):
-                break  # ended, not reaped yet by its new parent
-        except OSError:
-            pass  # (no /proc: macOS) its new parent reaps it soon
-        time.sleep(0.05)
-    else:
-        os.kill(child, signal.SIGKILL)
-        raise AssertionError('the command ran on after verify was killed')
+    assert ended(child), 'the command ran on after verify was killed'
     assert mem(memrepo, 'state.json').read_bytes() == before
 
 
@@ -157,35 +141,18 @@ def test_verify_killed_alone_stops_its_command(memrepo: Path, tmp_path: Path, si
 def test_verify_killed_alone_stops_its_commands_children(memrepo: Path, tmp_path: Path) -> None:
     """The command's own children (a test runner's workers) get the
     signal too: ended with their parent, they would run on orphaned."""
-    import os
     import signal
     import subprocess
-    import time
     pidfile = tmp_path / 'pid'
     proc = subprocess.Popen(
         [*agitmem_argv(), 'verify', '--', 'sh', '-c', f'sleep 60 & echo $! > {pidfile}; wait'],
         cwd=memrepo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL),
     )
-    deadline = time.monotonic() + 30
-    while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    worker = int(pidfile.read_text())
+    worker = pid_from(pidfile)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=30) == -signal.SIGTERM
-    while time.monotonic() < deadline:
-        try:
-            os.kill(worker, 0)
-            if open(f'/proc/{worker}/stat').read().split(') ')[1].startswith('Z'):
-                break  # ended, not reaped yet by its new parent
-        except ProcessLookupError:
-            break
-        except OSError:
-            pass  # (no /proc: macOS) its new parent reaps it soon
-        time.sleep(0.05)
-    else:
-        os.kill(worker, signal.SIGKILL)
-        raise AssertionError("the command's child ran on after verify was killed")
+    assert ended(worker), "the command's child ran on after verify was killed"
 
 
 @pytest.mark.skipif(sys.platform == 'win32', reason='POSIX signals')
@@ -195,10 +162,8 @@ def test_verify_interrupted_alone_stops_its_command(memrepo: Path, tmp_path: Pat
     and its command, which no ^C reached, gets the SIGINT passed on, as
     SIGTERM's and SIGHUP's are, rather than running on; nothing is
     recorded."""
-    import os
     import signal
     import subprocess
-    import time
     pidfile = tmp_path / 'pid'
     before = mem(memrepo, 'state.json').read_bytes()
     proc = subprocess.Popen(
@@ -207,27 +172,11 @@ def test_verify_interrupted_alone_stops_its_command(memrepo: Path, tmp_path: Pat
         # SIGINT's default action (a background job's is to ignore it)
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.default_int_handler),
     )
-    deadline = time.monotonic() + 30
-    while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    child = int(pidfile.read_text())
+    child = pid_from(pidfile)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
     assert (proc.returncode, err) == (130, 'agitmem: interrupted\n')
-    while time.monotonic() < deadline:
-        try:
-            os.kill(child, 0)
-        except ProcessLookupError:
-            break
-        try:
-            if open(f'/proc/{child}/stat').read().split(') ')[1].startswith('Z'):
-                break  # ended, not reaped yet by its new parent
-        except OSError:
-            pass  # (no /proc: macOS) its new parent reaps it soon
-        time.sleep(0.05)
-    else:
-        os.kill(child, signal.SIGKILL)
-        raise AssertionError('the command ran on after verify was interrupted')
+    assert ended(child), 'the command ran on after verify was interrupted'
     assert mem(memrepo, 'state.json').read_bytes() == before
 
 
