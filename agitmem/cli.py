@@ -517,6 +517,10 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        # ^C reached no process begun in a group of its own (git, a login
+        # shell doctor began): stopped here, or they would run on
+        from agitmem import platforms
+        platforms.stop_grouped()
         print('agitmem: interrupted', file=sys.stderr)
         return 130
     except BrokenPipeError as e:

@@ -514,6 +514,17 @@ def _stop_live(sig: int, frame: object) -> None:
     end_as(sig)
 
 
+def stop_grouped() -> None:
+    """Stop every tracked process still running in a group of its own
+    (this process ends on ^C, which reaches none of them)."""
+    for proc in _LIVE:
+        try:
+            if proc.pid not in _OWN_GROUP and proc.poll() is None:
+                stop_group(proc.pid)
+        except OSError:
+            pass  # reaped meanwhile
+
+
 def interrupt(proc: subprocess.Popen[Any]) -> None:
     """Pass a SIGINT on to `proc`, begun in this process's group, and to
     what it started, when it still runs.  POSIX; on Windows a console's Ctrl+C reaches the whole

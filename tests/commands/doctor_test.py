@@ -446,11 +446,13 @@ def test_a_settings_file_that_cannot_be_read_is_said(memrepo: Path) -> None:
 
 
 @pytest.mark.skipif(sys.platform == 'win32', reason='POSIX signals')
-def test_doctor_killed_stops_the_login_shell_it_began(memrepo: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize('sig', ['SIGTERM', 'SIGINT'])
+def test_doctor_killed_stops_the_login_shell_it_began(memrepo: Path, tmp_path: Path, sig: str) -> None:
     """doctor begins the user's login shell (in a group of its own, so a
     profile's children stop with it) and reads its PATH later: doctor
-    ended by SIGTERM while it waits (`timeout`, an agent's time limit) left
-    the shell running, since no signal to doctor reaches its group."""
+    ended by SIGTERM while it waits (`timeout`, an agent's time limit), or
+    by ^C, left the shell running, since no signal to doctor reaches its
+    group."""
     import signal
     pidfile = tmp_path / 'pid'
     shell = tmp_path / 'slowsh'
@@ -459,9 +461,13 @@ def test_doctor_killed_stops_the_login_shell_it_began(memrepo: Path, tmp_path: P
     proc = subprocess.Popen(
         [*agitmem_argv(), 'doctor'], cwd=memrepo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         env={**os.environ, 'SHELL': str(shell)},
-        preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL),
+        # the default actions (a background job ignores SIGINT)
+        preexec_fn=lambda: (
+            signal.signal(signal.SIGTERM, signal.SIG_DFL),
+            signal.signal(signal.SIGINT, signal.default_int_handler),
+        ),
     )
     child = pid_from(pidfile)
-    proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=30) == -signal.SIGTERM
+    proc.send_signal(getattr(signal, sig))
+    assert proc.wait(timeout=30) == (130 if sig == 'SIGINT' else -signal.SIGTERM)
     assert ended(child), 'the login shell ran on after doctor was killed'
