@@ -362,6 +362,16 @@ def _state_set_call(argv: list[str]) -> types.SimpleNamespace | None:
     return types.SimpleNamespace(command='state', state_command='set', pairs=argv[2:], ref=None, save=True)
 
 
+def _verify_call(argv: list[str]) -> types.SimpleNamespace | None:
+    """The arguments of `verify -- CMD...` as argparse would give them
+    (`--` kept: the command strips it), read without it: argparse's import
+    comes before the command can run, and verify's tree waits on it."""
+    if argv[:2] != ['verify', '--'] or len(argv) < 3:
+        return None
+    import types
+    return types.SimpleNamespace(command='verify', cmd=argv[1:], ref=None, save=True)
+
+
 def _parsed(command: str | None, argv: list[str]) -> argparse.Namespace:
     """argv by the parser of `command` (None: of every command)."""
     from agitmem import arguments
@@ -487,7 +497,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:2] == ['recovery', 'audit']:
         argv = _options_first(argv)
     try:
-        args = _load_call(argv) or _state_set_call(argv) or _parsed(only, argv)
+        args = _load_call(argv) or _state_set_call(argv) or _verify_call(argv) or _parsed(only, argv)
     except SystemExit as e:
         if e.code != 2 or argv[:1] != ['hook'] or sys.stdin is None or sys.stdin.isatty():
             raise

@@ -178,6 +178,24 @@ def test_any_other_state_call_is_left_to_argparse(argv: list[str]) -> None:
     assert cli._state_set_call(argv) is None
 
 
+@pytest.mark.parametrize('argv', [
+    ['verify', '--', 'true'], ['verify', '--', 'sh', '-c', 'exit 3'], ['verify', '--', '--no-save'],
+    ['verify', '--', 'pytest', '--ref', 'x', '-h'], ['verify', '--', '--'],
+])
+def test_verify_read_without_argparse_as_argparse_reads_it(argv: list[str]) -> None:
+    fast = cli._verify_call(argv)
+    assert fast is not None
+    assert vars(fast) == vars(arguments.build('verify').parse_args(argv))
+
+
+@pytest.mark.parametrize('argv', [
+    ['verify'], ['verify', '--'], ['verify', 'true'], ['verify', '--no-save', '--', 'true'],
+    ['verify', '--ref', 'x', '--', 'true'], ['verify', '-h'],
+])
+def test_any_other_verify_call_is_left_to_argparse(argv: list[str]) -> None:
+    assert cli._verify_call(argv) is None
+
+
 def test_hook_read_without_argparse_as_argparse_reads_it() -> None:
     """`hook EVENT --agent A` is read without argparse: wherever that read
     takes the command line, argparse takes it alike, or refuses only what

@@ -518,6 +518,15 @@ def test_state_set_imports_no_typing_nor_subprocess(worked: Path) -> None:
     assert 'go on' in git('show', 'refs/agitmem/heads/main:state.json', cwd=worked)
 
 
+def test_verify_reads_its_arguments_without_argparse(worked: Path) -> None:
+    """`verify -- CMD`: its command waits on everything imported before it,
+    and its tree on the command (cli._verify_call)."""
+    modules = imported(worked, 'verify', '--', sys.executable, '-c', 'pass', clean=True, entry='agitmem.__main__')
+    assert 'agitmem.porcelain.verifying' in modules  # the probe ran it
+    assert 'argparse' not in modules
+    assert json.loads(git('show', 'refs/agitmem/heads/main:state.json', cwd=worked))['last_verification']['result'] == 'passed'
+
+
 def test_reads_import_no_filelock(worked: Path) -> None:
     for args in (('status',), ('log',)):
         assert 'filelock' not in imported(worked, *args), f'{args[0]} imports filelock'
