@@ -195,6 +195,21 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
+def adopt_orphans() -> None:
+    """Linux: what a child of this process leaves running when it ends
+    (`cmd &` of a shell that exits, a daemon's `setsid -f`) becomes this
+    process's child (PR_SET_CHILD_SUBREAPER), not init's, so that
+    descendants(os.getpid()) still finds it.  Elsewhere, or refused:
+    nothing (an orphan is found by no parent link)."""
+    if not sys.platform.startswith('linux'):
+        return
+    import ctypes
+    try:
+        ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
 def _parents() -> list[tuple[int, int]]:
     """(pid, parent pid) of every process this user can see."""
     if os.path.isfile('/proc/self/stat'):
@@ -498,16 +513,16 @@ def _stop_live(sig: int, frame: object) -> None:
     if _HELD:
         _PENDING[:] = [sig]
         return
+    if _OWN_GROUP:
+        # a child in this process's group, its children too (a test
+        # runner's workers), and what it left running though it has ended
+        # (adopted: adopt_orphans): every descendant, all found before any
+        # is signalled, while each names its parent
+        for pid in descendants(os.getpid()):
+            _kill_quietly(pid, sig)
     for proc in _LIVE:
         try:
-            if proc.poll() is not None:
-                continue
-            if proc.pid in _OWN_GROUP:
-                # its children too (a test runner's workers): all found
-                # before any is signalled, while each names its parent
-                for pid in (proc.pid, *descendants(proc.pid)):
-                    _kill_quietly(pid, sig)
-            else:
+            if proc.poll() is None and proc.pid not in _OWN_GROUP:
                 stop_group(proc.pid)
         except OSError:
             pass  # reaped meanwhile: nothing of it is left to stop
@@ -527,11 +542,13 @@ def stop_grouped() -> None:
 
 def interrupt(proc: subprocess.Popen[Any]) -> None:
     """Pass a SIGINT on to `proc`, begun in this process's group, and to
-    what it started, when it still runs.  POSIX; on Windows a console's Ctrl+C reaches the whole
-    console, and no other can be sent to one process."""
-    if WINDOWS or proc.poll() is not None:
+    what it started or left running (every descendant: see _stop_live).
+    POSIX; on Windows a console's Ctrl+C reaches the whole console, and
+    no other can be sent to one process."""
+    if WINDOWS:
         return
-    for pid in (proc.pid, *descendants(proc.pid)):  # (see _stop_live)
+    proc.poll()  # (reaped when it has ended)
+    for pid in descendants(os.getpid()):
         _kill_quietly(pid, SIGINT)
 
 

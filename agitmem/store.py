@@ -63,7 +63,18 @@ def open_repo(repo: Repo) -> pygit2.Repository:
     # (GIT_DIR=~/.dotfiles GIT_WORK_TREE=~): opened by the git dir git found
     at = repo.root if os.path.lexists(repo.root / '.git') else repo.git_dir
     import pygit2
-    return pygit2.Repository(str(at))
+    try:
+        return pygit2.Repository(str(at))
+    except pygit2.GitError as e:
+        # libgit2 built without SHA-256 (pygit2's wheels): git made it
+        # with --object-format=sha256, a format libgit2 cannot read
+        if 'object format' not in str(e):
+            raise
+        raise AgitmemError(
+            f'{at} is a SHA-256 repository (git init --object-format=sha256): '
+            f'the libgit2 agitmem reads memory with ({pygit2.LIBGIT2_VERSION}) reads SHA-1 '
+            f'repositories only',
+        )
 
 
 # -- the working tree's memory ---------------------------------------------

@@ -188,11 +188,13 @@ def missing_events(agent: str, found: dict[str, list[str]]) -> list[str]:
 
 # `agitmem hook EVENT`, `python -m agitmem hook EVENT`, `agitmem-hook EVENT`:
 # the program as a word of the command (a path to it, quoted, after
-# `timeout 5` or `cd x &&`), then the event; agitmem-hook's events are the
-# ones it is given (it is new: no older names).  A user's own `logger -t
-# agitmem-hook done` or `echo 'agitmem hook ran'` stays theirs.
+# `timeout 5` or `cd x &&`), then one of its events, or any event with
+# the `--agent A` agitmem always writes after it (one no longer used is
+# ours too: stale).  A user's own `logger -t agitmem-hook done` or
+# `echo agitmem hook ran` stays theirs.
 _OURS = re.compile(r'agitmem(?:\.exe)?["\']?\s+hook\s|agitmem-hook')
 _PROGRAMS = ('agitmem', 'agitmem.exe')
+_EVENT_WORDS = [[e] for e in clients.EVENTS]
 
 
 def _is_ours(hook: object) -> bool:
@@ -203,16 +205,33 @@ def _is_ours(hook: object) -> bool:
 
 
 def _runs_ours(command: str) -> bool:
+    """The words of `command` as a POSIX shell splits them, or, with a
+    backslash in it, as Windows does (`C:\\v\\agitmem.exe hook ...`
+    unquoted: a POSIX shell would take the backslashes for escapes)."""
+    return any(_runs_ours_in(argv) for argv in _words(command))
+
+
+def _words(command: str) -> list[list[str]]:
     import shlex
-    try:
-        argv = shlex.split(command)
-    except ValueError:
-        return False  # not a command line a shell runs as one
+    ret = []
+    for escape in ('\\', '') if '\\' in command else ('\\',):
+        lexer = shlex.shlex(command, posix=True)
+        lexer.whitespace_split, lexer.commenters, lexer.escape = True, '', escape
+        try:
+            ret.append(list(lexer))
+        except ValueError:
+            pass  # not a command line a shell runs as one
+    return ret
+
+
+def _runs_ours_in(argv: list[str]) -> bool:
     names = [re.split(r'[\\/]', word)[-1] for word in argv]
     for i, name in enumerate(names[:-1]):
         if name == 'agitmem-hook' and argv[i + 1] in clients.EVENTS:
             return True
-        if name in _PROGRAMS and argv[i + 1] == 'hook' and i + 2 < len(argv):
+        if name in _PROGRAMS and argv[i + 1] == 'hook' and (
+                argv[i + 2:i + 3] in _EVENT_WORDS or argv[i + 3:i + 4] == ['--agent']
+        ):
             return True
     return False
 

@@ -112,7 +112,13 @@ def read_memory(repo: Repo, *, max_file_kb: int) -> Memory:
             except OSError:
                 return
             with open(fd, 'rb') as f:
-                files[shown] = f.read(limit + 1)
+                data = f.read(limit + 1)
+            if len(data) > limit:
+                # grown past the limit since lstat (a note being appended):
+                # over it, not checked as its first limit + 1 bytes
+                sizes[shown] = len(data)
+                return
+            files[shown] = data
 
     root = repo.memorydir
     if os.path.islink(root):

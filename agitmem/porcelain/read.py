@@ -46,11 +46,16 @@ def user_tattoo_path() -> str | None:
         return None
 
 
+# bytes of a memory file read at most: far past max_file_kb (256 KB by
+# default), which a save enforces; a file larger is not taken into memory
+READ_MAX = 64 << 20
+
+
 def read_bytes(path: Path | str, shown: str, *, follow_symlink: bool = False) -> bytes | None:
     """A memory file's bytes, None when it does not exist.  Like a save, it
     takes only a regular file: a symlink (which could point anywhere), a
     FIFO (which would block the read forever) or a directory is refused in
-    one line."""
+    one line, and so is one over READ_MAX (or grown past it meanwhile)."""
     try:
         st = os.stat(path) if follow_symlink else os.lstat(path)
         if stat.S_ISLNK(st.st_mode):
@@ -60,7 +65,13 @@ def read_bytes(path: Path | str, shown: str, *, follow_symlink: bool = False) ->
         # swapped meanwhile for a link, a FIFO or a device: refused
         fd, _ = repo_mod.open_regular(path, follow=follow_symlink)
         with open(fd, 'rb') as f:
-            return f.read()
+            data = f.read(READ_MAX + 1) if st.st_size <= READ_MAX else b''
+        if st.st_size > READ_MAX or len(data) > READ_MAX:
+            raise AgitmemError(
+                f'{shown}: over {READ_MAX >> 20} MB, more than a memory file holds: '
+                f'trim it (or `agitmem archive`)',
+            )
+        return data
     except repo_mod.NotRegularFile:
         raise AgitmemError(f'{shown}: not a regular file') from None
     except FileNotFoundError:

@@ -45,6 +45,8 @@ class Ran(NamedTuple):
 
 
 def _start(cmd: list[str], cwd: os.PathLike[str] | str, group: bool) -> subprocess.Popen[bytes]:
+    if not group:
+        platforms.adopt_orphans()  # what the command leaves is found when verify is killed
     try:
         # tracked: in a group of its own, no signal that ends this process
         # (the MCP server's client ending it) reaches it, so its group is
@@ -169,7 +171,10 @@ def _interrupted(proc: subprocess.Popen[bytes]) -> None:
     try:
         proc.wait(GRACE)
     except subprocess.TimeoutExpired:
-        platforms.interrupt(proc)
+        pass
+    # what runs after GRACE: the command, or what it left (its output
+    # still open: a daemon, `cmd &`), which ran on once the command ended
+    platforms.interrupt(proc)
 
 
 def _shown(cmd: list[str]) -> str:

@@ -315,9 +315,11 @@ def test_duplicates_of_ours_are_removed(tmp_path: Path) -> None:
 
 
 def test_stale_event_of_ours_is_removed(tmp_path: Path) -> None:
+    # an event agitmem no longer uses, as agitmem writes every event (with
+    # --agent: a bare `agitmem hook WORD` is ours only for its own events)
     path = tmp_path / '.claude' / 'settings.json'
     _write(path, {'hooks': {'SessionEnd': [{'hooks': [
-        {'type': 'command', 'command': 'agitmem hook session-end'},
+        {'type': 'command', 'command': 'agitmem hook session-end --agent claude'},
     ]}]}})
     changes = install('claude', tmp_path)
     assert any('stale' in line and 'SessionEnd' in line for line in changes)
@@ -383,6 +385,30 @@ def test_uninstall_takes_the_hook_programs_entries_and_only_them(tmp_path: Path)
         {'type': 'command', 'command': c} for c in [*ours, *theirs]
     ]}]}})
     assert uninstall('claude', tmp_path) == ['.claude/settings.json: removed agitmem Stop hooks (8)']
+    assert [h['command'] for h in _load(path)['hooks']['Stop'][0]['hooks']] == theirs
+
+
+def test_uninstall_reads_words_as_a_shell_and_as_windows_does(tmp_path: Path) -> None:
+    """`agitmem hook` takes one of its events next, as agitmem writes it: a
+    user's `echo agitmem hook ran` (unquoted) stays theirs.  A Windows path
+    unquoted (`C:\\v\\agitmem.exe`: backslashes a POSIX shell would eat)
+    is still agitmem's, as it was before the words were split."""
+    path = tmp_path / '.claude' / 'settings.json'
+    ours = [
+        'C:\\Users\\me\\.venv\\Scripts\\agitmem.exe hook stop --agent claude',
+        'C:\\Users\\me\\.venv\\Scripts\\agitmem hook stop --agent claude',
+        'C:\\Users\\me\\.venv\\Scripts\\agitmem-hook stop --agent claude',
+        'C:\\Python312\\python.exe -P -m agitmem hook stop --agent claude',
+    ]
+    theirs = [
+        'echo agitmem hook ran >> /tmp/hooks.log', 'logger -t agitmem hook fired',
+        'notify-send agitmem hook finished', 'git commit -qam agitmem hook done',
+        'C:\\tools\\myagitmem.exe hook stop',
+    ]
+    _write(path, {'hooks': {'Stop': [{'hooks': [
+        {'type': 'command', 'command': c} for c in [*ours, *theirs]
+    ]}]}})
+    assert uninstall('claude', tmp_path) == [f'.claude/settings.json: removed agitmem Stop hooks ({len(ours)})']
     assert [h['command'] for h in _load(path)['hooks']['Stop'][0]['hooks']] == theirs
 
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from agitmem.checks.size import check
 from testing.util import agitmem
@@ -27,3 +28,27 @@ def test_through_the_cli_with_max_file_kb(memrepo: Path) -> None:
     assert f'error size {PATH}: 3 KB, over max_file_kb (1 KB)' in proc.stdout
     # a file too big to read is not read: no other check trips over it
     assert proc.stdout.count('\nerror ') + proc.stdout.startswith('error ') == 1
+
+
+def test_a_file_grown_past_the_limit_while_read_is_over_it(memrepo: Path, monkeypatch: Any) -> None:
+    """lstat found it within max_file_kb, then it grew before it was read
+    (a note being appended): its size is what was read, so it is over the
+    limit, not checked as its first max_file_kb + 1 bytes and passed."""
+    import os
+
+    from agitmem import repo as repo_mod
+    from agitmem.checks import run
+    notes = mem(memrepo, 'notes.md')
+    notes.write_text('- ' + 'x' * 3000 + '\n')
+    real = os.lstat
+
+    def small(path: Any, *a: Any, **k: Any) -> os.stat_result:
+        st = real(path, *a, **k)
+        if os.fspath(path) == str(notes):
+            return os.stat_result((*st[:6], 10, *st[7:]))  # as it was before it grew
+        return st
+    monkeypatch.setattr(os, 'lstat', small)
+    read = run.read_memory(repo_mod.find(memrepo), max_file_kb=1)
+    assert read.sizes[PATH] > 1024
+    assert PATH not in read.files
+    assert PATH in [f.path for f in check(read.sizes, max_file_kb=1)]

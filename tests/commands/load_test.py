@@ -264,3 +264,17 @@ def test_load_trusts_no_check_record_but_its_own(memrepo: Path, tmp_path: Path, 
     path.write_text('{"id": "A-001"}\n')
     assert '- A-001: ' in ok('load', cwd=memrepo)
     assert outside.read_bytes() == right  # never written through the link
+
+
+def test_a_memory_file_too_large_to_read_is_one_line(memrepo: Path) -> None:
+    """A memory file of tens of MB (sparse here: no disk) is not read
+    whole into memory by load and the commands that edit a layer: past
+    read.READ_MAX it is one line (a 3 GB notes.md ended load in a
+    MemoryError under a memory limit, and took its size in memory
+    without one)."""
+    with open(mem(memrepo, 'notes.md'), 'r+b') as f:
+        f.truncate(80 << 20)
+    out = agitmem('load', cwd=memrepo)
+    assert 'Traceback' not in out.stderr, out.stderr
+    assert '.agent/memory/notes.md: over 64 MB' in out.stdout + out.stderr
+    assert '.agent/memory/notes.md: over 64 MB' in bad('note', 'one more', cwd=memrepo)

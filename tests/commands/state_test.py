@@ -155,6 +155,33 @@ def test_verify_killed_alone_stops_its_commands_children(memrepo: Path, tmp_path
     assert ended(worker), "the command's child ran on after verify was killed"
 
 
+@pytest.mark.skipif(not sys.platform.startswith('linux'), reason='Linux: a subreaper adopts the orphans')
+@pytest.mark.parametrize('sig', ('SIGTERM', 'SIGHUP', 'SIGINT'))
+def test_verify_killed_alone_stops_what_its_ended_command_left(memrepo: Path, tmp_path: Path, sig: str) -> None:
+    """The command has ended, but a child it left (`setsid -f`, a daemon:
+    an orphan in a session of its own) holds its output open, so verify
+    still reads it.  verify killed alone then signals that child too; its
+    parent gone, it was found by no parent link and ran on."""
+    import signal
+    import subprocess
+    pidfile = tmp_path / 'pid'
+    before = mem(memrepo, 'state.json').read_bytes()
+    proc = subprocess.Popen(
+        [*agitmem_argv(), 'verify', '--', 'sh', '-c',
+         f'setsid -f sh -c "echo \\$\\$ > {pidfile}; exec sleep 60"; exit 0'],
+        cwd=memrepo, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(
+            getattr(signal, sig), signal.default_int_handler if sig == 'SIGINT' else signal.SIG_DFL,
+        ),
+    )
+    daemon = pid_from(pidfile)
+    proc.send_signal(getattr(signal, sig))
+    _, err = proc.communicate(timeout=30)
+    assert (proc.returncode, err) == ((130, 'agitmem: interrupted\n') if sig == 'SIGINT' else (-getattr(signal, sig), ''))
+    assert ended(daemon), 'what the command left ran on after verify was killed'
+    assert mem(memrepo, 'state.json').read_bytes() == before
+
+
 @pytest.mark.skipif(sys.platform == 'win32', reason='POSIX signals')
 def test_verify_interrupted_alone_stops_its_command(memrepo: Path, tmp_path: Path) -> None:
     """A SIGINT sent to `agitmem verify` alone (an agent's interrupt, `kill
