@@ -874,9 +874,12 @@ def changed_paths_from(repo: Repo, old_trees: Iterable[str], new_tree: str) -> d
     known = known_diffs(repo)
     asks = [old for old in olds if (old, new_tree) not in known]
     if asks:
+        # the trees as their ids name them: no `git replace` stands in for
+        # one (what is kept must not change when refs/replace/ does)
+        env = {**(trees_only(repo) or {}), 'GIT_NO_REPLACE_OBJECTS': '1'}
         done = git_each(*(
             ('diff-tree', '-r', '-z', '--name-only', '--no-renames', old, new_tree) for old in asks
-        ), cwd=repo.top, env=trees_only(repo))
+        ), cwd=repo.top, env=env)
         for old, proc in zip(asks, done):
             if proc.returncode == 0:
                 known[(old, new_tree)] = [p for p in proc.stdout.split('\0') if p]

@@ -512,3 +512,16 @@ def test_the_diffs_file_as_a_link_or_a_fifo_is_none(tmp: Path, tmp_path: Path) -
     cache.unlink()
     os.mkfifo(cache)
     assert repo_mod.changed_paths_from(repo, [a], b) == {a: ['a.py']}
+
+
+def test_the_paths_kept_are_the_trees_own_whatever_git_replace_says(tmp: Path) -> None:
+    """A `git replace` of a tree changes what git diffs for its id; the
+    paths kept for a pair of ids are the trees' own, so that none goes
+    stale when refs/replace/ changes."""
+    git('init', '-q', cwd=tmp)
+    a = _commit_tree(tmp, {'a.py': '1\n'})
+    b = _commit_tree(tmp, {'a.py': '2\n'})
+    other = _commit_tree(tmp, {'a.py': '2\n', 'x.py': 'x\n'})
+    git('replace', b, other, cwd=tmp)
+    repo = repo_mod.find(tmp)
+    assert repo_mod.changed_paths_from(repo, [a], b) == {a: ['a.py']}
