@@ -142,6 +142,7 @@ def run(
     if not cmd:
         raise AgitmemError('verify needs a command: agitmem verify -- CMD...')
     read.state(ctx.repo)  # refuse a broken state.json before running anything
+    _refuse_unreadable(ctx)
     if timeout is not None:
         ran = run_bounded(cmd, ctx.repo.root, timeout)
         output = ran.output.decode('utf-8', 'replace')
@@ -167,6 +168,21 @@ def run(
         _interrupted(proc)
         raise
     return _record(ctx, _shown(cmd), code, b''.join(chunks).decode('utf-8', 'replace'), save=save)
+
+
+def _refuse_unreadable(ctx: Context) -> None:
+    """A repository the memory's store cannot open (SHA-256, which
+    pygit2's libgit2 does not read) refused before the command runs, not
+    once it has: the repository's own config names its object format."""
+    import re
+    try:
+        with open(ctx.repo.common_dir / 'config', 'rb') as f:
+            text = f.read(1 << 20)
+    except OSError:
+        return
+    if re.search(rb'(?im)^\s*objectformat\s*=\s*"?sha256', text):
+        from agitmem import store
+        store.open_repo(ctx.repo)  # its one line, where libgit2 reads SHA-1 only
 
 
 def _read(proc: subprocess.Popen[bytes], take: Callable[[bytes], None], ours: set[int]) -> bool:
