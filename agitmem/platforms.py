@@ -210,6 +210,35 @@ def adopt_orphans() -> None:
         pass
 
 
+def children() -> set[int]:
+    """The processes this one began that the system lists now.  POSIX."""
+    me = os.getpid()
+    return {pid for pid, parent in _parents() if parent == me}
+
+
+def reap_adopted(ours: set[int]) -> None:
+    """Reap each ended child of this process not in `ours` (those it began,
+    which their own waits reap): what adopt_orphans made its child, a
+    zombie until this process ends otherwise (init would have reaped it).
+    Linux; elsewhere nothing is adopted."""
+    if not os.path.isfile('/proc/self/stat'):
+        return
+    me = str(os.getpid()).encode()
+    for name in os.listdir('/proc'):
+        if not name.isdigit() or int(name) in ours:
+            continue
+        try:
+            with open(f'/proc/{name}/stat', 'rb') as f:
+                state, parent = f.read().rsplit(b')', 1)[1].split()[:2]
+        except (OSError, ValueError):
+            continue  # not a process, or ended meanwhile
+        if state == b'Z' and parent == me:
+            try:
+                os.waitpid(int(name), os.WNOHANG)
+            except ChildProcessError:
+                pass
+
+
 def _parents() -> list[tuple[int, int]]:
     """(pid, parent pid) of every process this user can see."""
     if os.path.isfile('/proc/self/stat'):

@@ -224,9 +224,21 @@ def _words(command: str) -> list[list[str]]:
     return ret
 
 
+# programs that run the command their words name (`timeout 5 agitmem
+# hook ...`); any other first word takes `agitmem hook stop` as its text
+# (echo, logger, git commit -m)
+_WRAPPERS = ('timeout', 'env', 'nice', 'nohup', 'exec', 'command', 'time', 'stdbuf', 'setsid')
+_SEPARATORS = ('&&', '||', ';', '|', '&')
+
+
 def _runs_ours_in(argv: list[str]) -> bool:
     names = [re.split(r'[\\/]', word)[-1] for word in argv]
+    first = 0  # where the command each word is in begins
     for i, name in enumerate(names[:-1]):
+        if i > 0 and (argv[i - 1] in _SEPARATORS or argv[i - 1].endswith(';')):
+            first = i
+        if not (first == i or argv[i - 1] == '-m' or names[first] in _WRAPPERS):
+            continue
         if name == 'agitmem-hook' and argv[i + 1] in clients.EVENTS:
             return True
         if name in _PROGRAMS and argv[i + 1] == 'hook' and (

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+import sys
 from collections.abc import Callable
 from typing import Any
 from typing import NamedTuple
@@ -141,25 +142,82 @@ def run(
     if not cmd:
         raise AgitmemError('verify needs a command: agitmem verify -- CMD...')
     read.state(ctx.repo)  # refuse a broken state.json before running anything
+    _refuse_unreadable(ctx)
     if timeout is not None:
         ran = run_bounded(cmd, ctx.repo.root, timeout)
         output = ran.output.decode('utf-8', 'replace')
         if ran.timed_out:
             output += f'\nstopped after {timeout:g}s\n'
         return _record(ctx, _shown(cmd), ran.code, output, save=save, timed_out=ran.timed_out)
+    ours = set() if platforms.WINDOWS else platforms.children()
     proc = _start(cmd, ctx.repo.root, group=False)
-    assert proc.stdout is not None
     chunks: list[bytes] = []
+
+    def take(chunk: bytes) -> None:
+        if echo is not None:
+            echo(chunk)
+        chunks.append(chunk)
     try:
-        for chunk in iter(proc.stdout.readline, b''):
-            if echo is not None:
-                echo(chunk)
-            chunks.append(chunk)
+        if _read(proc, take, {*ours, proc.pid}):
+            print(
+                f'agitmem: verify: {cmd[0]} has ended, but its output is still open '
+                f'(held by what it left running, not waited for)', file=sys.stderr,
+            )
         code = proc.wait()
     except KeyboardInterrupt:
         _interrupted(proc)
         raise
     return _record(ctx, _shown(cmd), code, b''.join(chunks).decode('utf-8', 'replace'), save=save)
+
+
+def _refuse_unreadable(ctx: Context) -> None:
+    """A repository the memory's store cannot open (SHA-256, which
+    pygit2's libgit2 does not read) refused before the command runs, not
+    once it has: the repository's own config names its object format."""
+    import re
+    try:
+        with open(ctx.repo.common_dir / 'config', 'rb') as f:
+            text = f.read(1 << 20)
+    except OSError:
+        return
+    if re.search(rb'(?im)^\s*objectformat\s*=\s*"?sha256', text):
+        from agitmem import store
+        store.open_repo(ctx.repo)  # its one line, where libgit2 reads SHA-1 only
+
+
+def _read(proc: subprocess.Popen[bytes], take: Callable[[bytes], None], ours: set[int]) -> bool:
+    """Give `take` the command's output as it comes, until every writer
+    has closed it or GRACE seconds after the command ended (what it left
+    running, `srv &`, a daemon, may hold it open for as long as it runs:
+    True then, and it runs on).  What the command leaves and ends meanwhile
+    is reaped (platforms.reap_adopted) while it runs."""
+    assert proc.stdout is not None
+    if platforms.WINDOWS:
+        for chunk in iter(proc.stdout.readline, b''):
+            take(chunk)
+        return False
+    import select
+    import time
+    fd = proc.stdout.fileno()
+    ended: float | None = None
+    reaped = time.monotonic()
+    while True:
+        now = time.monotonic()
+        if ended is None:
+            if now - reaped >= 1.0:
+                platforms.reap_adopted(ours)
+                reaped = now
+            if proc.poll() is not None:
+                ended = now
+        wait = 0.1 if ended is None else ended + GRACE - now
+        if wait <= 0:
+            return True
+        ready, _, _ = select.select([fd], [], [], wait)
+        if ready:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return False  # every writer closed it
+            take(chunk)
 
 
 def _interrupted(proc: subprocess.Popen[bytes]) -> None:

@@ -412,6 +412,32 @@ def test_uninstall_reads_words_as_a_shell_and_as_windows_does(tmp_path: Path) ->
     assert [h['command'] for h in _load(path)['hooks']['Stop'][0]['hooks']] == theirs
 
 
+def test_uninstall_leaves_a_hook_that_names_an_event_in_its_text(tmp_path: Path) -> None:
+    """`agitmem hook stop` as words another program prints or passes on
+    (echo, logger, git commit -m) is not agitmem run: the program is ours
+    where a command begins, run by python -m, or after a wrapper (timeout,
+    env, nice).  These were removed: a word `agitmem`, `hook`, an event."""
+    path = tmp_path / '.claude' / 'settings.json'
+    ours = [
+        'agitmem hook stop --agent claude',
+        'timeout 5 agitmem hook stop --agent claude',
+        'env A=1 agitmem-hook stop --agent claude',
+        'cd /srv && agitmem hook stop --agent claude',
+        'true; agitmem hook stop --agent claude',
+        '/opt/v/bin/python3 -P -m agitmem hook stop --agent claude',
+    ]
+    theirs = [
+        'echo agitmem hook stop >> /tmp/hooks.log', 'logger -t agitmem hook stop',
+        'notify-send agitmem hook stop', 'git commit -qam agitmem hook stop --agent claude',
+        'echo agitmem-hook stop', 'echo C:\\agitmem hook stop',
+    ]
+    _write(path, {'hooks': {'Stop': [{'hooks': [
+        {'type': 'command', 'command': c} for c in [*ours, *theirs]
+    ]}]}})
+    assert uninstall('claude', tmp_path) == [f'.claude/settings.json: removed agitmem Stop hooks ({len(ours)})']
+    assert [h['command'] for h in _load(path)['hooks']['Stop'][0]['hooks']] == theirs
+
+
 def test_uninstall_without_a_file(tmp_path: Path) -> None:
     assert uninstall('gemini', tmp_path) == []
     assert not (tmp_path / '.gemini').exists()

@@ -208,3 +208,22 @@ def test_a_sha256_repository_is_one_line_not_a_traceback(tmp_path: Path) -> None
     (tmp_path / '.agent' / 'memory').mkdir(parents=True)
     for args in (('status',), ('state', 'set', 'current_goal=x'), ('note', 'hi'), ('log',), ('doctor',)):
         assert 'SHA-256' in bad(*args, cwd=tmp_path), args
+
+
+def test_verify_in_a_sha256_repository_refuses_before_running(tmp_path: Path) -> None:
+    """verify cannot record in a SHA-256 repository: it says so before its
+    command runs (it ran the whole command first, a test suite's minutes,
+    then refused to record it)."""
+    git('init', '-q', '--object-format=sha256', str(tmp_path), cwd=tmp_path)
+    git('commit', '-q', '--allow-empty', '-m', 'first', cwd=tmp_path)
+    import pygit2
+    try:
+        pygit2.Repository(str(tmp_path))
+    except pygit2.GitError:
+        pass
+    else:
+        pytest.skip('this libgit2 opens SHA-256 repositories')
+    (tmp_path / '.agent' / 'memory').mkdir(parents=True)
+    ran = tmp_path / 'ran'
+    assert 'SHA-256' in bad('verify', '--', 'sh', '-c', f'touch {ran}', cwd=tmp_path)
+    assert not ran.exists(), 'the command ran though nothing could be recorded'

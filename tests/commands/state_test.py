@@ -182,6 +182,46 @@ def test_verify_killed_alone_stops_what_its_ended_command_left(memrepo: Path, tm
     assert mem(memrepo, 'state.json').read_bytes() == before
 
 
+@pytest.mark.skipif(sys.platform == 'win32', reason='POSIX: the output read with select')
+def test_verify_ends_when_its_command_ends_though_what_it_left_holds_the_output(memrepo: Path, tmp_path: Path) -> None:
+    """The command ended, but what it left running (`srv &`, a daemon that
+    keeps its stdout) holds the output open: verify records the run once
+    the command has ended (it read on until that child ended: forever,
+    for a server), says why it stopped reading, and leaves the child
+    running, as the command meant."""
+    import subprocess
+    import time
+    pidfile = tmp_path / 'pid'
+    began = time.monotonic()
+    proc = subprocess.run(
+        [*agitmem_argv(), 'verify', '--', 'sh', '-c', f'sh -c "echo \\$\\$ > {pidfile}; exec sleep 20" & echo ran'],
+        cwd=memrepo, capture_output=True, text=True, timeout=50,
+    )
+    child = pid_from(pidfile)
+    try:
+        assert time.monotonic() - began < 10, 'verify waited for what its command left'
+        assert proc.returncode == 0, proc.stderr
+        assert 'ran\n' in proc.stdout
+        assert 'still open' in proc.stderr
+        assert _state(memrepo)['last_verification']['result'] == 'passed'  # type: ignore[index]
+        assert not ended(child, 0.5), 'what the command left running was stopped'
+    finally:
+        ended(child, 0)  # (killed)
+
+
+@pytest.mark.skipif(not sys.platform.startswith('linux'), reason='Linux: a subreaper adopts the orphans')
+def test_verify_reaps_what_its_command_left_that_ended(memrepo: Path) -> None:
+    """verify adopts what its command leaves running (adopt_orphans); each
+    that ends is reaped while the command runs (they were zombies until
+    verify ended: a suite that forks its servers away filled the process
+    table, where init would have reaped them)."""
+    count = (
+        'z=0; for f in /proc/[0-9]*/stat; do set -- $(cat $f 2>/dev/null | sed "s/.*) //"); '
+        '[ "$1 $2" = "Z $PPID" ] && z=$((z+1)); done; echo zombies=$z; [ $z -lt 20 ]'
+    )
+    ok('verify', '--', 'sh', '-c', f'for i in $(seq 100); do (true &); done; sleep 1; {count}', cwd=memrepo)
+
+
 @pytest.mark.skipif(sys.platform == 'win32', reason='POSIX signals')
 def test_verify_interrupted_alone_stops_its_command(memrepo: Path, tmp_path: Path) -> None:
     """A SIGINT sent to `agitmem verify` alone (an agent's interrupt, `kill
