@@ -210,19 +210,15 @@ def adopt_orphans() -> None:
         pass
 
 
-def children() -> set[int]:
-    """The processes this one began that the system lists now.  POSIX."""
-    me = os.getpid()
-    return {pid for pid, parent in _parents() if parent == me}
-
-
-def reap_adopted(ours: set[int]) -> None:
-    """Reap each ended child of this process not in `ours` (those it began,
-    which their own waits reap): what adopt_orphans made its child, a
-    zombie until this process ends otherwise (init would have reaped it).
-    Linux; elsewhere nothing is adopted."""
+def reap_adopted() -> None:
+    """Reap each ended child of this process that it did not begin (those
+    it began through `start`, which their own waits reap, are let be):
+    what adopt_orphans made its child, a zombie until this process ends
+    otherwise (init would have reaped it).  Linux; elsewhere nothing is
+    adopted."""
     if not os.path.isfile('/proc/self/stat'):
         return
+    ours = {p.pid for p in _LIVE}
     me = str(os.getpid()).encode()
     for name in os.listdir('/proc'):
         if not name.isdigit() or int(name) in ours:

@@ -232,18 +232,26 @@ _SEPARATORS = ('&&', '||', ';', '|', '&')
 
 
 def _runs_ours_in(argv: list[str]) -> bool:
+    """agitmem's program, then its event and `--agent A` as agitmem writes
+    them (`_command`), anywhere: a launcher given by `install --command`
+    (`uvx agitmem`, `pipx run agitmem`) comes before it.  Without
+    `--agent` (an older or hand-written entry), only where a command
+    begins, after python's `-m`, or after a wrapper."""
     names = [re.split(r'[\\/]', word)[-1] for word in argv]
     first = 0  # where the command each word is in begins
     for i, name in enumerate(names[:-1]):
         if i > 0 and (argv[i - 1] in _SEPARATORS or argv[i - 1].endswith(';')):
             first = i
-        if not (first == i or argv[i - 1] == '-m' or names[first] in _WRAPPERS):
+        if name == 'agitmem-hook':
+            event = argv[i + 1:i + 2]
+        elif name in _PROGRAMS and argv[i + 1] == 'hook':
+            event = argv[i + 2:i + 3]
+        else:
             continue
-        if name == 'agitmem-hook' and argv[i + 1] in clients.EVENTS:
+        written = argv[i + len(event) + (1 if name == 'agitmem-hook' else 2):][:1] == ['--agent']
+        if written and event:
             return True
-        if name in _PROGRAMS and argv[i + 1] == 'hook' and (
-                argv[i + 2:i + 3] in _EVENT_WORDS or argv[i + 3:i + 4] == ['--agent']
-        ):
+        if event in _EVENT_WORDS and (first == i or argv[i - 1] == '-m' or names[first] in _WRAPPERS):
             return True
     return False
 

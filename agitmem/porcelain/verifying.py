@@ -149,7 +149,6 @@ def run(
         if ran.timed_out:
             output += f'\nstopped after {timeout:g}s\n'
         return _record(ctx, _shown(cmd), ran.code, output, save=save, timed_out=ran.timed_out)
-    ours = set() if platforms.WINDOWS else platforms.children()
     proc = _start(cmd, ctx.repo.root, group=False)
     chunks: list[bytes] = []
 
@@ -158,7 +157,7 @@ def run(
             echo(chunk)
         chunks.append(chunk)
     try:
-        if _read(proc, take, {*ours, proc.pid}):
+        if _read(proc, take):
             print(
                 f'agitmem: verify: {cmd[0]} has ended, but its output is still open '
                 f'(held by what it left running, not waited for)', file=sys.stderr,
@@ -185,7 +184,7 @@ def _refuse_unreadable(ctx: Context) -> None:
         store.open_repo(ctx.repo)  # its one line, where libgit2 reads SHA-1 only
 
 
-def _read(proc: subprocess.Popen[bytes], take: Callable[[bytes], None], ours: set[int]) -> bool:
+def _read(proc: subprocess.Popen[bytes], take: Callable[[bytes], None]) -> bool:
     """Give `take` the command's output as it comes, until every writer
     has closed it or GRACE seconds after the command ended (what it left
     running, `srv &`, a daemon, may hold it open for as long as it runs:
@@ -205,7 +204,7 @@ def _read(proc: subprocess.Popen[bytes], take: Callable[[bytes], None], ours: se
         now = time.monotonic()
         if ended is None:
             if now - reaped >= 1.0:
-                platforms.reap_adopted(ours)
+                platforms.reap_adopted()
                 reaped = now
             if proc.poll() is not None:
                 ended = now

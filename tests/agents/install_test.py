@@ -425,11 +425,14 @@ def test_uninstall_leaves_a_hook_that_names_an_event_in_its_text(tmp_path: Path)
         'cd /srv && agitmem hook stop --agent claude',
         'true; agitmem hook stop --agent claude',
         '/opt/v/bin/python3 -P -m agitmem hook stop --agent claude',
+        # what `install --command` writes: its launcher, then agitmem's words
+        'uvx agitmem hook stop --agent claude', 'pipx run agitmem hook stop --agent claude',
+        'uv run --with agitmem agitmem-hook stop --agent claude',
+        'agitmem hook stop',  # an older entry, where a command begins
     ]
     theirs = [
         'echo agitmem hook stop >> /tmp/hooks.log', 'logger -t agitmem hook stop',
-        'notify-send agitmem hook stop', 'git commit -qam agitmem hook stop --agent claude',
-        'echo agitmem-hook stop', 'echo C:\\agitmem hook stop',
+        'notify-send agitmem hook stop', 'echo agitmem-hook stop', 'echo C:\\agitmem hook stop',
     ]
     _write(path, {'hooks': {'Stop': [{'hooks': [
         {'type': 'command', 'command': c} for c in [*ours, *theirs]

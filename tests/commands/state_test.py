@@ -158,17 +158,18 @@ def test_verify_killed_alone_stops_its_commands_children(memrepo: Path, tmp_path
 @pytest.mark.skipif(not sys.platform.startswith('linux'), reason='Linux: a subreaper adopts the orphans')
 @pytest.mark.parametrize('sig', ('SIGTERM', 'SIGHUP', 'SIGINT'))
 def test_verify_killed_alone_stops_what_its_ended_command_left(memrepo: Path, tmp_path: Path, sig: str) -> None:
-    """The command has ended, but a child it left (`setsid -f`, a daemon:
-    an orphan in a session of its own) holds its output open, so verify
-    still reads it.  verify killed alone then signals that child too; its
-    parent gone, it was found by no parent link and ran on."""
+    """A child the command left (`setsid -f`, a daemon: an orphan in a
+    session of its own, its parent gone) while the command runs on.
+    verify killed alone signals it too: it was found by no parent link
+    and ran on.  (The command runs on so that the kill comes before verify
+    ends: once the command has ended, verify waits GRACE for its output.)"""
     import signal
     import subprocess
     pidfile = tmp_path / 'pid'
     before = mem(memrepo, 'state.json').read_bytes()
     proc = subprocess.Popen(
         [*agitmem_argv(), 'verify', '--', 'sh', '-c',
-         f'setsid -f sh -c "echo \\$\\$ > {pidfile}; exec sleep 60"; exit 0'],
+         f'setsid -f sh -c "echo \\$\\$ > {pidfile}; exec sleep 60"; exec sleep 30'],
         cwd=memrepo, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
         preexec_fn=lambda: signal.signal(
             getattr(signal, sig), signal.default_int_handler if sig == 'SIGINT' else signal.SIG_DFL,
