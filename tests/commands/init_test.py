@@ -191,39 +191,34 @@ def test_the_reflog_is_gits(memrepo: Path) -> None:
 
 
 
-def test_a_sha256_repository_is_one_line_not_a_traceback(tmp_path: Path) -> None:
-    """libgit2 built without SHA-256 (pygit2's wheels) cannot open a
-    repository made with --object-format=sha256: each command that opens
-    the memory's store says so in one line (each ended in a traceback)."""
+@pytest.fixture
+def sha256_repo(tmp_path: Path) -> Path:
+    """A repository made with --object-format=sha256, which libgit2 built
+    without SHA-256 (pygit2's wheels) cannot open."""
     git('init', '-q', '--object-format=sha256', str(tmp_path), cwd=tmp_path)
     git('commit', '-q', '--allow-empty', '-m', 'first', cwd=tmp_path)
     import pygit2
     try:
         pygit2.Repository(str(tmp_path))
     except pygit2.GitError:
-        pass
-    else:
-        pytest.skip('this libgit2 opens SHA-256 repositories')
-    assert 'SHA-256' in bad('init', cwd=tmp_path)
-    (tmp_path / '.agent' / 'memory').mkdir(parents=True)
+        return tmp_path
+    pytest.skip('this libgit2 opens SHA-256 repositories')
+
+
+def test_a_sha256_repository_is_one_line_not_a_traceback(sha256_repo: Path) -> None:
+    """Each command that opens the memory's store says so in one line
+    (each ended in a traceback)."""
+    assert 'SHA-256' in bad('init', cwd=sha256_repo)
+    (sha256_repo / '.agent' / 'memory').mkdir(parents=True)
     for args in (('status',), ('state', 'set', 'current_goal=x'), ('note', 'hi'), ('log',), ('doctor',)):
-        assert 'SHA-256' in bad(*args, cwd=tmp_path), args
+        assert 'SHA-256' in bad(*args, cwd=sha256_repo), args
 
 
-def test_verify_in_a_sha256_repository_refuses_before_running(tmp_path: Path) -> None:
+def test_verify_in_a_sha256_repository_refuses_before_running(sha256_repo: Path) -> None:
     """verify cannot record in a SHA-256 repository: it says so before its
     command runs (it ran the whole command first, a test suite's minutes,
     then refused to record it)."""
-    git('init', '-q', '--object-format=sha256', str(tmp_path), cwd=tmp_path)
-    git('commit', '-q', '--allow-empty', '-m', 'first', cwd=tmp_path)
-    import pygit2
-    try:
-        pygit2.Repository(str(tmp_path))
-    except pygit2.GitError:
-        pass
-    else:
-        pytest.skip('this libgit2 opens SHA-256 repositories')
-    (tmp_path / '.agent' / 'memory').mkdir(parents=True)
-    ran = tmp_path / 'ran'
-    assert 'SHA-256' in bad('verify', '--', 'sh', '-c', f'touch {ran}', cwd=tmp_path)
+    (sha256_repo / '.agent' / 'memory').mkdir(parents=True)
+    ran = sha256_repo / 'ran'
+    assert 'SHA-256' in bad('verify', '--', 'sh', '-c', f'touch {ran}', cwd=sha256_repo)
     assert not ran.exists(), 'the command ran though nothing could be recorded'
