@@ -172,14 +172,17 @@ def run(
 def _refuse_unreadable(ctx: Context) -> None:
     """A repository the memory's store cannot open (SHA-256, which
     pygit2's libgit2 does not read) refused before the command runs, not
-    once it has: the repository's own config names its object format."""
-    import re
+    once it has: the repository's own config names its object format.
+    Any config that names the key is opened (libgit2 decides): git reads
+    its value however it is spelled (`[extensions] objectformat = sha256`
+    on one line, `"sha"256`, a value continued with a backslash), and a
+    key's name cannot be split."""
     try:
         with open(ctx.repo.common_dir / 'config', 'rb') as f:
             text = f.read(1 << 20)
     except OSError:
         return
-    if re.search(rb'(?im)^\s*objectformat\s*=\s*"?sha256', text):
+    if b'objectformat' in text.lower():
         from agitmem import store
         store.open_repo(ctx.repo)  # its one line, where libgit2 reads SHA-1 only
 

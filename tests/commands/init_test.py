@@ -222,3 +222,24 @@ def test_verify_in_a_sha256_repository_refuses_before_running(sha256_repo: Path)
     ran = sha256_repo / 'ran'
     assert 'SHA-256' in bad('verify', '--', 'sh', '-c', f'touch {ran}', cwd=sha256_repo)
     assert not ran.exists(), 'the command ran though nothing could be recorded'
+
+
+@pytest.mark.parametrize('spelled', [
+    '[extensions] objectformat = sha256\n',  # the key on its section's line
+    '[extensions]\n\tobjectFormat = sha\\\n256\n',  # a value continued on the next line
+    '[extensions]\n\tobjectformat = "sha"256\n',  # a value quoted in part
+])
+def test_verify_refuses_before_running_however_the_config_spells_sha256(sha256_repo: Path, spelled: str) -> None:
+    """The object format as git reads it from the repository's config,
+    however it is written there: each of these ran the whole command
+    (only `objectformat = sha256` on a line of its own was seen), then
+    could not record it."""
+    config = sha256_repo / '.git' / 'config'
+    text = config.read_text()
+    assert '\tobjectformat = sha256\n' in text
+    config.write_text(text.replace('[extensions]\n\tobjectformat = sha256\n', '') + spelled)
+    assert git('rev-parse', '--show-object-format', cwd=sha256_repo).strip() == 'sha256'
+    (sha256_repo / '.agent' / 'memory').mkdir(parents=True)
+    ran = sha256_repo / 'ran'
+    assert 'SHA-256' in bad('verify', '--', 'sh', '-c', f'touch {ran}', cwd=sha256_repo)
+    assert not ran.exists(), 'the command ran though nothing could be recorded'
