@@ -192,8 +192,12 @@ def missing_events(agent: str, found: dict[str, list[str]]) -> list[str]:
 # the `--agent A` agitmem always writes after it (one no longer used is
 # ours too: stale).  A user's own `logger -t agitmem-hook done` or
 # `echo agitmem hook ran` stays theirs.
-_OURS = re.compile(r'agitmem(?:\.exe)?["\']?\s+hook\s|agitmem-hook')
+_OURS = re.compile(r'agitmem(?:\.exe|[@=<>~!\[][^\s"\']*)?["\']?\s+hook\s|agitmem-hook')
 _PROGRAMS = ('agitmem', 'agitmem.exe')
+# the package with a version or extras, a launcher's argument (`uvx
+# agitmem@latest`, `pipx run agitmem==1.2`, `uvx agitmem[yaml]`): ours
+# with the `--agent A` agitmem writes after its event
+_PACKAGE = re.compile(r'agitmem[@=<>~!\[].*')
 _EVENT_WORDS = [[e] for e in clients.EVENTS]
 
 
@@ -244,13 +248,15 @@ def _runs_ours_in(argv: list[str]) -> bool:
             first = i
         if name == 'agitmem-hook':
             event = argv[i + 1:i + 2]
-        elif name in _PROGRAMS and argv[i + 1] == 'hook':
+        elif (name in _PROGRAMS or _PACKAGE.fullmatch(name)) and argv[i + 1] == 'hook':
             event = argv[i + 2:i + 3]
         else:
             continue
         written = argv[i + len(event) + (1 if name == 'agitmem-hook' else 2):][:1] == ['--agent']
         if written and event:
             return True
+        if _PACKAGE.fullmatch(name):
+            continue  # a launcher's argument: not a program where a command begins
         if event in _EVENT_WORDS and (first == i or argv[i - 1] == '-m' or names[first] in _WRAPPERS):
             return True
     return False

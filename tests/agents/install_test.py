@@ -270,6 +270,27 @@ def test_custom_command(tmp_path: Path) -> None:
     assert group['hooks'][0]['command'] == 'agitmem hook stop --agent claude'
 
 
+@pytest.mark.parametrize('command', (
+    'uvx agitmem@latest', 'uvx agitmem@0.4.1', 'uvx agitmem==0.4.1', 'pipx run agitmem==0.4.1',
+    'uvx agitmem[yaml]', 'uvx "agitmem>=0.4"',
+))
+def test_custom_command_naming_a_version(tmp_path: Path, command: str) -> None:
+    """`install --command` with a launcher that takes a package's version
+    (uv's `uvx agitmem@latest`, a pinned `==`, an extra): the entries it
+    wrote are agitmem's, as `uvx agitmem`'s are.  They were taken for the
+    user's: left by uninstall, and a second install added its own beside
+    them (every hook ran twice)."""
+    path = tmp_path / '.claude' / 'settings.json'
+    install('claude', tmp_path, command=command)
+    assert install('claude', tmp_path, command=command) == []
+    install('claude', tmp_path)
+    stop = _load(path)['hooks']['Stop']
+    assert [h['command'] for g in stop for h in g['hooks']] == ['agitmem hook stop --agent claude']
+    install('claude', tmp_path, command=command)
+    assert uninstall('claude', tmp_path)[-1] == '.claude/settings.json: removed the file, nothing else was in it'
+    assert not path.exists()
+
+
 def test_update_keeps_the_position(tmp_path: Path) -> None:
     path = tmp_path / '.claude' / 'settings.json'
     old = {'hooks': [{
