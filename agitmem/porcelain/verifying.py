@@ -192,7 +192,8 @@ def _read(proc: subprocess.Popen[bytes], take: Callable[[bytes], None]) -> bool:
     has closed it or GRACE seconds after the command ended (what it left
     running, `srv &`, a daemon, may hold it open for as long as it runs:
     True then, and it runs on).  What the command leaves and ends meanwhile
-    is reaped (platforms.reap_adopted) while it runs."""
+    is reaped (platforms.reap_adopted) while it runs, its output closed
+    or not."""
     assert proc.stdout is not None
     if platforms.WINDOWS:
         for chunk in iter(proc.stdout.readline, b''):
@@ -218,7 +219,15 @@ def _read(proc: subprocess.Popen[bytes], take: Callable[[bytes], None]) -> bool:
         if ready:
             chunk = os.read(fd, 65536)
             if not chunk:
-                return False  # every writer closed it
+                # every writer closed it (`exec >log 2>&1`): the command
+                # may run on, and what it leaves is reaped meanwhile too
+                while ended is None:
+                    try:
+                        proc.wait(1.0)
+                        return False
+                    except subprocess.TimeoutExpired:
+                        platforms.reap_adopted()
+                return False
             take(chunk)
 
 

@@ -223,6 +223,21 @@ def test_verify_reaps_what_its_command_left_that_ended(memrepo: Path) -> None:
     ok('verify', '--', 'sh', '-c', f'for i in $(seq 100); do (true &); done; sleep 1; {count}', cwd=memrepo)
 
 
+@pytest.mark.skipif(not sys.platform.startswith('linux'), reason='Linux: a subreaper adopts the orphans')
+def test_verify_reaps_what_its_command_left_after_it_closed_its_output(memrepo: Path, tmp_path: Path) -> None:
+    """A command that sends its output elsewhere (`exec >log 2>&1`, a
+    script that keeps its own log) and runs on: what it leaves and ends is
+    reaped while it runs, as when it writes to verify (verify waited for
+    it without reaping once the output was closed: 100 zombies)."""
+    log = tmp_path / 'log'
+    count = (
+        'z=0; for f in /proc/[0-9]*/stat; do set -- $(cat $f 2>/dev/null | sed "s/.*) //"); '
+        '[ "$1 $2" = "Z $PPID" ] && z=$((z+1)); done; echo zombies=$z; [ $z -lt 20 ]'
+    )
+    ok('verify', '--', 'sh', '-c', f'exec >{log} 2>&1; for i in $(seq 100); do (true &); done; sleep 2; {count}',
+       cwd=memrepo)
+
+
 @pytest.mark.skipif(sys.platform == 'win32', reason='POSIX signals')
 def test_verify_interrupted_alone_stops_its_command(memrepo: Path, tmp_path: Path) -> None:
     """A SIGINT sent to `agitmem verify` alone (an agent's interrupt, `kill
