@@ -119,12 +119,18 @@ def is_ours(server: object) -> bool:
 
 
 def _our_head(head: list[str]) -> bool:
+    """agitmem, python -m agitmem, or what `install --command` was given
+    for it: a launcher before the package (`uvx agitmem`, `uvx
+    agitmem@latest`, `pipx run agitmem==1.2`), which doctor says it cannot
+    vouch for."""
     if not head:
         return False
     name = os.path.basename(head[0])
     if len(head) == 1:
         return name in ('agitmem', 'agitmem.exe')
-    return head[1:] in (['-m', 'agitmem'], ['-P', '-m', 'agitmem'])
+    return head[1:] in (['-m', 'agitmem'], ['-P', '-m', 'agitmem']) or bool(
+        re.fullmatch(r'agitmem(?:[@=<>~!\[].*)?', head[-1]),
+    )
 
 
 # -- JSON files ------------------------------------------------------------------------

@@ -54,6 +54,22 @@ def test_install_registers_and_uninstall_removes(memrepo: Path, agent: str, scop
     assert 'removed MCP server agitmem' in out
 
 
+@pytest.mark.parametrize('agent', ['claude', 'codex', 'gemini'])
+@pytest.mark.parametrize('command', ['uvx agitmem', 'uvx agitmem@latest', 'pipx run agitmem==0.4.1'])
+def test_a_launchers_server_entry_is_agitmems(memrepo: Path, agent: str, command: str) -> None:
+    """`install --mcp --command` with a launcher before agitmem (`uvx
+    agitmem`): the server entry it wrote is agitmem's.  It was taken for
+    another's: the next install refused (exit 2, "is not agitmem's") and
+    uninstall left it, hooks gone and the server still registered."""
+    ok('install', agent, '--scope', 'project', '--mcp', '--command', command, cwd=memrepo)
+    assert _servers(agent, 'project', memrepo)['agitmem'] == {
+        **({'type': 'stdio'} if agent == 'claude' else {}),
+        'command': command.split()[0], 'args': [*command.split()[1:], 'mcp'],
+    }
+    assert 'already installed' in ok('install', agent, '--scope', 'project', '--mcp', '--command', command, cwd=memrepo)
+    assert 'removed MCP server agitmem' in ok('uninstall', agent, '--scope', 'project', cwd=memrepo)
+
+
 def test_claude_project_keeps_other_servers(memrepo: Path) -> None:
     mine = {'mcpServers': {'other': {'command': 'other-server', 'args': ['x']}}, 'x': 1}
     (memrepo / '.mcp.json').write_text(json.dumps(mine))
