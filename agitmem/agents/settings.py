@@ -211,7 +211,8 @@ def _is_ours(hook: object) -> bool:
 def _runs_ours(command: str) -> bool:
     """The words of `command` as a POSIX shell splits them, or, with a
     backslash in it, as Windows does (`C:\\v\\agitmem.exe hook ...`
-    unquoted: a POSIX shell would take the backslashes for escapes)."""
+    unquoted: a POSIX shell would take the backslashes for escapes, and
+    the apostrophe of `C:\\Users\\O'Brien` for a quote)."""
     return any(_runs_ours_in(argv) for argv in _words(command))
 
 
@@ -221,6 +222,8 @@ def _words(command: str) -> list[list[str]]:
     for escape in ('\\', '') if '\\' in command else ('\\',):
         lexer = shlex.shlex(command, posix=True)
         lexer.whitespace_split, lexer.commenters, lexer.escape = True, '', escape
+        if not escape:
+            lexer.quotes = '"'  # Windows': double quotes only
         try:
             ret.append(list(lexer))
         except ValueError:

@@ -420,6 +420,9 @@ def test_uninstall_reads_words_as_a_shell_and_as_windows_does(tmp_path: Path) ->
         'C:\\Users\\me\\.venv\\Scripts\\agitmem hook stop --agent claude',
         'C:\\Users\\me\\.venv\\Scripts\\agitmem-hook stop --agent claude',
         'C:\\Python312\\python.exe -P -m agitmem hook stop --agent claude',
+        # an apostrophe is no quote to Windows (it was an unclosed one: theirs)
+        "C:\\Users\\O'Brien\\.venv\\Scripts\\agitmem.exe hook stop --agent claude",
+        "C:\\Users\\O'Brien\\.venv\\Scripts\\python.exe -P -m agitmem hook stop --agent claude",
     ]
     theirs = [
         'echo agitmem hook ran >> /tmp/hooks.log', 'logger -t agitmem hook fired',
