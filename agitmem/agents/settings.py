@@ -236,6 +236,9 @@ def _words(command: str) -> list[list[str]]:
 # (echo, logger, git commit -m)
 _WRAPPERS = ('timeout', 'env', 'nice', 'nohup', 'exec', 'command', 'time', 'stdbuf', 'setsid')
 _SEPARATORS = ('&&', '||', ';', '|', '&')
+# shells whose `-c STRING` runs STRING as a command line (`sh -c '...'`,
+# `bash -lc`, `cmd /c`): agitmem's words in it are ours as they are outside
+_SHELLS = ('sh', 'bash', 'zsh', 'dash', 'ksh', 'fish', 'sh.exe', 'bash.exe', 'cmd', 'cmd.exe')
 
 
 def _runs_ours_in(argv: list[str]) -> bool:
@@ -249,6 +252,9 @@ def _runs_ours_in(argv: list[str]) -> bool:
     for i, name in enumerate(names[:-1]):
         if i > 0 and (argv[i - 1] in _SEPARATORS or argv[i - 1].endswith(';')):
             first = i
+        if name in _SHELLS and re.fullmatch(r'-[a-z]*c|/[cC]', argv[i + 1]) and i + 2 < len(argv):
+            if _runs_ours(argv[i + 2]):
+                return True
         if name == 'agitmem-hook':
             event = argv[i + 1:i + 2]
         elif (name in _PROGRAMS or _PACKAGE.fullmatch(name)) and argv[i + 1] == 'hook':

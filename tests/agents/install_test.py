@@ -453,8 +453,11 @@ def test_uninstall_leaves_a_hook_that_names_an_event_in_its_text(tmp_path: Path)
         'uvx agitmem hook stop --agent claude', 'pipx run agitmem hook stop --agent claude',
         'uv run --with agitmem agitmem-hook stop --agent claude',
         'agitmem hook stop',  # an older entry, where a command begins
+        # a shell's -c string is a command line: ours in it as outside
+        "sh -c 'agitmem hook stop --agent claude'", 'bash -lc "cd /srv && agitmem hook stop --agent claude"',
     ]
     theirs = [
+        "sh -c 'echo agitmem hook stop >> /tmp/hooks.log'",
         'echo agitmem hook stop >> /tmp/hooks.log', 'logger -t agitmem hook stop',
         'notify-send agitmem hook stop', 'echo agitmem-hook stop', 'echo C:\\agitmem hook stop',
     ]
