@@ -219,34 +219,33 @@ def reap_adopted() -> None:
     if not os.path.isfile('/proc/self/stat'):
         return
     ours = {p.pid for p in _LIVE}
-    me = str(os.getpid()).encode()
-    for name in os.listdir('/proc'):
-        if not name.isdigit() or int(name) in ours:
-            continue
-        try:
-            with open(f'/proc/{name}/stat', 'rb') as f:
-                state, parent = f.read().rsplit(b')', 1)[1].split()[:2]
-        except (OSError, ValueError):
-            continue  # not a process, or ended meanwhile
-        if state == b'Z' and parent == me:
+    me = os.getpid()
+    for pid, state, parent in _proc_stats():
+        if state == b'Z' and parent == me and pid not in ours:
             try:
-                os.waitpid(int(name), os.WNOHANG)
+                os.waitpid(pid, os.WNOHANG)
             except ChildProcessError:
                 pass
+
+
+def _proc_stats() -> list[tuple[int, bytes, int]]:
+    """(pid, state, parent pid) of every process /proc lists (Linux)."""
+    ret = []
+    for name in os.listdir('/proc'):
+        try:
+            with open(f'/proc/{name}/stat', 'rb') as f:
+                # `pid (comm) state ppid ...`: comm may hold spaces and `)`
+                state, parent = f.read().rsplit(b')', 1)[1].split()[:2]
+            ret.append((int(name), state, int(parent)))
+        except (OSError, ValueError, IndexError):
+            continue  # not a process, or ended meanwhile
+    return ret
 
 
 def _parents() -> list[tuple[int, int]]:
     """(pid, parent pid) of every process this user can see."""
     if os.path.isfile('/proc/self/stat'):
-        ret = []
-        for name in os.listdir('/proc'):
-            try:
-                with open(f'/proc/{name}/stat', 'rb') as f:
-                    # `pid (comm) state ppid ...`: comm may hold spaces and `)`
-                    ret.append((int(name), int(f.read().rsplit(b')', 1)[1].split()[1])))
-            except (OSError, ValueError, IndexError):
-                continue  # not a process, or ended meanwhile
-        return ret
+        return [(pid, parent) for pid, _, parent in _proc_stats()]
     import subprocess
     try:
         out = subprocess.run(
@@ -545,12 +544,7 @@ def _stop_live(sig: int, frame: object) -> None:
         # is signalled, while each names its parent
         for pid in descendants(os.getpid()):
             _kill_quietly(pid, sig)
-    for proc in _LIVE:
-        try:
-            if proc.poll() is None and proc.pid not in _OWN_GROUP:
-                stop_group(proc.pid)
-        except OSError:
-            pass  # reaped meanwhile: nothing of it is left to stop
+    stop_grouped()
     end_as(sig)
 
 

@@ -1017,13 +1017,14 @@ class TooLarge(OSError):
         self.limit = limit
 
 
-def read_regular(path: Path | str, limit: int) -> bytes:
+def read_regular(path: Path | str, limit: int, *, follow: bool = True) -> bytes:
     """The bytes of a file a clone may control (an agent's settings, an
-    MCP config, .pre-commit-config.yaml): a regular file only, opened
-    without waiting on a FIFO, never a device (/dev/zero, /dev/stdin, a
-    tty), and at most `limit` bytes (TooLarge past it).  FileNotFoundError
-    and NotRegularFile as open_regular raises them."""
-    fd, _ = open_regular(path)
+    MCP config, .pre-commit-config.yaml, a memory file): a regular file
+    only, opened without waiting on a FIFO, never a device (/dev/zero,
+    /dev/stdin, a tty), and at most `limit` bytes (TooLarge past it, grown
+    so since a stat or not).  Not `follow`: a symlink is refused (ELOOP).
+    FileNotFoundError and NotRegularFile as open_regular raises them."""
+    fd, _ = open_regular(path, follow=follow)
     with os.fdopen(fd, 'rb') as f:
         data = f.read(limit + 1)
     if len(data) > limit:

@@ -1170,13 +1170,11 @@ def _holds(target: Path, data: bytes) -> bool:
     is not read at all)."""
     try:
         st = target.lstat()
-        if not stat.S_ISREG(st.st_mode) or st.st_size != len(data):
-            return False
-        fd, _ = repo_mod.open_regular(target, follow=False)
+        return stat.S_ISREG(st.st_mode) and st.st_size == len(data) and (
+            repo_mod.read_regular(target, len(data), follow=False) == data
+        )
     except OSError:
-        return False
-    with open(fd, 'rb') as f:
-        return f.read(len(data) + 1) == data
+        return False  # (TooLarge: grown since the lstat)
 
 
 def _prune_empty_dirs(root: Path) -> None:

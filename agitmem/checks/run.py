@@ -108,17 +108,13 @@ def read_memory(repo: Repo, *, max_file_kb: int) -> Memory:
         if st.st_size <= limit:
             try:
                 # swapped meanwhile for a link, a FIFO or a device: not read
-                fd, _ = repo_mod.open_regular(path, follow=False)
-            except OSError:
-                return
-            with open(fd, 'rb') as f:
-                data = f.read(limit + 1)
-            if len(data) > limit:
+                files[shown] = repo_mod.read_regular(path, limit, follow=False)
+            except repo_mod.TooLarge:
                 # grown past the limit since lstat (a note being appended):
                 # over it, not checked as its first limit + 1 bytes
-                sizes[shown] = len(data)
+                sizes[shown] = limit + 1
+            except OSError:
                 return
-            files[shown] = data
 
     root = repo.memorydir
     if os.path.islink(root):

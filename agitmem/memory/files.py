@@ -119,14 +119,11 @@ def _read_regular(path: str, shown: str, limit: int) -> bytes:
     grown past the limit meanwhile, the limit read and refused."""
     from agitmem import repo
     try:
-        fd, _ = repo.open_regular(path, follow=False)
+        return repo.read_regular(path, limit, follow=False)
     except repo.NotRegularFile:
         raise AgitmemError(f'{shown}: not a regular file') from None
-    with open(fd, 'rb') as f:
-        data = f.read(limit + 1)
-    if len(data) > limit:
-        raise AgitmemError(f'{shown}: over max_file_kb ({limit // 1024} KB)')
-    return data
+    except repo.TooLarge:
+        raise AgitmemError(f'{shown}: over max_file_kb ({limit // 1024} KB)') from None
 
 
 def check_layers(files: Files) -> None:

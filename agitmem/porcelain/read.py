@@ -62,16 +62,15 @@ def read_bytes(path: Path | str, shown: str, *, follow_symlink: bool = False) ->
             raise AgitmemError(f'{shown}: is a symlink; memory files must be regular files')
         if not stat.S_ISREG(st.st_mode):
             raise AgitmemError(f'{shown}: not a regular file')
+        if st.st_size > READ_MAX:
+            raise repo_mod.TooLarge(READ_MAX)
         # swapped meanwhile for a link, a FIFO or a device: refused
-        fd, _ = repo_mod.open_regular(path, follow=follow_symlink)
-        with open(fd, 'rb') as f:
-            data = f.read(READ_MAX + 1) if st.st_size <= READ_MAX else b''
-        if st.st_size > READ_MAX or len(data) > READ_MAX:
-            raise AgitmemError(
-                f'{shown}: over {READ_MAX >> 20} MB, more than a memory file holds: '
-                f'trim it (or `agitmem archive`)',
-            )
-        return data
+        return repo_mod.read_regular(path, READ_MAX, follow=follow_symlink)
+    except repo_mod.TooLarge:
+        raise AgitmemError(
+            f'{shown}: over {READ_MAX >> 20} MB, more than a memory file holds: '
+            f'trim it (or `agitmem archive`)',
+        ) from None
     except repo_mod.NotRegularFile:
         raise AgitmemError(f'{shown}: not a regular file') from None
     except FileNotFoundError:
