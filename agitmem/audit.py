@@ -35,7 +35,6 @@ def log(agent_dir: Path | str, event: str, detail: str = '') -> None:
         pass  # the log is an aid; never fail a command over it
 
 
-_DIR = os.O_RDONLY | platforms.O_DIRECTORY | platforms.O_NOFOLLOW | platforms.O_CLOEXEC
 _FILE = platforms.O_NONBLOCK | platforms.O_NOCTTY | platforms.O_CLOEXEC
 
 
@@ -61,16 +60,7 @@ def open_log(agent_dir: Path | str, name: str, flags: int) -> int:
 def _open_at(agent_dir: Path | str, name: str, flags: int) -> int:
     """Each component opened relative to the last, none followed: no
     swap between a check and an open."""
-    top = os.open(agent_dir, _DIR)
-    try:
-        if flags & os.O_CREAT:
-            try:
-                os.mkdir('log', 0o755, dir_fd=top)
-            except FileExistsError:
-                pass
-        logs = os.open('log', _DIR, dir_fd=top)
-    finally:
-        os.close(top)
+    logs = platforms.open_dirs(agent_dir, ['log'], create=bool(flags & os.O_CREAT), mode=0o755)
     try:
         return platforms.open_nofollow(name, flags | _FILE, dir_fd=logs)
     finally:

@@ -107,6 +107,49 @@ def dir_fds() -> bool:
     return not WINDOWS and os.open in os.supports_dir_fd
 
 
+class LinkInTheWay(OSError):
+    """open_dirs met a link where a directory was to be: `depth` is how
+    many of the parts, the link's the last."""
+
+    def __init__(self, depth: int) -> None:
+        import errno
+        super().__init__(errno.ELOOP, 'a link where a directory was to be')
+        self.depth = depth
+
+
+def open_dirs(root: os.PathLike[str] | str, parts: list[str], *, create: bool, mode: int = 0o777) -> int:
+    """A descriptor of root/parts[0]/parts[1]/..., each directory opened
+    relative to the last and none followed, so that no swap between a
+    check and an open takes what is done there elsewhere; a missing one
+    made (`mode`) when `create`.  A link on the way: LinkInTheWay; root
+    itself a link: OSError (ELOOP).  Where dir_fds() only."""
+    flags = os.O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
+    fd = os.open(root, flags)
+    try:
+        for depth, part in enumerate(parts, 1):
+            try:
+                try:
+                    sub = os.open(part, flags, dir_fd=fd)
+                except FileNotFoundError:
+                    if not create:
+                        raise
+                    try:
+                        os.mkdir(part, mode, dir_fd=fd)
+                    except FileExistsError:
+                        pass  # made meanwhile: opened, and checked, below
+                    sub = os.open(part, flags, dir_fd=fd)
+            except OSError:
+                if linked(part, fd):
+                    raise LinkInTheWay(depth) from None
+                raise
+            os.close(fd)
+            fd = sub
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def dup_private(fd: int, lowest: int = 3) -> int:
     """A copy of `fd` at `lowest` or above that no child inherits."""
     if WINDOWS:

@@ -1132,25 +1132,11 @@ def _dir_of(root: Path, path: str, *, create: bool) -> Generator[tuple[int | Non
         yield None, os.fspath(_safe(root, path))
         return
     *dirs, name = path.split('/')
-    flags = os.O_RDONLY | platforms.O_DIRECTORY | platforms.O_NOFOLLOW | platforms.O_CLOEXEC
-    fd = os.open(root, flags)
     try:
-        for i, part in enumerate(dirs):
-            try:
-                try:
-                    sub = os.open(part, flags, dir_fd=fd)
-                except FileNotFoundError:
-                    if not create:
-                        raise
-                    with contextlib.suppress(FileExistsError):
-                        os.mkdir(part, dir_fd=fd)
-                    sub = os.open(part, flags, dir_fd=fd)
-            except OSError:
-                if platforms.linked(part, fd):
-                    raise _link_in_the_way(path, dirs[:i + 1]) from None
-                raise
-            os.close(fd)
-            fd = sub
+        fd = platforms.open_dirs(root, dirs, create=create)
+    except platforms.LinkInTheWay as e:
+        raise _link_in_the_way(path, dirs[:e.depth]) from None
+    try:
         yield fd, name
     finally:
         os.close(fd)
