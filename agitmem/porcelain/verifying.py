@@ -73,34 +73,20 @@ def run_bounded(cmd: list[str], cwd: os.PathLike[str] | str, timeout: float) -> 
     group is stopped), keeping the last OUTPUT_MAX bytes of its output.
     Answers by `timeout` + GRACE whatever its children do with the pipe:
     once the program ends, its output is read GRACE seconds more."""
-    import select
     import time
     proc = _start(cmd, cwd, group=True)
     assert proc.stdout is not None
     if platforms.WINDOWS:
         return _run_bounded_windows(proc, timeout)
-    fd = proc.stdout.fileno()
     out = bytearray()
     deadline = time.monotonic() + timeout
-    ended: float | None = None
+
+    def keep(chunk: bytes) -> None:
+        out.extend(chunk)
+        if len(out) > OUTPUT_MAX:
+            del out[:len(out) - OUTPUT_MAX]
     try:
-        while True:
-            now = time.monotonic()
-            if ended is None and proc.poll() is not None:
-                ended = now
-            until = deadline if ended is None else min(deadline, ended + GRACE)
-            if now >= until:
-                break
-            # woken now and then to see whether the program ended
-            ready, _, _ = select.select([fd], [], [], min(until - now, 0.1))
-            if not ready:
-                continue
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break  # every writer closed it
-            out += chunk
-            if len(out) > OUTPUT_MAX:
-                del out[:len(out) - OUTPUT_MAX]
+        _pump(proc, keep, deadline=deadline)
         if proc.poll() is None:
             try:
                 proc.wait(max(0.0, deadline - time.monotonic()))
@@ -199,35 +185,51 @@ def _read(proc: subprocess.Popen[bytes], take: Callable[[bytes], None]) -> bool:
         for chunk in iter(proc.stdout.readline, b''):
             take(chunk)
         return False
+    if _pump(proc, take, tick=platforms.reap_adopted):
+        # every writer closed it (`exec >log 2>&1`): the command may run
+        # on, and what it leaves is reaped meanwhile too
+        while proc.poll() is None:
+            try:
+                proc.wait(1.0)
+            except subprocess.TimeoutExpired:
+                platforms.reap_adopted()
+        return False
+    return True
+
+
+def _pump(
+        proc: subprocess.Popen[bytes], take: Callable[[bytes], None], *,
+        deadline: float | None = None, tick: Callable[[], None] | None = None,
+) -> bool:
+    """Give `take` proc's output as it comes: True once every writer has
+    closed it; False GRACE seconds after proc ended (what it left running
+    holds it open) or at `deadline`.  `tick` is called about once a
+    second while proc runs.  POSIX (select on a pipe)."""
     import select
     import time
+    assert proc.stdout is not None
     fd = proc.stdout.fileno()
     ended: float | None = None
-    reaped = time.monotonic()
+    ticked = time.monotonic()
     while True:
         now = time.monotonic()
         if ended is None:
-            if now - reaped >= 1.0:
-                platforms.reap_adopted()
-                reaped = now
+            if tick is not None and now - ticked >= 1.0:
+                tick()
+                ticked = now
             if proc.poll() is not None:
                 ended = now
-        wait = 0.1 if ended is None else ended + GRACE - now
-        if wait <= 0:
-            return True
-        ready, _, _ = select.select([fd], [], [], wait)
+        until = ended + GRACE if ended is not None else float('inf')
+        if deadline is not None:
+            until = min(until, deadline)
+        if now >= until:
+            return False
+        # woken now and then to see whether the program ended
+        ready, _, _ = select.select([fd], [], [], min(until - now, 0.1))
         if ready:
             chunk = os.read(fd, 65536)
             if not chunk:
-                # every writer closed it (`exec >log 2>&1`): the command
-                # may run on, and what it leaves is reaped meanwhile too
-                while ended is None:
-                    try:
-                        proc.wait(1.0)
-                        return False
-                    except subprocess.TimeoutExpired:
-                        platforms.reap_adopted()
-                return False
+                return True
             take(chunk)
 
 
