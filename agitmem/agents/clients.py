@@ -33,6 +33,10 @@ if TYPE_CHECKING:
 
 EVENTS = ('session-start', 'pre-compact', 'post-edit', 'prompt', 'stop')
 AGENTS = ('claude', 'codex', 'gemini', 'shell')
+# the package as a launcher names it with a version or extras (`uvx
+# agitmem@latest`, `pipx run agitmem==1.2`, `uvx agitmem[yaml]`), a pattern
+# settings and mcp_settings match whole: what `install --command` wrote
+PACKAGE_SPEC = r'agitmem[@=<>~!\[].*'
 
 # the agents with hooks of their own, each its module (agents/<agent>.py)
 NATIVE = ('claude', 'codex', 'gemini')

@@ -129,7 +129,7 @@ def _our_head(head: list[str]) -> bool:
     if len(head) == 1:
         return name in ('agitmem', 'agitmem.exe')
     return head[1:] in (['-m', 'agitmem'], ['-P', '-m', 'agitmem']) or bool(
-        re.fullmatch(r'agitmem(?:[@=<>~!\[].*)?', head[-1]),
+        re.fullmatch(f'agitmem|{clients.PACKAGE_SPEC}', head[-1]),
     )
 
 

@@ -197,7 +197,7 @@ _PROGRAMS = ('agitmem', 'agitmem.exe')
 # the package with a version or extras, a launcher's argument (`uvx
 # agitmem@latest`, `pipx run agitmem==1.2`, `uvx agitmem[yaml]`): ours
 # with the `--agent A` agitmem writes after its event
-_PACKAGE = re.compile(r'agitmem[@=<>~!\[].*')
+_PACKAGE = re.compile(clients.PACKAGE_SPEC)
 _EVENT_WORDS = [[e] for e in clients.EVENTS]
 
 
