@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from testing.util import agitmem
 from testing.util import git
 from testing.util import mem
 from testing.util import ok
@@ -619,6 +620,34 @@ def test_pre_commit_hook_imports_the_checks_only(worked: Path) -> None:
         assert name not in modules, f'hook pre-commit imports {name}'
 
 
+def test_pre_commit_hook_reads_the_memory_without_re(worked: Path) -> None:
+    # every check that reads the memory's text has something to read (a
+    # negative rule's term used, a `key: value` rule, a symbol, a path in
+    # In progress, a conflict marker's look-alike): json, re and the enum,
+    # functools and collections they import are a fifth of the hook's own
+    # run, on every commit (agitmem/textmatch.py)
+    mem(worked, 'tattoo.md').write_text(
+        '# Tattoo\n- never use `var` in src/\n- indent: 4 spaces\n- MUST NOT push to `main`\n',
+    )
+    mem(worked, 'snapshot.md').write_text(
+        '## Goal\nmove the loader\n## Decisions\n1. indent: 4 spaces\n'
+        '## In progress\n- `var` in `src/gone.py:12` and `t/a_test.py::test_x`\n'
+        '- <<<<<<<< not a marker\n',
+    )
+    ok('state', 'set', 'current_file=src.py', 'current_symbol=mod.g', cwd=worked)
+    ok('save', cwd=worked)
+    _staged(worked)
+    modules = imported(worked, 'hook', 'pre-commit', clean=True, entry='agitmem.__main__')
+    assert 'agitmem.checks.run' in modules  # the probe ran every check
+    for never in ('json', 're', 'enum', 'collections', 'functools'):
+        assert never not in modules, f'hook pre-commit imports {never}'
+    said = agitmem('hook', 'pre-commit', cwd=worked).stdout
+    assert 'uses `var`, which tattoo rule "never use `var` in src/"' in said
+    assert 'In progress names `src/gone.py:12`, which does not exist' in said
+    assert '`t/a_test.py::test_x`' in said  # (the suffix is not the file)
+    assert 'current_symbol' in said and 'contradicts' not in said and 'merge conflict' not in said
+
+
 def test_pre_commit_hook_scans_no_memory_scanned_before(worked: Path) -> None:
     # the saves scanned what they committed; the first hook what was left
     _staged(worked)
@@ -696,6 +725,7 @@ PRE_COMMIT_MODULES = {
     'agitmem.porcelain.checking', 'agitmem.render', 'agitmem.findings', 'agitmem.memory',
     'agitmem.memory.state', 'agitmem.memory.snapshot', 'agitmem.memory.tattoo',
     'agitmem.memory.fragments', 'agitmem.tokens', 'agitmem.checks', 'agitmem.checks.run', 'agitmem.jsontext',
+    'agitmem.textmatch',
     *(f'agitmem.checks.{c}' for c in (
         'staged', 'commit_msg', 'merge_conflict', 'progress_not_updated', 'scanned',
         'schema', 'size', 'state_vs_worktree', 'tattoo_size', 'tattoo_vs_snapshot',

@@ -3,7 +3,6 @@ resolve blocks `check` until somebody does: conflict markers in a memory
 file, and the keys it recorded under "merge_conflicts" in state.json."""
 from __future__ import annotations
 
-import re
 
 from agitmem.checks import Finding
 
@@ -17,19 +16,27 @@ ID = 'merge-conflict'
 STATE_CONFLICTS = 'merge_conflicts'  # agitmem.merge.STATE_CONFLICTS
 # `=======` alone is also a Markdown heading underline: only the two ends
 # of a conflict count
-_OPEN = re.compile(r'^<{7}(?: |$)')
-_CLOSE = re.compile(r'^>{7}(?: |$)')
+_OPEN = '<' * 7
+_CLOSE = '>' * 7
+
+
+def _is_marker(line: str, marker: str) -> bool:
+    """What `^<marker>(?: |$)` matched: the marker, then a space or the
+    line's end."""
+    rest = line[len(marker):]
+    # ($ is also before a last newline)
+    return line.startswith(marker) and (rest in ('', '\n') or rest[:1] == ' ')
 
 
 def _markers(path: str, text: str) -> list[Finding]:
     ret = []
     start = None
     for n, line in enumerate(text.splitlines(), 1):
-        if _OPEN.match(line):
+        if _is_marker(line, _OPEN):
             if start is not None:
                 ret.append(_finding(path, start, None))
             start = n
-        elif _CLOSE.match(line):
+        elif _is_marker(line, _CLOSE):
             ret.append(_finding(path, start or n, n))
             start = None
     if start is not None:

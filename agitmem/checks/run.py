@@ -7,10 +7,8 @@ hook against HEAD; nothing walks the working tree) or the working tree
 against HEAD.  git is asked only for what a check needs, and only once."""
 from __future__ import annotations
 
-import functools
 import os
 import stat
-from collections.abc import Callable
 
 from agitmem import memory
 from agitmem import repo as repo_mod
@@ -36,8 +34,11 @@ from agitmem.repo import Repo
 # pre-commit hook imports this module, and typing is a tenth of its run
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
     from typing import NamedTuple
+    from typing import TypeVar
+    T = TypeVar('T')
     from agitmem import diffs
     from agitmem.paths import Folding
 else:
@@ -197,6 +198,14 @@ class Change:
         self.head = head
         self.staged = staged
         self.index = index
+        self._known: dict[str, Any] = {}
+
+    def _once(self, name: str, make: Callable[[], T]) -> T:
+        # what functools.cached_property keeps, without functools (which
+        # imports collections) on the pre-commit hook's path
+        if name not in self._known:
+            self._known[name] = make()
+        return self._known[name]  # type: ignore[no-any-return]
 
     def _git(self, *args: str, check: bool = True) -> str:
         env = {'GIT_INDEX_FILE': self.index} if self.index else None
@@ -204,8 +213,11 @@ class Change:
             *args, cwd=self.repo.top, env=env, check=check,
         ).stdout
 
-    @functools.cached_property
+    @property
     def tree(self) -> str:
+        return self._once('tree', self._tree)
+
+    def _tree(self) -> str:
         """The working tree's tree id (.agent/ excluded); unstaged only."""
         return repo_mod.worktree_tree(self.repo)
 
@@ -224,15 +236,21 @@ class Change:
         moved = staged.moved(self.repo, self.head, tree)
         return moved is not None and moved == self.index_changes
 
-    @functools.cached_property
+    @property
     def index_changes(self) -> dict[str, tuple[str, str]]:
+        return self._once('index_changes', self._index_changes)
+
+    def _index_changes(self) -> dict[str, tuple[str, str]]:
         """Staged, with a HEAD: the code paths the index changes (mode
         and blob id each), without the patch."""
         assert self.head is not None
         return staged.changes(self.repo, self.index, self.head)
 
-    @functools.cached_property
+    @property
     def diff(self) -> str:
+        return self._once('diff', self._diff)
+
+    def _diff(self) -> str:
         if self.staged:
             return staged.diff(self.repo, self.index)
         base = self.head or repo_mod.git(
@@ -241,13 +259,19 @@ class Change:
         from agitmem import diffs
         return self._git('diff', *diffs.DIFF_ARGS[2:], base, self.tree)
 
-    @functools.cached_property
+    @property
     def added(self) -> list[diffs.Added]:
+        return self._once('added', self._added)
+
+    def _added(self) -> list[diffs.Added]:
         from agitmem import diffs
         return [a for a in diffs.added_lines(self.diff) if not _ours(a.path)]
 
-    @functools.cached_property
+    @property
     def code_paths(self) -> list[str]:
+        return self._once('code_paths', self._code_paths)
+
+    def _code_paths(self) -> list[str]:
         if self.staged and self.head is not None:
             return list(self.index_changes)
         from agitmem import diffs

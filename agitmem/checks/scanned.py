@@ -12,11 +12,16 @@ time.  The file is a cache: unreadable or malformed, it remembers nothing."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from collections.abc import Mapping
 
 from agitmem import repo as repo_mod
 from agitmem.repo import Repo
+
+# typing for mypy only (it takes any name TYPE_CHECKING as true): the
+# pre-commit hook imports this module
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from collections.abc import Mapping
 
 KEEP = 256  # digests kept, newest last: a memory's files and a few states
 _HEX = frozenset('0123456789abcdef')

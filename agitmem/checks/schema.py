@@ -3,8 +3,6 @@ state.json, fragments.jsonl or config.yaml (and its `enforce:` rules)
 malformed.  `agitmem save` refuses each of these."""
 from __future__ import annotations
 
-import re
-
 from agitmem import config
 from agitmem import memory
 from agitmem.checks import Finding
@@ -17,10 +15,21 @@ STATE = f'.agent/memory/{memory.STATE}'
 FRAGMENTS = f'.agent/memory/{memory.FRAGMENTS}'
 CONFIG = f'.agent/{memory.CONFIG}'
 
-_LINE = re.compile(r'(?::(\d+))?: ')  # matched at the end of the path
 
 
 SAVE_REFUSES = 'fix the file (agitmem save refuses it as it is)'
+
+
+def _line_at(problem: str, start: int) -> tuple[int | None, int] | None:
+    """What `(?::(\\d+))?: ` matched at start: (the line number if one is
+    given, where the match ends); None when it does not match."""
+    if problem.startswith(':', start):
+        end = start + 1
+        while end < len(problem) and problem[end].isdecimal():
+            end += 1
+        if end > start + 1 and problem.startswith(': ', end):
+            return int(problem[start + 1:end]), end + 2
+    return (None, start + 2) if problem.startswith(': ', start) else None
 
 
 def finding(path: str, problem: str, todo: str = SAVE_REFUSES) -> Finding:
@@ -28,10 +37,10 @@ def finding(path: str, problem: str, todo: str = SAVE_REFUSES) -> Finding:
     line = None
     rest = problem
     if problem.startswith(path):
-        m = _LINE.match(problem, len(path))
-        if m is not None:
-            line = int(m[1]) if m[1] else None
-            rest = problem[m.end():]
+        at = _line_at(problem, len(path))
+        if at is not None:
+            line, end = at
+            rest = problem[end:]
     return Finding(
         ID, 'error',
         f'{rest}; {todo}',

@@ -9,9 +9,8 @@ no index: repo.trees_only).  The
 hook begins them before it imports the checks, and they run at once."""
 from __future__ import annotations
 
-import json
-
 from agitmem import ahead
+from agitmem import jsontext
 from agitmem import repo as repo_mod
 from agitmem.errors import AgitmemError
 from agitmem.repo import Repo
@@ -61,7 +60,7 @@ def entries(out: str) -> dict[str, tuple[str, str]]:
 def verified_tree(state_text: str) -> str | None:
     """The tree of the last verification state.json records, if any."""
     try:
-        state = json.loads(state_text)
+        state = jsontext.loads(state_text)
     except (ValueError, RecursionError):
         return None
     lv = state.get('last_verification') if isinstance(state, dict) else None

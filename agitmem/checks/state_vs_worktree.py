@@ -5,26 +5,67 @@ paths in the snapshot's In progress that do not exist, are warnings."""
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Callable
 
 from agitmem.checks import Finding
 from agitmem.checks import json_line
 from agitmem.memory import snapshot as snapshot_mod
+from agitmem.textmatch import backticked
+from agitmem.textmatch import is_word
+from agitmem.textmatch import occurs
 
 # typing for mypy only (it takes any name TYPE_CHECKING as true): the
 # pre-commit hook imports this module, and typing is a tenth of its run
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
     from agitmem.paths import Folding
 
 ID = 'state-vs-worktree'
-_TERM = re.compile(r'`([^`\n]+)`')
-# `src/a.py`, `src/a.py:12`, `tests/a_test.py::test_x`, `docs/`: a relative
-# path with at least one directory; not a URL, an option or a ref range
-_PATH = re.compile(r'^(?:\./)?[\w.@+][\w.@+-]*(?:/[\w.@+-]+)*/?$')
-_SUFFIX = re.compile(r'(?:::\S+|:\d+(?::\d+)?)$')
+_PATH_CHARS = '.@+-'
+
+
+def _is_path(term: str) -> bool:
+    """`src/a.py`, `docs/`: a relative path with at least one directory;
+    not a URL, an option or a ref range.  What
+    `^(?:\\./)?[\\w.@+][\\w.@+-]*(?:/[\\w.@+-]+)*/?$` matched, by str's
+    methods (agitmem/textmatch.py)."""
+    term = term[:-1] if term.endswith('\n') else term  # ($ is before it too)
+    return _parts_are_path(term) or term.startswith('./') and _parts_are_path(term[2:])
+
+
+def _parts_are_path(term: str) -> bool:
+    parts = term.split('/')
+    if parts[-1] == '' and len(parts) > 1:
+        parts.pop()  # the one `/` that may end it
+    return (
+        parts[0][:1] != '-' and
+        all(p and all(is_word(c, _PATH_CHARS) for c in p) for p in parts)
+    )
+
+
+def _without_suffix(name: str) -> str:
+    """name without a `:line`, `:line:column` or `::test` suffix: what
+    re.sub(r'(?:::\\S+|:\\d+(?::\\d+)?)$', '', name) made."""
+    body = name[:-1] if name.endswith('\n') else name  # ($ is before it too)
+    spaces = [i for i, c in enumerate(body) if c.isspace()]
+    last_space = spaces[-1] if spaces else -1
+    last = body.rfind(':')
+    before = body.rfind(':', 0, last) if last > 0 else -1
+    at = body.find(':')
+    while at != -1:
+        # `::` and what follows, no space in it
+        if body.startswith('::', at) and len(body) > at + 2 and last_space < at + 2:
+            break
+        # `:` and digits, and `:` and digits again
+        if at == last and body[at + 1:].isdecimal() or (
+                at == before and body[at + 1:last].isdecimal() and body[last + 1:].isdecimal()
+        ):
+            break
+        at = body.find(':', at + 1)
+    return name if at == -1 else body[:at] + name[len(body):]
+
+
 READ_MAX = 8_000_000  # bytes of current_file read to find current_symbol
 
 
@@ -34,7 +75,7 @@ def _resolve(root: str, name: str, fold: Callable[[], Folding] | None = None) ->
     Where the file system folds names (`fold`, asked only when it is not
     there as spelled), `Src/Über.py` is found as the working tree spells
     it (`src/über.py`)."""
-    candidates = [c for c in dict.fromkeys((name, _SUFFIX.sub('', name))) if c]
+    candidates = [c for c in dict.fromkeys((name, _without_suffix(name))) if c]
     for candidate in candidates:
         path = os.path.join(root, _pure(candidate))  # (an absolute one as it is)
         if os.path.lexists(path):
@@ -66,14 +107,11 @@ def _mentions(path: str, symbol: str) -> bool:
     a file that never ends (/proc/self/pagemap, through a symlink of the
     repository, reads as a regular file of size 0) or a FIFO, so at most
     READ_MAX bytes of a regular file are read, without blocking."""
-    regex = re.compile(
-        rf'(?<![\w$]){re.escape(symbol.split(".")[-1])}(?![\w$])',
-    )
     from agitmem import caches
     data = caches.read(path, READ_MAX)
     if data is None:  # not a regular file, unreadable, or too large: nothing to say
         return True
-    return regex.search(data.decode('utf-8', 'replace')) is not None
+    return occurs(data.decode('utf-8', 'replace'), symbol.split('.')[-1], also='$')
 
 
 def _gone_reads(names: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -99,7 +137,7 @@ def _gone_how(root: str, name: str) -> tuple[bool, str | None]:
     its suffix, as `_resolve` does."""
     from agitmem import repo as repo_mod
     names = list(dict.fromkeys(
-        n.removeprefix('./') for n in (name, _SUFFIX.sub('', name)) if n.removeprefix('./')
+        n.removeprefix('./') for n in (name, _without_suffix(name)) if n.removeprefix('./')
     ))
     listed, renames = repo_mod.git_each(*_gone_reads(names), cwd=root)
     entries = listed.stdout.split('\0') if listed.returncode == 0 else []
@@ -164,10 +202,10 @@ def check(
 
     section = snapshot_mod.parse(snapshot_text).get(snapshot_mod.IN_PROGRESS)
     for n, text in snapshot_mod.content_lines(section):
-        for term in _TERM.findall(text):
+        for term in backticked(text):
             term = term.strip()
             if (
-                    '/' in term and _PATH.match(_SUFFIX.sub('', term)) and
+                    '/' in term and _is_path(_without_suffix(term)) and
                     '://' not in term and _resolve(root, term, fold) is None
             ):
                 ret.append(

@@ -6,28 +6,58 @@ rule forbids (`never use `var``), used in the snapshot's Decisions or In
 progress or in the state, is a warning."""
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator
-
 from agitmem.checks import Finding
 from agitmem.checks import json_line
 from agitmem.memory import snapshot as snapshot_mod
 from agitmem.memory import tattoo as tattoo_mod
 from agitmem.memory.tattoo import Rule
+from agitmem.textmatch import is_word
+from agitmem.textmatch import occurs
 
 # typing for mypy only (it takes any name TYPE_CHECKING as true): the
 # pre-commit hook imports this module, and typing is a tenth of its run
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 ID = 'tattoo-vs-snapshot'
-_BULLET = re.compile(r'^(?:[-*+]|\d+[.)])\s+')
 _STATE_TEXT_KEYS = ('current_goal', 'last_action', 'next_intent')
 
 
+def _unbulleted(text: str) -> str:
+    """text without its list marker: what `^(?:[-*+]|\\d+[.)])\\s+`
+    matched, by str's methods (agitmem/textmatch.py)."""
+    if text[:1] in ('-', '*', '+'):
+        end = 1
+    else:
+        end = 0
+        while end < len(text) and text[end].isdecimal():
+            end += 1
+        if not end or text[end:end + 1] not in ('.', ')'):
+            return text
+        end += 1
+    # (lstrip() takes what isspace() says, as \s does)
+    rest = text[end:].lstrip()
+    return rest if len(rest) < len(text) - end else text
+
+
 def _norm_key(key: str) -> str:
-    return re.sub(r'[\s_-]+', ' ', key.strip().strip('`*_')).casefold()
+    """key.strip().strip('`*_'), each run of spaces, `_` and `-` one
+    space (what re.sub(r'[\\s_-]+', ' ', ...) made), casefolded."""
+    out: list[str] = []
+    gap = False
+    for ch in key.strip().strip('`*_'):
+        if ch.isspace() or ch in '_-':
+            gap = True
+            continue
+        if gap:
+            out.append(' ')
+            gap = False
+        out.append(ch)
+    if gap:
+        out.append(' ')
+    return ''.join(out).casefold()
 
 
 def _norm_value(value: str) -> str:
@@ -36,7 +66,7 @@ def _norm_value(value: str) -> str:
 
 
 def _key_value(text: str) -> tuple[str, str] | None:
-    rule = tattoo_mod.parse_rule(_BULLET.sub('', text).replace('**', ''))
+    rule = tattoo_mod.parse_rule(_unbulleted(text).replace('**', ''))
     if rule.key is None or rule.value is None:
         return None
     return _norm_key(rule.key), rule.value.strip()
@@ -46,10 +76,10 @@ def _quote(path: str, rule: Rule) -> str:
     return f'tattoo rule "{rule.text}" ({path}:{rule.line})'
 
 
-def _term_regex(term: str) -> re.Pattern[str]:
-    left = r'(?<![\w])' if re.match(r'\w', term) else ''
-    right = r'(?![\w])' if re.search(r'\w$', term) else ''
-    return re.compile(f'{left}{re.escape(term)}{right}')
+def _uses(text: str, term: str) -> bool:
+    """Whether text uses term: as a word at an end of it that is a word
+    character (`var` is not in `variable`; `.env` is in `a.env`)."""
+    return occurs(text, term, left=is_word(term[:1]), right=is_word(term[-1:]))
 
 
 def _state_texts(state: dict[str, Any]) -> Iterator[tuple[str, str]]:
@@ -91,7 +121,7 @@ def check(
             ret.append(
                 Finding(
                     ID, 'error',
-                    f'decision "{_BULLET.sub("", text)}" contradicts '
+                    f'decision "{_unbulleted(text)}" contradicts '
                     f'{_quote(path, rule)}; change the decision to '
                     f'"{rule.key}: {rule.value}", or change the tattoo rule '
                     f'if the decision is right',
@@ -126,7 +156,7 @@ def check(
 
     # terms a negative rule forbids
     forbidden = [
-        (term, _term_regex(term), path, rule)
+        (term, path, rule)
         for path, rule in rules if rule.negative
         for term in rule.terms
     ]
@@ -141,8 +171,8 @@ def check(
         for key, value in _state_texts(state)
     )
     for where, line, text in places:
-        for term, regex, path, rule in forbidden:
-            if regex.search(text):
+        for term, path, rule in forbidden:
+            if _uses(text, term):
                 ret.append(
                     Finding(
                         ID, 'warning',

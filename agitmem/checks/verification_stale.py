@@ -2,14 +2,13 @@
 ran on other code than the tree being committed, or failed on this one."""
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from agitmem.checks import Finding
 
 # typing for mypy only (it takes any name TYPE_CHECKING as true): the
 # pre-commit hook imports this module, and typing is a tenth of its run
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 ID = 'verification-stale'

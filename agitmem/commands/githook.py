@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 
 from agitmem import config
 from agitmem.porcelain import context
@@ -28,6 +27,7 @@ from agitmem.repo import Repo
 # pre-commit hook imports this module, and typing is a tenth of its run
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import TypeVar
     T = TypeVar('T')
 

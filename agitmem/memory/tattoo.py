@@ -11,11 +11,11 @@ if TYPE_CHECKING:
 else:
     from agitmem.tuples import NamedTuple
 
-# patterns, compiled on first use by re's own cache: the injection (every
-# session start and compaction) reads the rules' keys only, and re is not
-# imported on the hooks' paths (agitmem/jsontext.py)
-_NEGATIVE = r"(?i:\b(?:never|no|do not|don't|must not|mustn't)\b|禁止|不要|不得)"
-_TERM = r'`([^`\n]+)`'
+# what a negative rule says (case aside: re's IGNORECASE matched these
+# words' letters as ASCII's, and `ſ` as `s`), as a word; or these
+_NEGATIVE_WORDS = ('never', 'no', 'do not', "don't", 'must not', "mustn't")
+_NEGATIVE_CJK = ('禁止', '不要', '不得')
+_FOLD = {**{c: c + 32 for c in range(ord('A'), ord('Z') + 1)}, 0x17f: ord('s')}
 _KEY_MAX = 40  # characters
 
 
@@ -27,15 +27,22 @@ class Rule(NamedTuple):
 
     @property
     def negative(self) -> bool:
-        """Whether the rule forbids something (never, do not, 不要 ...)."""
-        import re
-        return re.search(_NEGATIVE, self.text) is not None
+        """Whether the rule forbids something (never, do not, 不要 ...):
+        what `(?i:\\b(?:never|no|do not|don't|must not|mustn't)\\b|禁止|不要|不得)`
+        searched (agitmem/textmatch.py)."""
+        if any(word in self.text for word in _NEGATIVE_CJK):
+            return True
+        # (the checks' only: the injection reads the rules' keys)
+        from agitmem.textmatch import occurs
+        # one character for one: the places are the text's own
+        folded = self.text.translate(_FOLD)
+        return any(occurs(folded, word) for word in _NEGATIVE_WORDS)
 
     @property
     def terms(self) -> tuple[str, ...]:
         """A negative rule's backticked terms (what it forbids)."""
-        import re
-        return tuple(re.findall(_TERM, self.text)) if self.negative else ()
+        from agitmem.textmatch import backticked
+        return tuple(backticked(self.text)) if self.negative else ()
 
 
 def key_value(text: str) -> tuple[str, str] | None:

@@ -3,7 +3,6 @@ the git hooks and the pre-push scan: one finding a line, `<severity> <id>
 <path>:<line>: <what to do>`.  `AGITMEM_SKIP=id1,id2` skips checks by id."""
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -144,6 +143,7 @@ def message_findings(repo: Repo, cfg: dict[str, Any], commit_msg_file: str) -> l
 def report(found: list[Finding], *, as_json: bool, quiet: bool = False) -> int:
     errors = sum(f.severity == 'error' for f in found)
     if as_json:
+        import json
         print(json.dumps([as_dict(f) for f in found], indent=2, ensure_ascii=False))
         return 1 if errors else 0
     for f in found:
