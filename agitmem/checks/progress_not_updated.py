@@ -60,11 +60,20 @@ def recorded_at(repo: Repo, ref: str, head: str) -> str | None:
     return chosen
 
 
+def _blobs_args(commit: str) -> tuple[str, ...]:
+    return ('ls-tree', '-z', '--full-tree', commit, '--', *PROGRESS)
+
+
+def begin_blobs(repo: Repo, commit: str) -> None:
+    """Begin `blobs`' read (what it asks for later picks it up)."""
+    repo_mod.start(*_blobs_args(commit), cwd=repo.top)
+
+
 def blobs(repo: Repo, commit: str) -> dict[str, str]:
     """snapshot.md's and state.json's blob ids in a memory commit (absent:
     left out), read by one `git ls-tree` (begun by posix_spawn: the hook
     imports no subprocess for it)."""
-    [proc] = repo_mod.git_each(('ls-tree', '-z', '--full-tree', commit, '--', *PROGRESS), cwd=repo.top)
+    [proc] = repo_mod.git_each(_blobs_args(commit), cwd=repo.top)
     ret = {}
     for entry in proc.stdout.split('\0') if proc.returncode == 0 else ():
         info, _, name = entry.partition('\t')

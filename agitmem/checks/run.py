@@ -348,10 +348,18 @@ def run(
             state_text=state_text,
         )
 
+    # the memory recorded at HEAD (its history begun ahead: checks/staged.py),
+    # and its progress files' ids begun now, read while the staged diff
+    # reads the index (on a big repository the longest of the hook's reads)
+    recorded = None
+    if head is not None and progress_not_updated.ID not in skip:
+        recorded = progress_not_updated.recorded_at(repo, ref, head)
+        if recorded is not None:
+            progress_not_updated.begin_blobs(repo, recorded)
+
     def progress_not_updated_() -> list[Finding]:
         if head is None or not change.code_paths:
             return []
-        recorded = progress_not_updated.recorded_at(repo, ref, head)
         progress_changed = recorded is not None and progress_not_updated.changed(
             repo,
             {
