@@ -118,11 +118,13 @@ def _here() -> str | None:
         return None
 
 
-def child(argv: tuple[str, ...], cwd: os.PathLike[str] | str, env: Mapping[str, str]) -> Child | None:
+def child(
+        argv: tuple[str, ...], cwd: os.PathLike[str] | str, env: Mapping[str, str], *, stderr: bool = False,
+) -> Child | None:
     """git plumbing fed on its stdin (repo.git_bytes), stdout as bytes,
-    stderr to /dev/null, begun as `_child` begins the reads; None where
-    Popen is to begin it."""
-    return _child(argv, cwd, env, text=False, stderr=False, stdin=True)
+    stderr read when asked (else to /dev/null), begun as `_child` begins
+    the reads; None where Popen is to begin it."""
+    return _child(argv, cwd, env, text=False, stderr=stderr, stdin=True)
 
 
 def spawn(

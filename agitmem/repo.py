@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     import subprocess
     from pathlib import Path
     from typing import NamedTuple
+    from typing import TypeAlias
+    # a git process git_start began
+    Started: TypeAlias = ahead.Child | subprocess.Popen[bytes]
 else:
     from agitmem.tuples import NamedTuple
 
@@ -787,19 +790,20 @@ def git_bytes(
 ) -> bytes | None:
     """git's stdout as bytes, fed `data` on stdin; None when it failed
     (an exit code not in `ok`) or ran past its bound."""
-    proc = _git_start(repo, args, env)
-    return None if proc is None else _git_end(proc, data, ok)
+    proc = git_start(repo, args, env)
+    return None if proc is None else git_end(proc, data, ok)
 
 
-def _git_start(
-        repo: Repo, args: tuple[str, ...], env: Mapping[str, str] | None = None,
-) -> ahead.Child | subprocess.Popen[bytes] | None:
+def git_start(
+        repo: Repo, args: tuple[str, ...], env: Mapping[str, str] | None = None, *, stderr: bool = False,
+) -> Started | None:
     """git begun with a pipe to its stdin: by posix_spawn where ahead.py
     would (a save's plumbing and the tree of the working tree import no
-    subprocess, which is 3-4 ms of a hook's run), else by Popen."""
+    subprocess, which is 3-4 ms of a hook's run), else by Popen.  Its
+    stderr read when asked (git_end's second answer), else dropped."""
     argv = ('git', '--no-optional-locks', *args)
     try:
-        child = ahead.child(argv, repo.top, clean_env(env))
+        child = ahead.child(argv, repo.top, clean_env(env), stderr=stderr)
     except OSError:
         return None
     if child is not None:
@@ -807,19 +811,31 @@ def _git_start(
     import subprocess
     try:
         return platforms.start(lambda: subprocess.Popen(
-            argv, cwd=repo.top, env=clean_env(env),
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            **platforms.group_kwargs(),  # as a Child is: stopped whole (_git_end)
+            argv, cwd=repo.top, env=clean_env(env), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE if stderr else subprocess.DEVNULL,
+            **platforms.group_kwargs(),  # as a Child is: stopped whole (git_end)
         ))
     except OSError:
         return None
 
 
-def _git_end(
+def git_end(
         proc: ahead.Child | subprocess.Popen[bytes], data: bytes, ok: tuple[int, ...] = (0,),
 ) -> bytes | None:
+    """git_start's process fed data: its stdout, or None when it failed
+    (an exit code not in `ok`) or ran past its bound."""
+    done = git_finish(proc, data)
+    return done[1] if done is not None and done[0] in ok else None
+
+
+def git_finish(
+        proc: ahead.Child | subprocess.Popen[bytes], data: bytes,
+) -> tuple[int, bytes, bytes] | None:
+    """git_start's process fed data: (its exit code, stdout, stderr: b''
+    when not read); None when it ended before it read all of its input,
+    or ran past its bound (then stopped)."""
     try:
-        out, _ = proc.communicate(data, timeout=local_timeout())
+        out, err = proc.communicate(data, timeout=local_timeout())
     except OSError:  # it ended before it read all of its input
         _kill(proc)
         return None
@@ -830,7 +846,7 @@ def _git_end(
         if not _timed_out(e):
             raise
         return None
-    return out if proc.returncode in ok else None
+    return proc.wait(), out, err or b''
 
 
 _HEX = '0123456789abcdef'

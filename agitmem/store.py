@@ -581,13 +581,21 @@ def update_ref(
         )
         if proc.returncode == 0:
             return
-        if 'but expected' in proc.stderr or 'already exists' in proc.stderr:
-            raise Race(ref)
-        if old is None and attempt == 0 and _make_room(repo, ref):
+        if old is None and attempt == 0 and not _raced(proc.stderr) and _make_room(repo, ref):
             continue
-        raise AgitmemError(
-            f'could not update {ref}: {repo_mod.error_line(proc.stderr, "git update-ref failed")}',
-        )
+        raise _not_updated(ref, proc.stderr)
+
+
+def _raced(said: str) -> bool:
+    """Whether git's update-ref refused because the ref moved."""
+    return 'but expected' in said or 'already exists' in said
+
+
+def _not_updated(ref: str, said: str) -> Race | AgitmemError:
+    """What update-ref's refusal (`said`, its stderr) means."""
+    if _raced(said):
+        return Race(ref)
+    return AgitmemError(f'could not update {ref}: {repo_mod.error_line(said, "git update-ref failed")}')
 
 
 _LOCKS: dict[str, Any] = {}  # filelock.FileLock
@@ -739,7 +747,7 @@ def _tip_words(repo: Repo, ref: str) -> list[str] | None:
 def _begin_listing(repo: Repo, tree: str) -> ahead.Child | subprocess.Popen[bytes] | None:
     # a tree a partial clone lacks is not fetched here (git >= 2.44 reads
     # the variable): pygit2's path fetches it with its network bound
-    return repo_mod._git_start(
+    return repo_mod.git_start(
         repo, ('ls-tree', '-r', '-t', '-z', '--full-tree', tree), {'GIT_NO_LAZY_FETCH': '1'},
     )
 
@@ -782,7 +790,7 @@ def plain_tip(repo: Repo, ref: str) -> Plain | None:
         proc = _begin_listing(repo, words[2])
     else:
         words, proc = begun
-    listed = None if proc is None else repo_mod._git_end(proc, b'')
+    listed = None if proc is None else repo_mod.git_end(proc, b'')
     if listed is None:
         return None
     entries = {}
@@ -821,21 +829,26 @@ def plain_changed(top: Plain, files: Files, known: Callable[[str, bytes], str | 
     return sorted(p for p in old.keys() | new.keys() if old.get(p) != new.get(p))
 
 
+# git processes of a save's that run at once (the first save of a big
+# memory has a blob to write for each file)
+_AT_ONCE = 8
+
+
 def plain_tree(repo: Repo, top: Plain, files: Files, known: Callable[[str, bytes], str | None]) -> str:
     """build_tree by git's plumbing: each file git does not hold yet
-    written by `git hash-object -w`, then the directories that changed
+    written by `git hash-object -w`, the directories that changed
     (deepest first; every file 100644, as build_tree writes it) by one
     `git mktree --batch`; a directory as the tip has it is not written
-    again."""
+    again.  Every id is known beforehand, so the processes begin
+    together and run at once: none waits on another's start."""
     like = top.commit
     dirs: dict[str, dict[bytes, tuple[bytes, bytes]]] = {'': {}}
+    blobs: list[tuple[str, bytes, str]] = []  # (path, data, id) to write
     for path, data in files.items():
         oid = known(path, data)
         if oid is None:
-            got = repo_mod.git_bytes(repo, ('hash-object', '-w', '--stdin'), data)
-            oid = got.decode().strip() if got else ''
-            if oid != repo_mod.blob_id(data, like):
-                raise OSError(f'git hash-object could not write {shown_path(path)}')
+            oid = repo_mod.blob_id(data, like)
+            blobs.append((path, data, oid))
         parent, _, name = path.rpartition('/')
         dirs.setdefault(parent, {})[name.encode('utf-8', 'surrogateescape')] = (b'100644', oid.encode())
         while parent:
@@ -855,12 +868,26 @@ def plain_tree(repo: Repo, top: Plain, files: Files, known: Callable[[str, bytes
         if d:
             parent, _, name = d.rpartition('/')
             dirs[parent][name.encode('utf-8', 'surrogateescape')] = (trees.TREE_MODE, oid.encode())
-    if written:
-        # --missing: no lookup of the entries (each is the tip's, or was
-        # just written), so none is fetched lazily in a partial clone
-        got = repo_mod.git_bytes(repo, ('mktree', '-z', '--batch', '--missing'), b'\0'.join(batch))
-        if got is None or got.split() != written:
-            raise OSError('git mktree could not write the memory tree')
+    # --missing: no lookup of the entries (each is the tip's, or is being
+    # written beside it), so none is fetched lazily in a partial clone
+    writes = [
+        *([(('mktree', '-z', '--batch', '--missing'), b'\0'.join(batch), written, 'the memory tree')]
+          if written else []),
+        *((('hash-object', '-w', '--stdin'), data, [oid.encode()], shown_path(path)) for path, data, oid in blobs),
+    ]
+    procs: list[repo_mod.Started | None] = []
+    try:
+        for i, (args, data, want, what) in enumerate(writes):
+            while len(procs) < min(len(writes), i + _AT_ONCE):
+                procs.append(repo_mod.git_start(repo, writes[len(procs)][0]))
+            proc = procs[i]
+            got = None if proc is None else repo_mod.git_end(proc, data)
+            if got is None or got.split() != want:
+                raise OSError(f'git {args[0]} could not write {what}')
+    finally:
+        for proc in procs:
+            if proc is not None and proc.returncode is None:
+                repo_mod._stop(proc)  # (another failed first: not left running)
     return ids['']
 
 
@@ -901,26 +928,43 @@ def plain_commit(
         set_base(repo, top.commit, ref)
         return None
     env = identity_env(repo)
-    got = repo_mod.git_bytes(
-        # unsigned, no encoding header: the commit pygit2 would write
-        repo, ('-c', 'i18n.commitEncoding=UTF-8', 'commit-tree', '--no-gpg-sign', tree, '-p', top.commit),
-        msg.encode(), env=env,
-    )
-    oid = got.decode().strip() if got else ''
-    if not repo_mod.is_oid(oid):
-        raise OSError('git commit-tree could not write the memory commit')
     # the reflog entry names the committer, as pygit2's path writes it
     who = {k: v for k, v in env.items() if k.startswith('GIT_COMMITTER_') and not k.endswith('DATE')}
+    reason = f'agitmem {msg.split(chr(10), 1)[0]}'
+    committing = repo_mod.git_start(
+        # unsigned, no encoding header: the commit pygit2 would write
+        repo, ('-c', 'i18n.commitEncoding=UTF-8', 'commit-tree', '--no-gpg-sign', tree, '-p', top.commit),
+        env,
+    )
+    # begun beside it, so that its start is not waited for after: told
+    # the commit once it is written (killed unread if it is not)
+    moving = repo_mod.git_start(
+        repo, ('update-ref', '--create-reflog', '-m', reason, '--stdin', '-z'), who, stderr=True,
+    )
     try:
-        update_ref(repo, ref, oid, top.commit, f'agitmem {msg.split(chr(10), 1)[0]}', env=who)
-    except AgitmemError:
-        # deleted since top was read (begun ahead of the lock: begin_tip),
-        # git says it cannot resolve the ref, not that it moved: a Race all
-        # the same, pygit2's path reads it again
-        now = _tip_words(repo, ref)
-        if now is None or now[0] != top.commit:
-            raise Race(ref) from None
-        raise
+        got = None if committing is None else repo_mod.git_end(committing, msg.encode())
+        oid = got.decode().strip() if got else ''
+        if not repo_mod.is_oid(oid):
+            raise OSError('git commit-tree could not write the memory commit')
+        try:
+            if moving is None:
+                update_ref(repo, ref, oid, top.commit, reason, env=who)
+            else:
+                line = b'\0'.join((b'update ' + ref.encode('utf-8', 'surrogateescape'), oid.encode(), top.commit.encode(), b''))
+                done = repo_mod.git_finish(moving, line)
+                if done is None or done[0] != 0:
+                    raise _not_updated(ref, repo_mod._text(done[2] if done else b''))
+        except AgitmemError:
+            # deleted since top was read (begun ahead of the lock: begin_tip),
+            # git says it cannot resolve the ref, not that it moved: a Race all
+            # the same, pygit2's path reads it again
+            now = _tip_words(repo, ref)
+            if now is None or now[0] != top.commit:
+                raise Race(ref) from None
+            raise
+    finally:
+        if moving is not None and moving.returncode is None:
+            repo_mod._stop(moving)
     set_base(repo, oid, ref)
     return oid
 
@@ -958,10 +1002,14 @@ def base_ref(repo: Repo) -> str | None:
 
 
 def set_base(repo: Repo, oid: pygit2.Oid | str, ref: str) -> None:
-    # a ref name may hold any bytes git allows (a branch `caf\xe9`)
+    # a ref name may hold any bytes git allows (a branch `caf\xe9`).  Not
+    # fsynced (a millisecond and more of every save): after a crash the
+    # record may be the one before, or empty; a save then finds the ref
+    # past it, or no base, and takes pygit2's way, which catches up
+    # (write._catch_up), and a base that names no commit is none (base())
     try:
         repo_mod.atomic_write(
-            _base_path(repo), f'{oid} {ref}\n'.encode('utf-8', 'surrogateescape'),
+            _base_path(repo), f'{oid} {ref}\n'.encode('utf-8', 'surrogateescape'), durable=False,
         )
     except OSError as e:
         # the commit is on the ref already: say so, not that it was not

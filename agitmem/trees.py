@@ -15,8 +15,8 @@ from agitmem.ahead import kill as _kill
 from agitmem.errors import AgitmemError
 from agitmem.repo import _COPY
 from agitmem.repo import _FOUND
-from agitmem.repo import _git_end
-from agitmem.repo import _git_start
+from agitmem.repo import git_end
+from agitmem.repo import git_start
 from agitmem.repo import _OWNED
 from agitmem.repo import _own
 from agitmem.repo import _release
@@ -323,15 +323,15 @@ def _fast_tree(
         if any(b'\n' in d for d in dirs):
             return None  # cat-file --batch reads names a line each
         asks = [commit + b'^{tree}' if not d else commit + b':' + d for d in dirs]
-        listing = _git_start(repo, ('cat-file', '--batch'))
-    hashing = _git_start(repo, ('hash-object', '-w', '--stdin-paths')) if to_hash else None
+        listing = git_start(repo, ('cat-file', '--batch'))
+    hashing = git_start(repo, ('hash-object', '-w', '--stdin-paths')) if to_hash else None
     old: _Listings | None = {}
     if listing is not None and asks is not None:
-        got = _git_end(listing, b''.join(a + b'\n' for a in asks))
+        got = git_end(listing, b''.join(a + b'\n' for a in asks))
         old = None if got is None else _listings(got, dirs, asks)
     if hashing is not None:
         paths = list(to_hash)
-        got = _git_end(hashing, b''.join(p + b'\n' for p in paths))
+        got = git_end(hashing, b''.join(p + b'\n' for p in paths))
         oids = None if got is None else got.split()
         if oids is None or len(oids) != len(paths):
             return None
