@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -462,12 +463,16 @@ def test_hot_hooks_fsync_no_cache_of_their_own(worked: Path) -> None:
     assert fsynced(worked, 'hook', 'post-edit', '--agent', 'claude', stdin=_edit(worked)) == []
     assert fsynced(worked, 'hook', 'prompt', '--agent', 'claude', stdin=_payload(worked, 'UserPromptSubmit', prompt='go on')) == []
     assert (worked / '.git' / 'agitmem' / 'observed.json').exists()  # the hooks wrote their caches
-    # the other side: an edit of memory is saved, durably
+    # an agent's edit of memory is saved (to the ref, by git), with no
+    # record of agitmem's own fsynced: the memory base, the shim's list
     mem(worked, 'notes.md').write_text('- edited by the agent\n')
-    saved = fsynced(worked, 'hook', 'post-edit', '--agent', 'claude', stdin=_payload(
+    assert fsynced(worked, 'hook', 'post-edit', '--agent', 'claude', stdin=_payload(
         worked, 'PostToolUse', tool_name='Write', tool_input={'file_path': str(mem(worked, 'notes.md')), 'content': '-'},
-    ))
-    assert saved, 'a memory save fsyncs nothing'
+    )) == []
+    assert 'edited by the agent' in git('show', 'refs/agitmem/heads/main:notes.md', cwd=worked)
+    # the other side: a memory file agitmem writes is written durably
+    saved = fsynced(worked, 'state', 'set', 'next_intent=go on', stdin='')
+    assert [os.path.basename(p).split('.')[1:3] for p in saved] == [['state', 'json']], saved
 
 
 def test_a_write_imports_no_filelock_when_nobody_holds_the_lock(worked: Path) -> None:
@@ -738,7 +743,7 @@ POST_COMMIT_MODULES = {
     'agitmem.repo', 'agitmem.config', 'agitmem.caches', 'agitmem.commands',
     'agitmem.commands.githook', 'agitmem.porcelain', 'agitmem.porcelain.context',
     'agitmem.porcelain.saved', 'agitmem.memory', 'agitmem.memory.files',
-    'agitmem.githooks',  # (the list the shim checks, kept when the memory is saved as it is)
+    'agitmem.post_commit_idle',  # (the list the shim checks, kept when the memory is saved as it is)
 }
 
 
@@ -808,6 +813,8 @@ def test_commit_hooks_import_and_start_only_what_the_commit_needs(worked: Path) 
     assert _by_shim(worked, 'commit-msg', str(msg)) == (set(), [])  # the shim alone
 
     git('-c', 'core.hooksPath=/dev/null', 'commit', '-q', '-m', 'code', cwd=worked)
+    # (the list the saves kept gone: the hook finds the memory saved)
+    shutil.rmtree(worked / '.git' / 'agitmem' / 'post-commit-idle')
     everything, gits, readers = _traced(worked, 'post-commit')
     modules = _ours(everything)
     assert readers == [], readers

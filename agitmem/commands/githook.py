@@ -110,8 +110,8 @@ def post_commit(args: list[str], stdin: str) -> int:
             ids is not None and not os.environ.get('AGITMEM_REF')):
         # while all stays as it is, the shim need not start Python (which
         # it does where AGITMEM_REF names another memory ref)
-        from agitmem import githooks
-        githooks.record_saved(ctx.repo, ctx.branch, ctx.ref, tip, ids)
+        from agitmem import post_commit_idle
+        post_commit_idle.record_saved(ctx.repo, ctx.branch, ctx.ref, tip, ids)
     if not unchanged:
         subject = repo_mod.git(
             'log', '-1', '--format=%s', 'HEAD', cwd=ctx.repo.root,

@@ -194,6 +194,8 @@ def save(
                 worktree=worktree, parsed=parsed, force=force,
             )
         oid, subject, files = done
+        if worktree and parents is None and oid is not None:
+            _keep_idle(ctx, oid, files)
         if worktree and (
                 conflicts is not None or os.path.lexists(conflicts_path(ctx.repo))
         ):
@@ -205,6 +207,19 @@ def save(
     if oid is not None:
         audit.log(ctx.repo.agentdir, f'write {event}', f'{oid[:12]} {subject}')
     return oid
+
+
+def _keep_idle(ctx: Context, oid: str, files: store.Files) -> None:
+    """After a save of this worktree's memory, on a branch: what tells the
+    post-commit shim that the memory is saved as it is, which the hook
+    would find and record (githook.post_commit): the commit after a save
+    (an agent records its progress, then commits) starts no Python for
+    it.  The shim checks it all again against the files at the commit."""
+    if ctx.branch is None or os.environ.get('AGITMEM_REF'):
+        return
+    from agitmem import post_commit_idle
+    ids = {path: repo_mod.blob_id(data, oid) for path, data in files.items()}
+    post_commit_idle.record_saved(ctx.repo, ctx.branch, ctx.ref, oid, ids)
 
 
 def _save_plainly(
