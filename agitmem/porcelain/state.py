@@ -2,7 +2,10 @@
 and the working tree's tree id, under the writers' lock."""
 from __future__ import annotations
 
+import os
+
 from agitmem import audit
+from agitmem import jsontext
 from agitmem import memory
 from agitmem import paths
 from agitmem import repo as repo_mod
@@ -32,7 +35,8 @@ def update(
     `changes` may be made from that tree id (a verification records it)."""
     try:
         if save:
-            write.begin_save(ctx)  # while the tree's `git status` runs
+            # while the tree's `git status` runs
+            write.begin_save(ctx, text=_scanned_soon(ctx, changes))
         tree = repo_mod.worktree_tree(ctx.repo)
         if callable(changes):
             changes = changes(tree)
@@ -42,6 +46,21 @@ def update(
             write.end_save(ctx)
     audit.log(ctx.repo.agentdir, f'write {event}', ', '.join(changes))
     return new
+
+
+_SOON_MAX = 256 * 1024  # characters of each scanned ahead
+
+
+def _scanned_soon(ctx: Context, changes: dict[str, Any] | Callable[[str], dict[str, Any]]) -> str:
+    """Much of the state.json a save of `changes` will scan: the one there
+    now, and the values going in (a verification's are made later)."""
+    try:
+        now = read.read_bytes(os.path.join(ctx.repo.memorydir, memory.STATE), memory.STATE) or b''
+        values = '' if callable(changes) else jsontext.dumps(changes)
+    except (OSError, AgitmemError, TypeError, ValueError):
+        return ''  # (the save says what is wrong)
+    # (a bound: it only warms the scanner up)
+    return now[:_SOON_MAX].decode('utf-8', 'replace') + values[:_SOON_MAX]
 
 
 def _updated(ctx: Context, changes: dict[str, Any], *, event: str, save: bool, tree: str) -> dict[str, Any]:

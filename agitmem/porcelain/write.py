@@ -134,15 +134,21 @@ def _refuse_secrets(ctx: Context, files: store.Files, msg: str = '', *, remember
 
 
 
-def begin_save(ctx: Context) -> None:
+def begin_save(ctx: Context, *, text: str = '') -> None:
     """Begin the reads a save of ctx's memory makes first (the ref's tip
     and its tree), for a write that waits on `git status` before it saves:
     they run while it does (store.begin_tip), and what it imports is
-    imported then, not after.  end_save after the write."""
+    imported then, not after.  `text`: much of what the save will scan
+    (the file to be written, as it is, and the values going in), scanned
+    now, so that the scanner's patterns it needs are compiled by then.
+    end_save after the write."""
     store.begin_tip(ctx.repo, ctx.ref)
     import json  # noqa: F401  (state.json rendered)
 
     from agitmem.checks import scanned  # noqa: F401  (what was scanned clean, recorded)
+    if text:
+        from agitmem import secrets
+        secrets.scan(text, '')  # (what it finds, the save finds again)
 
 
 def end_save(ctx: Context) -> None:
