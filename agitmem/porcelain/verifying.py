@@ -8,12 +8,8 @@ whole at its timeout, its output read with a bound."""
 from __future__ import annotations
 
 import os
-import shlex
 import subprocess
 import sys
-from collections.abc import Callable
-from typing import Any
-from typing import NamedTuple
 
 from agitmem import config
 from agitmem import platforms
@@ -23,6 +19,17 @@ from agitmem.memory import state as state_mod
 from agitmem.memory.verification import reason
 from agitmem.porcelain import read
 from agitmem.porcelain.context import Context
+
+# typing for mypy only (it takes any name TYPE_CHECKING as true), and shlex
+# (with the re it imports) where used: what is imported before the
+# command runs delays it, and the tree recorded waits on it
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+    from typing import NamedTuple
+else:
+    from agitmem.tuples import NamedTuple
 
 OUTPUT_MAX = 1024 * 1024  # bytes of a bounded run's output kept (its end)
 # seconds a bounded run's output may stay open once its program ended: a
@@ -130,12 +137,12 @@ def run(
     read.state(ctx.repo)  # refuse a broken state.json before running anything
     _refuse_unreadable(ctx)
     if timeout is not None:
-        ran = run_bounded(cmd, ctx.repo.root, timeout)
+        ran = run_bounded(cmd, ctx.repo.top, timeout)
         output = ran.output.decode('utf-8', 'replace')
         if ran.timed_out:
             output += f'\nstopped after {timeout:g}s\n'
         return _record(ctx, _shown(cmd), ran.code, output, save=save, timed_out=ran.timed_out)
-    proc = _start(cmd, ctx.repo.root, group=False)
+    proc = _start(cmd, ctx.repo.top, group=False)
     chunks: list[bytes] = []
 
     def take(chunk: bytes) -> None:
@@ -164,7 +171,7 @@ def _refuse_unreadable(ctx: Context) -> None:
     on one line, `"sha"256`, a value continued with a backslash), and a
     key's name cannot be split."""
     try:
-        with open(ctx.repo.common_dir / 'config', 'rb') as f:
+        with open(os.path.join(ctx.repo.commondir, 'config'), 'rb') as f:
             text = f.read(1 << 20)
     except OSError:
         return
@@ -251,6 +258,7 @@ def _interrupted(proc: subprocess.Popen[bytes]) -> None:
 def _shown(cmd: list[str]) -> str:
     """The command as recorded: an argument's bytes that are not UTF-8
     (lone surrogates in argv) written as \\xNN, so the run is recorded."""
+    import shlex
     return shlex.join(cmd).encode('utf-8', 'surrogateescape').decode('utf-8', 'backslashreplace')
 
 
@@ -258,6 +266,7 @@ def confirmed(command: str) -> list[str]:
     """The argv of `command` when the user's own config lists it under
     verify_commands; else an AgitmemError saying how to allow it (a
     repository's config listing it is not enough: a clone writes that)."""
+    import shlex
     try:
         argv = shlex.split(command)
     except ValueError as e:
