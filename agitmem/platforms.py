@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
     from typing import TypeVar
-    _P = TypeVar('_P', bound='Child | subprocess.Popen[Any]')
+    _P = TypeVar('_P', bound='Child | Command | subprocess.Popen[Any]')
 
 
 def _kind() -> str:
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from signal import SIGKILL
     from signal import SIGPIPE
     from signal import SIGTERM
+    from signal import SIGXFSZ
 elif POSIX:
     # the C module signal.py wraps, loaded with the interpreter: signal.py
     # imports enum, which would come before the first git call
@@ -60,6 +61,7 @@ elif POSIX:
     from _signal import SIGKILL
     from _signal import SIGPIPE
     from _signal import SIGTERM
+    from _signal import SIGXFSZ
 
 # open flags: 0 where the platform has none (Windows: no FIFOs to block on,
 # no controlling terminal; no-follow is done by refusing reparse points)
@@ -517,10 +519,105 @@ class Child:
                     os.close(fd)
 
 
+class Command:
+    """`verify`'s command begun by `os.posix_spawnp`, before `subprocess`
+    is imported (with the locale and re it imports, the most of what
+    came before the command could run): in this process's group (a ^C at
+    the terminal reaches it), in `cwd`, stdin from /dev/null, stdout and
+    stderr into one pipe, read through `stdout`; the descriptors this
+    process was given closed, SIGPIPE and SIGXFSZ back to their defaults,
+    as Popen does.  What verify asks of a `subprocess.Popen`: pid, args,
+    returncode, stdout, poll, wait (with a bound: wait_for).  POSIX only
+    (can_spawn)."""
+
+    def __init__(self, argv: list[str], cwd: str) -> None:
+        self.args = argv
+        self.returncode: int | None = None
+        read, write = os.pipe()
+        try:
+            if write <= 2:
+                raise OSError('a standard stream is closed')  # (see Child)
+            actions: list[tuple[Any, ...]] = [
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_DUP2, write, 1),
+                (os.POSIX_SPAWN_DUP2, write, 2),
+                *((os.POSIX_SPAWN_CLOSE, fd) for fd in inherited()),
+            ]
+            # posix_spawn has no directory to begin in: this process moves
+            # there for the spawn (it runs nothing else meanwhile)
+            back = _enter(cwd)
+            try:
+                self.pid = os.posix_spawnp(
+                    argv[0], argv, os.environ, file_actions=actions, setsigdef=(SIGPIPE, SIGXFSZ),
+                )
+            finally:
+                if back is not None:
+                    os.fchdir(back)
+                    os.close(back)
+        except BaseException:
+            os.close(read)
+            raise
+        finally:
+            os.close(write)
+        self.stdout = open(read, 'rb', buffering=0)
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self) -> int:
+        if self.returncode is None:
+            _, status = os.waitpid(self.pid, 0)
+            self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+
+def _enter(cwd: str) -> int | None:
+    """Make cwd this process's directory; the one it leaves, opened (None
+    when it is there already).  A directory that cannot be entered raises
+    as Popen's `cwd` does."""
+    try:
+        if os.path.samefile(os.getcwd(), cwd):
+            return None
+    except OSError:
+        pass  # (the current one deleted: left by a descriptor all the same)
+    here = os.open('.', os.O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    try:
+        os.chdir(cwd)
+    except BaseException:
+        os.close(here)
+        raise
+    return here
+
+
+def wait_for(proc: Command | subprocess.Popen[Any], seconds: float) -> bool:
+    """Whether proc ends within `seconds` (reaped then)."""
+    if isinstance(proc, Command):
+        import time
+        deadline = time.monotonic() + seconds
+        delay = 0.0005  # (Popen's wait with a timeout polls so)
+        while proc.poll() is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(delay, left))
+            delay = min(delay * 2, 0.05)
+        return True
+    import subprocess
+    try:
+        proc.wait(seconds)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
 # git processes begun in a group of their own (Child, and Popen with
 # group_kwargs) until they are reaped: a SIGTERM or SIGHUP that ends this
 # process stops their groups first (see tracked)
-_LIVE: list[Child | subprocess.Popen[Any]] = []
+_LIVE: list[Child | Command | subprocess.Popen[Any]] = []
 
 
 def start(spawn: Callable[[], _P], *, group: bool = True) -> _P:
@@ -602,7 +699,7 @@ def stop_grouped() -> None:
             pass  # reaped meanwhile
 
 
-def interrupt(proc: subprocess.Popen[Any]) -> None:
+def interrupt(proc: Command | subprocess.Popen[Any]) -> None:
     """Pass a SIGINT on to `proc`, begun in this process's group, and to
     what it started or left running (every descendant: see _stop_live).
     POSIX; on Windows a console's Ctrl+C reaches the whole console, and

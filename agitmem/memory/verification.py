@@ -3,11 +3,10 @@ reason it failed (shared by `agitmem verify` and the observed test runs of
 the agent hooks).  Standard library only: the hooks run it."""
 from __future__ import annotations
 
-import re
-import shlex
-
 # patterns as text: re compiles (and caches) each on its first use, so a
-# run that passes, or a hook that sees no test run, compiles none of them
+# run that passes, or a hook that sees no test run, compiles none of them;
+# re (and shlex, which imports it) imported where used: `verify` imports
+# this module before its command runs
 _ANSI = r'\x1b\[[0-9;]*[A-Za-z]'
 # most specific first: a named failing test with its error, then the error
 # line itself, then anything that says error or failed
@@ -77,6 +76,7 @@ _SAYS_PASSED = (
 def reason(output: str, exit_code: int) -> str:
     """The most specific line of the output that says why it failed (or,
     when it passed, its last summary line)."""
+    import re
     ansi = re.compile(_ANSI)
     lines = [ansi.sub('', ln).rstrip() for ln in output.splitlines()]
     lines = [ln for ln in lines if ln.strip()]
@@ -109,6 +109,7 @@ def outcome(output: str) -> str | None:
     code): 'failed' where a runner, a compiler or the shell says so,
     'passed' where a runner's summary says so and nothing says it failed,
     None where the output cannot tell."""
+    import re
     text = re.sub(_ANSI, '', output)
     if re.search(_SAYS_FAILED, text, re.M):
         return 'failed'
@@ -118,6 +119,7 @@ def outcome(output: str) -> str | None:
 
 
 def _words(part: str) -> list[str]:
+    import shlex
     try:
         return shlex.split(part)
     except ValueError:  # an unclosed quote: the words still tell
@@ -127,6 +129,7 @@ def _words(part: str) -> list[str]:
 def is_test_run(command: str, patterns: list[str] | tuple[str, ...]) -> bool:
     """Whether shell `command` runs one of `patterns` (each a command's
     leading words, e.g. "go test")."""
+    import re
     wanted = [p.split() for p in patterns if p.strip()]
     for part in re.split(_SEPARATORS, command):
         words = _words(part)
@@ -149,6 +152,7 @@ def is_test_run(command: str, patterns: list[str] | tuple[str, ...]) -> bool:
 def _task_of(words: list[str], pattern: list[str]) -> bool:
     """`words` run a task of the pattern's test task: `npm run test:ci`
     for `npm run test`, `just test-unit` for `just test`."""
+    import re
     return (
         len(words) == len(pattern) >= 2 and pattern[-1] == 'test' and words[:-1] == pattern[:-1]
         and re.match(r'test[:-]\w', words[-1]) is not None

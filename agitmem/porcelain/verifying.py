@@ -8,7 +8,6 @@ whole at its timeout, its output read with a bound."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 
 from agitmem import config
@@ -25,9 +24,12 @@ from agitmem.porcelain.context import Context
 # command runs delays it, and the tree recorded waits on it
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import subprocess
     from collections.abc import Callable
     from typing import Any
     from typing import NamedTuple
+
+    from agitmem.platforms import Command
 else:
     from agitmem.tuples import NamedTuple
 
@@ -52,7 +54,7 @@ class Ran(NamedTuple):
     timed_out: bool
 
 
-def _start(cmd: list[str], cwd: os.PathLike[str] | str, group: bool) -> subprocess.Popen[bytes]:
+def _start(cmd: list[str], cwd: str, group: bool) -> Command | subprocess.Popen[bytes]:
     if not group:
         platforms.adopt_orphans()  # what the command leaves is found when verify is killed
     try:
@@ -60,6 +62,11 @@ def _start(cmd: list[str], cwd: os.PathLike[str] | str, group: bool) -> subproce
         # (the MCP server's client ending it) reaches it, so its group is
         # stopped then; in the terminal's group (so that ^C reaches it),
         # killed alone (an agent's tool time limit), the signal is passed on
+        if not group and platforms.can_spawn():
+            # begun before subprocess is imported: the command waits on
+            # what comes before it, and the tree recorded on the command
+            return platforms.start(lambda: platforms.Command(cmd, cwd), group=False)
+        import subprocess
         return platforms.start(lambda: subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, cwd=cwd,
@@ -70,12 +77,12 @@ def _start(cmd: list[str], cwd: os.PathLike[str] | str, group: bool) -> subproce
         raise AgitmemError(f'cannot run {cmd[0]}: {e.strerror}')
 
 
-def _stop_group(proc: subprocess.Popen[bytes]) -> None:
+def _stop_group(proc: Command | subprocess.Popen[bytes]) -> None:
     # its pid is its group's id, never reused while a member lives
     platforms.stop_group(proc.pid)
 
 
-def run_bounded(cmd: list[str], cwd: os.PathLike[str] | str, timeout: float) -> Ran:
+def run_bounded(cmd: list[str], cwd: str, timeout: float) -> Ran:
     """Run `cmd` for at most `timeout` seconds (then its whole process
     group is stopped), keeping the last OUTPUT_MAX bytes of its output.
     Answers by `timeout` + GRACE whatever its children do with the pipe:
@@ -95,10 +102,7 @@ def run_bounded(cmd: list[str], cwd: os.PathLike[str] | str, timeout: float) -> 
     try:
         _pump(proc, keep, deadline=deadline)
         if proc.poll() is None:
-            try:
-                proc.wait(max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                pass
+            platforms.wait_for(proc, max(0.0, deadline - time.monotonic()))
         timed_out = proc.poll() is None
     finally:
         _stop_group(proc)
@@ -107,10 +111,12 @@ def run_bounded(cmd: list[str], cwd: os.PathLike[str] | str, timeout: float) -> 
     return Ran(None if timed_out else proc.returncode, bytes(out), timed_out)
 
 
-def _run_bounded_windows(proc: subprocess.Popen[bytes], timeout: float) -> Ran:
+def _run_bounded_windows(proc: Command | subprocess.Popen[bytes], timeout: float) -> Ran:
     """run_bounded where select cannot wait on a pipe: communicate's
     reader threads, then the whole tree stopped (a child holding the pipe
     open included)."""
+    import subprocess
+    assert not isinstance(proc, platforms.Command)  # (POSIX's)
     try:
         out, _ = proc.communicate(timeout=timeout)
         timed_out = False
@@ -180,7 +186,7 @@ def _refuse_unreadable(ctx: Context) -> None:
         store.open_repo(ctx.repo)  # its one line, where libgit2 reads SHA-1 only
 
 
-def _read(proc: subprocess.Popen[bytes], take: Callable[[bytes], None]) -> bool:
+def _read(proc: Command | subprocess.Popen[bytes], take: Callable[[bytes], None]) -> bool:
     """Give `take` the command's output as it comes, until every writer
     has closed it or GRACE seconds after the command ended (what it left
     running, `srv &`, a daemon, may hold it open for as long as it runs:
@@ -195,17 +201,14 @@ def _read(proc: subprocess.Popen[bytes], take: Callable[[bytes], None]) -> bool:
     if _pump(proc, take, tick=platforms.reap_adopted):
         # every writer closed it (`exec >log 2>&1`): the command may run
         # on, and what it leaves is reaped meanwhile too
-        while proc.poll() is None:
-            try:
-                proc.wait(1.0)
-            except subprocess.TimeoutExpired:
-                platforms.reap_adopted()
+        while not platforms.wait_for(proc, 1.0):
+            platforms.reap_adopted()
         return False
     return True
 
 
 def _pump(
-        proc: subprocess.Popen[bytes], take: Callable[[bytes], None], *,
+        proc: Command | subprocess.Popen[bytes], take: Callable[[bytes], None], *,
         deadline: float | None = None, tick: Callable[[], None] | None = None,
 ) -> bool:
     """Give `take` proc's output as it comes: True once every writer has
@@ -240,16 +243,13 @@ def _pump(
             take(chunk)
 
 
-def _interrupted(proc: subprocess.Popen[bytes]) -> None:
+def _interrupted(proc: Command | subprocess.Popen[bytes]) -> None:
     """verify was interrupted while its command ran: a ^C at the terminal
     reached the command too (its group is the terminal's), which ends
     within GRACE; a SIGINT sent to agitmem alone (an agent's interrupt,
     `kill -INT`) did not, and is passed on, as SIGTERM's and SIGHUP's
     are, rather than leave the command running."""
-    try:
-        proc.wait(GRACE)
-    except subprocess.TimeoutExpired:
-        pass
+    platforms.wait_for(proc, GRACE)
     # what runs after GRACE: the command, or what it left (its output
     # still open: a daemon, `cmd &`), which ran on once the command ended
     platforms.interrupt(proc)

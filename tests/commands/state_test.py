@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -327,6 +329,50 @@ def test_state_set_without_sh_says_so_in_one_line(memrepo: Path, tmp_path: Path)
     assert line.startswith('agitmem: cannot run sh in ')
     assert tip(memrepo) == before
     assert _index_copies(memrepo) == []
+
+
+def test_verify_runs_its_command_as_popen_did(memrepo: Path) -> None:
+    """The command is begun by posix_spawn (platforms.Command) where it
+    can be: as subprocess.Popen began it, in the top of the working tree
+    from a subdirectory (a relative command found there), its stderr in
+    its output, nothing on stdin, SIGPIPE at its default, and no
+    descriptor agitmem was given held open in it."""
+    sub = memrepo / 'src'
+    sub.mkdir(exist_ok=True)
+    probe = memrepo / 'probe.py'
+    probe.write_text(
+        'import os, signal, sys\n'
+        'print("cwd", os.getcwd())\n'
+        'print("stdin", repr(sys.stdin.read()))\n'
+        'print("fds", sorted(int(f) for f in os.listdir("/proc/self/fd") if int(f) > 2)'
+        ' if os.path.isdir("/proc/self/fd") else "-")\n'
+        'print("to stderr", file=sys.stderr)\n',
+    )
+    # (what is ignored, read by a program that is not Python, which
+    # ignores SIGPIPE itself)
+    (memrepo / 'run.sh').write_text(
+        f'#!/bin/sh\n[ -r /proc/self/status ] && grep SigIgn /proc/self/status\nexec {sys.executable} probe.py\n',
+    )
+    (memrepo / 'run.sh').chmod(0o755)
+    r, w = os.pipe()
+    os.set_inheritable(w, True)
+    try:
+        proc = subprocess.run(
+            [*agitmem_argv(), 'verify', '--', './run.sh'], cwd=sub, capture_output=True, text=True,
+            pass_fds=(w,), stdin=subprocess.DEVNULL,
+        )
+    finally:
+        os.close(r)
+        os.close(w)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert f'cwd {os.path.realpath(memrepo)}\n' in out
+    assert "stdin ''\n" in out and 'to stderr\n' in out
+    ignored = [line.split()[1] for line in out.splitlines() if line.startswith('SigIgn:')]
+    assert all(not int(mask, 16) & (1 << 12) for mask in ignored), out  # (13, SIGPIPE)
+    fds = out.split('fds ', 1)[1].split('\n', 1)[0]
+    assert fds == '-' or str(w) not in fds.strip('[]').replace(' ', '').split(','), out
+    assert os.getcwd() != str(sub)  # (this process never moved)
 
 
 def test_verify_bad_input(memrepo: Path) -> None:
