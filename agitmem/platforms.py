@@ -357,7 +357,26 @@ def can_spawn() -> bool:
     return POSIX and hasattr(os, 'posix_spawnp')
 
 
-class Child:
+class _Spawned:
+    """A process begun by `os.posix_spawnp`: its end, as Popen's."""
+    pid: int
+    returncode: int | None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self) -> int:
+        if self.returncode is None:
+            _, status = os.waitpid(self.pid, 0)
+            self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+
+class Child(_Spawned):
     """A process begun by `os.posix_spawnp`, before `subprocess` is
     imported (its import is a fifth of the time from exec to the first git
     call): what repo.py asks of a `subprocess.Popen` (communicate with a
@@ -411,19 +430,6 @@ class Child:
         self._in = in_w
         self._fds = {fd: [] for fd in (out_r, err_r) if fd >= 0}
         self._read: dict[int, bytes] = {}
-
-    def poll(self) -> int | None:
-        if self.returncode is None:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                self.returncode = os.waitstatus_to_exitcode(status)
-        return self.returncode
-
-    def wait(self) -> int:
-        if self.returncode is None:
-            _, status = os.waitpid(self.pid, 0)
-            self.returncode = os.waitstatus_to_exitcode(status)
-        return self.returncode
 
     def kill(self) -> None:
         if self.returncode is None:
@@ -519,7 +525,7 @@ class Child:
                     os.close(fd)
 
 
-class Command:
+class Command(_Spawned):
     """`verify`'s command begun by `os.posix_spawnp`, before `subprocess`
     is imported (with the locale and re it imports, the most of what
     came before the command could run): in this process's group (a ^C at
@@ -560,19 +566,6 @@ class Command:
         finally:
             os.close(write)
         self.stdout = open(read, 'rb', buffering=0)
-
-    def poll(self) -> int | None:
-        if self.returncode is None:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                self.returncode = os.waitstatus_to_exitcode(status)
-        return self.returncode
-
-    def wait(self) -> int:
-        if self.returncode is None:
-            _, status = os.waitpid(self.pid, 0)
-            self.returncode = os.waitstatus_to_exitcode(status)
-        return self.returncode
 
 
 def _enter(cwd: str) -> int | None:
