@@ -82,6 +82,41 @@ def _uses(text: str, term: str) -> bool:
     return occurs(text, term, left=is_word(term[:1]), right=is_word(term[-1:]))
 
 
+def _words(text: str) -> set[str]:
+    """text's words: its runs of word characters, each whole."""
+    words = set()
+    start = -1
+    for i, ch in enumerate(text):
+        if is_word(ch):
+            if start < 0:
+                start = i
+        elif start >= 0:
+            words.add(text[start:i])
+            start = -1
+    if start >= 0:
+        words.add(text[start:])
+    return words
+
+
+def _key(term: str) -> str | None:
+    """A word of term that a text using it holds whole (_words): its
+    first when it begins with a word character (_uses asks for none just
+    before it), its last when it ends with one, else any (a non-word
+    character of term's on each side); None when it has none."""
+    if is_word(term[:1]):
+        end = 1
+        while is_word(term[end:end + 1]):
+            end += 1
+        return term[:end]
+    if is_word(term[-1:]):
+        start = len(term) - 1
+        while start and is_word(term[start - 1]):
+            start -= 1
+        return term[start:]
+    words = _words(term)
+    return min(words) if words else None
+
+
 def _state_texts(state: dict[str, Any]) -> Iterator[tuple[str, str]]:
     for key, value in state.items():
         if isinstance(value, str) and key not in ('tree', 'updated_at'):
@@ -155,11 +190,12 @@ def check(
             )
 
     # terms a negative rule forbids
-    forbidden = [
+    # (a term a rule names twice is one)
+    forbidden = list(dict.fromkeys(
         (term, path, rule)
         for path, rule in rules if rule.negative
         for term in rule.terms
-    ]
+    ))
     if not forbidden:
         return ret
     places: list[tuple[str, int | None, str]] = [
@@ -170,8 +206,16 @@ def check(
         (state_path, json_line(state_text, key), value)
         for key, value in _state_texts(state)
     )
+    # the terms a text may use, by a word it would hold (_key): a
+    # tattoo's thousands of terms are not each tried on each line
+    by_word: dict[str | None, list[int]] = {}
+    for i, (term, _, _) in enumerate(forbidden):
+        by_word.setdefault(_key(term), []).append(i)
     for where, line, text in places:
-        for term, path, rule in forbidden:
+        maybe = sorted(
+            i for key in (None, *(_words(text) & by_word.keys())) for i in by_word.get(key, ())
+        )
+        for term, path, rule in (forbidden[i] for i in maybe):
             if _uses(text, term):
                 ret.append(
                     Finding(
