@@ -22,6 +22,10 @@ if TYPE_CHECKING:
     from typing import Any
 
 ID = 'tattoo-vs-snapshot'
+# forbidden terms tried on the texts, in all (a second's worth): the
+# ones a text may use are looked up by its words, but a term with none
+# (`->`) is tried on every text
+_TRIES_MAX = 1_000_000
 _STATE_TEXT_KEYS = ('current_goal', 'last_action', 'next_intent')
 
 
@@ -211,10 +215,24 @@ def check(
     by_word: dict[str | None, list[int]] = {}
     for i, (term, _, _) in enumerate(forbidden):
         by_word.setdefault(_key(term), []).append(i)
+    tries = 0
     for where, line, text in places:
-        maybe = sorted(
-            i for key in (None, *(_words(text) & by_word.keys())) for i in by_word.get(key, ())
-        )
+        keys = (None, *(_words(text) & by_word.keys()))
+        tries += sum(len(by_word.get(key, ())) for key in keys)
+        if tries > _TRIES_MAX:
+            # terms with no word (`->`), or many sharing one, on many lines
+            _, path, rule = forbidden[0]
+            ret.append(
+                Finding(
+                    ID, 'warning',
+                    f'the tattoo forbids more terms ({len(forbidden):,}) than '
+                    f'are looked for in the snapshot and state; the rest were '
+                    f'not; name fewer in its rules',
+                    path=path, line=rule.line,
+                ),
+            )
+            break
+        maybe = sorted(i for key in keys for i in by_word.get(key, ()))
         for term, path, rule in (forbidden[i] for i in maybe):
             if _uses(text, term):
                 ret.append(

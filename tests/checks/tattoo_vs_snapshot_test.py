@@ -175,3 +175,30 @@ def test_forbidden_terms_are_found_whatever_their_ends() -> None:
     found = _check(rules, snap)
     assert [(f.line, f.message.split('`')[1]) for f in found] == [(n + 9, t) for n, t in expected]
     assert len(found) >= 10
+
+
+def test_terms_of_no_word_on_many_lines_are_tried_a_bounded_number_of_times(monkeypatch: Any) -> None:
+    """Terms with no word character (`->`) are tried on every line: past
+    a bound of tries the check stops, and says so (20,000 such terms by
+    20,000 lines took minutes of every commit's pre-commit hook)."""
+    import itertools
+
+    from agitmem.checks import tattoo_vs_snapshot
+    monkeypatch.setattr(tattoo_vs_snapshot, '_TRIES_MAX', 50_000, raising=False)
+    tried = 0
+    uses = tattoo_vs_snapshot._uses
+
+    def counted(text: str, term: str) -> bool:
+        nonlocal tried
+        tried += 1
+        return uses(text, term)
+    monkeypatch.setattr(tattoo_vs_snapshot, '_uses', counted)
+    terms = [''.join(t) for t in itertools.product('!#%&*+,-./:;<=>?@', repeat=3)][:1000]
+    rules = '- never use ' + ' '.join(f'`{t}`' for t in terms) + '\n'
+    snap = _snapshot('- a !!# b\n' + ''.join(f'- d{i}\n' for i in range(1000)))
+    found = _check(rules, snap)
+    assert tried <= 50_000
+    assert found[-1].message.startswith('the tattoo forbids more terms (1,000) than are looked for')
+    assert (found[-1].path, found[-1].line) == (TATTOO, 1)
+    # what was tried before is found
+    assert found[0].message.startswith('uses `!!#`')
