@@ -916,3 +916,29 @@ def test_each_hook_runs_only_the_git_it_needs(memrepo: Path, tmp_path: Path) -> 
     assert sorted(gits['pre-commit']) == ['cat-file', 'diff-index', 'diff-tree', 'log', 'ls-tree', 'rev-parse'], gits
     assert gits['commit-msg'] == [], gits
     assert sorted(gits['post-commit']) == ['hash-object', 'rev-parse'], gits
+
+
+@pytest.mark.parametrize('command', (
+    ('save', '-m', 'elsewhere'), ('state', 'set', 'next_intent=elsewhere'),
+))
+def test_post_commit_shim_runs_the_hook_after_a_save_to_another_memory_ref(
+        memrepo: Path, tmp_path: Path, command: tuple[str, ...],
+) -> None:
+    """A save with `--ref` leaves .agent/memory holding that ref's memory
+    on a branch whose memory is another: the post-commit hook switches
+    back to the branch's, so the save keeps no list that lets the shim
+    skip it."""
+    ok('install', 'git', cwd=memrepo)
+    env, log = _starts_logged(tmp_path)
+    base = memrepo / '.git' / 'agitmem' / 'base'
+    assert _commit(memrepo, env=env).returncode == 0  # type: ignore[arg-type]
+    _started(log)  # (commit-msg's list kept)
+    mem(memrepo, 'notes.md').write_text('- for the other ref\n')
+    ok(*command, '--ref', 'other', cwd=memrepo)
+    assert base.read_text().split()[1] == 'refs/agitmem/heads/other'
+    proc = _commit(memrepo, env=env)  # type: ignore[arg-type]
+    assert proc.returncode == 0, proc.stderr
+    assert _started(log) == ['pre-commit', 'post-commit']
+    # the hook put the branch's memory back
+    assert base.read_text().split()[1] == 'refs/agitmem/heads/main'
+    assert 'for the other ref' in git('show', 'refs/agitmem/heads/other:notes.md', cwd=memrepo)

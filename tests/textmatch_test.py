@@ -124,3 +124,14 @@ def test_is_path_is_the_pattern(term: str) -> None:
 def test_without_suffix_is_the_pattern(name: str) -> None:
     expected = re.sub(r'(?:::\S+|:\d+(?::\d+)?)$', '', name)
     assert state_vs_worktree._without_suffix(name) == expected
+
+
+@given(TERM.filter(lambda t: '\n' not in t), TEXT)
+@example('a.b', 'xa.b')
+@example('-x-', 'y-x-z')
+@example('ſt', 'xſt!')
+def test_a_text_using_a_term_holds_its_key_word(term: str, text: str) -> None:
+    # tattoo_vs_snapshot tries a term only on the texts holding its key
+    key = tattoo_vs_snapshot._key(term)
+    if tattoo_vs_snapshot._uses(text, term):
+        assert key is None or key in tattoo_vs_snapshot._words(text)

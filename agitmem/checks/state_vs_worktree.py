@@ -129,6 +129,16 @@ def _under(path: str, names: list[str]) -> bool:
     return any(path == n or path.startswith(n.rstrip('/') + '/') for n in names)
 
 
+def _arg_safe(name: str) -> bool:
+    """Whether name can be an argument to git: no NUL, and no surrogate
+    but those of undecodable bytes (a state.json's `\\ud800`)."""
+    try:
+        os.fsencode(name)
+    except UnicodeError:
+        return False
+    return '\0' not in name
+
+
 def _gone_how(root: str, name: str) -> tuple[bool, str | None]:
     """Why a file the state names is not on disk: (left out of a sparse
     checkout, so still the branch's; the path `git mv` moved it to, with
@@ -137,8 +147,11 @@ def _gone_how(root: str, name: str) -> tuple[bool, str | None]:
     its suffix, as `_resolve` does."""
     from agitmem import repo as repo_mod
     names = list(dict.fromkeys(
-        n.removeprefix('./') for n in (name, _without_suffix(name)) if n.removeprefix('./')
+        n.removeprefix('./') for n in (name, _without_suffix(name))
+        if n.removeprefix('./') and _arg_safe(n)
     ))
+    if not names:  # (no file can be named so: it is not there)
+        return False, None
     listed, renames = repo_mod.git_each(*_gone_reads(names), cwd=root)
     entries = listed.stdout.split('\0') if listed.returncode == 0 else []
     # outside the sparse checkout (a directory: what it holds is)

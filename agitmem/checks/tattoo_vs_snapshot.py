@@ -22,6 +22,10 @@ if TYPE_CHECKING:
     from typing import Any
 
 ID = 'tattoo-vs-snapshot'
+# forbidden terms tried on the texts, in all (a second's worth): the
+# ones a text may use are looked up by its words, but a term with none
+# (`->`) is tried on every text
+_TRIES_MAX = 1_000_000
 _STATE_TEXT_KEYS = ('current_goal', 'last_action', 'next_intent')
 
 
@@ -80,6 +84,41 @@ def _uses(text: str, term: str) -> bool:
     """Whether text uses term: as a word at an end of it that is a word
     character (`var` is not in `variable`; `.env` is in `a.env`)."""
     return occurs(text, term, left=is_word(term[:1]), right=is_word(term[-1:]))
+
+
+def _words(text: str) -> set[str]:
+    """text's words: its runs of word characters, each whole."""
+    words = set()
+    start = -1
+    for i, ch in enumerate(text):
+        if is_word(ch):
+            if start < 0:
+                start = i
+        elif start >= 0:
+            words.add(text[start:i])
+            start = -1
+    if start >= 0:
+        words.add(text[start:])
+    return words
+
+
+def _key(term: str) -> str | None:
+    """A word of term that a text using it holds whole (_words): its
+    first when it begins with a word character (_uses asks for none just
+    before it), its last when it ends with one, else any (a non-word
+    character of term's on each side); None when it has none."""
+    if is_word(term[:1]):
+        end = 1
+        while is_word(term[end:end + 1]):
+            end += 1
+        return term[:end]
+    if is_word(term[-1:]):
+        start = len(term) - 1
+        while start and is_word(term[start - 1]):
+            start -= 1
+        return term[start:]
+    words = _words(term)
+    return min(words) if words else None
 
 
 def _state_texts(state: dict[str, Any]) -> Iterator[tuple[str, str]]:
@@ -155,11 +194,12 @@ def check(
             )
 
     # terms a negative rule forbids
-    forbidden = [
+    # (a term a rule names twice is one)
+    forbidden = list(dict.fromkeys(
         (term, path, rule)
         for path, rule in rules if rule.negative
         for term in rule.terms
-    ]
+    ))
     if not forbidden:
         return ret
     places: list[tuple[str, int | None, str]] = [
@@ -170,8 +210,31 @@ def check(
         (state_path, json_line(state_text, key), value)
         for key, value in _state_texts(state)
     )
+    # the terms a text may use, by a word it would hold (_key): a
+    # tattoo's thousands of terms are not each tried on each line
+    by_word: dict[str | None, list[int]] = {}
+    for i, (term, _, _) in enumerate(forbidden):
+        by_word.setdefault(_key(term), []).append(i)
+    tries = 0
     for where, line, text in places:
-        for term, path, rule in forbidden:
+        keys = (None, *(_words(text) & by_word.keys()))
+        # (a try on a long text counts as many: each reads all of it)
+        tries += sum(len(by_word.get(key, ())) for key in keys) * (1 + len(text) // 512)
+        if tries > _TRIES_MAX:
+            # terms with no word (`->`), or many sharing one, on many lines
+            _, path, rule = forbidden[0]
+            ret.append(
+                Finding(
+                    ID, 'warning',
+                    f'the tattoo forbids more terms ({len(forbidden):,}) than '
+                    f'are looked for in the snapshot and state; the rest were '
+                    f'not; name fewer in its rules',
+                    path=path, line=rule.line,
+                ),
+            )
+            break
+        maybe = sorted(i for key in keys for i in by_word.get(key, ()))
+        for term, path, rule in (forbidden[i] for i in maybe):
             if _uses(text, term):
                 ret.append(
                     Finding(

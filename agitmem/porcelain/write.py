@@ -220,8 +220,16 @@ def _keep_idle(ctx: Context, oid: str, files: store.Files) -> None:
     post-commit shim that the memory is saved as it is, which the hook
     would find and record (githook.post_commit): the commit after a save
     (an agent records its progress, then commits) starts no Python for
-    it.  The shim checks it all again against the files at the commit."""
+    it.  The shim checks it all again against the files at the commit.
+    Not after a save to another ref than the branch's own (`--ref`): the
+    hook switches .agent/memory back to the branch's memory."""
     if ctx.branch is None or os.environ.get('AGITMEM_REF'):
+        return
+    try:
+        own = repo_mod.memory_ref(ctx.repo, ctx.branch, override=ctx.cfg['ref'])
+    except AgitmemError:
+        own = None
+    if ctx.ref != own:
         return
     from agitmem import post_commit_idle
     ids = {path: repo_mod.blob_id(data, oid) for path, data in files.items()}

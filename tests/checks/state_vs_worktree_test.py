@@ -89,3 +89,22 @@ def test_current_file_spelled_loosely_is_found_as_before(repo: Path) -> None:
         assert _check(repo, {'current_file': spelled, 'current_symbol': 'main'}) == [], spelled
     found, = _check(repo, {'current_file': 'src/gone.py/'})
     assert found.message.startswith('current_file "src/gone.py/" does not exist;')
+
+
+def test_a_current_file_no_path_can_hold_is_missing_through_the_hook(memrepo: Path) -> None:
+    """state.json (it may come with a clone) naming a current_file that
+    no argument can carry to git (a lone surrogate, `\\ud800` in JSON; a
+    NUL): the file does not exist, which the pre-commit hook says, with
+    no traceback."""
+    ok('install', 'git', cwd=memrepo)
+    state_file = memrepo / STATE
+    for name in ('src/\ud800x.py', 'src/a\0b.py'):
+        state = json.loads(state_file.read_text())
+        state['current_file'] = name
+        state_file.write_text(json.dumps(state))
+        for args in (('check',), ('hook', 'pre-commit')):
+            proc = agitmem(*args, cwd=memrepo)
+            assert 'Traceback' not in proc.stderr, proc.stderr
+            assert proc.returncode == 1, (args, proc.stdout, proc.stderr)
+            assert 'error state-vs-worktree .agent/memory/state.json' in proc.stdout + proc.stderr
+            assert 'does not exist' in proc.stdout + proc.stderr

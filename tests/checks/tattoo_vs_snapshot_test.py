@@ -135,3 +135,70 @@ def test_through_the_cli(memrepo: Path) -> None:
         f'error tattoo-vs-snapshot {SNAPSHOT}:{snap_line}: decision "indent: tabs" '
         f'contradicts tattoo rule "indent: 4 spaces" ({TATTOO}:{tattoo_line})'
     ) in proc.stdout
+
+
+def test_many_forbidden_terms_by_many_lines_are_not_each_tried(monkeypatch: Any) -> None:
+    """A tattoo (it may come with a clone) forbidding thousands of terms,
+    a snapshot of thousands of decisions: the terms each line could use
+    are looked up by its words, not every term tried on every line (3,000
+    by 3,000 took seconds of every commit's pre-commit hook)."""
+    from agitmem.checks import tattoo_vs_snapshot
+    tried = 0
+    uses = tattoo_vs_snapshot._uses
+
+    def counted(text: str, term: str) -> bool:
+        nonlocal tried
+        tried += 1
+        return uses(text, term)
+    monkeypatch.setattr(tattoo_vs_snapshot, '_uses', counted)
+    rules = '- never use ' + ' '.join(f'`t{i}`' for i in range(3000)) + '\n'
+    snap = _snapshot(''.join(f'- d{i} and t{i}x\n' for i in range(3000)) + '- uses t7 here\n')
+    found = _check(rules, snap)
+    assert [f.message.split(',')[0] for f in found] == ['uses `t7`']
+    assert tried < 10_000
+
+
+def test_forbidden_terms_are_found_whatever_their_ends() -> None:
+    """Terms whose ends are word characters or not, or none: each as
+    _uses finds it, on every line, in the order of the rules' terms."""
+    terms = ['var', '.env', 'a.b', '-x-', '->', 'ſt', 'foo bar', '$x', 'x$', '١٢']
+    rules = '- never use ' + ' '.join(f'`{t}`' for t in terms) + '\n'
+    lines = [
+        'a var.', 'variable', 'my.env', 'a.bc', 'a.b c', 'y-x-z', 'p->q', 'ſt!', 'xſt',
+        'foo bar', 'foo  bar', '$x1', 'a$x', 'x$y', 'ax$', '١٢', '١٢٣', '-',
+    ]
+    snap = _snapshot(''.join(f'- {line}\n' for line in lines))
+    from agitmem.checks import tattoo_vs_snapshot
+    expected = [
+        (n, t) for n, line in enumerate(lines) for t in terms if tattoo_vs_snapshot._uses(f'- {line}', t)
+    ]
+    found = _check(rules, snap)
+    assert [(f.line, f.message.split('`')[1]) for f in found] == [(n + 9, t) for n, t in expected]
+    assert len(found) >= 10
+
+
+def test_terms_of_no_word_on_many_lines_are_tried_a_bounded_number_of_times(monkeypatch: Any) -> None:
+    """Terms with no word character (`->`) are tried on every line: past
+    a bound of tries the check stops, and says so (20,000 such terms by
+    20,000 lines took minutes of every commit's pre-commit hook)."""
+    import itertools
+
+    from agitmem.checks import tattoo_vs_snapshot
+    monkeypatch.setattr(tattoo_vs_snapshot, '_TRIES_MAX', 50_000, raising=False)
+    tried = 0
+    uses = tattoo_vs_snapshot._uses
+
+    def counted(text: str, term: str) -> bool:
+        nonlocal tried
+        tried += 1
+        return uses(text, term)
+    monkeypatch.setattr(tattoo_vs_snapshot, '_uses', counted)
+    terms = [''.join(t) for t in itertools.product('!#%&*+,-./:;<=>?@', repeat=3)][:1000]
+    rules = '- never use ' + ' '.join(f'`{t}`' for t in terms) + '\n'
+    snap = _snapshot('- a !!# b\n' + ''.join(f'- d{i}\n' for i in range(1000)))
+    found = _check(rules, snap)
+    assert tried <= 50_000
+    assert found[-1].message.startswith('the tattoo forbids more terms (1,000) than are looked for')
+    assert (found[-1].path, found[-1].line) == (TATTOO, 1)
+    # what was tried before is found
+    assert found[0].message.startswith('uses `!!#`')
