@@ -568,16 +568,26 @@ class Command(_Spawned):
         self.stdout = open(read, 'rb', buffering=0)
 
 
+class CannotReturn(Exception):
+    """Command could not begin: this process's directory cannot be opened
+    to come back to (nothing was run)."""
+
+
 def _enter(cwd: str) -> int | None:
     """Make cwd this process's directory; the one it leaves, opened (None
     when it is there already).  A directory that cannot be entered raises
-    as Popen's `cwd` does."""
+    as Popen's `cwd` does; one that cannot be left for good, CannotReturn."""
     try:
         if os.path.samefile(os.getcwd(), cwd):
             return None
     except OSError:
         pass  # (the current one deleted: left by a descriptor all the same)
-    here = os.open('.', os.O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    try:
+        here = os.open('.', os.O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    except OSError as e:
+        # a directory this process may not read or search: it could not
+        # come back (Popen's child moves instead: the caller's to begin)
+        raise CannotReturn(str(e)) from e
     try:
         os.chdir(cwd)
     except BaseException:

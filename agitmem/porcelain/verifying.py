@@ -62,10 +62,14 @@ def _start(cmd: list[str], cwd: str, group: bool) -> Command | subprocess.Popen[
         # (the MCP server's client ending it) reaches it, so its group is
         # stopped then; in the terminal's group (so that ^C reaches it),
         # killed alone (an agent's tool time limit), the signal is passed on
-        if not group and platforms.can_spawn():
+        if not group and platforms.can_spawn() and cmd[0]:
             # begun before subprocess is imported: the command waits on
             # what comes before it, and the tree recorded on the command
-            return platforms.start(lambda: platforms.Command(cmd, cwd), group=False)
+            # (an empty name, which posix_spawn refuses, is Popen's to try)
+            try:
+                return platforms.start(lambda: platforms.Command(cmd, cwd), group=False)
+            except platforms.CannotReturn:
+                pass  # verify's directory may not be read or searched: Popen's child moves
         import subprocess
         return platforms.start(lambda: subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -74,6 +78,13 @@ def _start(cmd: list[str], cwd: str, group: bool) -> Command | subprocess.Popen[
             **(platforms.group_kwargs() if group else {}),
         ), group=group)
     except (FileNotFoundError, PermissionError, NotADirectoryError) as e:
+        raise AgitmemError(f'cannot run {cmd[0]}: {e.strerror}')
+    except OSError as e:
+        import errno
+        if e.errno != errno.ENOEXEC:
+            raise
+        # a script without a `#!` line: neither Popen nor posix_spawn
+        # hands it to a shell
         raise AgitmemError(f'cannot run {cmd[0]}: {e.strerror}')
 
 

@@ -379,7 +379,42 @@ def test_verify_bad_input(memrepo: Path) -> None:
     before = tip(memrepo)
     assert 'verify needs a command' in bad('verify', cwd=memrepo)
     assert 'cannot run no-such-command-xyz' in bad('verify', '--', 'no-such-command-xyz', cwd=memrepo)
+    # an empty name (posix_spawn refuses it where Popen tried it), and a
+    # script without a `#!` line (neither begins it): one line, no traceback
+    assert bad('verify', '--', '', cwd=memrepo).startswith('agitmem: cannot run : ')
+    (memrepo / 'no-shebang').write_text('echo ran\n')
+    (memrepo / 'no-shebang').chmod(0o755)
+    assert 'cannot run ./no-shebang: Exec format error' in bad('verify', '--', './no-shebang', cwd=memrepo)
     assert tip(memrepo) == before
+
+
+@pytest.mark.skipif(sys.platform == 'win32', reason='POSIX modes')
+@pytest.mark.parametrize('mode', [0o000, 0o100, 0o400])
+def test_verify_runs_from_a_directory_it_cannot_open(memrepo: Path, mode: int) -> None:
+    # posix_spawn has no directory to begin in: agitmem moves to the top for
+    # it and back by a descriptor of where it was, which a directory it may
+    # not read or search does not give; Popen's child moved instead, and
+    # the command ran (from the top) all the same
+    wrap: list[str] = []
+    if os.geteuid() == 0:  # (root reads any directory: without the capabilities that let it)
+        if not shutil.which('setpriv'):
+            pytest.skip('root, and no setpriv to drop the reading of any directory')
+        caps = '-dac_override,-dac_read_search'
+        wrap = ['setpriv', f'--inh-caps={caps}', f'--bounding-set={caps}']
+    sub = memrepo / 'locked'
+    sub.mkdir()
+    sub.chmod(mode)
+    try:
+        proc = subprocess.run(
+            [*wrap, *agitmem_argv(), 'verify', '--', 'sh', '-c', 'pwd'], cwd=sub,
+            capture_output=True, text=True, stdin=subprocess.DEVNULL,
+        )
+    finally:
+        sub.chmod(0o755)
+    assert proc.returncode == 0, proc.stderr
+    assert f'{os.path.realpath(memrepo)}\n' in proc.stdout
+    lv = _state(memrepo)['last_verification']
+    assert isinstance(lv, dict) and lv['result'] == 'passed'
 
 
 def test_note_and_fragment(memrepo: Path) -> None:
