@@ -542,7 +542,9 @@ class Command(_Spawned):
         read, write = os.pipe()
         try:
             if write <= 2:
-                raise OSError('a standard stream is closed')  # (see Child)
+                # a standard stream was closed (see Child): Popen, which
+                # moves the pipe, begins it
+                raise NotBegun('a standard stream is closed')
             actions: list[tuple[Any, ...]] = [
                 (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                 (os.POSIX_SPAWN_DUP2, write, 1),
@@ -568,15 +570,16 @@ class Command(_Spawned):
         self.stdout = open(read, 'rb', buffering=0)
 
 
-class CannotReturn(Exception):
-    """Command could not begin: this process's directory cannot be opened
-    to come back to (nothing was run)."""
+class NotBegun(Exception):
+    """Command did not begin its command where Popen would have (nothing
+    ran): a standard stream of this process is closed, or its directory
+    cannot be opened to come back to.  The caller begins it by Popen."""
 
 
 def _enter(cwd: str) -> int | None:
     """Make cwd this process's directory; the one it leaves, opened (None
     when it is there already).  A directory that cannot be entered raises
-    as Popen's `cwd` does; one that cannot be left for good, CannotReturn."""
+    as Popen's `cwd` does; one that cannot be left for good, NotBegun."""
     try:
         if os.path.samefile(os.getcwd(), cwd):
             return None
@@ -587,7 +590,7 @@ def _enter(cwd: str) -> int | None:
     except OSError as e:
         # a directory this process may not read or search: it could not
         # come back (Popen's child moves instead: the caller's to begin)
-        raise CannotReturn(str(e)) from e
+        raise NotBegun(str(e)) from e
     try:
         os.chdir(cwd)
     except BaseException:

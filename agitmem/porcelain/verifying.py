@@ -68,8 +68,8 @@ def _start(cmd: list[str], cwd: str, group: bool) -> Command | subprocess.Popen[
             # (an empty name, which posix_spawn refuses, is Popen's to try)
             try:
                 return platforms.start(lambda: platforms.Command(cmd, cwd), group=False)
-            except platforms.CannotReturn:
-                pass  # verify's directory may not be read or searched: Popen's child moves
+            except platforms.NotBegun:
+                pass  # (a standard stream closed, a directory that cannot be read: Popen's)
         import subprocess
         return platforms.start(lambda: subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

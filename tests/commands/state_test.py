@@ -388,6 +388,21 @@ def test_verify_bad_input(memrepo: Path) -> None:
     assert tip(memrepo) == before
 
 
+@pytest.mark.skipif(sys.platform == 'win32', reason='POSIX shell redirections')
+def test_verify_runs_with_its_stdin_and_stderr_closed(memrepo: Path) -> None:
+    # the output pipe then takes descriptor 2, which posix_spawn's dup2 onto
+    # itself would leave close-on-exec: Popen, which moves it, ran the
+    # command (an agent's harness that starts its tools with them closed)
+    proc = subprocess.run(
+        ['sh', '-c', 'exec "$@" <&- 2>&-', 'sh', *agitmem_argv(), 'verify', '--', 'sh', '-c', 'echo ran'],
+        cwd=memrepo, capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, (proc.stdout, proc.stderr)
+    assert 'ran\n' in proc.stdout
+    lv = _state(memrepo)['last_verification']
+    assert isinstance(lv, dict) and lv['result'] == 'passed'
+
+
 @pytest.mark.skipif(sys.platform == 'win32', reason='POSIX modes')
 @pytest.mark.parametrize('mode', [0o000, 0o100, 0o400])
 def test_verify_runs_from_a_directory_it_cannot_open(memrepo: Path, mode: int) -> None:
