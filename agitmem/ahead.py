@@ -245,6 +245,7 @@ def begin(argv: list[str]) -> None:
     directory (session-start: where the agent runs its hooks, which its
     payload names; another directory there costs one unused process).
     Anything that fails here is left to the real call, which says so."""
+    platforms.waitable()
     absolute_path()
     honour_user_env(argv)
     find, status = wanted(argv)

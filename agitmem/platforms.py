@@ -43,7 +43,9 @@ POSIX = not WINDOWS
 if TYPE_CHECKING:
     from signal import getsignal
     from signal import SIG_DFL
+    from signal import SIG_IGN
     from signal import signal as set_signal
+    from signal import SIGCHLD
     from signal import SIGHUP
     from signal import SIGINT
     from signal import SIGKILL
@@ -55,7 +57,9 @@ elif POSIX:
     # imports enum, which would come before the first git call
     from _signal import getsignal
     from _signal import SIG_DFL
+    from _signal import SIG_IGN
     from _signal import signal as set_signal
+    from _signal import SIGCHLD
     from _signal import SIGHUP
     from _signal import SIGINT
     from _signal import SIGKILL
@@ -350,6 +354,16 @@ def inherited() -> list[int]:
         except OSError:
             pass  # listdir's own, closed since
     return ret
+
+
+def waitable() -> None:
+    """SIGCHLD back to its default where this process was begun ignoring
+    it (a parent's disposition, kept across exec: a supervisor's, a
+    harness's that wants no zombies): ignored, the kernel reaps each child
+    as it ends, and no wait (git's, verify's command's) learns how it
+    ended (ChildProcessError).  Before the first child.  POSIX."""
+    if POSIX and getsignal(SIGCHLD) == SIG_IGN:
+        set_signal(SIGCHLD, SIG_DFL)
 
 
 def can_spawn() -> bool:

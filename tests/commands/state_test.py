@@ -388,6 +388,26 @@ def test_verify_bad_input(memrepo: Path) -> None:
     assert tip(memrepo) == before
 
 
+@pytest.mark.skipif(sys.platform == 'win32', reason='POSIX signals')
+def test_verify_begun_with_sigchld_ignored_records_how_its_command_ended(memrepo: Path) -> None:
+    # a parent that ignores SIGCHLD (a supervisor, a harness in Python that
+    # does not want zombies) leaves it ignored across exec: the kernel then
+    # reaps every child as it ends, and each wait of agitmem's (git's
+    # reads, the command's) was ChildProcessError, a traceback
+    import signal
+
+    def ignoring() -> None:
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    proc = subprocess.run(
+        [*agitmem_argv(), 'verify', '--', 'sh', '-c', 'echo failing; exit 3'], cwd=memrepo,
+        capture_output=True, text=True, stdin=subprocess.DEVNULL, preexec_fn=ignoring,
+    )
+    assert 'Traceback' not in proc.stderr, proc.stderr
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    lv = _state(memrepo)['last_verification']
+    assert isinstance(lv, dict) and lv['result'] == 'failed' and lv['exit_code'] == 3
+
+
 @pytest.mark.skipif(sys.platform == 'win32', reason='POSIX shell redirections')
 def test_verify_runs_with_its_stdin_and_stderr_closed(memrepo: Path) -> None:
     # the output pipe then takes descriptor 2, which posix_spawn's dup2 onto
