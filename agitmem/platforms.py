@@ -371,6 +371,14 @@ def can_spawn() -> bool:
     return POSIX and hasattr(os, 'posix_spawnp')
 
 
+def _passable(env: Mapping[str, str]) -> dict[str, str]:
+    """env as posix_spawn takes it: without a variable whose name is empty
+    (`env '=x' agitmem`, which the environment can hold, and git and Popen
+    pass on), which it refuses with a ValueError; no program can ask for
+    it by name."""
+    return {k: v for k, v in env.items() if k and '=' not in k}
+
+
 class _Spawned:
     """A process begun by `os.posix_spawnp`: its end, as Popen's."""
     pid: int
@@ -430,7 +438,7 @@ class Child(_Spawned):
             ]
             # (Python ignores SIGPIPE; git gets it back, as from Popen)
             self.pid = os.posix_spawnp(
-                argv[0], argv, dict(env), file_actions=actions, setpgroup=0, setsigdef=(SIGPIPE,),
+                argv[0], argv, _passable(env), file_actions=actions, setpgroup=0, setsigdef=(SIGPIPE,),
             )
         except BaseException:
             for fd in (out_r, err_r, in_w):
@@ -570,7 +578,8 @@ class Command(_Spawned):
             back = _enter(cwd)
             try:
                 self.pid = os.posix_spawnp(
-                    argv[0], argv, os.environ, file_actions=actions, setsigdef=(SIGPIPE, SIGXFSZ),
+                    argv[0], argv, _passable(os.environ), file_actions=actions,
+                    setsigdef=(SIGPIPE, SIGXFSZ),
                 )
             finally:
                 if back is not None:

@@ -388,6 +388,22 @@ def test_verify_bad_input(memrepo: Path) -> None:
     assert tip(memrepo) == before
 
 
+def test_verify_and_state_set_with_a_nameless_environment_variable(memrepo: Path) -> None:
+    # `env '=x' agitmem ...`: an entry with an empty name, which git and
+    # Popen pass on and posix_spawn refuses (ValueError: illegal
+    # environment variable name, a traceback from every command)
+    env = {**os.environ, '': 'nameless'}
+    for args in (('state', 'set', 'next_intent=x'), ('verify', '--', 'sh', '-c', 'echo ran')):
+        proc = subprocess.run(
+            [*agitmem_argv(), *args], cwd=memrepo, capture_output=True, text=True,
+            stdin=subprocess.DEVNULL, env=env,
+        )
+        assert proc.returncode == 0 and 'Traceback' not in proc.stderr, (args, proc.stderr)
+    assert 'ran\n' in proc.stdout
+    lv = _state(memrepo)['last_verification']
+    assert isinstance(lv, dict) and lv['result'] == 'passed'
+
+
 @pytest.mark.skipif(sys.platform == 'win32', reason='POSIX signals')
 def test_verify_begun_with_sigchld_ignored_records_how_its_command_ended(memrepo: Path) -> None:
     # a parent that ignores SIGCHLD (a supervisor, a harness in Python that
