@@ -80,11 +80,10 @@ def _start(cmd: list[str], cwd: str, group: bool) -> Command | subprocess.Popen[
     except (FileNotFoundError, PermissionError, NotADirectoryError) as e:
         raise AgitmemError(f'cannot run {cmd[0]}: {e.strerror}')
     except OSError as e:
-        import errno
-        if e.errno != errno.ENOEXEC:
+        if e.errno is None:
             raise
-        # a script without a `#!` line: neither Popen nor posix_spawn
-        # hands it to a shell
+        # a script without a `#!` line (neither Popen nor posix_spawn hands
+        # it to a shell), a symlink loop, a name too long, too many arguments
         raise AgitmemError(f'cannot run {cmd[0]}: {e.strerror}')
 
 

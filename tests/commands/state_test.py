@@ -385,6 +385,8 @@ def test_verify_bad_input(memrepo: Path) -> None:
     (memrepo / 'no-shebang').write_text('echo ran\n')
     (memrepo / 'no-shebang').chmod(0o755)
     assert 'cannot run ./no-shebang: Exec format error' in bad('verify', '--', './no-shebang', cwd=memrepo)
+    (memrepo / 'loop').symlink_to('loop')
+    assert 'cannot run ./loop: Too many levels of symbolic links' in bad('verify', '--', './loop', cwd=memrepo)
     assert tip(memrepo) == before
 
 
