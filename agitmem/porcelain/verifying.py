@@ -308,14 +308,13 @@ def _record(
         ctx: Context, command: str, code: int | None, output: str, *,
         save: bool, timed_out: bool = False, reported: bool = False,
 ) -> Verified:
+    # the tree the command leaves, computed on the other core while the
+    # reason is found (re, its patterns) and the write path imported
+    repo_mod.start_tree(ctx.repo)
     result = 'passed' if code == 0 and not timed_out else 'failed'
     why = reason(output, 1 if code is None else code)
     if timed_out:
         why = f'timed out: {why}' if why else 'timed out'
-
-    # the tree the command leaves, computed on the other core while the
-    # write path (pygit2) is imported
-    repo_mod.start_tree(ctx.repo)
     from agitmem.porcelain import state
 
     def changes(tree: str) -> dict[str, Any]:
