@@ -255,9 +255,11 @@ def begin(argv: list[str]) -> None:
         at = os.getcwd()
         if status:
             STATUS_AHEAD.append((at, run_status(at)))
-        EARLY[early_key(at, find, None)] = spawn(find, at)
         if argv[:2] == ['hook', 'pre-commit']:
+            # the longest read first (the index: 10 ms at 100,000 files),
+            # not after the other's start
             _begin_staged(at)
+        EARLY[early_key(at, find, None)] = spawn(find, at)
     except OSError:
         pass
     import atexit

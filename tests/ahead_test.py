@@ -59,11 +59,12 @@ def test_verify_and_commit_hooks_begin_find_only(memrepo: Path, argv: tuple[str,
 
 
 def test_pre_commit_hook_begins_find_and_the_staged_diff(memrepo: Path) -> None:
-    """Its one read of the whole index runs while it imports, and the
-    hook takes it (one diff-index in all, with the index git gave it)."""
+    """Its one read of the whole index runs while it imports, begun
+    first (the longest of its reads), and the hook takes it (one
+    diff-index in all, with the index git gave it)."""
     begun = _begun(memrepo, 'hook', 'pre-commit')
     assert begun['status'] == []
-    assert begun['early'] == [list(ahead.FIND_HEAD), list(ahead.STAGED)]
+    assert begun['early'] == [list(ahead.STAGED), list(ahead.FIND_HEAD)]
     (memrepo / 'src.py').write_text('x = 1\n')
     git('add', 'src.py', cwd=memrepo)
     trace = memrepo.parent / 'trace'
