@@ -834,21 +834,26 @@ def plain_changed(top: Plain, files: Files, known: Callable[[str, bytes], str | 
 _AT_ONCE = 8
 
 
-def plain_tree(repo: Repo, top: Plain, files: Files, known: Callable[[str, bytes], str | None]) -> str:
+def plain_tree(
+        repo: Repo, top: Plain, files: Files, known: Callable[[str, bytes], str | None],
+) -> tuple[str, dict[str, str]]:
     """build_tree by git's plumbing: each file git does not hold yet
     written by `git hash-object -w`, the directories that changed
     (deepest first; every file 100644, as build_tree writes it) by one
     `git mktree --batch`; a directory as the tip has it is not written
     again.  Every id is known beforehand, so the processes begin
-    together and run at once: none waits on another's start."""
+    together and run at once: none waits on another's start.  (the
+    tree's id, each file's blob id)"""
     like = top.commit
     dirs: dict[str, dict[bytes, tuple[bytes, bytes]]] = {'': {}}
     blobs: list[tuple[str, bytes, str]] = []  # (path, data, id) to write
+    ids: dict[str, str] = {}
     for path, data in files.items():
         oid = known(path, data)
         if oid is None:
             oid = repo_mod.blob_id(data, like)
             blobs.append((path, data, oid))
+        ids[path] = oid
         parent, _, name = path.rpartition('/')
         dirs.setdefault(parent, {})[name.encode('utf-8', 'surrogateescape')] = (b'100644', oid.encode())
         while parent:
@@ -856,11 +861,11 @@ def plain_tree(repo: Repo, top: Plain, files: Files, known: Callable[[str, bytes
             dirs.setdefault(parent, {})
     batch: list[bytes] = []
     written: list[bytes] = []
-    ids: dict[str, str] = {}
+    tree_ids: dict[str, str] = {}
     for d in sorted(dirs, key=lambda d: d.count('/') + bool(d), reverse=True):
         body = trees.tree_body(dirs[d])
         oid = repo_mod.object_id(b'tree', body, like)
-        ids[d] = oid
+        tree_ids[d] = oid
         if oid != (top.tree if not d else top.entries.get(d, ('', ''))[1]):
             batch.extend(trees.mktree_lines(dirs[d]))
             batch.append(b'')
@@ -888,7 +893,7 @@ def plain_tree(repo: Repo, top: Plain, files: Files, known: Callable[[str, bytes
         for proc in procs:
             if proc is not None and proc.returncode is None:
                 repo_mod._stop(proc)  # (another failed first: not left running)
-    return ids['']
+    return tree_ids[''], ids
 
 
 def identity_env(repo: Repo) -> dict[str, str]:

@@ -199,9 +199,9 @@ def save(
                 ctx, subject, event=event, files=files, body=body, parents=parents,
                 worktree=worktree, parsed=parsed, force=force,
             )
-        oid, subject, files = done
+        oid, subject, files, ids = done
         if worktree and parents is None and oid is not None:
-            _keep_idle(ctx, oid, files)
+            _keep_idle(ctx, oid, files, ids)
         if worktree and (
                 conflicts is not None or os.path.lexists(conflicts_path(ctx.repo))
         ):
@@ -215,14 +215,15 @@ def save(
     return oid
 
 
-def _keep_idle(ctx: Context, oid: str, files: store.Files) -> None:
+def _keep_idle(ctx: Context, oid: str, files: store.Files, ids: dict[str, str] | None) -> None:
     """After a save of this worktree's memory, on a branch: what tells the
     post-commit shim that the memory is saved as it is, which the hook
     would find and record (githook.post_commit): the commit after a save
     (an agent records its progress, then commits) starts no Python for
     it.  The shim checks it all again against the files at the commit.
     Not after a save to another ref than the branch's own (`--ref`): the
-    hook switches .agent/memory back to the branch's memory."""
+    hook switches .agent/memory back to the branch's memory.  `ids`: each
+    file's blob id, where the save has them (not hashed again)."""
     if ctx.branch is None or os.environ.get('AGITMEM_REF'):
         return
     try:
@@ -232,7 +233,8 @@ def _keep_idle(ctx: Context, oid: str, files: store.Files) -> None:
     if ctx.ref != own:
         return
     from agitmem import post_commit_idle
-    ids = {path: repo_mod.blob_id(data, oid) for path, data in files.items()}
+    if ids is None:
+        ids = {path: repo_mod.blob_id(data, oid) for path, data in files.items()}
     post_commit_idle.record_saved(ctx.repo, ctx.branch, ctx.ref, oid, ids)
 
 
@@ -245,10 +247,11 @@ def _save_plainly(
         body: str,
         parsed: Mapping[str, bytes] | None,
         force: bool,
-) -> tuple[str | None, str, store.Files] | None:
+) -> tuple[str | None, str, store.Files, dict[str, str] | None] | None:
     """save() of the common case by git's plumbing, without pygit2 (issue
     23): the ref's tip is this worktree's memory base (nothing to catch up
-    with).  Caller holds the lock.  (commit id or None, subject, files),
+    with).  Caller holds the lock.  (commit id or None, subject, files,
+    each file's blob id),
     or None when it is not that case, or the ref moved under the lock
     (a writer that does not take it): pygit2's path then does it all."""
     top = store.plain_tip(ctx.repo, ctx.ref)
@@ -266,7 +269,7 @@ def _save_plainly(
         return None
     _refuse_secrets(ctx, {k: v for k, v in files.items() if checked(k, v) is None}, remember=True)
     try:
-        tree = store.plain_tree(ctx.repo, top, files, checked)
+        tree, ids = store.plain_tree(ctx.repo, top, files, checked)
         if subject is None:
             names = store.plain_changed(top, files, checked)
             subject = f'{event}: {", ".join(names) or "no change"}'
@@ -277,7 +280,7 @@ def _save_plainly(
         return None
     except OSError as e:
         raise _unwritten(ctx, e)
-    return oid, subject, files
+    return oid, subject, files, ids
 
 
 def _unwritten(ctx: Context, e: Exception) -> AgitmemError:
@@ -297,7 +300,7 @@ def _save(
         worktree: bool,
         parsed: Mapping[str, bytes] | None,
         force: bool,
-) -> tuple[str | None, str, store.Files]:
+) -> tuple[str | None, str, store.Files, dict[str, str] | None]:
     """save() by pygit2: a merge commit, a ref that moved past this
     worktree's memory (caught up with by a merge), a new ref, a ref that
     is not this worktree's.  Caller holds the lock."""
@@ -342,7 +345,7 @@ def _save(
             oid = store.commit(ctx.repo, pr, ctx.ref, tree, msg=msg, force=force)
     except (OSError, pygit2.GitError) as e:
         raise _unwritten(ctx, e)
-    return None if oid is None else str(oid), subject, files
+    return None if oid is None else str(oid), subject, files, None
 
 
 def edit(
