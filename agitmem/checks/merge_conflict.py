@@ -3,7 +3,6 @@ resolve blocks `check` until somebody does: conflict markers in a memory
 file, and the keys it recorded under "merge_conflicts" in state.json."""
 from __future__ import annotations
 
-
 from agitmem.checks import Finding
 
 # typing for mypy only (it takes any name TYPE_CHECKING as true): the

@@ -15,8 +15,6 @@ STATE = f'.agent/memory/{memory.STATE}'
 FRAGMENTS = f'.agent/memory/{memory.FRAGMENTS}'
 CONFIG = f'.agent/{memory.CONFIG}'
 
-
-
 SAVE_REFUSES = 'fix the file (agitmem save refuses it as it is)'
 
 

@@ -137,25 +137,30 @@ def test_through_the_cli(memrepo: Path) -> None:
     ) in proc.stdout
 
 
+def _counting_uses(monkeypatch: Any) -> list[int]:
+    """tattoo_vs_snapshot._uses counted: the count, in a list of one."""
+    from agitmem.checks import tattoo_vs_snapshot
+    tried = [0]
+    uses = tattoo_vs_snapshot._uses
+
+    def counted(text: str, term: str) -> bool:
+        tried[0] += 1
+        return uses(text, term)
+    monkeypatch.setattr(tattoo_vs_snapshot, '_uses', counted)
+    return tried
+
+
 def test_many_forbidden_terms_by_many_lines_are_not_each_tried(monkeypatch: Any) -> None:
     """A tattoo (it may come with a clone) forbidding thousands of terms,
     a snapshot of thousands of decisions: the terms each line could use
     are looked up by its words, not every term tried on every line (3,000
     by 3,000 took seconds of every commit's pre-commit hook)."""
-    from agitmem.checks import tattoo_vs_snapshot
-    tried = 0
-    uses = tattoo_vs_snapshot._uses
-
-    def counted(text: str, term: str) -> bool:
-        nonlocal tried
-        tried += 1
-        return uses(text, term)
-    monkeypatch.setattr(tattoo_vs_snapshot, '_uses', counted)
+    tried = _counting_uses(monkeypatch)
     rules = '- never use ' + ' '.join(f'`t{i}`' for i in range(3000)) + '\n'
     snap = _snapshot(''.join(f'- d{i} and t{i}x\n' for i in range(3000)) + '- uses t7 here\n')
     found = _check(rules, snap)
     assert [f.message.split(',')[0] for f in found] == ['uses `t7`']
-    assert tried < 10_000
+    assert tried[0] < 10_000
 
 
 def test_forbidden_terms_are_found_whatever_their_ends() -> None:
@@ -185,19 +190,12 @@ def test_terms_of_no_word_on_many_lines_are_tried_a_bounded_number_of_times(monk
 
     from agitmem.checks import tattoo_vs_snapshot
     monkeypatch.setattr(tattoo_vs_snapshot, '_TRIES_MAX', 50_000, raising=False)
-    tried = 0
-    uses = tattoo_vs_snapshot._uses
-
-    def counted(text: str, term: str) -> bool:
-        nonlocal tried
-        tried += 1
-        return uses(text, term)
-    monkeypatch.setattr(tattoo_vs_snapshot, '_uses', counted)
+    tried = _counting_uses(monkeypatch)
     terms = [''.join(t) for t in itertools.product('!#%&*+,-./:;<=>?@', repeat=3)][:1000]
     rules = '- never use ' + ' '.join(f'`{t}`' for t in terms) + '\n'
     snap = _snapshot('- a !!# b\n' + ''.join(f'- d{i}\n' for i in range(1000)))
     found = _check(rules, snap)
-    assert tried <= 50_000
+    assert tried[0] <= 50_000
     assert found[-1].message.startswith('the tattoo forbids more terms (1,000) than are looked for')
     assert (found[-1].path, found[-1].line) == (TATTOO, 1)
     # what was tried before is found
