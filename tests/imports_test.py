@@ -533,6 +533,46 @@ def test_verify_reads_its_arguments_without_argparse(worked: Path) -> None:
     assert json.loads(git('show', 'refs/agitmem/heads/main:state.json', cwd=worked))['last_verification']['result'] == 'passed'
 
 
+# runs agitmem.__main__.main as the console script does, then writes the
+# imports and process starts it made, in order, to the file named by argv[1]
+_ORDER_PROBE = '''
+import sys
+events = []
+def hook(event, args):
+    if event == 'import':
+        events.append('import ' + args[0])
+    elif event in ('os.posix_spawn', 'subprocess.Popen'):
+        events.append('start ' + ' '.join(map(str, args[1])))
+sys.addaudithook(hook)
+out, sys.argv = sys.argv[1], ['agitmem', *sys.argv[2:]]
+from agitmem.__main__ import main
+try:
+    rc = main()
+finally:
+    with open(out, 'w') as f:
+        f.write('\\n'.join(events))
+sys.exit(rc)
+'''
+
+
+def test_verify_begins_the_tree_as_its_command_ends(worked: Path) -> None:
+    """The status of the tree the command left is begun before anything
+    else: the command as recorded imports shlex (and re), 4 ms that the
+    status, the longest part of verify, would otherwise wait on."""
+    (worked / 'src.py').write_text('def f():\n    return 5\n')
+    out = worked.parent / 'order.txt'
+    proc = subprocess.run(
+        [sys.executable, '-c', _ORDER_PROBE, str(out), 'verify', '--', 'true'],
+        cwd=worked, capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    events = out.read_text().splitlines()
+    command = events.index('start true')
+    status = next(i for i, e in enumerate(events) if e.startswith('start git') and ' status ' in e)
+    assert command < status
+    assert status < events.index('import shlex')
+
+
 def test_reads_import_no_filelock(worked: Path) -> None:
     for args in (('status',), ('log',)):
         assert 'filelock' not in imported(worked, *args), f'{args[0]} imports filelock'

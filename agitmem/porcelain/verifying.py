@@ -154,6 +154,7 @@ def run(
     _refuse_unreadable(ctx)
     if timeout is not None:
         ran = run_bounded(cmd, ctx.repo.top, timeout)
+        repo_mod.start_tree(ctx.repo)  # (see below)
         output = ran.output.decode('utf-8', 'replace')
         if ran.timed_out:
             output += f'\nstopped after {timeout:g}s\n'
@@ -175,6 +176,9 @@ def run(
     except KeyboardInterrupt:
         _interrupted(proc)
         raise
+    # the tree the command left, begun before anything else is done: the
+    # command as recorded (_shown) imports shlex and re, 4 ms
+    repo_mod.start_tree(ctx.repo)
     return _record(ctx, _shown(cmd), code, b''.join(chunks).decode('utf-8', 'replace'), save=save)
 
 
@@ -308,8 +312,9 @@ def _record(
         ctx: Context, command: str, code: int | None, output: str, *,
         save: bool, timed_out: bool = False, reported: bool = False,
 ) -> Verified:
-    # the tree the command leaves, computed on the other core while the
-    # reason is found (re, its patterns) and the write path imported
+    # the tree the command leaves (begun already after a run), computed on
+    # the other core while the reason is found (re, its patterns) and the
+    # write path imported
     repo_mod.start_tree(ctx.repo)
     result = 'passed' if code == 0 and not timed_out else 'failed'
     why = reason(output, 1 if code is None else code)
