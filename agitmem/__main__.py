@@ -20,6 +20,8 @@ QUICK_EXIT = (
     # agent without hooks runs then (re, enum and the rest freed: ~1 ms)
     ('hook', 'session-start'), ('load',),
     ('state', 'set'), ('verify',),
+    # the pre-commit hook's checks, typed (or run by a CI job)
+    ('check',),
 )
 
 

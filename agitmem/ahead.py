@@ -187,10 +187,11 @@ def wanted(argv: list[str]) -> tuple[tuple[str, ...] | None, bool]:
     and `hook session-start` want both, `verify` where the repository is
     with HEAD (its tree is the one its command leaves, begun once that has
     ended), the commit hooks what cli._hook asks (commit-msg's rules need
-    no HEAD), post-edit, prompt and stop where the repository is."""
+    no HEAD), `check --staged` what the pre-commit hook does, post-edit,
+    prompt and stop where the repository is."""
     if argv[:1] == ['load'] or argv[:2] in (['state', 'set'], ['hook', 'session-start']):
         return FIND_HEAD, True
-    if argv[:1] == ['verify'] or argv[:2] in (['hook', 'pre-commit'], ['hook', 'post-commit']):
+    if argv[:1] == ['verify'] or argv[:2] in (['hook', 'pre-commit'], ['hook', 'post-commit']) or _check_staged(argv):
         return FIND_HEAD, False
     if argv[:2] in (['hook', 'post-edit'], ['hook', 'stop']) or argv[:2] == ['hook', 'prompt'] and not _gemini(argv):
         # the agent hooks: where the repository is (cli._hook asks for it
@@ -198,6 +199,11 @@ def wanted(argv: list[str]) -> tuple[tuple[str, ...] | None, bool]:
         # is this one)
         return FIND, False
     return (FIND if argv[:2] == ['hook', 'commit-msg'] else None), False
+
+
+def _check_staged(argv: list[str]) -> bool:
+    """`check --staged [--json]`: the pre-commit hook's checks, typed."""
+    return argv[:1] == ['check'] and '--staged' in argv and all(a in ('--staged', '--json') for a in argv[1:])
 
 
 def _gemini(argv: list[str]) -> bool:
@@ -255,7 +261,7 @@ def begin(argv: list[str]) -> None:
         at = os.getcwd()
         if status:
             STATUS_AHEAD.append((at, run_status(at)))
-        if argv[:2] == ['hook', 'pre-commit']:
+        if argv[:2] == ['hook', 'pre-commit'] or _check_staged(argv):
             # the longest read first (the index: 10 ms at 100,000 files),
             # not after the other's start
             _begin_staged(at)

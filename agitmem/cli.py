@@ -372,6 +372,22 @@ def _verify_call(argv: list[str]) -> types.SimpleNamespace | None:
     return types.SimpleNamespace(command='verify', cmd=argv[1:], ref=None, save=True)
 
 
+# `check`'s flags that take no value: read without argparse
+CHECK_FLAGS = ('--staged', '--json')
+
+
+def _check_call(argv: list[str]) -> types.SimpleNamespace | None:
+    """The arguments of `check [--staged] [--json]` as argparse would give
+    them, read without it (its import is a tenth of `check --staged` on
+    a big repository); None for anything else, which argparse reads."""
+    if argv[:1] != ['check'] or any(a not in CHECK_FLAGS for a in argv[1:]):
+        return None
+    import types
+    return types.SimpleNamespace(
+        command='check', staged='--staged' in argv, commit_msg=None, json='--json' in argv, ref=None,
+    )
+
+
 def _parsed(command: str | None, argv: list[str]) -> argparse.Namespace:
     """argv by the parser of `command` (None: of every command)."""
     from agitmem import arguments
@@ -497,7 +513,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:2] == ['recovery', 'audit']:
         argv = _options_first(argv)
     try:
-        args = _load_call(argv) or _state_set_call(argv) or _verify_call(argv) or _parsed(only, argv)
+        args = (
+            _load_call(argv) or _state_set_call(argv) or _verify_call(argv) or _check_call(argv) or
+            _parsed(only, argv)
+        )
     except SystemExit as e:
         if e.code != 2 or argv[:1] != ['hook'] or sys.stdin is None or sys.stdin.isatty():
             raise

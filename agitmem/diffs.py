@@ -9,8 +9,15 @@ so shows as `+++ b/x`) is content, not a header.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from typing import NamedTuple
+
+# typing for mypy only (it takes any name TYPE_CHECKING as true): the
+# pre-commit hook reads the patch with this module where enforce has rules
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import NamedTuple
+else:
+    from agitmem.tuples import NamedTuple
 
 # what the staged change is, in the form this module parses, whatever the
 # user's git config says about colors, external diff drivers and textconv

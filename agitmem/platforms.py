@@ -773,13 +773,15 @@ def set_alarm(seconds: float, handler: Any) -> Any:
     """Call `handler` in the main thread after `seconds`; returns what to
     give cancel_alarm, or None where there is no such timer (Windows, a
     thread other than the main one)."""
-    import threading
-    if WINDOWS or threading.current_thread() is not threading.main_thread():
+    if WINDOWS:
         return None
     import signal
     if not hasattr(signal, 'setitimer'):
         return None
-    old = signal.signal(signal.SIGALRM, handler)
+    try:
+        old = signal.signal(signal.SIGALRM, handler)
+    except ValueError:  # not the main thread (nor threading imported to ask)
+        return None
     signal.setitimer(signal.ITIMER_REAL, seconds)
     return (old,)
 

@@ -23,11 +23,16 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Generator
-from collections.abc import Sequence
-from typing import Any
 
 from agitmem import platforms
+
+# typing for mypy only (it takes any name TYPE_CHECKING as true): the
+# pre-commit hook imports this module where enforce has patterns
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Generator
+    from collections.abc import Sequence
+    from typing import Any
 
 try:
     from re import _constants as _c  # type: ignore[attr-defined]

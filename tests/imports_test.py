@@ -757,6 +757,50 @@ def test_pre_commit_hook_without_enforce_rules_imports_no_patch_reader(worked: P
     assert 'agitmem.checks.enforce' in imported(worked, 'hook', 'pre-commit')
 
 
+_ENFORCE = (
+    'enforce:\n'
+    '- rule: no prints\n  forbid: "print\\\\("\n  files: ["*.py"]\n'
+    '- rule: no new dependencies\n  dependencies: [requests]\n'
+    '- rule: ticket ids\n  commit_msg: "^[A-Z]+-[0-9]+ "\n'
+)
+
+
+@pytest.mark.parametrize('args', [
+    ('hook', 'pre-commit'), ('check', '--staged'), ('check', '--json', '--staged'),
+])
+def test_the_checks_with_enforce_rules_import_only_what_they_read(worked: Path, args: tuple[str, ...]) -> None:
+    """With enforce's patterns, globs and allow-lists (a team's usual
+    config), the staged checks import the regex engine, the patch reader
+    and the ReDoS guard, not typing, pathlib, threading (the guard's alarm),
+    json (package.json's, where none is staged) or argparse (`check
+    --staged` is read without it)."""
+    with open(mem(worked, 'tattoo.md'), 'a') as f:
+        f.write('- no prints\n- no new dependencies\n- ticket ids\n')
+    (worked / '.agent' / 'config.yaml').write_text(_ENFORCE)
+    (worked / 'requirements.txt').write_text('requests\n')
+    git('add', 'requirements.txt', cwd=worked)
+    agitmem(*args, cwd=_staged(worked))  # (config.yaml's cache written: a commit's usual case)
+    modules = imported(worked, *args, clean=True, entry='agitmem.__main__')
+    for name in ('agitmem.checks.enforce', 'agitmem.diffs', 'agitmem.redos'):
+        assert name in modules, name  # the probe ran the rules
+    unused = ('typing', 'pathlib', 'threading', 'argparse', 'subprocess')
+    for name in unused if '--json' in args else (*unused, 'json'):
+        assert name not in modules, f'{" ".join(args)} imports {name}'
+
+
+def test_check_staged_read_without_argparse_is_the_check_argparse_reads(worked: Path) -> None:
+    """`check --staged [--json]` (read by hand) and the same with an option
+    only argparse reads say the same."""
+    (worked / '.agent' / 'config.yaml').write_text(_ENFORCE)
+    (worked / 'src.py').write_text('print(1)\n')
+    git('add', 'src.py', cwd=worked)
+    for extra in ((), ('--json',)):
+        fast = agitmem('check', '--staged', *extra, cwd=worked)
+        slow = agitmem('check', '--staged', *extra, '--ref', 'refs/agitmem/heads/main', cwd=worked)
+        assert (fast.returncode, fast.stdout) == (slow.returncode, slow.stdout)
+        assert fast.returncode == 1 and 'no prints' in fast.stdout
+
+
 # what each commit hook imports of agitmem and how many git processes it
 # starts, run by its shim as git runs it (at the top of the working tree,
 # GIT_INDEX_FILE set), a code change staged and a verification recorded:

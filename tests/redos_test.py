@@ -120,6 +120,32 @@ def test_a_fast_rule_keeps_its_findings_and_the_alarm_is_restored() -> None:
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
 
 
+def test_a_rule_checked_off_the_main_thread_runs_without_the_alarm() -> None:
+    """Only the main thread may set a signal handler (an MCP server's
+    worker thread may not): there the analysis is the guard, and the rule
+    is checked, no error, the main thread's alarm untouched."""
+    import threading
+    before = signal.getsignal(signal.SIGALRM)
+    rules = enforce_rules([{'rule': 'no slow rules', 'forbid': 'TODO'}])
+    out: list[object] = []
+
+    def run() -> None:
+        try:
+            out.append(check(
+                rules, tattoo_lines=TATTOO, added=_added('# TODO'),
+                commit_msg=None, old_files=lambda p: None, new_files=lambda p: None,
+            ))
+        except BaseException as e:  # (said in the main thread)
+            out.append(e)
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    [findings] = out
+    assert isinstance(findings, list) and [f.line for f in findings] == [1]
+    assert signal.getsignal(signal.SIGALRM) is before
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
 # the real thing: `git commit` through agitmem's git hooks
 
 def _malicious(memrepo: Path, rule: dict[str, str]) -> None:

@@ -9,16 +9,19 @@ pyproject.toml, requirements*.txt or package.json).
 from __future__ import annotations
 
 import fnmatch
-import json
 import posixpath
 import re
 import time
-from collections.abc import Callable
-from collections.abc import Iterator
 
 from agitmem import redos
 from agitmem.checks import Finding
-from agitmem.diffs import Added
+
+TYPE_CHECKING = False  # (mypy takes any name TYPE_CHECKING as true)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from collections.abc import Iterator
+
+    from agitmem.diffs import Added
 
 ID = 'enforce'
 # a staged file full of tabs is one problem: show this many lines of it
@@ -229,6 +232,7 @@ def _requirements_deps(text: str) -> list[str]:
 
 
 def _package_json_deps(text: str) -> list[str]:
+    import json  # package.json's only: the pre-commit hook runs this module
     data = json.loads(text)
     if not isinstance(data, dict):
         raise ValueError('not a JSON object')
@@ -293,6 +297,7 @@ def _new_deps(
     try:
         new = parse(new_text)
     except (ValueError, RecursionError) as e:  # TOMLDecodeError, JSONDecodeError, nested too deeply
+        import json  # (imported already where the manifest is package.json)
         line = e.lineno if isinstance(e, json.JSONDecodeError) else None
         why = 'nested too deeply' if isinstance(e, RecursionError) else e
         return [], Finding(

@@ -16,10 +16,13 @@ def check(
         commit_msg_file: str | None,
         as_json: bool,
 ) -> int:
+    if staged and commit_msg_file is None:
+        # the index's reads begun while the checks import, as the hook does
+        checking.begin_staged(ctx)
     found = checking.findings(ctx, staged=staged, commit_msg_file=commit_msg_file)
     errors = sum(f.severity == 'error' for f in found)
     audit.log(
-        ctx.repo.agent_dir, 'read check',
+        ctx.repo.agentdir, 'read check',
         f'{"staged" if staged else "worktree"}: {errors} errors, '
         f'{len(found) - errors} warnings',
     )
