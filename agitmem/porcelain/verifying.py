@@ -100,8 +100,6 @@ def run_bounded(cmd: list[str], cwd: str, timeout: float) -> Ran:
     import time
     proc = _start(cmd, cwd, group=True)
     assert proc.stdout is not None
-    if platforms.WINDOWS:
-        return _run_bounded_windows(proc, timeout)
     out = bytearray()
     deadline = time.monotonic() + timeout
 
@@ -109,32 +107,21 @@ def run_bounded(cmd: list[str], cwd: str, timeout: float) -> Ran:
         out.extend(chunk)
         if len(out) > OUTPUT_MAX:
             del out[:len(out) - OUTPUT_MAX]
+    closed = False
     try:
-        _pump(proc, keep, deadline=deadline)
+        pump = _pump_threaded if platforms.WINDOWS else _pump
+        closed = pump(proc, keep, deadline=deadline)
         if proc.poll() is None:
             platforms.wait_for(proc, max(0.0, deadline - time.monotonic()))
         timed_out = proc.poll() is None
     finally:
         _stop_group(proc)
-        proc.stdout.close()
+        if closed or not platforms.WINDOWS:
+            # (Windows: a pipe something still holds is left open, its
+            # reader blocked on it: closing it would wait for that reader)
+            proc.stdout.close()
         proc.wait()
     return Ran(None if timed_out else proc.returncode, bytes(out), timed_out)
-
-
-def _run_bounded_windows(proc: Command | subprocess.Popen[bytes], timeout: float) -> Ran:
-    """run_bounded where select cannot wait on a pipe: communicate's
-    reader threads, then the whole tree stopped (a child holding the pipe
-    open included)."""
-    import subprocess
-    assert not isinstance(proc, platforms.Command)  # (POSIX's)
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-        timed_out = False
-    except subprocess.TimeoutExpired:
-        timed_out = proc.poll() is None
-        _stop_group(proc)
-        out, _ = proc.communicate()
-    return Ran(None if timed_out else proc.returncode, out[-OUTPUT_MAX:], timed_out)
 
 
 def run(
@@ -209,9 +196,11 @@ def _read(proc: Command | subprocess.Popen[bytes], take: Callable[[bytes], None]
     or not."""
     assert proc.stdout is not None
     if platforms.WINDOWS:
-        for chunk in iter(proc.stdout.readline, b''):
-            take(chunk)
-        return False
+        # (nothing is adopted there: no tick)
+        if _pump_threaded(proc, take):
+            proc.wait()
+            return False
+        return True
     if _pump(proc, take, tick=platforms.reap_adopted):
         # every writer closed it (`exec >log 2>&1`): the command may run
         # on, and what it leaves is reaped meanwhile too
@@ -255,6 +244,52 @@ def _pump(
             if not chunk:
                 return True
             take(chunk)
+
+
+def _pump_threaded(
+        proc: Command | subprocess.Popen[bytes], take: Callable[[bytes], None], *,
+        deadline: float | None = None,
+) -> bool:
+    """_pump where select cannot wait on a pipe (Windows): a thread reads
+    it, this one takes what it read, so that a program that has ended is
+    waited for GRACE seconds more, not for as long as what it left running
+    holds the pipe (`start /b server`).  True once every writer has closed
+    it; False GRACE seconds after proc ended, or at `deadline` (the reader
+    is left blocked: a daemon thread, ended with the process)."""
+    import queue
+    import threading
+    import time
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    chunks: queue.SimpleQueue[bytes] = queue.SimpleQueue()
+
+    def read() -> None:
+        chunk = b'-'
+        while chunk:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                chunk = b''  # (closed under it: as its end)
+            chunks.put(chunk)
+    threading.Thread(target=read, name='agitmem verify output', daemon=True).start()
+    ended: float | None = None
+    while True:
+        now = time.monotonic()
+        if ended is None and proc.poll() is not None:
+            ended = now
+        until = ended + GRACE if ended is not None else float('inf')
+        if deadline is not None:
+            until = min(until, deadline)
+        if now >= until:
+            return False
+        try:
+            # woken now and then to see whether the program ended
+            chunk = chunks.get(timeout=min(until - now, 0.1))
+        except queue.Empty:
+            continue
+        if not chunk:
+            return True
+        take(chunk)
 
 
 def _interrupted(proc: Command | subprocess.Popen[bytes]) -> None:

@@ -185,7 +185,7 @@ def test_verify_killed_alone_stops_what_its_ended_command_left(memrepo: Path, tm
     assert mem(memrepo, 'state.json').read_bytes() == before
 
 
-@pytest.mark.skipif(sys.platform == 'win32', reason='POSIX: the output read with select')
+@pytest.mark.skipif(sys.platform == 'win32', reason="POSIX sh's pids (Windows' reader: the test below)")
 def test_verify_ends_when_its_command_ends_though_what_it_left_holds_the_output(memrepo: Path, tmp_path: Path) -> None:
     """The command ended, but what it left running (`srv &`, a daemon that
     keeps its stdout) holds the output open: verify records the run once
@@ -210,6 +210,76 @@ def test_verify_ends_when_its_command_ends_though_what_it_left_holds_the_output(
         assert not ended(child, 0.5), 'what the command left running was stopped'
     finally:
         ended(child, 0)  # (killed)
+
+
+@pytest.mark.parametrize('windows', [False, True])
+def test_verify_reads_output_that_what_its_command_left_holds_for_a_grace_only(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, windows: bool,
+) -> None:
+    """Where select cannot wait on a pipe (Windows), a thread reads the
+    output: the command's own output is taken, and once it has ended what
+    it left holding the pipe is waited for GRACE seconds, not until it ends
+    (before, verify there read until the pipe closed: a server left
+    running hung it).  Run here with the Windows branch forced on."""
+    import time
+    from agitmem import platforms
+    from agitmem.porcelain import verifying
+    monkeypatch.setattr(platforms, 'WINDOWS', windows)
+    pidfile = tmp_path / 'pid'
+    proc = subprocess.Popen(
+        ['sh', '-c', f'sh -c "echo \\$\\$ > {pidfile}; exec sleep 30" & echo ran'],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+    )
+    taken: list[bytes] = []
+    began = time.monotonic()
+    try:
+        held = verifying._read(proc, taken.append)
+        child = pid_from(pidfile)
+        assert time.monotonic() - began < 20, 'read until what the command left ended'
+        assert held
+        assert b''.join(taken) == b'ran\n'
+        assert proc.poll() == 0
+        assert not ended(child, 0.2), 'what the command left running was stopped'
+    finally:
+        ended(pid_from(pidfile), 0)
+        assert proc.stdout is not None
+        proc.stdout.close()
+    # a command whose output closes with it: all of it, not held
+    proc = subprocess.Popen(
+        ['sh', '-c', 'for i in 1 2 3; do echo line $i; sleep 0.2; done'],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+    )
+    taken.clear()
+    assert not verifying._read(proc, taken.append)
+    assert b''.join(taken) == b'line 1\nline 2\nline 3\n'
+    assert proc.returncode == 0
+
+
+@pytest.mark.parametrize('threaded', [False, True])
+def test_a_bounded_run_ends_at_its_bound_or_a_grace_after_its_program(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, threaded: bool,
+) -> None:
+    """The MCP tool's run (run_bounded), with select's reader and with
+    the thread's (Windows', which before waited for the pipe to close:
+    the bound, for a program that left a server running): a program that
+    ends leaving a child holding its output is answered a GRACE later;
+    one that runs past its bound is stopped there; the output kept is
+    its last OUTPUT_MAX bytes."""
+    import time
+    from agitmem.porcelain import verifying
+    if threaded:
+        monkeypatch.setattr(verifying, '_pump', verifying._pump_threaded)
+    began = time.monotonic()
+    ran = verifying.run_bounded(['sh', '-c', 'sleep 60 & echo ran; exit 3'], str(tmp_path), 30)
+    assert time.monotonic() - began < 10, 'waited for what the program left'
+    assert ran == verifying.Ran(3, b'ran\n', False)
+    ran = verifying.run_bounded(['sh', '-c', 'echo a; exec sleep 60'], str(tmp_path), 0.5)
+    assert time.monotonic() - began < 20, 'ran past its bound'
+    assert ran == verifying.Ran(None, b'a\n', True)
+    code = 'import sys; sys.stdout.write("x" * 3_000_000 + "end")'
+    ran = verifying.run_bounded([sys.executable, '-c', code], str(tmp_path), 60)
+    assert ran.code == 0 and not ran.timed_out
+    assert ran.output == b'x' * (verifying.OUTPUT_MAX - 3) + b'end'
 
 
 @pytest.mark.skipif(not sys.platform.startswith('linux'), reason='Linux: a subreaper adopts the orphans')
