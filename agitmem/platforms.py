@@ -52,6 +52,9 @@ if TYPE_CHECKING:
     from signal import SIGPIPE
     from signal import SIGTERM
     from signal import SIGXFSZ
+    from signal import pthread_sigmask
+    from signal import SIG_BLOCK
+    from signal import SIG_SETMASK
 elif POSIX:
     # the C module signal.py wraps, loaded with the interpreter: signal.py
     # imports enum, which would come before the first git call
@@ -66,6 +69,9 @@ elif POSIX:
     from _signal import SIGPIPE
     from _signal import SIGTERM
     from _signal import SIGXFSZ
+    from _signal import pthread_sigmask
+    from _signal import SIG_BLOCK
+    from _signal import SIG_SETMASK
 
 # open flags: 0 where the platform has none (Windows: no FIFOs to block on,
 # no controlling terminal; no-follow is done by refusing reparse points)
@@ -574,17 +580,24 @@ class Command(_Spawned):
                 *((os.POSIX_SPAWN_CLOSE, fd) for fd in inherited()),
             ]
             # posix_spawn has no directory to begin in: this process moves
-            # there for the spawn (it runs nothing else meanwhile)
-            back = _enter(cwd)
+            # there for the spawn (it runs nothing else meanwhile), the
+            # signals that stop it held off until it is back (a ^C's
+            # KeyboardInterrupt, a handler, run in between, would leave it
+            # there); the command is given the mask this process had
+            mask = pthread_sigmask(SIG_BLOCK, (SIGINT, SIGTERM, SIGHUP))
             try:
-                self.pid = os.posix_spawnp(
-                    argv[0], argv, _passable(os.environ), file_actions=actions,
-                    setsigdef=(SIGPIPE, SIGXFSZ),
-                )
+                back = _enter(cwd)
+                try:
+                    self.pid = os.posix_spawnp(
+                        argv[0], argv, _passable(os.environ), file_actions=actions,
+                        setsigdef=(SIGPIPE, SIGXFSZ), setsigmask=mask,
+                    )
+                finally:
+                    if back is not None:
+                        os.fchdir(back)
+                        os.close(back)
             finally:
-                if back is not None:
-                    os.fchdir(back)
-                    os.close(back)
+                pthread_sigmask(SIG_SETMASK, mask)
         except BaseException:
             os.close(read)
             raise

@@ -440,9 +440,25 @@ def test_verify_runs_its_command_as_popen_did(memrepo: Path) -> None:
     assert "stdin ''\n" in out and 'to stderr\n' in out
     ignored = [line.split()[1] for line in out.splitlines() if line.startswith('SigIgn:')]
     assert all(not int(mask, 16) & (1 << 12) for mask in ignored), out  # (13, SIGPIPE)
+
     fds = out.split('fds ', 1)[1].split('\n', 1)[0]
     assert fds == '-' or str(w) not in fds.strip('[]').replace(' ', '').split(','), out
     assert os.getcwd() != str(sub)  # (this process never moved)
+
+
+@pytest.mark.skipif(sys.platform == 'win32', reason='POSIX signal masks')
+def test_verify_gives_its_command_the_signal_mask_it_had(memrepo: Path) -> None:
+    """agitmem holds SIGINT, SIGTERM and SIGHUP off while it is in the
+    command's directory for the spawn: the command begins with none of
+    them blocked (read by Python: a shell unblocks all as it starts)."""
+    code = 'import signal; print("blocked", sorted(signal.pthread_sigmask(signal.SIG_BLOCK, [])))'
+    proc = subprocess.run(
+        [*agitmem_argv(), 'verify', '--', sys.executable, '-c', code],
+        cwd=memrepo / 'src' if (memrepo / 'src').is_dir() else memrepo,
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert 'blocked []\n' in proc.stdout, proc.stdout
 
 
 def test_verify_bad_input(memrepo: Path) -> None:
