@@ -22,23 +22,25 @@ from testing.util import ok
 from testing.util import run
 from testing.util import tip
 
-# runs agitmem.cli.main as the console script does, then writes the names
-# of the modules it imported to the file named by argv[1]
-# (only what agitmem imported: coverage, started before it under CI, has
-# its own imports already in sys.modules)
-# (not json: the probe's own imports would hide the command's)
-_PROBE = '''
-import sys
-before = set(sys.modules)
-out, sys.argv = sys.argv[1], ['agitmem', *sys.argv[2:]]
-from agitmem.cli import main
-try:
-    rc = main()
-finally:
-    with open(out, 'w') as f:
-        f.write('\\n'.join(sorted(set(sys.modules) - before)))
-sys.exit(rc)
-'''
+def _probe(before: str, kept: str, entry: str = 'agitmem.cli') -> str:
+    """A script that runs `entry`'s main as the console script does, after
+    the lines `before`, then writes the lines the expression `kept` makes
+    to the file named by argv[1] (not with json: the probe's own imports
+    would hide the command's)."""
+    return (
+        f'import sys\n{before}\n'
+        "out, sys.argv = sys.argv[1], ['agitmem', *sys.argv[2:]]\n"
+        f'from {entry} import main\n'
+        'try:\n    rc = main()\n'
+        f"finally:\n    with open(out, 'w') as f:\n        f.write('\\n'.join({kept}))\n"
+        'sys.exit(rc)\n'
+    )
+
+
+# the names of the modules it imported (only what agitmem imported:
+# coverage, started before it under CI, has its own imports already in
+# sys.modules)
+_MODULES = ('before = set(sys.modules)', 'sorted(set(sys.modules) - before)')
 
 SCANNER = ('agitmem.secrets', 'agitmem.checks.secrets')
 
@@ -59,7 +61,7 @@ def imported(repo: Path, *args: str, stdin: str = '', clean: bool = False, entry
     """entry: the module whose `main` runs (agitmem.__main__'s begins git
     ahead of the imports, as the console script does)."""
     out = repo.parent / 'modules.json'
-    probe = _PROBE.replace('from agitmem.cli import main', f'from {entry} import main')
+    probe = _probe(*_MODULES, entry=entry)
     if clean:
         import agitmem
         import site
@@ -430,23 +432,13 @@ def test_a_model_call_after_a_compression_is_handled(worked: Path) -> None:
 # observed facts: caches a reader takes for empty when damaged) is not
 # fsynced on every edit and prompt; memory is
 
-_FSYNCS = '''
-import os, sys
-out, sys.argv = sys.argv[1], ['agitmem', *sys.argv[2:]]
+_FSYNCS = _probe('''import os
 calls = []
 real = os.fsync
 def fsync(fd):
     calls.append(os.readlink(f'/proc/self/fd/{fd}') if os.path.exists(f'/proc/self/fd/{fd}') else str(fd))
     return real(fd)
-os.fsync = fsync
-from agitmem.cli import main
-try:
-    rc = main()
-finally:
-    with open(out, 'w') as f:
-        f.write('\\n'.join(calls))
-sys.exit(rc)
-'''
+os.fsync = fsync''', 'calls')
 
 
 def fsynced(repo: Path, *args: str, stdin: str) -> list[str]:
@@ -533,26 +525,14 @@ def test_verify_reads_its_arguments_without_argparse(worked: Path) -> None:
     assert json.loads(git('show', 'refs/agitmem/heads/main:state.json', cwd=worked))['last_verification']['result'] == 'passed'
 
 
-# runs agitmem.__main__.main as the console script does, then writes the
-# imports and process starts it made, in order, to the file named by argv[1]
-_ORDER_PROBE = '''
-import sys
-events = []
+# the imports and process starts it made, in order
+_ORDER_PROBE = _probe('''events = []
 def hook(event, args):
     if event == 'import':
         events.append('import ' + args[0])
     elif event in ('os.posix_spawn', 'subprocess.Popen'):
         events.append('start ' + ' '.join(map(str, args[1])))
-sys.addaudithook(hook)
-out, sys.argv = sys.argv[1], ['agitmem', *sys.argv[2:]]
-from agitmem.__main__ import main
-try:
-    rc = main()
-finally:
-    with open(out, 'w') as f:
-        f.write('\\n'.join(events))
-sys.exit(rc)
-'''
+sys.addaudithook(hook)''', 'events', entry='agitmem.__main__')
 
 
 def test_verify_begins_the_tree_as_its_command_ends(worked: Path) -> None:
@@ -637,7 +617,7 @@ def test_check_staged_imports_no_hashlib(worked: Path) -> None:
 def test_other_commands_import_no_mcp_sdk(worked: Path, args: tuple[str, ...]) -> None:
     # `agitmem --help` exits through SystemExit: the probe still records
     out = worked.parent / 'modules.json'
-    subprocess.run([sys.executable, '-c', _PROBE, str(out), *args], cwd=worked, capture_output=True)
+    subprocess.run([sys.executable, '-c', _probe(*_MODULES), str(out), *args], cwd=worked, capture_output=True)
     modules = set(out.read_text().split())
     assert 'agitmem.cli' in modules
     assert not {m for m in modules if m.split('.')[0] in ('mcp', 'mcp_types', 'anyio', 'pydantic')}
