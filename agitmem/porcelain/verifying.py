@@ -107,18 +107,15 @@ def run_bounded(cmd: list[str], cwd: str, timeout: float) -> Ran:
         out.extend(chunk)
         if len(out) > OUTPUT_MAX:
             del out[:len(out) - OUTPUT_MAX]
-    closed = False
+    pump = _pump_threaded if platforms.WINDOWS else _pump
     try:
-        pump = _pump_threaded if platforms.WINDOWS else _pump
-        closed = pump(proc, keep, deadline=deadline)
+        pump(proc, keep, deadline=deadline)
         if proc.poll() is None:
             platforms.wait_for(proc, max(0.0, deadline - time.monotonic()))
         timed_out = proc.poll() is None
     finally:
         _stop_group(proc)
-        if closed or not platforms.WINDOWS:
-            # (Windows: a pipe something still holds is left open, its
-            # reader blocked on it: closing it would wait for that reader)
+        if pump is not _pump_threaded:  # (the thread's reader closes its own)
             proc.stdout.close()
         proc.wait()
     return Ran(None if timed_out else proc.returncode, bytes(out), timed_out)
@@ -255,22 +252,28 @@ def _pump_threaded(
     waited for GRACE seconds more, not for as long as what it left running
     holds the pipe (`start /b server`).  True once every writer has closed
     it; False GRACE seconds after proc ended, or at `deadline` (the reader
-    is left blocked: a daemon thread, ended with the process)."""
+    is left blocked: a daemon thread, ended with the process).  The pipe
+    is the reader's, closed by it once its read ends, by no one else: a
+    close under a blocked read waits on that read's lock on Windows (even
+    the collection of proc's file, as its caller returns), and elsewhere
+    frees the number it reads again, for the next file opened."""
     import queue
     import threading
     import time
     assert proc.stdout is not None
-    fd = proc.stdout.fileno()
+    stream = proc.stdout
+    fd = stream.fileno()
     chunks: queue.SimpleQueue[bytes] = queue.SimpleQueue()
 
     def read() -> None:
-        chunk = b'-'
-        while chunk:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:
-                chunk = b''  # (closed under it: as its end)
-            chunks.put(chunk)
+        with stream:
+            chunk = b'-'
+            while chunk:
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:
+                    chunk = b''
+                chunks.put(chunk)
     threading.Thread(target=read, name='agitmem verify output', daemon=True).start()
     ended: float | None = None
     while True:

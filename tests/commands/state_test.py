@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -280,6 +281,50 @@ def test_a_bounded_run_ends_at_its_bound_or_a_grace_after_its_program(
     ran = verifying.run_bounded([sys.executable, '-c', code], str(tmp_path), 60)
     assert ran.code == 0 and not ran.timed_out
     assert ran.output == b'x' * (verifying.OUTPUT_MAX - 3) + b'end'
+
+
+@pytest.mark.skipif(sys.platform == 'win32', reason='POSIX: a daemon by setsid, pipes reused by number')
+def test_a_bounded_runs_output_held_by_a_daemon_is_left_to_its_reader_thread(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+) -> None:
+    """The thread's reader (Windows'), past the GRACE after its program
+    ended, is left blocked on a pipe a daemon (out of the command's group,
+    so not stopped with it) still holds: that pipe is its own until it
+    ends, not closed under it (on Windows, a close waits on the read's
+    lock: the MCP server hung until the daemon ended, as the file's
+    collection closed it even when run_bounded did not; here, its number
+    was reused by the next pipe opened, which the stale reader then read).
+    Once the daemon ends, the reader ends, and nothing it read is lost to
+    another pipe."""
+    import threading
+    from agitmem.porcelain import verifying
+    monkeypatch.setattr(verifying, '_pump', verifying._pump_threaded)
+    pidfile, go = tmp_path / 'pid', tmp_path / 'go'
+    daemon = (
+        'import os, sys, time; os.setsid(); open(sys.argv[1], "w").write(str(os.getpid())); '
+        'exec("while not os.path.exists(sys.argv[2]): time.sleep(0.05)"); print("late")'
+    )
+    script = f'{shlex.quote(sys.executable)} -c {shlex.quote(daemon)} {pidfile} {go} & echo ran'
+    r, w = os.pipe()  # another pipe of this process's, read by this test
+    ran = verifying.run_bounded(['sh', '-c', script], str(tmp_path), 60)
+    assert ran == verifying.Ran(0, b'ran\n', False)
+    daemon_pid = pid_from(pidfile)
+    # the lowest numbers free: the held pipe's among them, were it closed
+    readers = [os.dup(r) for _ in range(20)]
+    try:
+        go.touch()
+        assert ended(daemon_pid), 'the daemon did not end'
+        import time
+        deadline = time.monotonic() + 30
+        while any(t.name == 'agitmem verify output' for t in threading.enumerate()):
+            assert time.monotonic() < deadline, 'the reader was left on another pipe (its own closed under it)'
+            time.sleep(0.05)
+        os.write(w, b'mine')
+        assert os.read(r, 10) == b'mine'
+    finally:
+        os.close(w)  # (a reader left on it ends)
+        for fd in (r, *readers):
+            os.close(fd)
 
 
 @pytest.mark.skipif(not sys.platform.startswith('linux'), reason='Linux: a subreaper adopts the orphans')
