@@ -37,6 +37,8 @@ OUTPUT_MAX = 1024 * 1024  # bytes of a bounded run's output kept (its end)
 # seconds a bounded run's output may stay open once its program ended: a
 # daemon it left holding the pipe is not waited for
 GRACE = 1.0
+# seconds of echoing its output (once the program ended) added to GRACE
+ECHO_LAG_MAX = 30.0
 REPORT_MAX = 64 * 1024  # characters of a reported output tail kept
 
 
@@ -220,6 +222,7 @@ def _pump(
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     ended: float | None = None
+    lag = 0.0  # seconds taking it took once proc had ended
     ticked = time.monotonic()
     while True:
         now = time.monotonic()
@@ -229,7 +232,7 @@ def _pump(
                 ticked = now
             if proc.poll() is not None:
                 ended = now
-        until = ended + GRACE if ended is not None else float('inf')
+        until = ended + GRACE + min(lag, ECHO_LAG_MAX) if ended is not None else float('inf')
         if deadline is not None:
             until = min(until, deadline)
         if now >= until:
@@ -240,7 +243,9 @@ def _pump(
             chunk = os.read(fd, 65536)
             if not chunk:
                 return True
-            take(chunk)
+            spent = _taken(take, chunk)
+            if ended is not None:
+                lag += spent
 
 
 def _pump_threaded(
@@ -276,11 +281,12 @@ def _pump_threaded(
                 chunks.put(chunk)
     threading.Thread(target=read, name='agitmem verify output', daemon=True).start()
     ended: float | None = None
+    lag = 0.0  # seconds taking it took once proc had ended
     while True:
         now = time.monotonic()
         if ended is None and proc.poll() is not None:
             ended = now
-        until = ended + GRACE if ended is not None else float('inf')
+        until = ended + GRACE + min(lag, ECHO_LAG_MAX) if ended is not None else float('inf')
         if deadline is not None:
             until = min(until, deadline)
         if now >= until:
@@ -292,7 +298,22 @@ def _pump_threaded(
             continue
         if not chunk:
             return True
-        take(chunk)
+        spent = _taken(take, chunk)
+        if ended is not None:
+            lag += spent
+
+
+def _taken(take: Callable[[bytes], None], chunk: bytes) -> float:
+    """take(chunk); the seconds that took.  The GRACE after the program
+    ended is the pipe's, not that of the output's echo (a console slow to
+    scroll, a reader of agitmem's own output that lags): without that
+    time added to it (up to ECHO_LAG_MAX, so that a daemon left writing
+    for ever is not echoed for ever), a slow echo cut off what the program
+    wrote before it ended, and said its output was held by what it left."""
+    import time
+    began = time.monotonic()
+    take(chunk)
+    return time.monotonic() - began
 
 
 def _interrupted(proc: Command | subprocess.Popen[bytes]) -> None:

@@ -256,6 +256,44 @@ def test_verify_reads_output_that_what_its_command_left_holds_for_a_grace_only(
     assert proc.returncode == 0
 
 
+
+@pytest.mark.parametrize('windows', [False, True])
+def test_verify_keeps_what_its_ended_command_wrote_however_slow_its_echo(
+        monkeypatch: pytest.MonkeyPatch, windows: bool,
+) -> None:
+    """The GRACE after the command ended is the pipe's, not the time its
+    output takes to be shown: the thread's reader (Windows') reads ahead
+    of the echo, so a command that ended with more to show than a GRACE
+    of echoing (a console slow to scroll, a reader of agitmem's own
+    output that lags) lost the rest of what it wrote, from the record
+    too, and was said to have left its output held by what it left
+    running.  select's reader, whose echo a GRACE long each time made it
+    say so too, and the thread's (forced on)."""
+    import time
+    from agitmem import platforms
+    from agitmem.porcelain import verifying
+    monkeypatch.setattr(platforms, 'WINDOWS', windows)
+    # several pipes' worth: the thread's reader is well ahead of its echo
+    size = 600_000 if windows else 200_000
+    proc = subprocess.Popen(
+        [sys.executable, '-c', f'import sys; sys.stdout.write("x" * {size - 3} + "end")'],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+    )
+    taken: list[bytes] = []
+
+    def slow(chunk: bytes) -> None:
+        taken.append(chunk)
+        time.sleep(verifying.GRACE * (0.4 if windows else 1.5))
+    try:
+        assert not verifying._read(proc, slow), 'said to be held by what the command left'
+    finally:
+        proc.wait()
+        assert proc.stdout is not None
+        if not windows:
+            proc.stdout.close()
+    assert b''.join(taken) == b'x' * (size - 3) + b'end'
+
+
 @pytest.mark.parametrize('threaded', [False, True])
 def test_a_bounded_run_ends_at_its_bound_or_a_grace_after_its_program(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path, threaded: bool,
