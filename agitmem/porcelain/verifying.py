@@ -24,6 +24,7 @@ from agitmem.porcelain.context import Context
 # command runs delays it, and the tree recorded waits on it
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import queue
     import subprocess
     from collections.abc import Callable
     from typing import Any
@@ -264,11 +265,14 @@ def _pump_threaded(
     frees the number it reads again, for the next file opened."""
     import queue
     import threading
-    import time
     assert proc.stdout is not None
     stream = proc.stdout
     fd = stream.fileno()
     chunks: queue.SimpleQueue[bytes] = queue.SimpleQueue()
+    # set once this one has stopped taking: what the reader reads after,
+    # until the pipe closes (a daemon left logging), is no one's, dropped
+    # rather than queued without bound
+    gone: list[bool] = []
 
     def read() -> None:
         with stream:
@@ -278,8 +282,24 @@ def _pump_threaded(
                     chunk = os.read(fd, 65536)
                 except OSError:
                     chunk = b''
-                chunks.put(chunk)
+                if not gone:
+                    chunks.put(chunk)
     threading.Thread(target=read, name='agitmem verify output', daemon=True).start()
+    try:
+        return _take_queued(proc, chunks, take, deadline)
+    finally:
+        gone.append(True)
+        while not chunks.empty():  # (what was queued and not taken: freed now)
+            chunks.get_nowait()
+
+
+def _take_queued(
+        proc: Command | subprocess.Popen[bytes], chunks: queue.SimpleQueue[bytes],
+        take: Callable[[bytes], None], deadline: float | None,
+) -> bool:
+    """_pump_threaded's taker: what the reader queued, as _pump takes it."""
+    import queue
+    import time
     ended: float | None = None
     lag = 0.0  # seconds taking it took once proc had ended
     while True:

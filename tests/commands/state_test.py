@@ -257,6 +257,45 @@ def test_verify_reads_output_that_what_its_command_left_holds_for_a_grace_only(
 
 
 
+
+_HELD_AND_WRITTEN = r"""
+import os, sys, threading, time, tracemalloc
+from agitmem.porcelain import verifying
+verifying._pump = verifying._pump_threaded
+pidfile, go = sys.argv[1], sys.argv[2]
+daemon = (
+    'import os, sys, time; os.setsid(); open(sys.argv[1], "w").write(str(os.getpid())); '
+    'exec("while not os.path.exists(sys.argv[2]): time.sleep(0.05)"); '
+    'exec("for _ in range(1024): os.write(1, bytes(65536))")'
+)
+ran = verifying.run_bounded(['sh', '-c', f'{sys.executable} -c \'{daemon}\' {pidfile} {go} & echo ran'], '.', 60)
+assert ran.output == b'ran\n', ran
+tracemalloc.start()
+open(go, 'w').close()
+while any(t.name == 'agitmem verify output' for t in threading.enumerate()):
+    time.sleep(0.05)
+print(tracemalloc.get_traced_memory()[1] >> 20)  # (its peak, MiB)
+"""
+
+
+@pytest.mark.skipif(sys.platform == 'win32', reason='POSIX: a daemon by setsid')
+def test_what_a_daemon_writes_after_a_bounded_run_is_not_kept(tmp_path: Path) -> None:
+    """The thread's reader (Windows') left on a pipe a daemon holds reads
+    on until it closes: what it reads then is no one's, and was queued
+    for no one, without bound (the MCP server grew by all a server left
+    running logged).  Here 64 MiB written after the run: not kept."""
+    pidfile, go = tmp_path / 'pid', tmp_path / 'go'
+    proc = subprocess.run(
+        [sys.executable, '-c', _HELD_AND_WRITTEN, str(pidfile), str(go)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )
+    try:
+        assert proc.returncode == 0, proc.stderr
+        assert int(proc.stdout) < 32, f'{proc.stdout.strip()} MiB kept of what the daemon wrote'
+    finally:
+        ended(pid_from(pidfile), 0)
+
+
 @pytest.mark.parametrize('windows', [False, True])
 def test_verify_keeps_what_its_ended_command_wrote_however_slow_its_echo(
         monkeypatch: pytest.MonkeyPatch, windows: bool,
