@@ -221,6 +221,18 @@ def _begin_staged(at: str) -> None:
     EARLY[early_key(at, STAGED, env)] = spawn(STAGED, at, env)
 
 
+
+def staged_for(top: str) -> None:
+    """The staged diff _begin_staged began where `check --staged` was
+    typed, taken as the one of the repository's top, where the checks ask
+    for it: diff-index names paths from the top wherever it runs (typed in
+    a subdirectory, or elsewhere with GIT_DIR and GIT_WORK_TREE, the one
+    begun was left unread and the index read again)."""
+    for key in [k for k in EARLY if k[1] == STAGED and k[0] != top]:
+        moved = (top, *key[1:])
+        if moved not in EARLY:
+            EARLY[moved] = EARLY.pop(key)
+
 def absolute_path() -> None:
     """Keep only PATH's absolute entries: a relative one (`bin`, or an
     empty one, which means the current directory) would let a cloned

@@ -78,6 +78,32 @@ def test_pre_commit_hook_begins_find_and_the_staged_diff(memrepo: Path) -> None:
     assert diffs == [['git', '--no-optional-locks', *ahead.STAGED]]
 
 
+
+@pytest.mark.parametrize('where', ['top', 'sub', 'outside'])
+def test_check_staged_reads_the_index_once_wherever_it_runs(memrepo: Path, tmp_path: Path, where: str) -> None:
+    """`check --staged` begins the staged diff as the pre-commit hook does,
+    and takes it (one diff-index in all) where it is typed: at the top, in
+    a subdirectory, or outside with GIT_DIR and GIT_WORK_TREE (the hook
+    runs at the top; typed elsewhere, the one begun was left unread and
+    the index read again)."""
+    (memrepo / 'src').mkdir(exist_ok=True)
+    (memrepo / 'src' / 'new.py').write_text('x = 1\n')
+    git('add', 'src/new.py', cwd=memrepo)
+    trace = tmp_path / 'trace'
+    env = {**os.environ, 'GIT_TRACE2_EVENT': str(trace)}
+    cwd = {'top': memrepo, 'sub': memrepo / 'src', 'outside': tmp_path}[where]
+    if where == 'outside':
+        env.update(GIT_DIR=str(memrepo / '.git'), GIT_WORK_TREE=str(memrepo))
+    proc = subprocess.run(
+        [*agitmem_argv(), 'check', '--staged'], cwd=cwd, capture_output=True, text=True, env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert 'progress-not-updated' in proc.stdout  # (what the diff-index read)
+    started = [json.loads(line) for line in trace.read_text().splitlines()]
+    diffs = [e['argv'] for e in started if e['event'] == 'start' and 'diff-index' in e['argv']]
+    assert diffs == [['git', '--no-optional-locks', *ahead.STAGED]]
+
+
 @pytest.mark.parametrize('argv', [
     ('hook', 'post-edit', '--agent', 'claude'), ('hook', 'prompt', '--agent', 'codex'),
     ('hook', 'stop', '--agent', 'gemini'), ('hook', 'prompt'),

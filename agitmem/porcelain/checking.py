@@ -104,6 +104,8 @@ def begin_staged(ctx: Context) -> None:
     progress = 'progress-not-updated' not in skip and ctx.head is not None
     # the patch only for the lines enforce's rules read
     patch = 'enforce' not in skip and _enforcing(ctx.cfg)
+    from agitmem import ahead
+    ahead.staged_for(ctx.repo.top)
     staged.start(
         ctx.repo, hook_index(), ctx.head, raw=progress, patch=patch,
         verified=verified, history=ctx.ref if progress else None,

@@ -24,6 +24,7 @@ from agitmem.porcelain.context import Context
 # command runs delays it, and the tree recorded waits on it
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import queue
     import subprocess
     from collections.abc import Callable
     from typing import Any
@@ -37,6 +38,8 @@ OUTPUT_MAX = 1024 * 1024  # bytes of a bounded run's output kept (its end)
 # seconds a bounded run's output may stay open once its program ended: a
 # daemon it left holding the pipe is not waited for
 GRACE = 1.0
+# seconds of echoing its output (once the program ended) added to GRACE
+ECHO_LAG_MAX = 30.0
 REPORT_MAX = 64 * 1024  # characters of a reported output tail kept
 
 
@@ -107,18 +110,15 @@ def run_bounded(cmd: list[str], cwd: str, timeout: float) -> Ran:
         out.extend(chunk)
         if len(out) > OUTPUT_MAX:
             del out[:len(out) - OUTPUT_MAX]
-    closed = False
+    pump = _pump_threaded if platforms.WINDOWS else _pump
     try:
-        pump = _pump_threaded if platforms.WINDOWS else _pump
-        closed = pump(proc, keep, deadline=deadline)
+        pump(proc, keep, deadline=deadline)
         if proc.poll() is None:
             platforms.wait_for(proc, max(0.0, deadline - time.monotonic()))
         timed_out = proc.poll() is None
     finally:
         _stop_group(proc)
-        if closed or not platforms.WINDOWS:
-            # (Windows: a pipe something still holds is left open, its
-            # reader blocked on it: closing it would wait for that reader)
+        if pump is not _pump_threaded:  # (the thread's reader closes its own)
             proc.stdout.close()
         proc.wait()
     return Ran(None if timed_out else proc.returncode, bytes(out), timed_out)
@@ -223,6 +223,7 @@ def _pump(
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     ended: float | None = None
+    lag = 0.0  # seconds taking it took once proc had ended
     ticked = time.monotonic()
     while True:
         now = time.monotonic()
@@ -232,7 +233,7 @@ def _pump(
                 ticked = now
             if proc.poll() is not None:
                 ended = now
-        until = ended + GRACE if ended is not None else float('inf')
+        until = ended + GRACE + min(lag, ECHO_LAG_MAX) if ended is not None else float('inf')
         if deadline is not None:
             until = min(until, deadline)
         if now >= until:
@@ -243,7 +244,9 @@ def _pump(
             chunk = os.read(fd, 65536)
             if not chunk:
                 return True
-            take(chunk)
+            spent = _taken(take, chunk)
+            if ended is not None:
+                lag += spent
 
 
 def _pump_threaded(
@@ -255,29 +258,55 @@ def _pump_threaded(
     waited for GRACE seconds more, not for as long as what it left running
     holds the pipe (`start /b server`).  True once every writer has closed
     it; False GRACE seconds after proc ended, or at `deadline` (the reader
-    is left blocked: a daemon thread, ended with the process)."""
+    is left blocked: a daemon thread, ended with the process).  The pipe
+    is the reader's, closed by it once its read ends, by no one else: a
+    close under a blocked read waits on that read's lock on Windows (even
+    the collection of proc's file, as its caller returns), and elsewhere
+    frees the number it reads again, for the next file opened."""
     import queue
     import threading
-    import time
     assert proc.stdout is not None
-    fd = proc.stdout.fileno()
+    stream = proc.stdout
+    fd = stream.fileno()
     chunks: queue.SimpleQueue[bytes] = queue.SimpleQueue()
+    # set once this one has stopped taking: what the reader reads after,
+    # until the pipe closes (a daemon left logging), is no one's, dropped
+    # rather than queued without bound
+    gone: list[bool] = []
 
     def read() -> None:
-        chunk = b'-'
-        while chunk:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:
-                chunk = b''  # (closed under it: as its end)
-            chunks.put(chunk)
+        with stream:
+            chunk = b'-'
+            while chunk:
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:
+                    chunk = b''
+                if not gone:
+                    chunks.put(chunk)
     threading.Thread(target=read, name='agitmem verify output', daemon=True).start()
+    try:
+        return _take_queued(proc, chunks, take, deadline)
+    finally:
+        gone.append(True)
+        while not chunks.empty():  # (what was queued and not taken: freed now)
+            chunks.get_nowait()
+
+
+def _take_queued(
+        proc: Command | subprocess.Popen[bytes], chunks: queue.SimpleQueue[bytes],
+        take: Callable[[bytes], None], deadline: float | None,
+) -> bool:
+    """_pump_threaded's taker: what the reader queued, as _pump takes it."""
+    import queue
+    import time
     ended: float | None = None
+    lag = 0.0  # seconds taking it took once proc had ended
     while True:
         now = time.monotonic()
         if ended is None and proc.poll() is not None:
             ended = now
-        until = ended + GRACE if ended is not None else float('inf')
+        until = ended + GRACE + min(lag, ECHO_LAG_MAX) if ended is not None else float('inf')
         if deadline is not None:
             until = min(until, deadline)
         if now >= until:
@@ -289,7 +318,22 @@ def _pump_threaded(
             continue
         if not chunk:
             return True
-        take(chunk)
+        spent = _taken(take, chunk)
+        if ended is not None:
+            lag += spent
+
+
+def _taken(take: Callable[[bytes], None], chunk: bytes) -> float:
+    """take(chunk); the seconds that took.  The GRACE after the program
+    ended is the pipe's, not that of the output's echo (a console slow to
+    scroll, a reader of agitmem's own output that lags): without that
+    time added to it (up to ECHO_LAG_MAX, so that a daemon left writing
+    for ever is not echoed for ever), a slow echo cut off what the program
+    wrote before it ended, and said its output was held by what it left."""
+    import time
+    began = time.monotonic()
+    take(chunk)
+    return time.monotonic() - began
 
 
 def _interrupted(proc: Command | subprocess.Popen[bytes]) -> None:

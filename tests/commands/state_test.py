@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -255,6 +256,83 @@ def test_verify_reads_output_that_what_its_command_left_holds_for_a_grace_only(
     assert proc.returncode == 0
 
 
+
+
+_HELD_AND_WRITTEN = r"""
+import os, sys, threading, time, tracemalloc
+from agitmem.porcelain import verifying
+verifying._pump = verifying._pump_threaded
+pidfile, go = sys.argv[1], sys.argv[2]
+daemon = (
+    'import os, sys, time; os.setsid(); open(sys.argv[1], "w").write(str(os.getpid())); '
+    'exec("while not os.path.exists(sys.argv[2]): time.sleep(0.05)"); '
+    'exec("for _ in range(1024): os.write(1, bytes(65536))")'
+)
+ran = verifying.run_bounded(['sh', '-c', f'{sys.executable} -c \'{daemon}\' {pidfile} {go} & echo ran'], '.', 60)
+assert ran.output == b'ran\n', ran
+tracemalloc.start()
+open(go, 'w').close()
+while any(t.name == 'agitmem verify output' for t in threading.enumerate()):
+    time.sleep(0.05)
+print(tracemalloc.get_traced_memory()[1] >> 20)  # (its peak, MiB)
+"""
+
+
+@pytest.mark.skipif(sys.platform == 'win32', reason='POSIX: a daemon by setsid')
+def test_what_a_daemon_writes_after_a_bounded_run_is_not_kept(tmp_path: Path) -> None:
+    """The thread's reader (Windows') left on a pipe a daemon holds reads
+    on until it closes: what it reads then is no one's, and was queued
+    for no one, without bound (the MCP server grew by all a server left
+    running logged).  Here 64 MiB written after the run: not kept."""
+    pidfile, go = tmp_path / 'pid', tmp_path / 'go'
+    proc = subprocess.run(
+        [sys.executable, '-c', _HELD_AND_WRITTEN, str(pidfile), str(go)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )
+    try:
+        assert proc.returncode == 0, proc.stderr
+        assert int(proc.stdout) < 32, f'{proc.stdout.strip()} MiB kept of what the daemon wrote'
+    finally:
+        ended(pid_from(pidfile), 0)
+
+
+@pytest.mark.parametrize('windows', [False, True])
+def test_verify_keeps_what_its_ended_command_wrote_however_slow_its_echo(
+        monkeypatch: pytest.MonkeyPatch, windows: bool,
+) -> None:
+    """The GRACE after the command ended is the pipe's, not the time its
+    output takes to be shown: the thread's reader (Windows') reads ahead
+    of the echo, so a command that ended with more to show than a GRACE
+    of echoing (a console slow to scroll, a reader of agitmem's own
+    output that lags) lost the rest of what it wrote, from the record
+    too, and was said to have left its output held by what it left
+    running.  select's reader, whose echo a GRACE long each time made it
+    say so too, and the thread's (forced on)."""
+    import time
+    from agitmem import platforms
+    from agitmem.porcelain import verifying
+    monkeypatch.setattr(platforms, 'WINDOWS', windows)
+    # several pipes' worth: the thread's reader is well ahead of its echo
+    size = 600_000 if windows else 200_000
+    proc = subprocess.Popen(
+        [sys.executable, '-c', f'import sys; sys.stdout.write("x" * {size - 3} + "end")'],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+    )
+    taken: list[bytes] = []
+
+    def slow(chunk: bytes) -> None:
+        taken.append(chunk)
+        time.sleep(verifying.GRACE * (0.4 if windows else 1.5))
+    try:
+        assert not verifying._read(proc, slow), 'said to be held by what the command left'
+    finally:
+        proc.wait()
+        assert proc.stdout is not None
+        if not windows:
+            proc.stdout.close()
+    assert b''.join(taken) == b'x' * (size - 3) + b'end'
+
+
 @pytest.mark.parametrize('threaded', [False, True])
 def test_a_bounded_run_ends_at_its_bound_or_a_grace_after_its_program(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path, threaded: bool,
@@ -280,6 +358,51 @@ def test_a_bounded_run_ends_at_its_bound_or_a_grace_after_its_program(
     ran = verifying.run_bounded([sys.executable, '-c', code], str(tmp_path), 60)
     assert ran.code == 0 and not ran.timed_out
     assert ran.output == b'x' * (verifying.OUTPUT_MAX - 3) + b'end'
+
+
+@pytest.mark.skipif(sys.platform == 'win32', reason='POSIX: a daemon by setsid, pipes reused by number')
+def test_a_bounded_runs_output_held_by_a_daemon_is_left_to_its_reader_thread(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+) -> None:
+    """The thread's reader (Windows'), past the GRACE after its program
+    ended, is left blocked on a pipe a daemon (out of the command's group,
+    so not stopped with it) still holds: that pipe is its own until it
+    ends, not closed under it (on Windows, a close waits on the read's
+    lock: the MCP server hung until the daemon ended, as the file's
+    collection closed it even when run_bounded did not; here, its number
+    was reused by the next pipe opened, which the stale reader then read).
+    Once the daemon ends, the reader ends, and nothing it read is lost to
+    another pipe."""
+    import threading
+    from agitmem.porcelain import verifying
+    monkeypatch.setattr(verifying, '_pump', verifying._pump_threaded)
+    pidfile, go = tmp_path / 'pid', tmp_path / 'go'
+    daemon = (
+        'import os, sys, time; os.setsid(); open(sys.argv[1], "w").write(str(os.getpid())); '
+        'exec("while not os.path.exists(sys.argv[2]): time.sleep(0.05)"); print("late")'
+    )
+    script = f'{shlex.quote(sys.executable)} -c {shlex.quote(daemon)} {pidfile} {go} & echo ran'
+    r, w = os.pipe()  # another pipe of this process's, read by this test
+    others = set(threading.enumerate())
+    ran = verifying.run_bounded(['sh', '-c', script], str(tmp_path), 60)
+    assert ran == verifying.Ran(0, b'ran\n', False)
+    daemon_pid = pid_from(pidfile)
+    # the lowest numbers free: the held pipe's among them, were it closed
+    readers = [os.dup(r) for _ in range(20)]
+    try:
+        go.touch()
+        assert ended(daemon_pid), 'the daemon did not end'
+        import time
+        deadline = time.monotonic() + 30
+        while set(threading.enumerate()) - others:
+            assert time.monotonic() < deadline, 'the reader was left on another pipe (its own closed under it)'
+            time.sleep(0.05)
+        os.write(w, b'mine')
+        assert os.read(r, 10) == b'mine'
+    finally:
+        os.close(w)  # (a reader left on it ends)
+        for fd in (r, *readers):
+            os.close(fd)
 
 
 @pytest.mark.skipif(not sys.platform.startswith('linux'), reason='Linux: a subreaper adopts the orphans')
