@@ -221,7 +221,6 @@ def _begin_staged(at: str) -> None:
     EARLY[early_key(at, STAGED, env)] = spawn(STAGED, at, env)
 
 
-
 def staged_for(top: str) -> None:
     """The staged diff _begin_staged began where `check --staged` was
     typed, taken as the one of the repository's top, where the checks ask
@@ -232,6 +231,7 @@ def staged_for(top: str) -> None:
         moved = (top, *key[1:])
         if moved not in EARLY:
             EARLY[moved] = EARLY.pop(key)
+
 
 def absolute_path() -> None:
     """Keep only PATH's absolute entries: a relative one (`bin`, or an

@@ -24,7 +24,6 @@ from agitmem.porcelain.context import Context
 # command runs delays it, and the tree recorded waits on it
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import queue
     import subprocess
     from collections.abc import Callable
     from typing import Any
@@ -110,15 +109,15 @@ def run_bounded(cmd: list[str], cwd: str, timeout: float) -> Ran:
         out.extend(chunk)
         if len(out) > OUTPUT_MAX:
             del out[:len(out) - OUTPUT_MAX]
-    pump = _pump_threaded if platforms.WINDOWS else _pump
+    reader = _reader(proc)
     try:
-        pump(proc, keep, deadline=deadline)
+        _pump(proc, reader, keep, deadline=deadline)
         if proc.poll() is None:
             platforms.wait_for(proc, max(0.0, deadline - time.monotonic()))
         timed_out = proc.poll() is None
     finally:
         _stop_group(proc)
-        if pump is not _pump_threaded:  # (the thread's reader closes its own)
+        if not reader.owns:
             proc.stdout.close()
         proc.wait()
     return Ran(None if timed_out else proc.returncode, bytes(out), timed_out)
@@ -195,13 +194,8 @@ def _read(proc: Command | subprocess.Popen[bytes], take: Callable[[bytes], None]
     is reaped (platforms.reap_adopted) while it runs, its output closed
     or not."""
     assert proc.stdout is not None
-    if platforms.WINDOWS:
-        # (nothing is adopted there: no tick)
-        if _pump_threaded(proc, take):
-            proc.wait()
-            return False
-        return True
-    if _pump(proc, take, tick=platforms.reap_adopted):
+    # (reap_adopted: nothing is adopted but on Linux)
+    if _pump(proc, _reader(proc), take, tick=platforms.reap_adopted):
         # every writer closed it (`exec >log 2>&1`): the command may run
         # on, and what it leaves is reaped meanwhile too
         while not platforms.wait_for(proc, 1.0):
@@ -210,57 +204,40 @@ def _read(proc: Command | subprocess.Popen[bytes], take: Callable[[bytes], None]
     return True
 
 
-def _pump(
-        proc: Command | subprocess.Popen[bytes], take: Callable[[bytes], None], *,
-        deadline: float | None = None, tick: Callable[[], None] | None = None,
-) -> bool:
-    """Give `take` proc's output as it comes: True once every writer has
-    closed it; False GRACE seconds after proc ended (what it left running
-    holds it open) or at `deadline`.  `tick` is called about once a
-    second while proc runs.  POSIX (select on a pipe)."""
+class _Reader(NamedTuple):
+    """How _pump reads proc's output: `next(seconds)` is a chunk read
+    within that time (b'' once every writer has closed it; None: nothing
+    yet); `stop()` once nothing more is taken; `owns`: whether the reader
+    closes the pipe itself (no one else may)."""
+    next: Callable[[float], bytes | None]
+    stop: Callable[[], None]
+    owns: bool
+
+
+def _reader(proc: Command | subprocess.Popen[bytes]) -> _Reader:
+    """select on the pipe (POSIX); where select cannot wait on a pipe
+    (Windows), a thread that reads it."""
+    return _threaded(proc) if platforms.WINDOWS else _selected(proc)
+
+
+def _selected(proc: Command | subprocess.Popen[bytes]) -> _Reader:
     import select
-    import time
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
-    ended: float | None = None
-    lag = 0.0  # seconds taking it took once proc had ended
-    ticked = time.monotonic()
-    while True:
-        now = time.monotonic()
-        if ended is None:
-            if tick is not None and now - ticked >= 1.0:
-                tick()
-                ticked = now
-            if proc.poll() is not None:
-                ended = now
-        until = ended + GRACE + min(lag, ECHO_LAG_MAX) if ended is not None else float('inf')
-        if deadline is not None:
-            until = min(until, deadline)
-        if now >= until:
-            return False
-        # woken now and then to see whether the program ended
-        ready, _, _ = select.select([fd], [], [], min(until - now, 0.1))
-        if ready:
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                return True
-            spent = _taken(take, chunk)
-            if ended is not None:
-                lag += spent
+
+    def within(seconds: float) -> bytes | None:
+        ready, _, _ = select.select([fd], [], [], seconds)
+        return os.read(fd, 65536) if ready else None
+    return _Reader(within, lambda: None, owns=False)
 
 
-def _pump_threaded(
-        proc: Command | subprocess.Popen[bytes], take: Callable[[bytes], None], *,
-        deadline: float | None = None,
-) -> bool:
-    """_pump where select cannot wait on a pipe (Windows): a thread reads
-    it, this one takes what it read, so that a program that has ended is
+def _threaded(proc: Command | subprocess.Popen[bytes]) -> _Reader:
+    """A thread reads the pipe, so that a program that has ended is
     waited for GRACE seconds more, not for as long as what it left running
-    holds the pipe (`start /b server`).  True once every writer has closed
-    it; False GRACE seconds after proc ended, or at `deadline` (the reader
-    is left blocked: a daemon thread, ended with the process).  The pipe
-    is the reader's, closed by it once its read ends, by no one else: a
-    close under a blocked read waits on that read's lock on Windows (even
+    holds the pipe (`start /b server`); once it is no longer taken, the
+    reader is left blocked (a daemon thread, ended with the process).  The
+    pipe is the reader's, closed by it once its read ends, by no one else:
+    a close under a blocked read waits on that read's lock on Windows (even
     the collection of proc's file, as its caller returns), and elsewhere
     frees the number it reads again, for the next file opened."""
     import queue
@@ -269,9 +246,9 @@ def _pump_threaded(
     stream = proc.stdout
     fd = stream.fileno()
     chunks: queue.SimpleQueue[bytes] = queue.SimpleQueue()
-    # set once this one has stopped taking: what the reader reads after,
-    # until the pipe closes (a daemon left logging), is no one's, dropped
-    # rather than queued without bound
+    # set once nothing is taken: what the reader reads after, until the
+    # pipe closes (a daemon left logging), is no one's, dropped rather
+    # than queued without bound
     gone: list[bool] = []
 
     def read() -> None:
@@ -285,42 +262,57 @@ def _pump_threaded(
                 if not gone:
                     chunks.put(chunk)
     threading.Thread(target=read, name='agitmem verify output', daemon=True).start()
-    try:
-        return _take_queued(proc, chunks, take, deadline)
-    finally:
+
+    def within(seconds: float) -> bytes | None:
+        try:
+            return chunks.get(timeout=seconds)
+        except queue.Empty:
+            return None
+
+    def stop() -> None:
         gone.append(True)
         while not chunks.empty():  # (what was queued and not taken: freed now)
             chunks.get_nowait()
+    return _Reader(within, stop, owns=True)
 
 
-def _take_queued(
-        proc: Command | subprocess.Popen[bytes], chunks: queue.SimpleQueue[bytes],
-        take: Callable[[bytes], None], deadline: float | None,
+def _pump(
+        proc: Command | subprocess.Popen[bytes], reader: _Reader, take: Callable[[bytes], None], *,
+        deadline: float | None = None, tick: Callable[[], None] | None = None,
 ) -> bool:
-    """_pump_threaded's taker: what the reader queued, as _pump takes it."""
-    import queue
+    """Give `take` proc's output as `reader` reads it: True once every
+    writer has closed it; False GRACE seconds after proc ended (plus the
+    time taking it took since, up to ECHO_LAG_MAX) or at `deadline`.
+    `tick` is called about once a second while proc runs."""
     import time
     ended: float | None = None
     lag = 0.0  # seconds taking it took once proc had ended
-    while True:
-        now = time.monotonic()
-        if ended is None and proc.poll() is not None:
-            ended = now
-        until = ended + GRACE + min(lag, ECHO_LAG_MAX) if ended is not None else float('inf')
-        if deadline is not None:
-            until = min(until, deadline)
-        if now >= until:
-            return False
-        try:
+    ticked = time.monotonic()
+    try:
+        while True:
+            now = time.monotonic()
+            if ended is None:
+                if tick is not None and now - ticked >= 1.0:
+                    tick()
+                    ticked = now
+                if proc.poll() is not None:
+                    ended = now
+            until = ended + GRACE + min(lag, ECHO_LAG_MAX) if ended is not None else float('inf')
+            if deadline is not None:
+                until = min(until, deadline)
+            if now >= until:
+                return False
             # woken now and then to see whether the program ended
-            chunk = chunks.get(timeout=min(until - now, 0.1))
-        except queue.Empty:
-            continue
-        if not chunk:
-            return True
-        spent = _taken(take, chunk)
-        if ended is not None:
-            lag += spent
+            chunk = reader.next(min(until - now, 0.1))
+            if chunk is None:
+                continue
+            if not chunk:
+                return True
+            spent = _taken(take, chunk)
+            if ended is not None:
+                lag += spent
+    finally:
+        reader.stop()
 
 
 def _taken(take: Callable[[bytes], None], chunk: bytes) -> float:

@@ -256,12 +256,10 @@ def test_verify_reads_output_that_what_its_command_left_holds_for_a_grace_only(
     assert proc.returncode == 0
 
 
-
-
 _HELD_AND_WRITTEN = r"""
 import os, sys, threading, time, tracemalloc
 from agitmem.porcelain import verifying
-verifying._pump = verifying._pump_threaded
+verifying._selected = verifying._threaded
 pidfile, go = sys.argv[1], sys.argv[2]
 daemon = (
     'import os, sys, time; os.setsid(); open(sys.argv[1], "w").write(str(os.getpid())); '
@@ -346,7 +344,7 @@ def test_a_bounded_run_ends_at_its_bound_or_a_grace_after_its_program(
     import time
     from agitmem.porcelain import verifying
     if threaded:
-        monkeypatch.setattr(verifying, '_pump', verifying._pump_threaded)
+        monkeypatch.setattr(verifying, '_selected', verifying._threaded)
     began = time.monotonic()
     ran = verifying.run_bounded(['sh', '-c', 'sleep 60 & echo ran; exit 3'], str(tmp_path), 30)
     assert time.monotonic() - began < 10, 'waited for what the program left'
@@ -375,7 +373,7 @@ def test_a_bounded_runs_output_held_by_a_daemon_is_left_to_its_reader_thread(
     another pipe."""
     import threading
     from agitmem.porcelain import verifying
-    monkeypatch.setattr(verifying, '_pump', verifying._pump_threaded)
+    monkeypatch.setattr(verifying, '_selected', verifying._threaded)
     pidfile, go = tmp_path / 'pid', tmp_path / 'go'
     daemon = (
         'import os, sys, time; os.setsid(); open(sys.argv[1], "w").write(str(os.getpid())); '
