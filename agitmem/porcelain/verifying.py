@@ -119,7 +119,9 @@ def run_bounded(cmd: list[str], cwd: str, timeout: float) -> Ran:
         _stop_group(proc)
         if not reader.owns:
             proc.stdout.close()
-        proc.wait()
+        # reaped, with a bound: a stop refused (taskkill denied) leaves it
+        # running, not the server waiting on it
+        platforms.wait_for(proc, GRACE)
     return Ran(None if timed_out else proc.returncode, bytes(out), timed_out)
 
 
