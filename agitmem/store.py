@@ -818,12 +818,14 @@ def plain_same_as(top: Plain) -> Callable[[str, bytes], str | None]:
     return same
 
 
-def plain_changed(top: Plain, ids: dict[str, str]) -> list[str]:
-    """The paths a commit of files (`ids`: each one's blob id, as
-    plain_tree computed it) changes against the tip (added, removed, or
-    another content or mode), as pygit2's tree diff names them."""
+def plain_changed(top: Plain, files: Files, known: Callable[[str, bytes], str | None]) -> list[str]:
+    """The paths a commit of files changes against the tip (added,
+    removed, or another content or mode), as pygit2's tree diff names
+    them."""
     old = {p: e for p, e in top.entries.items() if e[0] != '040000'}
-    new = {p: ('100644', oid) for p, oid in ids.items()}
+    new = {
+        p: ('100644', known(p, d) or repo_mod.blob_id(d, top.commit)) for p, d in files.items()
+    }
     return sorted(p for p in old.keys() | new.keys() if old.get(p) != new.get(p))
 
 
@@ -832,25 +834,16 @@ def plain_changed(top: Plain, ids: dict[str, str]) -> list[str]:
 _AT_ONCE = 8
 
 
-class Planned(NamedTuple):
-    """A plain save's objects, their ids computed, nothing written yet
-    (plain_tree): the tree's id, each file's blob id, and the writes
-    (git's arguments, what it is fed, the ids it must print, what it is)."""
-    tree: str
-    ids: dict[str, str]
-    writes: list[tuple[tuple[str, ...], bytes, list[bytes], str]]
-
-
 def plain_tree(
         repo: Repo, top: Plain, files: Files, known: Callable[[str, bytes], str | None],
-) -> Planned:
-    """build_tree by git's plumbing, planned: each file git does not hold
-    yet to be written by `git hash-object -w`, the directories that changed
+) -> tuple[str, dict[str, str]]:
+    """build_tree by git's plumbing: each file git does not hold yet
+    written by `git hash-object -w`, the directories that changed
     (deepest first; every file 100644, as build_tree writes it) by one
     `git mktree --batch`; a directory as the tip has it is not written
-    again.  Every id is known beforehand, so plain_commit begins them all
-    together, and the commit's own processes beside them: none waits on
-    another's start."""
+    again.  Every id is known beforehand, so the processes begin
+    together and run at once: none waits on another's start.  (the
+    tree's id, each file's blob id)"""
     like = top.commit
     dirs: dict[str, dict[bytes, tuple[bytes, bytes]]] = {'': {}}
     blobs: list[tuple[str, bytes, str]] = []  # (path, data, id) to write
@@ -887,23 +880,20 @@ def plain_tree(
           if written else []),
         *((('hash-object', '-w', '--stdin'), data, [oid.encode()], shown_path(path)) for path, data, oid in blobs),
     ]
-    return Planned(tree_ids[''], ids, writes)
-
-
-def _write(
-        repo: Repo, writes: list[tuple[tuple[str, ...], bytes, list[bytes], str]],
-        procs: list[repo_mod.Started | None],
-) -> None:
-    """The writes plain_tree planned, each fed and its ids checked, at
-    most _AT_ONCE running (`procs`: those begun already, the rest begun
-    here; the caller stops any left running)."""
-    for i, (args, data, want, what) in enumerate(writes):
-        while len(procs) < min(len(writes), i + _AT_ONCE):
-            procs.append(repo_mod.git_start(repo, writes[len(procs)][0]))
-        proc = procs[i]
-        got = None if proc is None else repo_mod.git_end(proc, data)
-        if got is None or got.split() != want:
-            raise OSError(f'git {args[0]} could not write {what}')
+    procs: list[repo_mod.Started | None] = []
+    try:
+        for i, (args, data, want, what) in enumerate(writes):
+            while len(procs) < min(len(writes), i + _AT_ONCE):
+                procs.append(repo_mod.git_start(repo, writes[len(procs)][0]))
+            proc = procs[i]
+            got = None if proc is None else repo_mod.git_end(proc, data)
+            if got is None or got.split() != want:
+                raise OSError(f'git {args[0]} could not write {what}')
+    finally:
+        for proc in procs:
+            if proc is not None and proc.returncode is None:
+                repo_mod._stop(proc)  # (another failed first: not left running)
+    return tree_ids[''], ids
 
 
 def identity_env(repo: Repo) -> dict[str, str]:
@@ -932,37 +922,31 @@ def identity_env(repo: Repo) -> dict[str, str]:
 
 
 def plain_commit(
-        repo: Repo, ref: str, top: Plain, planned: Planned, *, msg: str, force: bool = False,
+        repo: Repo, ref: str, top: Plain, tree: str, *, msg: str, force: bool = False,
 ) -> str | None:
     """commit(), for a ref whose tip (top) is this worktree's memory
-    base: plain_tree's objects written, the tree committed on top of it by
-    `git commit-tree`, the ref moved by `git update-ref` from top (Race
-    when it moved meanwhile: the caller takes pygit2's path, which reads
-    it again), all begun at once.  Caller holds the lock.  None when the
-    tree is unchanged."""
-    if not force and planned.tree == top.tree:
+    base: the tree committed on top of it by `git commit-tree`, the ref
+    moved by `git update-ref` from top (Race when it moved meanwhile: the
+    caller takes pygit2's path, which reads it again).  Caller holds the
+    lock.  None when the tree is unchanged."""
+    if not force and tree == top.tree:
         set_base(repo, top.commit, ref)
         return None
     env = identity_env(repo)
     # the reflog entry names the committer, as pygit2's path writes it
     who = {k: v for k, v in env.items() if k.startswith('GIT_COMMITTER_') and not k.endswith('DATE')}
     reason = f'agitmem {msg.split(chr(10), 1)[0]}'
-    writes = planned.writes
-    procs = [repo_mod.git_start(repo, args) for args, _, _, _ in writes[:_AT_ONCE]]
-    # begun beside the writes: commit-tree reads its message before it
-    # looks for the tree, which it is given once the writes have ended;
-    # update-ref is told the commit once it is written (both killed
-    # unread when what comes before them fails)
     committing = repo_mod.git_start(
         # unsigned, no encoding header: the commit pygit2 would write
-        repo, ('-c', 'i18n.commitEncoding=UTF-8', 'commit-tree', '--no-gpg-sign', planned.tree, '-p', top.commit),
+        repo, ('-c', 'i18n.commitEncoding=UTF-8', 'commit-tree', '--no-gpg-sign', tree, '-p', top.commit),
         env,
     )
+    # begun beside it, so that its start is not waited for after: told
+    # the commit once it is written (killed unread if it is not)
     moving = repo_mod.git_start(
         repo, ('update-ref', '--create-reflog', '-m', reason, '--stdin', '-z'), who, stderr=True,
     )
     try:
-        _write(repo, writes, procs)
         got = None if committing is None else repo_mod.git_end(committing, msg.encode())
         oid = got.decode().strip() if got else ''
         if not repo_mod.is_oid(oid):
@@ -984,9 +968,8 @@ def plain_commit(
                 raise Race(ref) from None
             raise
     finally:
-        for proc in (*procs, committing, moving):
-            if proc is not None and proc.returncode is None:
-                repo_mod._stop(proc)  # (another failed first: not left running)
+        if moving is not None and moving.returncode is None:
+            repo_mod._stop(moving)
     set_base(repo, oid, ref)
     return oid
 

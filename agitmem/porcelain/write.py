@@ -269,18 +269,18 @@ def _save_plainly(
         return None
     _refuse_secrets(ctx, {k: v for k, v in files.items() if checked(k, v) is None}, remember=True)
     try:
-        planned = store.plain_tree(ctx.repo, top, files, checked)
+        tree, ids = store.plain_tree(ctx.repo, top, files, checked)
         if subject is None:
-            names = store.plain_changed(top, planned.ids)
+            names = store.plain_changed(top, files, checked)
             subject = f'{event}: {", ".join(names) or "no change"}'
         msg = store.message(subject, event=event, branch=ctx.branch, head=ctx.head, body=body)
         _refuse_secrets(ctx, {}, f'{subject}\n\n{body}')
-        oid = store.plain_commit(ctx.repo, ctx.ref, top, planned, msg=msg, force=force)
+        oid = store.plain_commit(ctx.repo, ctx.ref, top, tree, msg=msg, force=force)
     except store.Race:
         return None
     except OSError as e:
         raise _unwritten(ctx, e)
-    return oid, subject, files, planned.ids
+    return oid, subject, files, ids
 
 
 def _unwritten(ctx: Context, e: Exception) -> AgitmemError:
