@@ -818,14 +818,12 @@ def plain_same_as(top: Plain) -> Callable[[str, bytes], str | None]:
     return same
 
 
-def plain_changed(top: Plain, files: Files, known: Callable[[str, bytes], str | None]) -> list[str]:
-    """The paths a commit of files changes against the tip (added,
-    removed, or another content or mode), as pygit2's tree diff names
-    them."""
+def plain_changed(top: Plain, ids: dict[str, str]) -> list[str]:
+    """The paths a commit of files (`ids`: each one's blob id, as
+    plain_tree computed it) changes against the tip (added, removed, or
+    another content or mode), as pygit2's tree diff names them."""
     old = {p: e for p, e in top.entries.items() if e[0] != '040000'}
-    new = {
-        p: ('100644', known(p, d) or repo_mod.blob_id(d, top.commit)) for p, d in files.items()
-    }
+    new = {p: ('100644', oid) for p, oid in ids.items()}
     return sorted(p for p in old.keys() | new.keys() if old.get(p) != new.get(p))
 
 

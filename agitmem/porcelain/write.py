@@ -271,7 +271,7 @@ def _save_plainly(
     try:
         tree, ids = store.plain_tree(ctx.repo, top, files, checked)
         if subject is None:
-            names = store.plain_changed(top, files, checked)
+            names = store.plain_changed(top, ids)
             subject = f'{event}: {", ".join(names) or "no change"}'
         msg = store.message(subject, event=event, branch=ctx.branch, head=ctx.head, body=body)
         _refuse_secrets(ctx, {}, f'{subject}\n\n{body}')
