@@ -258,10 +258,21 @@ def adopt_orphans() -> None:
     nothing (an orphan is found by no parent link)."""
     if not sys.platform.startswith('linux'):
         return
-    import ctypes
+    args = (36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
     try:
-        ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-    except (OSError, AttributeError):
+        # ctypes' own C module: `import ctypes` (its classes, struct) is
+        # 1.2 ms more, and verify's command waits on it.  The call is the
+        # one ctypes.CDLL(None).prctl(*args) makes (ints as C ints); where
+        # the private names are gone, ctypes itself
+        import _ctypes
+        _ctypes.call_function(_ctypes.dlsym(_ctypes.dlopen(None, 0), 'prctl'), args)  # type: ignore[arg-type]
+        return
+    except (ImportError, AttributeError, OSError, TypeError):
+        pass
+    try:
+        import ctypes
+        ctypes.CDLL(None).prctl(*args)
+    except (ImportError, OSError, AttributeError):
         pass
 
 

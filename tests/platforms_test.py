@@ -374,3 +374,34 @@ def test_the_git_shims_look_for_the_hooks_program_where_it_runs(memrepo: Path, k
     text = (memrepo / '.git' / 'hooks' / 'pre-commit').read_text()
     assert ('"$dir/agitmem-hook"' in text) == (kind != 'windows')
     assert 'exec agitmem hook pre-commit "$@"' in text
+
+
+_SUBREAPER = '''
+import sys
+{before}
+from agitmem import platforms
+platforms.adopt_orphans()
+print('ctypes' in sys.modules)
+import ctypes
+got = ctypes.c_int()
+ctypes.CDLL(None).prctl(37, ctypes.byref(got))  # PR_GET_CHILD_SUBREAPER
+print(got.value)
+'''
+
+
+@pytest.mark.skipif(not sys.platform.startswith('linux'), reason='Linux: PR_SET_CHILD_SUBREAPER')
+@pytest.mark.parametrize('before', [
+    '',
+    # the private names of ctypes' C module gone (another Python): ctypes itself
+    'import _ctypes; del _ctypes.call_function',
+    'import _ctypes; del _ctypes.dlsym',
+])
+def test_adopt_orphans_makes_this_process_their_reaper(before: str) -> None:
+    """verify's adoption (by ctypes' C module, without `import ctypes`
+    before the command, or by ctypes where that cannot): the process is
+    made the subreaper of what its children leave."""
+    out = subprocess.run(
+        [sys.executable, '-c', _SUBREAPER.format(before=before)],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    assert out == ('True\n1\n' if before else 'False\n1\n')
