@@ -212,13 +212,38 @@ def _gemini(argv: list[str]) -> bool:
     return argv[2:4] == ['--agent', 'gemini'] or argv[2:3] == ['--agent=gemini']
 
 
-def _begin_staged(at: str) -> None:
+# the pre-commit shim's `STAGED` (githooks._STAGED), begun by the shim and
+# given on stdin: set (for the shim's process alone) to say so
+STAGED_ON_STDIN = 'AGITMEM_STAGED_ON_STDIN'
+# [the index it was read from (as hook_index names it: None for git's
+# own)] while it is on stdin, unread (checks/staged.py reads it)
+PIPED: list[str | None] = []
+
+
+def _begin_staged(at: str, *, shim: bool = False) -> None:
     """The pre-commit hook's `STAGED`, with the index git gave the hook
     (as porcelain/checking.hook_index names it): that hook runs it unless
-    a check that reads it is skipped, then it is stopped at exit."""
+    a check that reads it is skipped, then it is stopped at exit.  Begun
+    by the hook's shim (`shim`: the hook's own run), it is on stdin: not
+    begun again."""
     index = os.environ.get('GIT_INDEX_FILE')
     env = {'GIT_INDEX_FILE': os.path.abspath(index)} if index else None
+    # (never passed on: git's processes, and the hook's, are not the shim's)
+    piped = os.environ.pop(STAGED_ON_STDIN, None) == '1'
+    if shim and piped and _fifo(0):
+        PIPED.append(env['GIT_INDEX_FILE'] if env else None)
+        return
     EARLY[early_key(at, STAGED, env)] = spawn(STAGED, at, env)
+
+
+def _fifo(fd: int) -> bool:
+    """Whether fd is a pipe (what the shim gives: a terminal, a file or
+    nothing at all is no staged diff)."""
+    import stat
+    try:
+        return not platforms.WINDOWS and stat.S_ISFIFO(os.fstat(fd).st_mode)
+    except OSError:
+        return False
 
 
 def staged_for(top: str) -> None:
@@ -276,7 +301,7 @@ def begin(argv: list[str]) -> None:
         if argv[:2] == ['hook', 'pre-commit'] or _check_staged(argv):
             # the longest read first (the index: 10 ms at 100,000 files),
             # not after the other's start
-            _begin_staged(at)
+            _begin_staged(at, shim=argv[:2] == ['hook', 'pre-commit'])
         EARLY[early_key(at, find, None)] = spawn(find, at)
     except OSError:
         pass

@@ -9,6 +9,8 @@ no index: repo.trees_only).  The
 hook begins them before it imports the checks, and they run at once."""
 from __future__ import annotations
 
+import os
+
 from agitmem import ahead
 from agitmem import jsontext
 from agitmem import repo as repo_mod
@@ -84,15 +86,59 @@ def start(
         if verified is not None:
             repo_mod.start(*same_tree_args(verified), cwd=repo.top, env=_env(index))
         return
-    if raw or verified is not None:
+    if (raw or verified is not None) and not _on_stdin(index):
         repo_mod.start(*raw_args(), cwd=repo.top, env=_env(index))
     if verified is not None:
         repo_mod.start(*moved_args(head, verified), cwd=repo.top, env=repo_mod.trees_only(repo))
 
 
 def read(repo: Repo, index: str | None, args: tuple[str, ...]) -> repo_mod.Done:
+    if args == raw_args() and _on_stdin(index):
+        piped = _piped()
+        if piped is not None:
+            return piped
     [proc] = repo_mod.git_each(args, cwd=repo.top, env=_env(index))
     return proc
+
+
+def _on_stdin(index: str | None) -> bool:
+    """Whether the pre-commit shim gave `raw_args`' diff of `index` on
+    stdin (ahead.PIPED), not yet read."""
+    return ahead.PIPED == [index]
+
+
+def _piped() -> repo_mod.Done | None:
+    """The diff the pre-commit shim began (githooks._STAGED), read from
+    stdin once: as git_each gives it, where git said it ran well (its
+    exit code, on the line after the last NUL, is 0); else None, and the
+    caller runs it itself (then git says what is wrong)."""
+    ahead.PIPED.clear()
+    data = _stdin(repo_mod.local_timeout())
+    if data is None:
+        return None
+    head, nul, code = data.rpartition(b'\0')
+    if code != b'0\n':
+        return None
+    return repo_mod.Done(('git', '--no-optional-locks', *raw_args()), 0, repo_mod._text(head + nul), '')
+
+
+def _stdin(bound: float) -> bytes | None:
+    """All of stdin, within `bound` seconds (None past it: the shim's git
+    is left to end on a closed pipe)."""
+    import select
+    import time
+    deadline = time.monotonic() + bound
+    chunks: list[bytes] = []
+    poller = select.poll()
+    poller.register(0, select.POLLIN)
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not poller.poll(left * 1000):
+            return None
+        chunk = os.read(0, 1 << 16)
+        if not chunk:
+            return b''.join(chunks)
+        chunks.append(chunk)
 
 
 def diff(repo: Repo, index: str | None) -> str:
