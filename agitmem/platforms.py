@@ -607,8 +607,18 @@ class Command(_Spawned):
                     if back is not None:
                         os.fchdir(back)
                         os.close(back)
-            finally:
+            except BaseException:
                 pthread_sigmask(SIG_SETMASK, mask)
+                raise
+            try:
+                pthread_sigmask(SIG_SETMASK, mask)
+            except KeyboardInterrupt:
+                # a SIGINT held while it began: the command, begun after
+                # it (a ^C at the terminal) or never sent it (agitmem's
+                # alone), never had it, and no Command is left for verify
+                # to pass it on to: passed on here, not left running
+                _kill_quietly(self.pid, SIGINT)
+                raise
         except BaseException:
             os.close(read)
             raise

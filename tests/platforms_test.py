@@ -405,3 +405,34 @@ def test_adopt_orphans_makes_this_process_their_reaper(before: str) -> None:
         capture_output=True, text=True, check=True,
     ).stdout
     assert out == ('True\n1\n' if before else 'False\n1\n')
+
+
+@pytest.mark.skipif(sys.platform == 'win32', reason='POSIX signals')
+def test_a_sigint_held_while_verify_began_its_command_is_passed_on(tmp_path: Path) -> None:
+    """A SIGINT (a ^C at the terminal, an agent's interrupt of agitmem
+    alone) that comes while verify's command is begun is held off until
+    agitmem is back in its directory: the command, begun meanwhile, never
+    had it, and its Command was never made (verify's KeyboardInterrupt
+    handler had no process to pass it on to).  It is passed on to the
+    command, not left running after agitmem has ended."""
+    code = (
+        'import os, signal, sys\n'
+        'from agitmem import platforms\n'
+        'enter = platforms._enter\n'
+        'def interrupted(cwd):\n'
+        '    os.kill(os.getpid(), signal.SIGINT)  # held: the spawn is under way\n'
+        '    return enter(cwd)\n'
+        'platforms._enter = interrupted\n'
+        'try:\n'
+        f'    platforms.start(lambda: platforms.Command(["sleep", "20"], {str(tmp_path)!r}), group=False)\n'
+        '    print("not interrupted")\n'
+        'except KeyboardInterrupt:\n'
+        '    print("interrupted")\n'
+        '_, status = os.waitpid(-1, 0)  # the command, its only child\n'
+        'print(os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGINT)\n'
+    )
+    proc = subprocess.run(
+        [sys.executable, '-c', code], capture_output=True, text=True, timeout=60,
+        env={**os.environ, 'PYTHONPATH': str(ROOT)}, stdin=subprocess.DEVNULL,
+    )
+    assert proc.stdout.split() == ['interrupted', 'True'], proc.stdout + proc.stderr
