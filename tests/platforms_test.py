@@ -436,3 +436,30 @@ def test_a_sigint_held_while_verify_began_its_command_is_passed_on(tmp_path: Pat
         env={**os.environ, 'PYTHONPATH': str(ROOT)}, stdin=subprocess.DEVNULL,
     )
     assert proc.stdout.split() == ['interrupted', 'True'], proc.stdout + proc.stderr
+
+
+@pytest.mark.skipif(not sys.platform.startswith('linux'), reason='Linux: PR_SET_CHILD_SUBREAPER')
+@pytest.mark.parametrize('before', [
+    # an audit hook that refuses ctypes (a sandbox's sitecustomize): the
+    # event ctypes' C module raises, and ctypes' own
+    'sys.addaudithook(lambda e, a: refuse() if e.startswith("ctypes.") else None)',
+    # ctypes' C module's call changed (another Python): it raises another error
+    'import _ctypes; _ctypes.call_function = lambda *a: refuse()',
+])
+def test_adopt_orphans_refused_is_nothing(before: str) -> None:
+    """The adoption is verify's best effort: refused in any way, verify
+    runs its command all the same (nothing escapes adopt_orphans)."""
+    code = (
+        'import sys\n'
+        'def refuse():\n'
+        '    raise RuntimeError("refused")\n'
+        f'{before}\n'
+        'from agitmem import platforms\n'
+        'platforms.adopt_orphans()\n'
+        'print("ran on")\n'
+    )
+    proc = subprocess.run(
+        [sys.executable, '-c', code], capture_output=True, text=True, timeout=60,
+        env={**os.environ, 'PYTHONPATH': str(ROOT)},
+    )
+    assert (proc.returncode, proc.stdout) == (0, 'ran on\n'), proc.stderr
