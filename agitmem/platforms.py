@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from signal import pthread_sigmask
     from signal import SIG_BLOCK
     from signal import SIG_SETMASK
+    from signal import valid_signals
 elif POSIX:
     # the C module signal.py wraps, loaded with the interpreter: signal.py
     # imports enum, which would come before the first git call
@@ -72,6 +73,7 @@ elif POSIX:
     from _signal import pthread_sigmask
     from _signal import SIG_BLOCK
     from _signal import SIG_SETMASK
+    from _signal import valid_signals
 
 # open flags: 0 where the platform has none (Windows: no FIFOs to block on,
 # no controlling terminal; no-follow is done by refusing reparse points)
@@ -598,7 +600,9 @@ class Command(_Spawned):
             # signals that stop it held off until it is back (a ^C's
             # KeyboardInterrupt, a handler, run in between, would leave it
             # there); the command is given the mask this process had
-            mask = pthread_sigmask(SIG_BLOCK, (SIGINT, SIGTERM, SIGHUP))
+            # (only the signals Python takes: a parent that is not glibc's
+            # may have blocked glibc's own two, which Python warns of)
+            mask = pthread_sigmask(SIG_BLOCK, (SIGINT, SIGTERM, SIGHUP)) & valid_signals()
             try:
                 back = _enter(cwd)
                 try:

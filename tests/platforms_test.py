@@ -463,3 +463,34 @@ def test_adopt_orphans_refused_is_nothing(before: str) -> None:
         env={**os.environ, 'PYTHONPATH': str(ROOT)},
     )
     assert (proc.returncode, proc.stdout) == (0, 'ran on\n'), proc.stderr
+
+
+# rt_sigprocmask's number: the syscall blocks what glibc's own call leaves
+# unblocked (its internal 32 and 33), as a parent that is not glibc's can
+_RT_SIGPROCMASK = {'x86_64': 14, 'aarch64': 135}
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith('linux') or os.uname().machine not in _RT_SIGPROCMASK,
+    reason='Linux: a mask set by the raw syscall',
+)
+def test_verify_begins_its_command_quietly_with_every_signal_blocked(tmp_path: Path) -> None:
+    """agitmem begun with every signal blocked, glibc's own two as well (a
+    parent that is not glibc's): its mask, as the kernel gives it, names
+    signals Python will not take.  The command is begun with that mask,
+    and no warning about them (an error under -W error) reaches the user."""
+    code = (
+        'import ctypes, os, sys\n'
+        'full = (ctypes.c_uint64 * 1)(2 ** 64 - 1)\n'
+        f'ctypes.CDLL(None).syscall({_RT_SIGPROCMASK[os.uname().machine]}, 0, full, None, 8)\n'
+        'from agitmem import platforms\n'
+        f'p = platforms.Command(["sh", "-c", "echo ran"], {str(tmp_path)!r})\n'
+        'print(p.stdout.read().decode(), end="")\n'
+        'p.stdout.close()\n'
+        'print(p.wait())\n'
+    )
+    proc = subprocess.run(
+        [sys.executable, '-W', 'default', '-c', code], capture_output=True, text=True, timeout=60,
+        env={**os.environ, 'PYTHONPATH': str(ROOT)}, stdin=subprocess.DEVNULL,
+    )
+    assert (proc.stdout, proc.stderr) == ('ran\n0\n', '')
