@@ -815,6 +815,10 @@ def test_a_commit_through_the_shim_with_a_big_staged_diff_read_or_not(memrepo: P
     assert git('show', '--stat', '--format=', 'HEAD', cwd=memrepo).count('many/') == 1501
 
 
+@pytest.mark.skipif(
+    not sys.platform.startswith('linux') or shutil.which('ps') is None,
+    reason='the fsmonitor hook tells its callers apart by their names (ps, Linux)',
+)
 def test_a_commit_is_not_held_by_the_shims_staged_diff_that_hangs(memrepo: Path, tmp_path: Path) -> None:
     """The shim's own `git diff-index` (begun beside the hook) hangs: an
     fsmonitor hook that does not answer (it runs on the index's read), a
