@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from signal import pthread_sigmask
     from signal import SIG_BLOCK
     from signal import SIG_SETMASK
+    from signal import valid_signals
 elif POSIX:
     # the C module signal.py wraps, loaded with the interpreter: signal.py
     # imports enum, which would come before the first git call
@@ -72,6 +73,7 @@ elif POSIX:
     from _signal import pthread_sigmask
     from _signal import SIG_BLOCK
     from _signal import SIG_SETMASK
+    from _signal import valid_signals
 
 # open flags: 0 where the platform has none (Windows: no FIFOs to block on,
 # no controlling terminal; no-follow is done by refusing reparse points)
@@ -259,6 +261,9 @@ def adopt_orphans() -> None:
     if not sys.platform.startswith('linux'):
         return
     args = (36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    # refused in any way (a private name gone or changed, an audit hook
+    # that refuses ctypes: a sandbox's), nothing: verify's best effort,
+    # which never keeps its command from running
     try:
         # ctypes' own C module: `import ctypes` (its classes, struct) is
         # 1.2 ms more, and verify's command waits on it.  The call is the
@@ -267,12 +272,12 @@ def adopt_orphans() -> None:
         import _ctypes
         _ctypes.call_function(_ctypes.dlsym(_ctypes.dlopen(None, 0), 'prctl'), args)  # type: ignore[arg-type]
         return
-    except (ImportError, AttributeError, OSError, TypeError):
+    except Exception:
         pass
     try:
         import ctypes
         ctypes.CDLL(None).prctl(*args)
-    except (ImportError, OSError, AttributeError):
+    except Exception:
         pass
 
 
@@ -595,7 +600,9 @@ class Command(_Spawned):
             # signals that stop it held off until it is back (a ^C's
             # KeyboardInterrupt, a handler, run in between, would leave it
             # there); the command is given the mask this process had
-            mask = pthread_sigmask(SIG_BLOCK, (SIGINT, SIGTERM, SIGHUP))
+            # (only the signals Python takes: a parent that is not glibc's
+            # may have blocked glibc's own two, which Python warns of)
+            mask = pthread_sigmask(SIG_BLOCK, (SIGINT, SIGTERM, SIGHUP)) & valid_signals()
             try:
                 back = _enter(cwd)
                 try:
@@ -607,8 +614,18 @@ class Command(_Spawned):
                     if back is not None:
                         os.fchdir(back)
                         os.close(back)
-            finally:
+            except BaseException:
                 pthread_sigmask(SIG_SETMASK, mask)
+                raise
+            try:
+                pthread_sigmask(SIG_SETMASK, mask)
+            except KeyboardInterrupt:
+                # a SIGINT held while it began: the command, begun after
+                # it (a ^C at the terminal) or never sent it (agitmem's
+                # alone), never had it, and no Command is left for verify
+                # to pass it on to: passed on here, not left running
+                _kill_quietly(self.pid, SIGINT)
+                raise
         except BaseException:
             os.close(read)
             raise

@@ -750,8 +750,8 @@ def test_shim_text_per_hook() -> None:
     assert "exec '/opt/my py/python' -P -m agitmem" in githooks.shim('pre-commit', '/opt/my py/python')
     # pre-commit's staged diff begun by the shim, piped to the hook
     staged = githooks.shim('pre-commit', '/opt/py/bin/python')
-    assert 'staged | { AGITMEM_STAGED_ON_STDIN=1; export AGITMEM_STAGED_ON_STDIN; exec agitmem hook pre-commit "$@"; }; exit $?' in staged
-    assert 'staged |' not in blocking
+    assert '{ staged & } | { AGITMEM_STAGED_ON_STDIN=1; export AGITMEM_STAGED_ON_STDIN; exec agitmem hook pre-commit "$@"; }; exit $?' in staged
+    assert 'staged' not in blocking
 
 
 _FAKE_STAGED = b':000000 100644 ' + b'0' * 40 + b' e69de29bb2d1d6434b8b29ae775ad8c2e48c5391 A\0fake.py\0'
@@ -813,6 +813,48 @@ def test_a_commit_through_the_shim_with_a_big_staged_diff_read_or_not(memrepo: P
     )
     assert proc.returncode == 0, proc.stderr
     assert git('show', '--stat', '--format=', 'HEAD', cwd=memrepo).count('many/') == 1501
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith('linux') or shutil.which('ps') is None,
+    reason='the fsmonitor hook tells its callers apart by their names (ps, Linux)',
+)
+def test_a_commit_is_not_held_by_the_shims_staged_diff_that_hangs(memrepo: Path, tmp_path: Path) -> None:
+    """The shim's own `git diff-index` (begun beside the hook) hangs: an
+    fsmonitor hook that does not answer (it runs on the index's read), a
+    lazy fetch that stalls.  The hook ends without it (its checks that
+    read it skipped here; else it runs its own, bounded): the commit is
+    not held until that git ends, as the shell's wait for the whole
+    pipeline held it."""
+    ok('install', 'git', cwd=memrepo)
+    release = tmp_path / 'release'
+    fsmonitor = tmp_path / 'fsmonitor'
+    # (it hangs for the shim's diff-index alone, whose grandparent is the
+    # shim's subshell: git commit's own refresh and the hook's reads answer)
+    _write_hook(fsmonitor, (
+        '#!/bin/sh\n'
+        'gp=$(ps -o ppid= -p "$PPID" | tr -d " ")\n'
+        'case "$(ps -o comm= -p "$gp")" in pre-commit)\n'
+        f'    while [ ! -e {shlex.quote(str(release))} ]; do sleep 0.1; done ;;\n'
+        'esac\n'
+        'exit 1\n'  # (no answer: git looks at every path itself)
+    ))
+    git('config', 'core.fsmonitor', str(fsmonitor), cwd=memrepo)
+    skip = 'progress-not-updated,verification-stale,enforce,state-vs-worktree'
+    try:
+        with open(memrepo / 'src' / 'app.py', 'a') as f:
+            f.write('# more\n')
+        git('add', 'src/app.py', cwd=memrepo)
+        proc = subprocess.run(
+            ['git', 'commit', '-q', '-m', 'change'], cwd=memrepo, capture_output=True, text=True,
+            timeout=60, env={**os.environ, 'AGITMEM_SKIP': skip},
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail('the commit waited on the shim\'s hung diff-index')
+    finally:
+        release.touch()
+    assert proc.returncode == 0, proc.stderr
+    assert git('log', '-1', '--format=%s', cwd=memrepo).strip() == 'change'
 
 
 # agitmem hook <git event>, called directly

@@ -405,3 +405,92 @@ def test_adopt_orphans_makes_this_process_their_reaper(before: str) -> None:
         capture_output=True, text=True, check=True,
     ).stdout
     assert out == ('True\n1\n' if before else 'False\n1\n')
+
+
+@pytest.mark.skipif(sys.platform == 'win32', reason='POSIX signals')
+def test_a_sigint_held_while_verify_began_its_command_is_passed_on(tmp_path: Path) -> None:
+    """A SIGINT (a ^C at the terminal, an agent's interrupt of agitmem
+    alone) that comes while verify's command is begun is held off until
+    agitmem is back in its directory: the command, begun meanwhile, never
+    had it, and its Command was never made (verify's KeyboardInterrupt
+    handler had no process to pass it on to).  It is passed on to the
+    command, not left running after agitmem has ended."""
+    code = (
+        'import os, signal, sys\n'
+        'from agitmem import platforms\n'
+        'enter = platforms._enter\n'
+        'def interrupted(cwd):\n'
+        '    os.kill(os.getpid(), signal.SIGINT)  # held: the spawn is under way\n'
+        '    return enter(cwd)\n'
+        'platforms._enter = interrupted\n'
+        'try:\n'
+        f'    platforms.start(lambda: platforms.Command(["sleep", "20"], {str(tmp_path)!r}), group=False)\n'
+        '    print("not interrupted")\n'
+        'except KeyboardInterrupt:\n'
+        '    print("interrupted")\n'
+        '_, status = os.waitpid(-1, 0)  # the command, its only child\n'
+        'print(os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGINT)\n'
+    )
+    proc = subprocess.run(
+        [sys.executable, '-c', code], capture_output=True, text=True, timeout=60,
+        env={**os.environ, 'PYTHONPATH': str(ROOT)}, stdin=subprocess.DEVNULL,
+    )
+    assert proc.stdout.split() == ['interrupted', 'True'], proc.stdout + proc.stderr
+
+
+@pytest.mark.skipif(not sys.platform.startswith('linux'), reason='Linux: PR_SET_CHILD_SUBREAPER')
+@pytest.mark.parametrize('before', [
+    # an audit hook that refuses ctypes (a sandbox's sitecustomize): the
+    # event ctypes' C module raises, and ctypes' own
+    'sys.addaudithook(lambda e, a: refuse() if e.startswith("ctypes.") else None)',
+    # ctypes' C module's call changed (another Python): it raises another error
+    'import _ctypes; _ctypes.call_function = lambda *a: refuse()',
+])
+def test_adopt_orphans_refused_is_nothing(before: str) -> None:
+    """The adoption is verify's best effort: refused in any way, verify
+    runs its command all the same (nothing escapes adopt_orphans)."""
+    code = (
+        'import sys\n'
+        'def refuse():\n'
+        '    raise RuntimeError("refused")\n'
+        f'{before}\n'
+        'from agitmem import platforms\n'
+        'platforms.adopt_orphans()\n'
+        'print("ran on")\n'
+    )
+    proc = subprocess.run(
+        [sys.executable, '-c', code], capture_output=True, text=True, timeout=60,
+        env={**os.environ, 'PYTHONPATH': str(ROOT)},
+    )
+    assert (proc.returncode, proc.stdout) == (0, 'ran on\n'), proc.stderr
+
+
+# rt_sigprocmask's number: the syscall blocks what glibc's own call leaves
+# unblocked (its internal 32 and 33), as a parent that is not glibc's can
+_RT_SIGPROCMASK = {'x86_64': 14, 'aarch64': 135}
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith('linux') or os.uname().machine not in _RT_SIGPROCMASK,
+    reason='Linux: a mask set by the raw syscall',
+)
+def test_verify_begins_its_command_quietly_with_every_signal_blocked(tmp_path: Path) -> None:
+    """agitmem begun with every signal blocked, glibc's own two as well (a
+    parent that is not glibc's): its mask, as the kernel gives it, names
+    signals Python will not take.  The command is begun with that mask,
+    and no warning about them (an error under -W error) reaches the user."""
+    code = (
+        'import ctypes, os, sys\n'
+        'full = (ctypes.c_uint64 * 1)(2 ** 64 - 1)\n'
+        f'ctypes.CDLL(None).syscall({_RT_SIGPROCMASK[os.uname().machine]}, 0, full, None, 8)\n'
+        'from agitmem import platforms\n'
+        f'p = platforms.Command(["sh", "-c", "echo ran"], {str(tmp_path)!r})\n'
+        'print(p.stdout.read().decode(), end="")\n'
+        'p.stdout.close()\n'
+        'print(p.wait())\n'
+    )
+    proc = subprocess.run(
+        [sys.executable, '-W', 'default', '-c', code], capture_output=True, text=True, timeout=60,
+        env={**os.environ, 'PYTHONPATH': str(ROOT)}, stdin=subprocess.DEVNULL,
+    )
+    assert (proc.stdout, proc.stderr) == ('ran\n0\n', '')
