@@ -21,6 +21,15 @@ from testing.util import git
 from testing.util import tip
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def _python(code: str, *flags: str) -> subprocess.CompletedProcess[str]:
+    """`code` in an interpreter of its own that imports this checkout's
+    agitmem, stdin from /dev/null (a hang guard: 60 s)."""
+    return subprocess.run(
+        [sys.executable, *flags, '-c', code], capture_output=True, text=True, timeout=60,
+        env={**os.environ, 'PYTHONPATH': str(ROOT)}, stdin=subprocess.DEVNULL,
+    )
 SIM = ROOT / 'testing' / 'platform_sim'
 
 # what only POSIX (or only Windows) has: named nowhere but agitmem/platforms.py
@@ -269,10 +278,7 @@ def test_a_signal_as_a_child_begins_stops_it_too(tmp_path: Path, sig: str, group
         f'platforms.start(spawn, group={group})\n'
         'print("ran on")\n'
     )
-    proc = subprocess.run(
-        [sys.executable, '-c', code], capture_output=True, text=True, timeout=60,
-        env={**os.environ, 'PYTHONPATH': str(ROOT)},
-    )
+    proc = _python(code)
     stopped = ended(int(pidfile.read_text()), timeout=10)
     import signal
     assert (proc.returncode, proc.stdout, stopped) == (-getattr(signal, sig), '', True), proc.stderr
@@ -299,10 +305,7 @@ def test_descendants_are_the_whole_tree(tmp_path: Path, source: str) -> None:
         'for pid in (p.pid, *found):\n'
         '    os.kill(pid, 9)\n'
     )
-    proc = subprocess.run(
-        [sys.executable, '-c', code], capture_output=True, text=True, timeout=60,
-        env={**os.environ, 'PYTHONPATH': str(ROOT)},
-    )
+    proc = _python(code)
     assert proc.stdout.split() == ['True', 'True', 'True'], proc.stderr
 
 
@@ -431,10 +434,7 @@ def test_a_sigint_held_while_verify_began_its_command_is_passed_on(tmp_path: Pat
         '_, status = os.waitpid(-1, 0)  # the command, its only child\n'
         'print(os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGINT)\n'
     )
-    proc = subprocess.run(
-        [sys.executable, '-c', code], capture_output=True, text=True, timeout=60,
-        env={**os.environ, 'PYTHONPATH': str(ROOT)}, stdin=subprocess.DEVNULL,
-    )
+    proc = _python(code)
     assert proc.stdout.split() == ['interrupted', 'True'], proc.stdout + proc.stderr
 
 
@@ -458,10 +458,7 @@ def test_adopt_orphans_refused_is_nothing(before: str) -> None:
         'platforms.adopt_orphans()\n'
         'print("ran on")\n'
     )
-    proc = subprocess.run(
-        [sys.executable, '-c', code], capture_output=True, text=True, timeout=60,
-        env={**os.environ, 'PYTHONPATH': str(ROOT)},
-    )
+    proc = _python(code)
     assert (proc.returncode, proc.stdout) == (0, 'ran on\n'), proc.stderr
 
 
@@ -489,8 +486,5 @@ def test_verify_begins_its_command_quietly_with_every_signal_blocked(tmp_path: P
         'p.stdout.close()\n'
         'print(p.wait())\n'
     )
-    proc = subprocess.run(
-        [sys.executable, '-W', 'default', '-c', code], capture_output=True, text=True, timeout=60,
-        env={**os.environ, 'PYTHONPATH': str(ROOT)}, stdin=subprocess.DEVNULL,
-    )
+    proc = _python(code, '-W', 'default')
     assert (proc.stdout, proc.stderr) == ('ran\n0\n', '')
