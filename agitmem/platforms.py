@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from signal import SIG_BLOCK
     from signal import SIG_SETMASK
     from signal import valid_signals
+    from signal import default_int_handler
 elif POSIX:
     # the C module signal.py wraps, loaded with the interpreter: signal.py
     # imports enum, which would come before the first git call
@@ -74,6 +75,7 @@ elif POSIX:
     from _signal import SIG_BLOCK
     from _signal import SIG_SETMASK
     from _signal import valid_signals
+    from _signal import default_int_handler
 
 # open flags: 0 where the platform has none (Windows: no FIFOs to block on,
 # no controlling terminal; no-follow is done by refusing reparse points)
@@ -708,9 +710,12 @@ def start(spawn: Callable[[], _P], *, group: bool = True) -> _P:
     if WINDOWS:
         return spawn()
     _guard()
+    held = _hold_interrupt()
     _HELD.append(True)
+    begun = []
     try:
         proc = spawn()
+        begun.append(proc)
         _LIVE[:] = [p for p in _LIVE if p.returncode is None]
         _OWN_GROUP.intersection_update(p.pid for p in _LIVE)  # (a pid ended is another's later)
         _LIVE.append(proc)
@@ -718,9 +723,48 @@ def start(spawn: Callable[[], _P], *, group: bool = True) -> _P:
             _OWN_GROUP.add(proc.pid)
     finally:
         _HELD.pop()
+        interrupted = held and _release_interrupt()
         if not _HELD and _PENDING:
             _stop_live(_PENDING.pop(), None)
+        if interrupted:
+            # ^C while it began: raised now that it is tracked (the caller's
+            # handling stops its group), and passed on to one begun in this
+            # process's group, which the ^C came before
+            if begun and not group:
+                _kill_quietly(begun[0].pid, SIGINT)
+            raise KeyboardInterrupt
     return proc
+
+
+# SIGINTs that came while a start held them (see _hold_interrupt)
+_INTERRUPTS: list[bool] = []
+
+
+def _hold_interrupt() -> bool:
+    """While a process is begun, a SIGINT is recorded, not raised: raised
+    in the middle of Popen (its wait for the exec), KeyboardInterrupt left
+    the child untracked, running on after this process (a login shell
+    doctor began).  Only where Python's own handler is SIGINT's, in the
+    main thread; whether it was replaced."""
+    try:
+        if getsignal(SIGINT) is not default_int_handler:
+            return False
+        set_signal(SIGINT, _record_interrupt)
+    except ValueError:  # not the main thread
+        return False
+    return True
+
+
+def _record_interrupt(sig: int, frame: object) -> None:
+    _INTERRUPTS.append(True)
+
+
+def _release_interrupt() -> bool:
+    """Python's own SIGINT handler back; whether one came meanwhile."""
+    set_signal(SIGINT, default_int_handler)
+    came = bool(_INTERRUPTS)
+    _INTERRUPTS.clear()
+    return came
 
 
 def _guard() -> None:

@@ -488,3 +488,41 @@ def test_verify_begins_its_command_quietly_with_every_signal_blocked(tmp_path: P
     )
     proc = _python(code, '-W', 'default')
     assert (proc.stdout, proc.stderr) == ('ran\n0\n', '')
+
+
+@pytest.mark.skipif(sys.platform == 'win32', reason='POSIX signals')
+@pytest.mark.parametrize('group', [True, False])
+def test_a_sigint_while_a_process_is_begun_leaves_it_tracked(group: bool) -> None:
+    """A ^C that comes while `start` begins a process (in the middle of
+    Popen: its wait for the exec) is raised once the process is tracked:
+    the caller's handling stops its group (cli: stop_grouped), and one in
+    this process's group is passed the SIGINT.  Before, KeyboardInterrupt
+    left the child untracked, running on (doctor's login shell, in CI)."""
+    code = (
+        'import os, signal, subprocess\n'
+        'from agitmem import platforms\n'
+        'def spawn():\n'
+        '    p = subprocess.Popen(["sleep", "30"], **(platforms.group_kwargs() if GROUP else {}))\n'
+        '    print(p.pid, flush=True)\n'
+        '    os.kill(os.getpid(), signal.SIGINT)  # (as in the middle of Popen)\n'
+        '    return p\n'
+        'try:\n'
+        '    platforms.start(spawn, group=GROUP)\n'
+        '    print("not interrupted")\n'
+        'except KeyboardInterrupt:\n'
+        '    print("interrupted")\n'
+        '    platforms.stop_grouped()\n'
+        'print(len(platforms._LIVE))\n'
+        'pid = platforms._LIVE[0].pid if platforms._LIVE else 0\n'
+        'print(os.waitpid(pid, 0)[1] != 0 if pid else "-")\n'
+    ).replace('GROUP', str(group))
+    proc = _python(code)
+    out = proc.stdout.split()
+    try:
+        assert out[1:] == ['interrupted', '1', 'True'], proc.stdout + proc.stderr
+    finally:
+        if out and out[0].isdigit():
+            try:
+                os.kill(int(out[0]), 9)  # (were it left running)
+            except ProcessLookupError:
+                pass
