@@ -56,7 +56,6 @@ if TYPE_CHECKING:
     from signal import SIG_BLOCK
     from signal import SIG_SETMASK
     from signal import valid_signals
-    from signal import default_int_handler
 elif POSIX:
     # the C module signal.py wraps, loaded with the interpreter: signal.py
     # imports enum, which would come before the first git call
@@ -75,7 +74,6 @@ elif POSIX:
     from _signal import SIG_BLOCK
     from _signal import SIG_SETMASK
     from _signal import valid_signals
-    from _signal import default_int_handler
 
 # open flags: 0 where the platform has none (Windows: no FIFOs to block on,
 # no controlling terminal; no-follow is done by refusing reparse points)
@@ -604,6 +602,8 @@ class Command(_Spawned):
             # there); the command is given the mask this process had
             # (only the signals Python takes: a parent that is not glibc's
             # may have blocked glibc's own two, which Python warns of)
+            # (a SIGINT held meanwhile is handled by `start`, which begins
+            # this: once the command is tracked, and passed on to it)
             mask = pthread_sigmask(SIG_BLOCK, (SIGINT, SIGTERM, SIGHUP)) & valid_signals()
             try:
                 back = _enter(cwd)
@@ -616,18 +616,8 @@ class Command(_Spawned):
                     if back is not None:
                         os.fchdir(back)
                         os.close(back)
-            except BaseException:
+            finally:
                 pthread_sigmask(SIG_SETMASK, mask)
-                raise
-            try:
-                pthread_sigmask(SIG_SETMASK, mask)
-            except KeyboardInterrupt:
-                # a SIGINT held while it began: the command, begun after
-                # it (a ^C at the terminal) or never sent it (agitmem's
-                # alone), never had it, and no Command is left for verify
-                # to pass it on to: passed on here, not left running
-                _kill_quietly(self.pid, SIGINT)
-                raise
         except BaseException:
             os.close(read)
             raise
@@ -723,16 +713,18 @@ def start(spawn: Callable[[], _P], *, group: bool = True) -> _P:
             _OWN_GROUP.add(proc.pid)
     finally:
         _HELD.pop()
-        interrupted = held and _release_interrupt()
+        interrupted = held is not None and _release_interrupt(held)
         if not _HELD and _PENDING:
             _stop_live(_PENDING.pop(), None)
         if interrupted:
-            # ^C while it began: raised now that it is tracked (the caller's
-            # handling stops its group), and passed on to one begun in this
+            # ^C while it began: its handler run now that it is tracked
+            # (Python's raises KeyboardInterrupt, whose handling stops its
+            # group), and the SIGINT passed on to one begun in this
             # process's group, which the ^C came before
             if begun and not group:
                 _kill_quietly(begun[0].pid, SIGINT)
-            raise KeyboardInterrupt
+            assert held is not None
+            held(SIGINT, None)
     return proc
 
 
@@ -740,28 +732,32 @@ def start(spawn: Callable[[], _P], *, group: bool = True) -> _P:
 _INTERRUPTS: list[bool] = []
 
 
-def _hold_interrupt() -> bool:
-    """While a process is begun, a SIGINT is recorded, not raised: raised
+def _hold_interrupt() -> Callable[[int, Any], Any] | None:
+    """While a process is begun, a SIGINT is recorded, not handled: raised
     in the middle of Popen (its wait for the exec), KeyboardInterrupt left
     the child untracked, running on after this process (a login shell
-    doctor began).  Only where Python's own handler is SIGINT's, in the
-    main thread; whether it was replaced."""
+    doctor began), and a handler run in verify's spawn left it in the
+    command's directory.  The handler held off (Python's, or one of
+    agitmem's that ends in it: trees.py's), run once the process is
+    tracked; None where SIGINT has no Python handler (ignored, its
+    default action), outside the main thread, or held already."""
     try:
-        if getsignal(SIGINT) is not default_int_handler:
-            return False
+        before = getsignal(SIGINT)
+        if not callable(before) or before is _record_interrupt:
+            return None
         set_signal(SIGINT, _record_interrupt)
     except ValueError:  # not the main thread
-        return False
-    return True
+        return None
+    return before
 
 
 def _record_interrupt(sig: int, frame: object) -> None:
     _INTERRUPTS.append(True)
 
 
-def _release_interrupt() -> bool:
-    """Python's own SIGINT handler back; whether one came meanwhile."""
-    set_signal(SIGINT, default_int_handler)
+def _release_interrupt(before: Callable[[int, Any], Any]) -> bool:
+    """SIGINT's handler back; whether a SIGINT came meanwhile."""
+    set_signal(SIGINT, before)
     came = bool(_INTERRUPTS)
     _INTERRUPTS.clear()
     return came

@@ -492,7 +492,13 @@ def test_verify_begins_its_command_quietly_with_every_signal_blocked(tmp_path: P
 
 @pytest.mark.skipif(sys.platform == 'win32', reason='POSIX signals')
 @pytest.mark.parametrize('group', [True, False])
-def test_a_sigint_while_a_process_is_begun_leaves_it_tracked(group: bool) -> None:
+@pytest.mark.parametrize('handler', [
+    '',
+    # a handler of agitmem's own that ends in Python's (trees.py's, which
+    # removes its index copies first): held off and run the same way
+    'from agitmem import trees; trees._guard()',
+])
+def test_a_sigint_while_a_process_is_begun_leaves_it_tracked(group: bool, handler: str) -> None:
     """A ^C that comes while `start` begins a process (in the middle of
     Popen: its wait for the exec) is raised once the process is tracked:
     the caller's handling stops its group (cli: stop_grouped), and one in
@@ -501,6 +507,7 @@ def test_a_sigint_while_a_process_is_begun_leaves_it_tracked(group: bool) -> Non
     code = (
         'import os, signal, subprocess\n'
         'from agitmem import platforms\n'
+        f'{handler}\n'
         'def spawn():\n'
         '    p = subprocess.Popen(["sleep", "30"], **(platforms.group_kwargs() if GROUP else {}))\n'
         '    print(p.pid, flush=True)\n'
