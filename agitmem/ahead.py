@@ -201,9 +201,13 @@ def wanted(argv: list[str]) -> tuple[tuple[str, ...] | None, bool]:
     return (FIND if argv[:2] == ['hook', 'commit-msg'] else None), False
 
 
+# `check`'s flags that take no value: read without argparse (cli._check_call)
+CHECK_FLAGS = ('--staged', '--json')
+
+
 def _check_staged(argv: list[str]) -> bool:
     """`check --staged [--json]`: the pre-commit hook's checks, typed."""
-    return argv[:1] == ['check'] and '--staged' in argv and all(a in ('--staged', '--json') for a in argv[1:])
+    return argv[:1] == ['check'] and '--staged' in argv and all(a in CHECK_FLAGS for a in argv[1:])
 
 
 def _gemini(argv: list[str]) -> bool:

@@ -372,15 +372,11 @@ def _verify_call(argv: list[str]) -> types.SimpleNamespace | None:
     return types.SimpleNamespace(command='verify', cmd=argv[1:], ref=None, save=True)
 
 
-# `check`'s flags that take no value: read without argparse
-CHECK_FLAGS = ('--staged', '--json')
-
-
 def _check_call(argv: list[str]) -> types.SimpleNamespace | None:
     """The arguments of `check [--staged] [--json]` as argparse would give
     them, read without it (its import is a tenth of `check --staged` on
     a big repository); None for anything else, which argparse reads."""
-    if argv[:1] != ['check'] or any(a not in CHECK_FLAGS for a in argv[1:]):
+    if argv[:1] != ['check'] or any(a not in ahead.CHECK_FLAGS for a in argv[1:]):
         return None
     import types
     return types.SimpleNamespace(

@@ -197,7 +197,7 @@ _STAGED = [
     '    index=${GIT_INDEX_FILE-}',
     f'    unset {" ".join(sorted(ahead.GIT_LOCAL_ENV))}',
     '    if [ -n "$index" ]; then GIT_INDEX_FILE=$index; export GIT_INDEX_FILE; fi',
-    f'    GIT_TERMINAL_PROMPT=0 git --no-optional-locks {" ".join(ahead.STAGED)} 2>/dev/null',
+    f'    GIT_TERMINAL_PROMPT=0 git --no-optional-locks {" ".join(ahead.STAGED)}',
     '    echo "$?"',
     '}',
 ]
