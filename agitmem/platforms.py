@@ -713,10 +713,11 @@ def start(spawn: Callable[[], _P], *, group: bool = True) -> _P:
             _OWN_GROUP.add(proc.pid)
     finally:
         _HELD.pop()
-        interrupted = held is not None and _release_interrupt(held)
         if not _HELD and _PENDING:
+            # (a ^C meanwhile still held: it does not cut this short)
             _stop_live(_PENDING.pop(), None)
-        if interrupted:
+        came = _release_interrupt(held) if held is not None else []
+        if came:
             # ^C while it began: its handler run now that it is tracked
             # (Python's raises KeyboardInterrupt, whose handling stops its
             # group), and the SIGINT passed on to one begun in this
@@ -724,12 +725,12 @@ def start(spawn: Callable[[], _P], *, group: bool = True) -> _P:
             if begun and not group:
                 _kill_quietly(begun[0].pid, SIGINT)
             assert held is not None
-            held(SIGINT, None)
+            held(SIGINT, came[0])
     return proc
 
 
-# SIGINTs that came while a start held them (see _hold_interrupt)
-_INTERRUPTS: list[bool] = []
+# the frames SIGINTs came in while a start held them (see _hold_interrupt)
+_INTERRUPTS: list[Any] = []
 
 
 def _hold_interrupt() -> Callable[[int, Any], Any] | None:
@@ -745,6 +746,9 @@ def _hold_interrupt() -> Callable[[int, Any], Any] | None:
         before = getsignal(SIGINT)
         if not callable(before) or before is _record_interrupt:
             return None
+        # (one recorded as a handler was put back, and raised there by
+        # it before it was read, is not this start's)
+        _INTERRUPTS.clear()
         set_signal(SIGINT, _record_interrupt)
     except ValueError:  # not the main thread
         return None
@@ -752,13 +756,14 @@ def _hold_interrupt() -> Callable[[int, Any], Any] | None:
 
 
 def _record_interrupt(sig: int, frame: object) -> None:
-    _INTERRUPTS.append(True)
+    _INTERRUPTS.append(frame)
 
 
-def _release_interrupt(before: Callable[[int, Any], Any]) -> bool:
-    """SIGINT's handler back; whether a SIGINT came meanwhile."""
+def _release_interrupt(before: Callable[[int, Any], Any]) -> list[Any]:
+    """SIGINT's handler back; the frames the SIGINTs that came meanwhile
+    came in (the first is what the handler is given, as Python would)."""
     set_signal(SIGINT, before)
-    came = bool(_INTERRUPTS)
+    came = _INTERRUPTS[:]
     _INTERRUPTS.clear()
     return came
 

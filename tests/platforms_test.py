@@ -533,3 +533,93 @@ def test_a_sigint_while_a_process_is_begun_leaves_it_tracked(group: bool, handle
                 os.kill(int(out[0]), 9)  # (were it left running)
             except ProcessLookupError:
                 pass
+
+
+@pytest.mark.skipif(sys.platform == 'win32', reason='POSIX signals')
+def test_a_sigint_as_start_gives_its_handler_back_leaves_no_held_one_behind() -> None:
+    """Two ^Cs: one held while the process began, one that comes as the
+    handler is put back (raised there, before what was held is read).  The
+    next start, with no SIGINT at all, is not interrupted by the one held
+    before."""
+    code = (
+        'import os, signal, subprocess\n'
+        'from agitmem import platforms\n'
+        'put = platforms.set_signal\n'
+        'def putting(sig, handler):\n'
+        '    put(sig, handler)\n'
+        '    if sig == signal.SIGINT and handler is not platforms._record_interrupt:\n'
+        '        os.kill(os.getpid(), signal.SIGINT)  # (as the handler is put back)\n'
+        'def spawn():\n'
+        '    os.kill(os.getpid(), signal.SIGINT)  # held\n'
+        '    return subprocess.Popen(["true"])\n'
+        'platforms.set_signal = putting\n'
+        'try:\n'
+        '    platforms.start(spawn).wait()\n'
+        'except KeyboardInterrupt:\n'
+        '    print("interrupted")\n'
+        'platforms.set_signal = put\n'
+        'try:\n'
+        '    platforms.start(lambda: subprocess.Popen(["true"])).wait()\n'
+        '    print("begun")\n'
+        'except KeyboardInterrupt:\n'
+        '    print("interrupted again")\n'
+    )
+    proc = _python(code)
+    assert proc.stdout.split() == ['interrupted', 'begun'], proc.stdout + proc.stderr
+
+
+@pytest.mark.skipif(sys.platform == 'win32', reason='POSIX signals')
+def test_a_sigint_while_a_held_sigterm_is_acted_on_does_not_stop_it() -> None:
+    """A SIGTERM held while the process began ends this process once it is
+    tracked (its group stopped first); a ^C that comes meanwhile does not
+    cut that short with KeyboardInterrupt (the group left running, the
+    exit 130 rather than SIGTERM's)."""
+    code = (
+        'import os, signal, subprocess\n'
+        'from agitmem import platforms\n'
+        'stop = platforms.stop_grouped\n'
+        'def stopping():\n'
+        '    os.kill(os.getpid(), signal.SIGINT)  # (as the group is stopped)\n'
+        '    stop()\n'
+        'platforms.stop_grouped = stopping\n'
+        'def spawn():\n'
+        '    p = subprocess.Popen(["sleep", "30"], **platforms.group_kwargs())\n'
+        '    print(p.pid, flush=True)\n'
+        '    os.kill(os.getpid(), signal.SIGTERM)  # held\n'
+        '    return p\n'
+        'try:\n'
+        '    platforms.start(spawn)\n'
+        'except KeyboardInterrupt:\n'
+        '    print("interrupted")\n'
+    )
+    proc = _python(code)
+    out = proc.stdout.split()
+    try:
+        assert (proc.returncode, out[1:]) == (-15, []), proc.stdout + proc.stderr
+        assert ended(int(out[0]))
+    finally:
+        if out and out[0].isdigit():
+            try:
+                os.kill(int(out[0]), 9)  # (were it left running)
+            except ProcessLookupError:
+                pass
+
+
+@pytest.mark.skipif(sys.platform == 'win32', reason='POSIX signals')
+def test_a_held_sigint_handler_is_given_the_frame_it_came_in() -> None:
+    """A user's SIGINT handler held off while a process began is run once,
+    given a frame, as Python gives one (not None: a handler that reads
+    `frame.f_code` failed with AttributeError instead)."""
+    code = (
+        'import os, signal, subprocess\n'
+        'from agitmem import platforms\n'
+        'seen = []\n'
+        'signal.signal(signal.SIGINT, lambda sig, frame: seen.append(frame.f_code.co_name))\n'
+        'def spawn():\n'
+        '    os.kill(os.getpid(), signal.SIGINT)  # held\n'
+        '    return subprocess.Popen(["true"])\n'
+        'platforms.start(spawn).wait()\n'
+        'print(len(seen), seen[0])\n'
+    )
+    proc = _python(code)
+    assert proc.stdout.split() == ['1', 'spawn'], proc.stdout + proc.stderr
