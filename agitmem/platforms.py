@@ -716,16 +716,26 @@ def start(spawn: Callable[[], _P], *, group: bool = True) -> _P:
         if not _HELD and _PENDING:
             # (a ^C meanwhile still held: it does not cut this short)
             _stop_live(_PENDING.pop(), None)
-        came = _release_interrupt(held) if held is not None else []
-        if came:
-            # ^C while it began: its handler run now that it is tracked
-            # (Python's raises KeyboardInterrupt, whose handling stops its
-            # group), and the SIGINT passed on to one begun in this
-            # process's group, which the ^C came before
-            if begun and not group:
+        passed = False
+        try:
+            came = _release_interrupt(held) if held is not None else []
+            if came:
+                # ^C while it began: its handler run now that it is tracked
+                # (Python's raises KeyboardInterrupt, whose handling stops
+                # its group), and the SIGINT passed on to one begun in this
+                # process's group, which the ^C came before
+                if begun and not group:
+                    _kill_quietly(begun[0].pid, SIGINT)
+                    passed = True
+                assert held is not None
+                held(SIGINT, came[0])
+        except KeyboardInterrupt:
+            # one that came as the handler was put back, raised before the
+            # caller has the process to pass it on to (verify's command:
+            # one sent to agitmem alone would leave it running)
+            if begun and not group and not passed:
                 _kill_quietly(begun[0].pid, SIGINT)
-            assert held is not None
-            held(SIGINT, came[0])
+            raise
     return proc
 
 

@@ -623,3 +623,33 @@ def test_a_held_sigint_handler_is_given_the_frame_it_came_in() -> None:
     )
     proc = _python(code)
     assert proc.stdout.split() == ['1', 'spawn'], proc.stdout + proc.stderr
+
+
+@pytest.mark.skipif(sys.platform == 'win32', reason='POSIX signals')
+def test_a_sigint_as_start_gives_its_handler_back_is_passed_on(tmp_path: Path) -> None:
+    """A SIGINT sent to agitmem alone (an agent's interrupt) just as start
+    puts SIGINT's handler back, once verify's command is begun: raised
+    there, before start returns the command, so verify has none to pass
+    it on to (and cli's stop_grouped leaves one in this process's group
+    alone).  It is passed on by start, not left running."""
+    code = (
+        'import os, signal, sys\n'
+        'from agitmem import platforms\n'
+        'put = platforms.set_signal\n'
+        'def putting(sig, handler):\n'
+        '    put(sig, handler)\n'
+        '    if sig == signal.SIGINT and handler is not platforms._record_interrupt:\n'
+        '        os.kill(os.getpid(), signal.SIGINT)  # (as the handler is put back)\n'
+        'platforms.set_signal = putting\n'
+        'try:\n'
+        f'    platforms.start(lambda: platforms.Command(["sleep", "20"], {str(tmp_path)!r}), group=False)\n'
+        '    print("not interrupted")\n'
+        'except KeyboardInterrupt:\n'
+        '    print("interrupted")\n'
+        '    platforms.stop_grouped()  # (as cli does)\n'
+        'platforms.set_signal = put\n'
+        '_, status = os.waitpid(-1, 0)  # the command, its only child\n'
+        'print(os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGINT)\n'
+    )
+    proc = _python(code)
+    assert proc.stdout.split() == ['interrupted', 'True'], proc.stdout + proc.stderr
